@@ -1,0 +1,156 @@
+"""The plain in-process backend strategies keep their memory in.
+
+One `SubjectHistory` per customer holds every turn and resolution record observed so far,
+column-wise (lists plus numpy views built on demand) so that strategies can score ten
+thousand items with array operations. Observing the same event twice changes nothing
+(idempotent by id); a later resolution of a session replaces its record in place; a
+`Forget` drops the customer's history entirely.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from .protocol import Event, Forget, Resolution, Turn
+from .tokens import count_tokens
+
+RESOLUTION_ROLE = "resolution"
+
+
+def render_line(role: str, kind: str, session: str, at: datetime, text: str, status: str = "") -> str:
+    """How one memory item appears in a context: a stamped, attributed line."""
+    stamp = at.strftime("%Y-%m-%d %H:%M")
+    if role == RESOLUTION_ROLE:
+        return f"[{stamp}] ({session}) resolution, {status}: {text}"
+    who = "agent action" if kind == "action" else role
+    return f"[{stamp}] ({session}) {who}: {text}"
+
+
+@dataclass
+class SubjectHistory:
+    """Everything remembered about one customer, in observation order."""
+
+    subject: str
+    ids: list[str] = field(default_factory=list)
+    sessions: list[str] = field(default_factory=list)
+    roles: list[str] = field(default_factory=list)
+    """`customer`, `agent`, or `resolution` for a session's resolution record."""
+    kinds: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    """The item's own words (a turn's text, a resolution's summary)."""
+    times: list[float] = field(default_factory=list)
+    """Simulated time as POSIX seconds."""
+    lines: list[str] = field(default_factory=list)
+    """The rendered line that goes into a context."""
+    line_tokens: list[int] = field(default_factory=list)
+    status: dict[str, str] = field(default_factory=dict)
+    """Latest resolution status per session; a session absent here is open."""
+    summaries: dict[str, str] = field(default_factory=dict)
+    """Latest resolution summary per session."""
+    session_order: dict[str, None] = field(default_factory=dict)
+    """Sessions in order of first appearance (a dict used as an ordered set)."""
+    _pos: dict[str, int] = field(default_factory=dict)
+    _version: int = 0
+    _arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    _arrays_version: int = -1
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def version(self) -> int:
+        """Bumped on every change; strategies key their caches on it."""
+        return self._version
+
+    def position(self, item_id: str) -> int | None:
+        """Index of an item, or None if it is not remembered."""
+        return self._pos.get(item_id)
+
+    def add_turn(self, t: Turn) -> bool:
+        """Remember a turn; False when that id is already known (idempotent delivery)."""
+        if t.id in self._pos:
+            return False
+        line = render_line(t.role, t.kind, t.session, t.at, t.text)
+        self._append(t.id, t.session, t.role, t.kind, t.text, t.at.timestamp(), line)
+        return True
+
+    def add_resolution(self, r: Resolution) -> bool:
+        """Remember or replace a session's resolution record; False when nothing changed."""
+        line = render_line(RESOLUTION_ROLE, "message", r.session, r.at, r.summary, r.status)
+        i = self._pos.get(r.id)
+        self.status[r.session] = r.status
+        self.summaries[r.session] = r.summary
+        if i is None:
+            self._append(r.id, r.session, RESOLUTION_ROLE, "message", r.summary, r.at.timestamp(), line)
+            return True
+        if self.lines[i] == line:
+            return False
+        self.texts[i], self.times[i], self.lines[i] = r.summary, r.at.timestamp(), line
+        self.line_tokens[i] = count_tokens(line)
+        self._version += 1
+        return True
+
+    def _append(self, item_id, session, role, kind, text, at, line) -> None:
+        self._pos[item_id] = len(self.ids)
+        self.ids.append(item_id)
+        self.sessions.append(session)
+        self.roles.append(role)
+        self.kinds.append(kind)
+        self.texts.append(text)
+        self.times.append(at)
+        self.lines.append(line)
+        self.line_tokens.append(count_tokens(line))
+        self.session_order.setdefault(session, None)
+        self._version += 1
+
+    def is_resolved(self, session: str) -> bool:
+        """A session counts as resolved only with a `resolved` record (no record = open)."""
+        return self.status.get(session) == "resolved"
+
+    def array(self, name: str) -> np.ndarray:
+        """A numpy view of a column (`times`, `line_tokens`), rebuilt only after changes."""
+        if self._arrays_version != self._version:
+            self._arrays = {}
+            self._arrays_version = self._version
+        a = self._arrays.get(name)
+        if a is None:
+            a = np.asarray(getattr(self, name))
+            self._arrays[name] = a
+        return a
+
+
+class MemoryStore:
+    """All customers' histories; the default backend of every strategy."""
+
+    def __init__(self) -> None:
+        self._subjects: dict[str, SubjectHistory] = {}
+
+    def observe(self, event: Event) -> bool:
+        """Apply an event; True when it changed what is remembered."""
+        if isinstance(event, Turn):
+            return self.history(event.subject, create=True).add_turn(event)
+        if isinstance(event, Resolution):
+            return self.history(event.subject, create=True).add_resolution(event)
+        if isinstance(event, Forget):
+            return self._subjects.pop(event.subject, None) is not None
+        raise TypeError(f"unknown event type {type(event).__name__}")
+
+    def history(self, subject: str, create: bool = False) -> SubjectHistory:
+        """The customer's history (empty if unknown and not `create`)."""
+        h = self._subjects.get(subject)
+        if h is None:
+            h = SubjectHistory(subject)
+            if create:
+                self._subjects[subject] = h
+        return h
+
+    def subjects(self) -> list[str]:
+        """Customers currently remembered."""
+        return list(self._subjects)
+
+    def reset(self) -> None:
+        """Forget everything."""
+        self._subjects.clear()

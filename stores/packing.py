@@ -1,0 +1,177 @@
+"""Rank, pack and render: the one way every strategy turns scores into a context.
+
+A strategy supplies its candidate pool (items of a `SubjectHistory`) and the named score
+components of each; packing sums them into scores, sorts (stable, best first), fills the
+budget greedily (an item that does not fit is skipped, not a stop, so smaller ones below
+it can still fill the space) and renders the text. The budget is a hard ceiling on the whole
+text, header included: it is checked on the final text with the project tokenizer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from operator import itemgetter
+from typing import Iterator, Literal, Sequence, overload
+
+import numpy as np
+
+from .memory import SubjectHistory
+from .protocol import DROP_BUDGET, DROP_CUTOFF, Bundle, Candidate, ContextRequest
+from .tokens import count_tokens
+
+
+@dataclass
+class CandidateTable(Sequence[Candidate]):
+    """Candidates stored column-wise (cheap for 10,000 items); indexing yields `Candidate`s."""
+
+    item_ids: list[str]
+    texts: list[str]
+    subjects: list[str]
+    sessions: list[str]
+    source_ids: list[tuple[str, ...]]
+    scores: np.ndarray
+    components: dict[str, np.ndarray]
+    included_mask: np.ndarray
+    reasons: list[str]
+    tokens: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.item_ids)
+
+    @overload
+    def __getitem__(self, i: int) -> Candidate: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Candidate]: ...
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return Candidate(
+            item_id=self.item_ids[i],
+            text=self.texts[i],
+            score=float(self.scores[i]),
+            components={k: float(v[i]) for k, v in self.components.items()},
+            source_ids=self.source_ids[i],
+            included=bool(self.included_mask[i]),
+            reason=self.reasons[i],
+            tokens=int(self.tokens[i]),
+            subject=self.subjects[i],
+            session=self.sessions[i],
+        )
+
+    def __iter__(self) -> Iterator[Candidate]:
+        return (self[i] for i in range(len(self)))
+
+
+def header_for(request: ContextRequest) -> str:
+    """First line of every context: whose memory this is, and as of when."""
+    return (
+        f"Memory for customer {request.subject}, live session {request.session}, "
+        f"as of {request.now:%Y-%m-%d %H:%M} UTC"
+    )
+
+
+def _take(seq: list, order: np.ndarray) -> list:
+    if len(order) == 0:
+        return []
+    if len(order) == 1:
+        return [seq[int(order[0])]]
+    return list(itemgetter(*order.tolist())(seq))
+
+
+def pack(
+    history: SubjectHistory,
+    request: ContextRequest,
+    components: dict[str, np.ndarray | float],
+    *,
+    pool: np.ndarray | None = None,
+    eligible: np.ndarray | None = None,
+    render: Literal["rank", "chronological"] = "rank",
+    cutoff_reason: str = DROP_CUTOFF,
+) -> Bundle:
+    """Build a bundle from per-item score components.
+
+    `pool` selects which history positions are candidates (default: all); each component
+    is an array aligned with `pool` (or a scalar applied to all). `eligible`, aligned with
+    `pool`, marks candidates the strategy is willing to include (others are dropped with
+    `cutoff_reason`). Ties keep pool order.
+    """
+    if pool is None:
+        pool = np.arange(len(history))
+    n = len(pool)
+    comps = {k: np.broadcast_to(np.asarray(v, dtype=np.float64), (n,)) for k, v in components.items()}
+    scores = np.zeros(n, dtype=np.float64)
+    for v in comps.values():
+        scores = scores + v
+    order_local = np.argsort(-scores, kind="stable")
+    order = pool[order_local] if n else pool
+
+    line_tokens = history.array("line_tokens")[order] if n else np.zeros(0, dtype=np.int64)
+    ok = np.ones(n, dtype=bool) if eligible is None else np.asarray(eligible, dtype=bool)[order_local]
+
+    header = header_for(request)
+    header_tokens = count_tokens(header)
+    included = np.zeros(n, dtype=bool)
+    reasons = [""] * n
+    # newlines cost no tokens, so the text costs the header plus the lines packed
+    remaining = request.budget_tokens - header_tokens
+    if n:
+        suffix_min = np.minimum.accumulate(line_tokens[::-1])[::-1]
+        for i in range(n):
+            if not ok[i]:
+                reasons[i] = cutoff_reason
+                continue
+            if remaining < suffix_min[i]:
+                # nothing from here on can fit: mark the rest in one go
+                for j in range(i, n):
+                    reasons[j] = cutoff_reason if not ok[j] else DROP_BUDGET
+                break
+            t = line_tokens[i]
+            if t <= remaining:
+                included[i] = True
+                remaining -= t
+            else:
+                reasons[i] = DROP_BUDGET
+
+    text, tokens = _render(history, order, included, header, render, request.budget_tokens, reasons)
+    ids = _take(history.ids, order)
+    return Bundle(
+        candidates=CandidateTable(
+            item_ids=ids,
+            texts=_take(history.lines, order),
+            subjects=[history.subject] * n,
+            sessions=_take(history.sessions, order),
+            source_ids=[(i,) for i in ids],
+            scores=scores[order_local],
+            components={k: np.ascontiguousarray(v[order_local]) for k, v in comps.items()},
+            included_mask=included,
+            reasons=reasons,
+            tokens=line_tokens,
+        ),
+        text=text,
+        tokens=tokens,
+    )
+
+
+def _render(history, order, included, header, render, budget, reasons) -> tuple[str, int]:
+    """Render included items; if the whole-text count ever exceeds the budget, drop from the bottom."""
+    while True:
+        idx = order[included]
+        if render == "chronological" and len(idx):
+            times = history.array("times")[idx]
+            idx = idx[np.lexsort((idx, times))]
+        if len(idx) == 0 and budget < count_tokens(header):
+            return "", 0
+        text = "\n".join([header, *(_take(history.lines, idx) if len(idx) else [])])
+        tokens = count_tokens(text)
+        if tokens <= budget:
+            return text, tokens
+        worst = np.flatnonzero(included)
+        if len(worst) == 0:
+            return "", 0
+        included[worst[-1]] = False
+        reasons[int(worst[-1])] = DROP_BUDGET

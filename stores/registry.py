@@ -1,0 +1,198 @@
+"""Lazy strategy registry, strategy specs and variant configs.
+
+A registry entry maps a strategy's name (the same in YAML, the CLI and the app) to
+`"module:Class"`, imported only when chosen, so the embedding strategy's torch import is
+paid only by runs that use it. A *spec* is a strategy plus parameter overrides and a label;
+a named variant (`session_aware[no_repeat_boost]`) is its own row everywhere.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import importlib
+import json
+import tomllib
+from dataclasses import dataclass, fields, is_dataclass, replace
+from pathlib import Path
+from typing import Any, get_type_hints
+
+REGISTRY: dict[str, str] = {
+    "history_stuffing": "stores.history_stuffing:HistoryStuffing",
+    "tfidf": "stores.tfidf:TfidfRetrieval",
+    "embedding": "stores.embedding:EmbeddingRetrieval",
+    "session_aware": "stores.session_aware:SessionAware",
+    "hybrid": "stores.hybrid:Hybrid",
+    "oracle": "stores.controls:Oracle",
+    "empty": "stores.controls:Empty",
+}
+
+CONTROLS = frozenset({"oracle", "empty"})
+"""Strategies that exist to prove the scorers honest; kept out of leaderboards by default."""
+
+DEFAULT_STRATEGIES = ("history_stuffing", "tfidf", "embedding", "session_aware", "hybrid", "oracle", "empty")
+
+
+class SpecError(ValueError):
+    """A strategy name, parameter or config file that cannot be used."""
+
+
+def strategy_class(name: str):
+    """Import and return the class registered under `name`, or fail with 'did you mean'."""
+    target = REGISTRY.get(name)
+    if target is None:
+        close = difflib.get_close_matches(name, REGISTRY, n=3)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        raise SpecError(f"unknown strategy {name!r}{hint} (known: {', '.join(REGISTRY)})")
+    module, _, cls = target.partition(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+@dataclass(frozen=True)
+class StrategySpec:
+    """Which strategy to run, with which parameter overrides, under which label."""
+
+    name: str
+    """Registry key."""
+    overrides: tuple[tuple[str, Any], ...] = ()
+    """Parameter overrides, sorted by name."""
+    variant: str = ""
+    """Optional variant name; the label becomes `name[variant]`."""
+
+    @property
+    def label(self) -> str:
+        """The row name shown everywhere: `name`, `name[variant]` or `name[k=v,...]`."""
+        if self.variant:
+            return f"{self.name}[{self.variant}]"
+        if self.overrides:
+            return f"{self.name}[{','.join(f'{k}={v}' for k, v in self.overrides)}]"
+        return self.name
+
+    def params(self):
+        """The strategy's frozen params with the overrides applied (validated and coerced)."""
+        cls = strategy_class(self.name)
+        base = cls.Params()
+        if not self.overrides:
+            return base
+        known = {f.name for f in fields(base)}
+        hints = get_type_hints(type(base))
+        values: dict[str, Any] = {}
+        for key, raw in self.overrides:
+            if key not in known:
+                close = difflib.get_close_matches(key, known, n=3)
+                hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+                raise SpecError(
+                    f"strategy {self.name!r} has no parameter {key!r}{hint} (parameters: {', '.join(sorted(known))})"
+                )
+            from pydantic import TypeAdapter, ValidationError
+
+            try:
+                values[key] = TypeAdapter(hints[key]).validate_python(raw)
+            except ValidationError as e:
+                msg = e.errors()[0]["msg"]
+                raise SpecError(f"strategy {self.name!r} parameter {key!r}={raw!r}: {msg}") from None
+        return replace(base, **values)
+
+    def build(self):
+        """A fresh strategy instance."""
+        return strategy_class(self.name)(self.params())
+
+    def params_hash(self) -> str:
+        """Stable hash of the name and the full effective params (defaults included)."""
+        p = self.params()
+        payload = json.dumps({"name": self.name, "params": _plain(p)}, sort_keys=True, default=str)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def _plain(params: Any) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return asdict(params) if is_dataclass(params) else dict(params or {})
+
+
+def _parse_value(raw: str) -> Any:
+    low = raw.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for conv in (int, float):
+        try:
+            return conv(raw)
+        except ValueError:
+            pass
+    return raw
+
+
+def parse_spec(text: str) -> StrategySpec:
+    """`name`, `name:key=value,key=value` or `name[variant]:key=value`."""
+    text = text.strip()
+    head, _, tail = text.partition(":")
+    variant = ""
+    if "[" in head:
+        if not head.endswith("]"):
+            raise SpecError(f"bad strategy spec {text!r}: expected name[variant]")
+        head, _, variant = head[:-1].partition("[")
+    strategy_class(head)  # fail early on unknown names
+    overrides = []
+    if tail:
+        for part in tail.split(","):
+            k, eq, v = part.partition("=")
+            if not eq or not k.strip():
+                raise SpecError(f"bad strategy spec {text!r}: expected key=value, got {part!r}")
+            overrides.append((k.strip(), _parse_value(v.strip())))
+    spec = StrategySpec(head, tuple(sorted(overrides)), variant)
+    spec.params()  # validate overrides now, not midway through a run
+    return spec
+
+
+def parse_specs(text: str) -> list[StrategySpec]:
+    """A comma-separated list where each item may carry `:k=v` overrides.
+
+    Overrides bind to the strategy before them: `tfidf,session_aware:recency=half_life,half_life_days=14`.
+    """
+    specs: list[str] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if "=" in part and ":" not in part and specs:
+            specs[-1] += "," + part
+        else:
+            specs.append(part)
+    return [parse_spec(s) for s in specs]
+
+
+def load_config(path: str | Path) -> list[StrategySpec]:
+    """Strategies from a TOML file: `[[strategy]]` tables with `name`, optional `variant`, `params`."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise SpecError(f"{path}: no such strategy config") from None
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(f"{path}: not valid TOML: {e}") from None
+    entries = data.get("strategy")
+    if not isinstance(entries, list) or not entries:
+        raise SpecError(f"{path}: expected one or more [[strategy]] tables with a name")
+    specs = []
+    for i, entry in enumerate(entries):
+        unknown = set(entry) - {"name", "variant", "params"}
+        if unknown or "name" not in entry:
+            raise SpecError(
+                f"{path}: strategy[{i}]: expected keys name, variant, params; got {', '.join(sorted(entry))}"
+            )
+        try:
+            strategy_class(entry["name"])
+            spec = StrategySpec(
+                entry["name"], tuple(sorted((entry.get("params") or {}).items())), entry.get("variant", "")
+            )
+            spec.params()
+        except SpecError as e:
+            raise SpecError(f"{path}: strategy[{i}]: {e}") from None
+        specs.append(spec)
+    labels = [s.label for s in specs]
+    dupes = sorted({x for x in labels if labels.count(x) > 1})
+    if dupes:
+        raise SpecError(f"{path}: duplicate strategy labels {dupes}: give each variant its own name")
+    return specs
+
+

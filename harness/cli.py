@@ -1,0 +1,43 @@
+"""The `supportbench` command line.
+
+Each subcommand lives in its own module under `harness.commands`, exposing
+`register(subparsers)`; this file only routes. Exit codes: 0 success, 1 a verdict
+against you (invalid scenarios, a regression), 2 unusable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+COMMANDS = (
+    "harness.commands.run",
+    "harness.commands.validate",
+    "harness.commands.ls",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="supportbench",
+        description="Replay support conversations through memory strategies and score what each put in front of the model.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for mod in COMMANDS:
+        importlib.import_module(mod).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted: nothing was written", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""One module per `supportbench` subcommand; each exposes `register(subparsers)`."""

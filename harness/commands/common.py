@@ -1,0 +1,29 @@
+"""Helpers shared by subcommands: console, loading scenarios with readable errors."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+console = Console(stderr=True, highlight=False)
+out = Console(highlight=False, soft_wrap=True)
+
+DEFAULT_SUITE = Path("datasets/canonical")
+
+
+def load_or_exit(paths: list[str]):
+    """Load and validate scenarios; on any problem print every issue and exit 1."""
+    from harness.loader import ScenarioError, load_suite
+
+    try:
+        return load_suite(paths or [str(DEFAULT_SUITE)])
+    except ScenarioError as e:
+        for issue in e.issues:
+            console.print(f"[red]error[/red] {issue}", markup=True, highlight=False)
+        console.print(f"{len(e.issues)} problem(s); nothing was run.")
+        sys.exit(1)
+    except FileNotFoundError as e:
+        console.print(f"[red]error[/red] {e}")
+        sys.exit(2)

@@ -1,0 +1,55 @@
+"""`supportbench ls strategies|scenarios|runs`."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from .common import out
+
+
+def register(sub) -> None:
+    p = sub.add_parser("ls", help="list strategies, scenarios or runs")
+    p.add_argument("what", choices=["strategies", "scenarios", "runs", "criteria"])
+    p.add_argument("paths", nargs="*", help="for scenarios: files or folders (default: datasets/canonical)")
+    p.set_defaults(func=main)
+
+
+def main(args) -> int:
+    if args.what == "strategies":
+        from dataclasses import fields
+
+        from stores.registry import CONTROLS, REGISTRY, strategy_class
+
+        t = Table("strategy", "capabilities", "parameters (defaults)", "")
+        for name in REGISTRY:
+            cls = strategy_class(name)
+            params = ", ".join(f"{f.name}={getattr(cls.Params(), f.name)!r}" for f in fields(cls.Params))
+            t.add_row(name, ",".join(sorted(cls.capabilities)) or "-", params or "-", "control" if name in CONTROLS else "")
+        out.print(t)
+    elif args.what == "scenarios":
+        from .common import load_or_exit
+
+        t = Table("scenario", "suite", "subjects", "turns", "probes", "tags", "title")
+        for s in load_or_exit(args.paths):
+            t.add_row(s.id, s.suite, str(len(s.subjects)), str(len(s.turns)), str(len(s.probes)), ",".join(s.tags), s.title)
+        out.print(t)
+    elif args.what == "criteria":
+        from harness.criteria import registry
+
+        t = Table("criterion", "group", "level", "needs", "what it checks")
+        for c in registry().values():
+            t.add_row(c.key, c.group, c.level, c.requires or "-", c.description.splitlines()[0] if c.description else c.title)
+        out.print(t)
+    else:
+        from harness.results import list_runs, runs_root
+
+        runs = list_runs()
+        if not runs:
+            out.print(f"no runs under {runs_root()}")
+            return 0
+        t = Table("run", "started", "strategies", "scenarios", "probes")
+        for r in runs:
+            c = r.manifest.get("counts", {})
+            t.add_row(r.run_id, r.started[:19], ", ".join(r.strategies), str(c.get("scenarios", "")), str(c.get("probes", "")))
+        out.print(t)
+    return 0

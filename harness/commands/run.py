@@ -1,0 +1,73 @@
+"""`supportbench run`: replay suites through strategies and write a run."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from stores.registry import DEFAULT_STRATEGIES, SpecError, load_config, parse_specs
+
+from .common import console, load_or_exit
+
+
+def register(sub) -> None:
+    p = sub.add_parser("run", help="replay scenarios through strategies and write a run")
+    p.add_argument("paths", nargs="*", help="scenario files or suite folders (default: datasets/canonical)")
+    p.add_argument("--strategies", "-s", default=None,
+                   help=f"comma-separated strategies, each optionally with :key=value overrides (default: {','.join(DEFAULT_STRATEGIES)})")
+    p.add_argument("--config", help="TOML file of [[strategy]] tables (name, variant, params); added to --strategies")
+    p.add_argument("--out", default=None, help="folder to write runs into (default: $SUPPORTBENCH_RUNS or runs/)")
+    p.add_argument("--seed", type=int, default=0, help="seed for anything random (bootstrap intervals); default 0")
+    p.add_argument("--run-id", default=None, help="name of the run folder (default: timestamp + random suffix)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
+    p.set_defaults(func=main)
+
+
+def specs_from(args) -> list:
+    try:
+        specs = parse_specs(args.strategies) if args.strategies else []
+        if getattr(args, "config", None):
+            specs += load_config(args.config)
+        if not specs:
+            specs = parse_specs(",".join(DEFAULT_STRATEGIES))
+    except SpecError as e:
+        console.print(f"[red]error[/red] {e}")
+        sys.exit(2)
+    labels = [s.label for s in specs]
+    dupes = sorted({x for x in labels if labels.count(x) > 1})
+    if dupes:
+        console.print(f"[red]error[/red] strategy {', '.join(dupes)} given twice")
+        sys.exit(2)
+    return specs
+
+
+def main(args: argparse.Namespace) -> int:
+    from harness.results import runs_root
+    from harness.runner import execute
+
+    specs = specs_from(args)
+    scenarios = load_or_exit(args.paths)
+    total_probes = sum(len(s.probes) for s in scenarios) * len(specs)
+    out_dir = runs_root(args.out)
+    console.print(f"running {len(scenarios)} scenarios x {len(specs)} strategies ({', '.join(s.label for s in specs)})")
+    with Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]} probes/s"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+        console=console, disable=args.quiet, transient=False,
+    ) as bar:
+        task = bar.add_task("probes", total=total_probes, rate="-")
+
+        def progress(probes: int, scenarios_done: int) -> None:
+            bar.advance(task, probes)
+            t = bar.tasks[task]
+            rate = f"{t.completed / t.elapsed:.0f}" if t.elapsed else "-"
+            bar.update(task, rate=rate, description=f"probes")
+
+        result = execute(scenarios, specs, out_dir, seed=args.seed, progress=progress, run_id=args.run_id,
+                         command="supportbench run " + " ".join(shlex.quote(a) for a in sys.argv[2:]))
+    console.print(f"{result.probes} probes in {result.seconds:.1f}s")
+    print(result.path)
+    return 0

@@ -1,0 +1,25 @@
+"""`supportbench validate`: check scenario files before any run."""
+
+from __future__ import annotations
+
+from .common import DEFAULT_SUITE, console, out
+
+
+def register(sub) -> None:
+    p = sub.add_parser("validate", help="validate scenario files (exit 0 valid, 1 invalid)")
+    p.add_argument("paths", nargs="*", help="files or folders (default: datasets/canonical)")
+    p.set_defaults(func=main)
+
+
+def main(args) -> int:
+    from harness.loader import validate_paths
+
+    paths = args.paths or [str(DEFAULT_SUITE)]
+    issues = validate_paths(paths)
+    if issues:
+        for i in issues:
+            out.print(str(i), markup=False)
+        console.print(f"{len(issues)} problem(s) in {len({i.file for i in issues})} file(s)")
+        return 1
+    console.print(f"ok: {', '.join(paths)} valid")
+    return 0

@@ -1,0 +1,211 @@
+"""Replay a scenario through a strategy on the simulated clock.
+
+Events are delivered in order; at each probe the strategy is asked for context and the
+bundle is recorded with everything a criterion needs to judge it. Gold labels stay here:
+only a strategy with the `gold` capability (the oracle control) is handed them, through
+`peek_gold`. An exception inside a strategy becomes an error on the probes it affected and
+the replay goes on.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Iterable
+
+from stores.protocol import Bundle, ContextRequest, Forget, Handoff, HealthReport, Resolution, Turn
+
+from .scenario import Probe, Scenario, ScenarioEvent
+
+
+@dataclass(frozen=True)
+class SeenItem:
+    """A history item as the harness knows it (for provenance and isolation checks)."""
+
+    id: str
+    subject: str
+    session: str
+    text: str
+    at: datetime
+    event_index: int
+    """Index of the event that first created it."""
+
+
+@dataclass
+class ProbeOutcome:
+    """One probe of one scenario, answered by one strategy."""
+
+    scenario: Scenario
+    probe: Probe
+    event_index: int
+    bundle: Bundle | None
+    error: str | None = None
+    """Why there is no bundle: the strategy raised (message and last frame)."""
+    seen: dict[str, SeenItem] = field(default_factory=dict)
+    """Every item of every subject replayed before this probe (shared, read-only: filter by event_index)."""
+    forgotten: frozenset[str] = frozenset()
+    """Subjects forgotten before this probe (and not spoken to since)."""
+    health: HealthReport | None = None
+    health_again: HealthReport | None = None
+    """A second, independent computation of the same report (determinism check)."""
+    health_error: str | None = None
+    handoff: Handoff | None = None
+    handoff_error: str | None = None
+    capabilities: frozenset[str] = frozenset()
+
+    def exists(self, item_id: str) -> bool:
+        """True when `item_id` was replayed before this probe."""
+        s = self.seen.get(item_id)
+        return s is not None and s.event_index < self.event_index
+
+
+@dataclass
+class HealthPoint:
+    """A subject's health right after an event (for drawing it over time)."""
+
+    subject: str
+    event_index: int
+    report: HealthReport
+
+
+@dataclass
+class Replay:
+    """Everything one strategy produced on one scenario."""
+
+    outcomes: list[ProbeOutcome]
+    timeline: list[HealthPoint]
+    observe_error: str | None = None
+
+
+def _describe(exc: BaseException) -> str:
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f" at {tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno}" if tb else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+def build_seen(scenario: Scenario) -> dict[str, SeenItem]:
+    """Map of every item id the scenario creates, with where it first happens."""
+    seen: dict[str, SeenItem] = {}
+    for i, ev in enumerate(scenario.events):
+        if isinstance(ev, Turn) and ev.id not in seen:
+            seen[ev.id] = SeenItem(ev.id, ev.subject, ev.session, ev.text, ev.at, i)
+        elif isinstance(ev, Resolution) and ev.id not in seen:
+            seen[ev.id] = SeenItem(ev.id, ev.subject, ev.session, ev.summary, ev.at, i)
+    return seen
+
+
+def request_for(probe: Probe) -> ContextRequest:
+    """The context request a probe makes of every strategy."""
+    return ContextRequest(
+        subject=probe.subject, session=probe.session, task=probe.task, budget_tokens=probe.budget, now=probe.at
+    )
+
+
+def replay(
+    scenario: Scenario,
+    strategy: Any,
+    *,
+    deliver_twice: bool = False,
+    record_health: bool = True,
+    seen: dict[str, SeenItem] | None = None,
+) -> Replay:
+    """Replay `scenario` through `strategy` (which should be fresh or reset).
+
+    With `deliver_twice`, every turn, resolution and forget is observed twice in a row
+    (same ids): an idempotent memory must not change. Probes are asked once either way.
+    """
+    caps = frozenset(getattr(strategy, "capabilities", frozenset()))
+    seen = build_seen(scenario) if seen is None else seen
+    outcomes: list[ProbeOutcome] = []
+    timeline: list[HealthPoint] = []
+    forgotten: set[str] = set()
+    broken: str | None = None
+    for i, ev in enumerate(scenario.events):
+        if isinstance(ev, Probe):
+            outcomes.append(_ask(scenario, strategy, ev, i, seen, frozenset(forgotten), caps, broken))
+            continue
+        if isinstance(ev, Forget):
+            forgotten.add(ev.subject)
+        elif ev.subject in forgotten:
+            forgotten.discard(ev.subject)  # spoken to again: a new history starts
+        if broken is None:
+            try:
+                strategy.observe(ev)
+                if deliver_twice:
+                    strategy.observe(ev)
+            except Exception as exc:  # a strategy bug must not stop the run
+                broken = f"observe({_event_id(ev)}) raised {_describe(exc)}"
+        if record_health and broken is None and "health" in caps and not isinstance(ev, Forget):
+            try:
+                timeline.append(HealthPoint(ev.subject, i, strategy.health(ev.subject, ev.at)))
+            except Exception:
+                pass  # reported on the probes that ask for health
+    return Replay(outcomes, timeline, broken)
+
+
+def _event_id(ev: ScenarioEvent) -> str:
+    if isinstance(ev, Forget):
+        return f"forget {ev.subject}"
+    return ev.id
+
+
+def _ask(scenario, strategy, probe: Probe, index, seen, forgotten, caps, broken) -> ProbeOutcome:
+    out = ProbeOutcome(scenario, probe, index, None, seen=seen, forgotten=forgotten, capabilities=caps)
+    if broken is not None:
+        out.error = f"not asked: the strategy failed earlier, {broken}"
+        return out
+    request = request_for(probe)
+    try:
+        if "gold" in caps:
+            strategy.peek_gold(probe.expect.as_gold())
+        t0 = time.perf_counter()
+        bundle = strategy.context(request)
+        bundle.latency_ms = (time.perf_counter() - t0) * 1000.0
+        out.bundle = bundle
+    except Exception as exc:
+        out.error = f"context() raised {_describe(exc)}"
+        return out
+    if "health" in caps and probe.expect.health is not None:
+        try:
+            out.health = strategy.health(probe.subject, probe.at)
+            out.health_again = strategy.health(probe.subject, probe.at)
+        except Exception as exc:
+            out.health_error = f"health() raised {_describe(exc)}"
+    if "handoff" in caps and probe.handoff:
+        try:
+            out.handoff = strategy.handoff(request)
+        except Exception as exc:
+            out.handoff_error = f"handoff() raised {_describe(exc)}"
+    return out
+
+
+def idempotency_signatures(scenario: Scenario, make_strategy, first: Replay, strategy) -> dict[str, Any]:
+    """Replay again after `reset()` and once more, fresh, with every event delivered twice.
+
+    Returns, per probe id, the three signatures (plain, reset, twice) so the idempotency
+    criterion can say exactly which replay differed and how.
+    """
+    plain = {o.probe.id: _sig(o) for o in first.outcomes}
+    result: dict[str, Any] = {"plain": plain, "reset": {}, "twice": {}, "error": None}
+    try:
+        strategy.reset()
+        again = replay(scenario, strategy, record_health=False)
+        result["reset"] = {o.probe.id: _sig(o) for o in again.outcomes}
+        twice = replay(scenario, make_strategy(), deliver_twice=True, record_health=False)
+        result["twice"] = {o.probe.id: _sig(o) for o in twice.outcomes}
+    except Exception as exc:
+        result["error"] = _describe(exc)
+    return result
+
+
+def _sig(o: ProbeOutcome):
+    if o.bundle is None:
+        return ("error", o.error)
+    return o.bundle.signature()
+
+
+def iter_events(scenario: Scenario) -> Iterable[tuple[int, ScenarioEvent]]:
+    """Events with their indexes (for tables)."""
+    return enumerate(scenario.events)

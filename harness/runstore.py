@@ -1,0 +1,113 @@
+"""Runs on disk: `runs/<run_id>/manifest.json` plus one folder of Parquet parts per table.
+
+A run is written into a hidden temporary folder next to its final place and renamed when
+complete, so a crash or a kill never leaves a half run that looks whole: readers only see
+folders that hold a `manifest.json`, and a temporary folder never does until the rename.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+import uuid
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .tables import SCHEMAS
+
+MANIFEST = "manifest.json"
+_LIBS = ("supportbench", "torch", "sentence-transformers", "scikit-learn", "pandas", "duckdb", "pyarrow", "numpy", "streamlit", "tokenizers")
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """`YYYYmmdd-HHMMSS-xxxxxx`: sortable by start time, unique by a random suffix."""
+    now = now or datetime.now(timezone.utc)
+    return f"{now:%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+
+
+def environment() -> dict[str, Any]:
+    """Package, library and interpreter versions, and the git commit if there is one."""
+    versions = {}
+    for lib in _LIBS:
+        try:
+            versions[lib] = metadata.version(lib)
+        except metadata.PackageNotFoundError:
+            pass
+    commit = None
+    try:
+        root = Path(__file__).resolve().parent.parent
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5
+        ).stdout.strip() or None
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True, text=True, timeout=5
+        ).stdout.strip()
+        if commit and dirty:
+            commit += "+dirty"
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return {"python": platform.python_version(), "platform": platform.platform(), "libraries": versions, "git_commit": commit}
+
+
+class RunWriter:
+    """Writes a run's parts into a temporary folder; `commit` makes it visible atomically."""
+
+    def __init__(self, out_dir: str | Path, run_id: str | None = None) -> None:
+        self.out_dir = Path(out_dir)
+        self.run_id = run_id or new_run_id()
+        self.final = self.out_dir / self.run_id
+        if self.final.exists():
+            raise FileExistsError(f"{self.final} already exists")
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.tmp = self.out_dir / f".tmp-{self.run_id}-{os.getpid()}"
+        self.tmp.mkdir()
+        for name in SCHEMAS:
+            (self.tmp / name).mkdir()
+        self._parts: dict[str, int] = {}
+
+    def write(self, table: str, data: pa.Table, part: str | None = None) -> Path:
+        """Write one Parquet part of `table`; parts are named so their sorted order is deterministic."""
+        if part is None:
+            n = self._parts.get(table, 0)
+            self._parts[table] = n + 1
+            part = f"{n:06d}"
+        path = self.tmp / table / f"part-{part}.parquet"
+        pq.write_table(data, path, compression="zstd")
+        return path
+
+    def write_all(self, tables: dict[str, pa.Table], part: str | None = None) -> None:
+        for name, t in tables.items():
+            if t.num_rows or part is not None:
+                self.write(name, t, part)
+
+    def commit(self, manifest: dict[str, Any]) -> Path:
+        """Write the manifest and move the run into place in one rename."""
+        for name, schema in SCHEMAS.items():  # every table exists, even when empty
+            if not any((self.tmp / name).glob("*.parquet")):
+                pq.write_table(schema.empty_table(), self.tmp / name / "part-empty.parquet")
+        tmp_manifest = self.tmp / (MANIFEST + ".tmp")
+        tmp_manifest.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str))
+        os.replace(tmp_manifest, self.tmp / MANIFEST)
+        os.rename(self.tmp, self.final)
+        return self.final
+
+    def abort(self) -> None:
+        """Remove the temporary folder (on error or interrupt)."""
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def is_run(path: Path) -> bool:
+    """A complete run: a visible folder with a manifest."""
+    return path.is_dir() and not path.name.startswith(".") and (path / MANIFEST).is_file()
+
+
+def read_manifest(run: str | Path) -> dict[str, Any]:
+    return json.loads((Path(run) / MANIFEST).read_text())

@@ -1,0 +1,252 @@
+"""The run's Parquet tables: their schemas and how replay results become rows.
+
+These tables are the contract between the harness and everything that reads runs (the
+report, the CI check, the app). One row per thing, never aggregated here:
+
+- `events`: each scenario's transcript (turns, resolutions, probes with their gold, forgets).
+- `probes`: one row per strategy x probe: the context text, tokens, latency, error, handoff.
+- `candidates`: one row per candidate a strategy considered at a probe, with its components.
+- `scores`: one row per strategy x case x criterion that applies, whatever happened.
+- `health`: a strategy's health report per subject after each event, and at probes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+import pyarrow as pa
+
+from stores.packing import CandidateTable
+from stores.protocol import Bundle, Forget, HealthReport, Resolution, Turn
+
+from .criteria import Score
+from .replay import HealthPoint, ProbeOutcome
+from .scenario import Probe, Scenario
+
+_ts = pa.timestamp("us", tz="UTC")
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "events": pa.schema(
+        [
+            ("suite", pa.string()),
+            ("scenario", pa.string()),
+            ("scenario_title", pa.string()),
+            ("tags", pa.list_(pa.string())),
+            ("event_index", pa.int32()),
+            ("kind", pa.string()),  # turn | resolve | probe | forget
+            ("item_id", pa.string()),  # turn id, <session>#resolution, probe id
+            ("subject", pa.string()),
+            ("subject_name", pa.string()),
+            ("session", pa.string()),
+            ("role", pa.string()),
+            ("turn_kind", pa.string()),
+            ("status", pa.string()),
+            ("text", pa.string()),  # turn text, resolution summary, probe task
+            ("at", _ts),
+            ("budget", pa.int32()),
+            ("on_turn", pa.string()),
+            ("expect", pa.string()),  # JSON of the probe's gold labels
+            ("line", pa.int32()),
+            ("path", pa.string()),
+        ]
+    ),
+    "probes": pa.schema(
+        [
+            ("strategy", pa.string()),
+            ("strategy_name", pa.string()),
+            ("suite", pa.string()),
+            ("scenario", pa.string()),
+            ("probe_id", pa.string()),
+            ("event_index", pa.int32()),
+            ("subject", pa.string()),
+            ("session", pa.string()),
+            ("task", pa.string()),
+            ("at", _ts),
+            ("budget", pa.int32()),
+            ("tokens", pa.int32()),
+            ("latency_ms", pa.float64()),
+            ("n_candidates", pa.int32()),
+            ("n_included", pa.int32()),
+            ("context", pa.string()),
+            ("error", pa.string()),
+            ("handoff", pa.string()),
+            ("handoff_tokens", pa.int32()),
+            ("handoff_used_ids", pa.list_(pa.string())),
+            ("handoff_error", pa.string()),
+        ]
+    ),
+    "candidates": pa.schema(
+        [
+            ("strategy", pa.string()),
+            ("scenario", pa.string()),
+            ("probe_id", pa.string()),
+            ("rank", pa.int32()),
+            ("item_id", pa.string()),
+            ("subject", pa.string()),
+            ("session", pa.string()),
+            ("text", pa.string()),
+            ("score", pa.float64()),
+            ("components", pa.string()),  # JSON object name -> value; values sum to score
+            ("source_ids", pa.list_(pa.string())),
+            ("included", pa.bool_()),
+            ("reason", pa.string()),
+            ("tokens", pa.int32()),
+        ]
+    ),
+    "scores": pa.schema(
+        [
+            ("strategy", pa.string()),
+            ("strategy_name", pa.string()),
+            ("suite", pa.string()),
+            ("scenario", pa.string()),
+            ("tags", pa.list_(pa.string())),
+            ("probe_id", pa.string()),  # empty for scenario-level criteria
+            ("criterion", pa.string()),
+            ("grp", pa.string()),
+            ("value", pa.float64()),
+            ("passed", pa.bool_()),
+            ("status", pa.string()),
+            ("explanation", pa.string()),
+            ("evidence", pa.list_(pa.string())),
+            ("meta", pa.string()),
+        ]
+    ),
+    "health": pa.schema(
+        [
+            ("strategy", pa.string()),
+            ("scenario", pa.string()),
+            ("subject", pa.string()),
+            ("event_index", pa.int32()),
+            ("probe_id", pa.string()),  # set for reports computed at a probe
+            ("at", _ts),
+            ("score", pa.float64()),
+            ("band", pa.string()),
+            ("base", pa.float64()),
+            ("factors", pa.string()),  # JSON list of {signal, impact, detail, source_ids}
+        ]
+    ),
+}
+
+
+def _gold_json(probe: Probe) -> str:
+    """The probe's gold labels as JSON (text needles become `{"text": ...}`)."""
+    d = {k: v for k, v in asdict(probe.expect).items() if v not in (None, (), [])}
+    return json.dumps(d, sort_keys=True)
+
+
+def event_rows(s: Scenario) -> list[dict[str, Any]]:
+    """The scenario's transcript, one row per event."""
+    rows = []
+    for i, ev in enumerate(s.events):
+        row: dict[str, Any] = {
+            "suite": s.suite, "scenario": s.id, "scenario_title": s.title, "tags": list(s.tags),
+            "event_index": i, "path": s.path, "at": ev.at, "subject": ev.subject,
+        }
+        row["subject_name"] = s.subjects[ev.subject].name if ev.subject in s.subjects else ""
+        if isinstance(ev, Turn):
+            row.update(kind="turn", item_id=ev.id, session=ev.session, role=ev.role, turn_kind=ev.kind, text=ev.text)
+        elif isinstance(ev, Resolution):
+            row.update(kind="resolve", item_id=ev.id, session=ev.session, status=ev.status, text=ev.summary)
+        elif isinstance(ev, Probe):
+            row.update(
+                kind="probe", item_id=ev.id, session=ev.session, text=ev.task, budget=ev.budget,
+                on_turn=ev.on, expect=_gold_json(ev), line=ev.line,
+            )
+        elif isinstance(ev, Forget):
+            row.update(kind="forget", item_id=f"forget:{ev.subject}")
+        rows.append(row)
+    return rows
+
+
+def _candidate_rows(label: str, o: ProbeOutcome, b: Bundle) -> dict[str, list]:
+    c = b.candidates
+    n = len(c)
+    base = {"strategy": [label] * n, "scenario": [o.scenario.id] * n, "probe_id": [o.probe.id] * n, "rank": list(range(1, n + 1))}
+    if isinstance(c, CandidateTable):
+        names = list(c.components)
+        cols = [c.components[k].tolist() for k in names]
+        comps = [json.dumps(dict(zip(names, vals))) for vals in zip(*cols)] if names else ["{}"] * n
+        base.update(
+            item_id=c.item_ids, subject=c.subjects, session=c.sessions, text=c.texts, score=c.scores.tolist(),
+            components=comps, source_ids=[list(s) for s in c.source_ids], included=c.included_mask.tolist(),
+            reason=c.reasons, tokens=c.tokens.tolist(),
+        )
+    else:
+        items = list(c)
+        base.update(
+            item_id=[x.item_id for x in items], subject=[x.subject for x in items], session=[x.session for x in items],
+            text=[x.text for x in items], score=[x.score for x in items],
+            components=[json.dumps(x.components) for x in items], source_ids=[list(x.source_ids) for x in items],
+            included=[x.included for x in items], reason=[x.reason for x in items], tokens=[x.tokens for x in items],
+        )
+    return base
+
+
+def _health_row(label: str, scenario: str, event_index: int, probe_id: str, r: HealthReport) -> dict[str, Any]:
+    return {
+        "strategy": label, "scenario": scenario, "subject": r.subject, "event_index": event_index,
+        "probe_id": probe_id, "at": r.at, "score": float(r.score), "band": r.band, "base": float(r.base),
+        "factors": json.dumps([
+            {"signal": f.signal, "impact": f.impact, "detail": f.detail, "source_ids": list(f.source_ids)}
+            for f in r.factors
+        ]),
+    }
+
+
+class TableBuffer:
+    """Rows for every table, accumulated for one shard and turned into Arrow tables."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[dict[str, Any]]] = {k: [] for k in SCHEMAS}
+        self.candidate_cols: list[dict[str, list]] = []
+
+    def add_events(self, s: Scenario) -> None:
+        self.rows["events"] += event_rows(s)
+
+    def add_outcome(self, label: str, name: str, o: ProbeOutcome) -> None:
+        b = o.bundle
+        h = o.handoff
+        self.rows["probes"].append({
+            "strategy": label, "strategy_name": name, "suite": o.scenario.suite, "scenario": o.scenario.id,
+            "probe_id": o.probe.id, "event_index": o.event_index, "subject": o.probe.subject,
+            "session": o.probe.session, "task": o.probe.task, "at": o.probe.at, "budget": o.probe.budget,
+            "tokens": b.tokens if b else None, "latency_ms": b.latency_ms if b else None,
+            "n_candidates": len(b.candidates) if b else None,
+            "n_included": (int(b.candidates.included_mask.sum()) if isinstance(b.candidates, CandidateTable)
+                           else sum(1 for x in b.candidates if x.included)) if b else None,
+            "context": b.text if b else None, "error": o.error,
+            "handoff": h.text if h else None, "handoff_tokens": h.tokens if h else None,
+            "handoff_used_ids": list(h.used_ids) if h else None, "handoff_error": o.handoff_error,
+        })
+        if b is not None:
+            self.candidate_cols.append(_candidate_rows(label, o, b))
+        for r in (o.health,):
+            if r is not None:
+                self.rows["health"].append(_health_row(label, o.scenario.id, o.event_index, o.probe.id, r))
+
+    def add_timeline(self, label: str, scenario: str, points: list[HealthPoint]) -> None:
+        self.rows["health"] += [_health_row(label, scenario, p.event_index, "", p.report) for p in points]
+
+    def add_scores(self, label: str, name: str, s: Scenario, probe_id: str, scores: list[Score], groups: dict[str, str]) -> None:
+        for sc in scores:
+            self.rows["scores"].append({
+                "strategy": label, "strategy_name": name, "suite": s.suite, "scenario": s.id, "tags": list(s.tags),
+                "probe_id": probe_id, "criterion": sc.criterion, "grp": groups.get(sc.criterion, "core"),
+                "value": sc.value, "passed": sc.passed, "status": sc.status, "explanation": sc.explanation,
+                "evidence": list(sc.evidence), "meta": json.dumps(sc.meta, sort_keys=True, default=str),
+            })
+
+    def tables(self) -> dict[str, pa.Table]:
+        """Arrow tables with the fixed schemas (empty tables included)."""
+        out = {k: pa.Table.from_pylist(v, schema=SCHEMAS[k]) for k, v in self.rows.items() if k != "candidates"}
+        if self.candidate_cols:
+            parts = [pa.Table.from_pydict(c, schema=SCHEMAS["candidates"]) for c in self.candidate_cols]
+            out["candidates"] = pa.concat_tables(parts)
+        else:
+            out["candidates"] = SCHEMAS["candidates"].empty_table()
+        return out
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self.rows.values()) + sum(len(c["rank"]) for c in self.candidate_cols)

@@ -1,0 +1,51 @@
+"""Small builders for tests: scenarios and events without YAML."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from harness.scenario import Expect, Probe, Scenario, Subject
+from stores.protocol import Forget, Resolution, Turn
+
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
+
+
+def at(minutes: float) -> datetime:
+    return T0 + timedelta(minutes=minutes)
+
+
+def turn(id, text, minutes, subject="c1", session="s1", role="customer", kind="message") -> Turn:
+    return Turn(id=id, subject=subject, session=session, role=role, kind=kind, text=text, at=at(minutes))
+
+
+def resolve(session, summary, minutes, subject="c1", status="resolved") -> Resolution:
+    return Resolution(subject=subject, session=session, status=status, summary=summary, at=at(minutes))
+
+
+def forget(subject, minutes) -> Forget:
+    return Forget(subject=subject, at=at(minutes))
+
+
+def probe(id, task, minutes, subject="c1", session="s1", budget=400, on=None, handoff=False, **expect) -> Probe:
+    return Probe(id=id, subject=subject, session=session, task=task, budget=budget, at=at(minutes),
+                 expect=Expect(**expect), on=on, handoff=handoff)
+
+
+def scenario(events, id="sc", subjects=("c1", "c2"), tags=("test",)) -> Scenario:
+    return Scenario(id=id, version=1, title=f"test scenario {id}", tags=tuple(tags), start=T0,
+                    subjects={s: Subject(s, s.upper()) for s in subjects}, events=tuple(events),
+                    path=f"{id}.yaml", content_hash="0" * 64, suite="test")
+
+
+def outage_story(id="outage") -> Scenario:
+    """A closed March ticket with a fix, then a live outage using the same words."""
+    return scenario([
+        turn("m-1", "Our Snowflake connector keeps timing out on the nightly load.", 0, session="mar"),
+        turn("m-2", "Raise connect_timeout from 30s to 120s in the connector settings.", 5, session="mar", role="agent"),
+        resolve("mar", "Connection timeout fixed by raising connect_timeout to 120s.", 60),
+        turn("o-1", "URGENT: the Snowflake connector is timing out again, production is down.", 60 * 24 * 180, session="sep"),
+        turn("x-1", "Hello, my invoice looks wrong.", 60 * 24 * 180 + 1, subject="c2", session="other"),
+        probe("p1", "still timing out", 60 * 24 * 180 + 2, session="sep", include=("o-1",),
+              above=(("o-1", "m-1"),), repeat_of="mar", evidence=("mar#resolution",)),
+        turn("o-2", "still timing out", 60 * 24 * 180 + 3, session="sep"),
+    ], id=id)

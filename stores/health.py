@@ -1,0 +1,266 @@
+"""Customer health: the reference design's table, itemized, computed fresh from the history.
+
+`health_report(history, now, params)` starts at `base`, applies the factors below in this
+fixed order, and clamps to 0..100. There is no model call and no cache in the score path:
+the same history and `now` always give the same report.
+
+| signal                  | impact (defaults)                                                      |
+| ----------------------- | ---------------------------------------------------------------------- |
+| `unresolved_issues`     | -15 per open session, at most -45                                      |
+| `repeated_issue`        | -20 once, when an open and a resolved session share an issue pattern   |
+| `urgency`               | -10 per turn with an urgency marker, at most -20                       |
+| `idle_open_issue`       | -15 once, when an open session has had no activity for 7 days          |
+| `sla_resolution_breach` | -10 per session resolved more than 24 h after its first customer turn, at most -20 |
+| `slow_first_response`   | -5 when the mean first-response time exceeds 10 minutes                |
+| `recent_resolution`     | +10 when a session was resolved in the last 7 days                     |
+| `high_resolution_rate`  | +10 when at least 2 sessions ended and at least 80 % of them resolved   |
+
+Interpretations of the table (each one a deliberate choice, kept in one place):
+
+- Only items stamped at or before `now` count, so a report is a function of (history, now).
+- *Open session* = a session whose latest resolution status is not `resolved`: no record,
+  `open` (reopened) or `unresolved` (closed without a fix). This is the same rule the
+  ranking uses (`SubjectHistory.is_resolved`), so "open issue" means one thing everywhere.
+- *Issue pattern* = the session's issue keywords (`stores.text.keywords` of its turns and its
+  resolution summary). Open session O and resolved session R share one when
+  `|kw(O) ∩ kw(R)| / |kw(O)| >= repeat_threshold` (the open session is the "current" side).
+- *Urgency* counts every turn (customer or agent, any session) whose own text carries a
+  marker; resolution summaries are not turns and do not count.
+- *Activity* of a session = the latest time of any of its items (turns and resolution
+  record). Idle when `now - last_activity >= idle_days`.
+- *SLA resolution breach*: resolution time minus the session's first customer turn;
+  a resolved session without any customer turn cannot breach.
+- *First response* of a session = first agent turn at or after its first customer turn,
+  minus that customer turn. Sessions still awaiting a first response are left out of the
+  mean (they are not yet a measured response time). The table's rule (mean above
+  `slow_first_response_minutes`, 10) decides the factor; the SLA target
+  (`sla_first_response_minutes`, 5) is reported in the detail as how many sessions missed it
+  and does not change the score.
+- *Recent resolution*: a `resolved` record stamped within `recent_days` before `now`.
+- *Ended* sessions = sessions with a `resolved` or `unresolved` record (a reopened `open`
+  one has not ended); resolution rate = resolved / ended.
+- Factors are listed only when they fire (impact != 0), always in the order above.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from .memory import RESOLUTION_ROLE, SubjectHistory
+from .protocol import HealthFactor, HealthReport
+from .text import is_urgent, keywords, overlap_ratio
+
+
+@dataclass(frozen=True)
+class HealthParams:
+    """Every constant of the health model (defaults: the reference design)."""
+
+    base: float = 100.0
+    """Starting score before any factor."""
+    unresolved_per_session: float = -15.0
+    """Impact per open (not resolved) session."""
+    unresolved_cap: float = -45.0
+    """Floor of the total unresolved-issues impact."""
+    repeated_issue: float = -20.0
+    """Impact, once, when an open session repeats a resolved one."""
+    repeat_threshold: float = 0.30
+    """Keyword overlap |open ∩ resolved| / |open| at which two sessions share an issue pattern."""
+    urgency_per_turn: float = -10.0
+    """Impact per turn carrying an urgency marker."""
+    urgency_cap: float = -20.0
+    """Floor of the total urgency impact."""
+    idle_open_issue: float = -15.0
+    """Impact, once, when some open session has been idle for `idle_days`."""
+    idle_days: float = 7.0
+    """Days without activity after which an open session counts as idle."""
+    sla_resolution_hours: float = 24.0
+    """Resolution SLA: hours from a session's first customer turn to its resolution."""
+    sla_breach_per_session: float = -10.0
+    """Impact per resolved session that breached the resolution SLA."""
+    sla_breach_cap: float = -20.0
+    """Floor of the total SLA-breach impact."""
+    sla_first_response_minutes: float = 5.0
+    """First-response SLA target; reported in the detail, does not move the score."""
+    slow_first_response_minutes: float = 10.0
+    """Mean first-response time above which `slow_first_response` applies (the table's rule)."""
+    slow_first_response: float = -5.0
+    """Impact when the mean first response is slow."""
+    recent_resolution: float = 10.0
+    """Impact, once, when a session was resolved within `recent_days`."""
+    recent_days: float = 7.0
+    """Window for `recent_resolution`."""
+    high_resolution_rate: float = 10.0
+    """Impact when enough sessions ended and most of them were resolved."""
+    high_rate_min_ended: int = 2
+    """Minimum number of ended sessions for `high_resolution_rate`."""
+    high_rate_threshold: float = 0.80
+    """Minimum resolved / ended share for `high_resolution_rate`."""
+    healthy_min: float = 70.0
+    """Scores at or above are `healthy`."""
+    watch_min: float = 40.0
+    """Scores at or above (and below `healthy_min`) are `watch`; below is `at_risk`."""
+
+
+@dataclass
+class _Session:
+    name: str
+    turn_ids: list[str]
+    kw: set[str]
+    first_customer: float | None = None
+    first_customer_id: str = ""
+    first_response: float | None = None
+    first_response_id: str = ""
+    last_activity: float = float("-inf")
+    status: str = ""
+    resolved_at: float | None = None
+    resolution_id: str = ""
+
+
+def _sessions(h: SubjectHistory, cutoff: float) -> dict[str, _Session]:
+    out: dict[str, _Session] = {}
+    order = sorted(range(len(h)), key=lambda i: (h.times[i], i))
+    for i in order:
+        t = h.times[i]
+        if t > cutoff:
+            continue
+        s = out.get(h.sessions[i])
+        if s is None:
+            s = out[h.sessions[i]] = _Session(h.sessions[i], [], set())
+        s.kw |= keywords(h.texts[i])
+        s.last_activity = max(s.last_activity, t)
+        role = h.roles[i]
+        if role == RESOLUTION_ROLE:
+            s.status, s.resolved_at, s.resolution_id = h.status.get(s.name, ""), t, h.ids[i]
+            continue
+        s.turn_ids.append(h.ids[i])
+        if role == "customer" and s.first_customer is None:
+            s.first_customer, s.first_customer_id = t, h.ids[i]
+        elif role == "agent" and s.first_customer is not None and s.first_response is None:
+            s.first_response, s.first_response_id = t, h.ids[i]
+    return out
+
+
+def band_for(score: float, p: HealthParams) -> str:
+    """`healthy`, `watch` or `at_risk` for a score."""
+    if score >= p.healthy_min:
+        return "healthy"
+    if score >= p.watch_min:
+        return "watch"
+    return "at_risk"
+
+
+def health_report(h: SubjectHistory, now: datetime, params: HealthParams | None = None) -> HealthReport:
+    """The subject's health at `now`: base + itemized factors, clamped to 0..100."""
+    p = params or HealthParams()
+    cutoff = now.timestamp()
+    sessions = _sessions(h, cutoff)
+    open_s = [s for s in sessions.values() if s.status != "resolved"]
+    resolved = [s for s in sessions.values() if s.status == "resolved"]
+    factors: list[HealthFactor] = []
+
+    def add(signal: str, impact: float, detail: str, ids) -> None:
+        if impact:
+            factors.append(HealthFactor(signal, float(impact), detail, tuple(dict.fromkeys(ids))))
+
+    if open_s:
+        add(
+            "unresolved_issues",
+            max(p.unresolved_cap, p.unresolved_per_session * len(open_s)),
+            f"{len(open_s)} open session(s): {', '.join(s.name for s in open_s)}",
+            [i for s in open_s for i in (s.turn_ids[:1] or [s.resolution_id])],
+        )
+
+    pairs = [
+        (o, r)
+        for o in open_s
+        for r in resolved
+        if o.kw and overlap_ratio(frozenset(o.kw), frozenset(r.kw)) >= p.repeat_threshold
+    ]
+    if pairs:
+        o, r = pairs[0]
+        more = f" (and {len(pairs) - 1} more pair(s))" if len(pairs) > 1 else ""
+        add(
+            "repeated_issue",
+            p.repeated_issue,
+            f"open session {o.name} repeats resolved session {r.name}{more}",
+            [x for o, r in pairs for x in (*o.turn_ids[:1], r.resolution_id)],
+        )
+
+    urgent = [
+        h.ids[i]
+        for i in sorted(range(len(h)), key=lambda i: (h.times[i], i))
+        if h.times[i] <= cutoff and h.roles[i] != RESOLUTION_ROLE and is_urgent(h.texts[i])
+    ]
+    if urgent:
+        add(
+            "urgency",
+            max(p.urgency_cap, p.urgency_per_turn * len(urgent)),
+            f"{len(urgent)} turn(s) with an urgency marker: {', '.join(urgent)}",
+            urgent,
+        )
+
+    idle_secs = p.idle_days * 86400
+    idle = [s for s in open_s if cutoff - s.last_activity >= idle_secs]
+    if idle:
+        add(
+            "idle_open_issue",
+            p.idle_open_issue,
+            f"open session(s) idle for {p.idle_days:g}+ days: "
+            + ", ".join(f"{s.name} ({(cutoff - s.last_activity) / 86400:.1f} days)" for s in idle),
+            [s.turn_ids[-1] if s.turn_ids else s.resolution_id for s in idle],
+        )
+
+    sla = p.sla_resolution_hours * 3600
+    breached = [
+        s for s in resolved if s.first_customer is not None and s.resolved_at - s.first_customer > sla
+    ]
+    if breached:
+        add(
+            "sla_resolution_breach",
+            max(p.sla_breach_cap, p.sla_breach_per_session * len(breached)),
+            f"resolved later than {p.sla_resolution_hours:g} h after the first customer turn: "
+            + ", ".join(f"{s.name} ({(s.resolved_at - s.first_customer) / 3600:.1f} h)" for s in breached),
+            [x for s in breached for x in (s.first_customer_id, s.resolution_id)],
+        )
+
+    answered = [s for s in sessions.values() if s.first_response is not None]
+    if answered:
+        waits = [(s.first_response - s.first_customer) / 60 for s in answered]
+        mean = sum(waits) / len(waits)
+        if mean > p.slow_first_response_minutes:
+            missed = [s.name for s, w in zip(answered, waits) if w > p.sla_first_response_minutes]
+            add(
+                "slow_first_response",
+                p.slow_first_response,
+                f"mean first response {mean:.1f} min over {len(answered)} session(s) "
+                f"(> {p.slow_first_response_minutes:g} min); "
+                f"{len(missed)} missed the {p.sla_first_response_minutes:g}-min SLA: {', '.join(missed)}",
+                [x for s in answered for x in (s.first_customer_id, s.first_response_id)],
+            )
+
+    recent_secs = p.recent_days * 86400
+    recent = [s for s in resolved if cutoff - s.resolved_at <= recent_secs]
+    if recent:
+        add(
+            "recent_resolution",
+            p.recent_resolution,
+            f"resolved in the last {p.recent_days:g} days: {', '.join(s.name for s in recent)}",
+            [s.resolution_id for s in recent],
+        )
+
+    ended = [s for s in sessions.values() if s.status in ("resolved", "unresolved")]
+    if len(ended) >= p.high_rate_min_ended:
+        rate = len(resolved) / len(ended)
+        if rate >= p.high_rate_threshold:
+            add(
+                "high_resolution_rate",
+                p.high_resolution_rate,
+                f"{len(resolved)} of {len(ended)} ended sessions resolved ({rate:.0%})",
+                [s.resolution_id for s in ended],
+            )
+
+    score = min(100.0, max(0.0, p.base + sum(f.impact for f in factors)))
+    return HealthReport(
+        subject=h.subject, at=now, base=p.base, factors=tuple(factors), score=score, band=band_for(score, p)
+    )

@@ -1,0 +1,320 @@
+"""session_aware: the reference design's session-aware ranking, every constant a parameter."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import ClassVar, Literal
+
+import numpy as np
+
+from .handoff import build_handoff
+from .health import HealthParams, health_report
+from .memory import RESOLUTION_ROLE, MemoryStore, SubjectHistory
+from .packing import pack
+from .protocol import Bundle, ContextRequest, Event, Forget, Handoff, HealthReport
+from .text import is_urgent, keywords, overlap_ratio, words
+
+
+@dataclass(frozen=True)
+class SessionAwareParams:
+    """Parameters of `session_aware` (defaults: the reference design's constants)."""
+
+    base: float = 3.0
+    """Base priority of every candidate (turns and resolution records)."""
+    recency: Literal["minmax", "half_life"] = "minmax"
+    """`minmax` over the subject's pool (faithful) or `half_life` on the absolute age at `now`."""
+    recency_max: float = 5.0
+    """Largest recency component."""
+    half_life_days: float = 14.0
+    """Age at which half-life recency halves (only with `recency="half_life"`)."""
+    overlap_max: float = 5.0
+    """Largest relevance component: `min(max, max * |T ∩ C| / |T|)`."""
+    overlap_words: Literal["words", "keywords"] = "words"
+    """Which words count for overlap: all words (faithful) or issue keywords (stopwords out)."""
+    active_session: float = 6.0
+    """Bonus for items of the request's session."""
+    open_issue: float = 4.0
+    """Bonus for items of a session that is not resolved."""
+    resolved_session: float = -5.0
+    """Penalty for items of a resolved session."""
+    repeat_issue: float = 4.0
+    """Bonus for items of a resolved session that matches the current issue."""
+    repeat_issue_with_summary: float = 6.0
+    """The repeat bonus instead, when that session's resolution has a non-empty summary."""
+    repeat_threshold: float = 0.30
+    """Match when |current ∩ prior| / |current| >= this (issue keywords)."""
+    action_step: float = 2.0
+    """Bonus for agent turns and `kind: action` turns."""
+    urgency: float = 2.0
+    """Bonus for items whose text carries an urgency marker."""
+    idle_chatter: float = -2.0
+    """Penalty for items whose text is shorter than `idle_chars`."""
+    idle_chars: int = 20
+    """Length (characters of the item's own text) below which it is idle chatter."""
+    render: Literal["rank", "chronological"] = "rank"
+    """Order of the packed lines in the context text."""
+    health: HealthParams = field(default_factory=HealthParams)
+    """Constants of the health model (`stores.health`)."""
+    handoff_budget: int = 4000
+    """Hard token ceiling of a handoff brief."""
+
+
+class _Index:
+    """Per-subject features, kept in step with a `SubjectHistory` incrementally.
+
+    Everything a probe needs that does not depend on the task is computed once per item
+    here (word sets, urgency, length, role flags, session index) plus an inverted index
+    word -> positions, so a probe costs array operations plus one pass over the task's words.
+    """
+
+    def __init__(self) -> None:
+        self.version = -1
+        self.texts: list[str] = []
+        self.words: list[frozenset[str]] = []
+        self.kwords: list[frozenset[str]] = []
+        self.cols = {
+            "sess": np.zeros(64, dtype=np.int64),
+            "action": np.zeros(64, dtype=bool),
+            "urgent": np.zeros(64, dtype=bool),
+            "lengths": np.zeros(64, dtype=np.int64),
+        }
+        self.sessions: dict[str, int] = {}
+        self.turn_kw: list[set[str]] = []  # per session: keywords of its turns
+        self.summary_kw: list[frozenset[str]] = []  # per session: keywords of its resolution summary
+        self.resolution_pos: list[int] = []
+        self.postings: dict[str, dict[str, list[int]]] = {"words": {}, "keywords": {}}
+        self._post_arrays: dict[tuple[str, str], tuple[int, np.ndarray]] = {}
+
+    def sync(self, h: SubjectHistory) -> None:
+        if self.version == h.version:
+            return
+        for i in self.resolution_pos:
+            if h.texts[i] != self.texts[i]:
+                self._replace(i, h.texts[i])
+        for i in range(len(self.texts), len(h)):
+            self._add(i, h)
+        self.version = h.version
+
+    def _add(self, i: int, h: SubjectHistory) -> None:
+        text, role = h.texts[i], h.roles[i]
+        s = self.sessions.setdefault(h.sessions[i], len(self.sessions))
+        if s == len(self.turn_kw):
+            self.turn_kw.append(set())
+            self.summary_kw.append(frozenset())
+        self.texts.append(text)
+        if i >= len(self.cols["sess"]):  # grow the columns geometrically
+            self.cols = {k: np.concatenate([v, np.zeros_like(v)]) for k, v in self.cols.items()}
+        self.cols["sess"][i] = s
+        self.cols["action"][i] = role == "agent" or h.kinds[i] == "action"
+        self.cols["urgent"][i] = is_urgent(text)
+        self.cols["lengths"][i] = len(text)
+        self._index_text(i, text)
+        if role == RESOLUTION_ROLE:
+            self.resolution_pos.append(i)
+            self.summary_kw[s] = self.kwords[i]
+        else:
+            self.turn_kw[s] |= self.kwords[i]
+
+    def _index_text(self, i: int, text: str) -> None:
+        w, k = words(text), keywords(text)
+        if i == len(self.words):
+            self.words.append(w)
+            self.kwords.append(k)
+        else:
+            self.words[i], self.kwords[i] = w, k
+        for kind, vocab in (("words", w), ("keywords", k)):
+            post = self.postings[kind]
+            for word in vocab:
+                post.setdefault(word, []).append(i)
+
+    def _replace(self, i: int, text: str) -> None:
+        # a resolution record re-observed with a new summary: rare, so plain list surgery
+        for kind, vocab in (("words", self.words[i]), ("keywords", self.kwords[i])):
+            for word in vocab:
+                lst = self.postings[kind][word]
+                lst.remove(i)
+                self._post_arrays.pop((kind, word), None)
+        self.texts[i] = text
+        self.cols["urgent"][i] = is_urgent(text)
+        self.cols["lengths"][i] = len(text)
+        self._index_text(i, text)
+        for kind, vocab in (("words", self.words[i]), ("keywords", self.kwords[i])):
+            for word in vocab:  # keep each posting list sorted after re-insertion
+                self.postings[kind][word].sort()
+        self.summary_kw[int(self.cols["sess"][i])] = self.kwords[i]
+
+    def array(self, name: str) -> np.ndarray:
+        """A per-item column (`sess`, `action`, `urgent`, `lengths`) aligned with the history."""
+        return self.cols[name][: len(self.texts)]
+
+    def hits(self, task_words: frozenset[str], kind: str) -> np.ndarray:
+        """|T ∩ C| for every item, from the inverted index."""
+        counts = np.zeros(len(self.texts), dtype=np.float64)
+        post = self.postings[kind]
+        for w in task_words:
+            lst = post.get(w)
+            if not lst:
+                continue
+            cached = self._post_arrays.get((kind, w))
+            if cached is None or cached[0] != len(lst):
+                cached = (len(lst), np.asarray(lst, dtype=np.int64))
+                self._post_arrays[(kind, w)] = cached
+            counts[cached[1]] += 1.0  # positions in one posting list are unique
+        return counts
+
+
+class SessionAware:
+    """Session-aware ranking after the published Statewave design, with its defects fixed.
+
+    Every candidate (each turn and each resolution record of the customer) scores
+    `base + recency + overlap + active_session + open_issue + resolved_session +
+    repeat_issue + action_step + urgency + idle_chatter` (REFERENCE.md's table; every
+    constant is a field of `SessionAwareParams`), and the bundle carries each component.
+    A resolution record counts as an item like a turn: it gets `base`, and its role is not
+    `agent`, so no `action_step`.
+
+    Fixes over the published implementation:
+
+    - every item of the subject is ranked, not only the oldest 30 episodes;
+    - words come from `stores.text` (lower-cased, punctuation stripped) and always from an
+      item's own text, never from its rendered line, so "issue?" matches "issue" and role
+      prefixes or timestamps cannot become issue keywords;
+    - `recency="half_life"` offers an absolute time scale (`half_life_days`) beside the
+      faithful min-max default;
+    - the budget is a hard ceiling on the whole rendered text, header included (packing
+      checks the final text with the project tokenizer), not an estimate with a reserve;
+    - every candidate is returned with its components and, when dropped, the reason.
+
+    Interpretations: the request's own session is never a "repeat" of itself (a resolved
+    session that is re-contacted gets `active_session` and `resolved_session`, not a repeat
+    bonus); a session is resolved when its latest record says `resolved` (open and
+    unresolved records, and no record, count as open).
+    """
+
+    name: ClassVar[str] = "session_aware"
+    Params = SessionAwareParams
+    capabilities: ClassVar[frozenset[str]] = frozenset({"health", "handoff"})
+
+    def __init__(self, params: SessionAwareParams | None = None) -> None:
+        self.params = params or self.Params()
+        self.memory = MemoryStore()
+        self._index: dict[str, _Index] = {}
+
+    def observe(self, event: Event) -> None:
+        self.memory.observe(event)
+        if isinstance(event, Forget):
+            self._index.pop(event.subject, None)
+
+    def reset(self) -> None:
+        self.memory.reset()
+        self._index.clear()
+
+    def _synced(self, h: SubjectHistory) -> _Index:
+        ix = self._index.get(h.subject)
+        if ix is None:
+            ix = _Index()
+            if len(h):
+                self._index[h.subject] = ix
+        ix.sync(h)
+        return ix
+
+    # -- ranking ---------------------------------------------------------------------------
+
+    def _relevance(self, h: SubjectHistory, ix: _Index, request: ContextRequest) -> tuple[str, np.ndarray]:
+        """The relevance component: word overlap with the task (hybrid swaps in embeddings)."""
+        p = self.params
+        kind = p.overlap_words
+        task = words(request.task) if kind == "words" else keywords(request.task)
+        if not task:
+            return "overlap", np.zeros(len(h))
+        hits = ix.hits(task, kind)
+        return "overlap", np.minimum(p.overlap_max, p.overlap_max * hits / len(task))
+
+    def _repeat_sessions(self, h: SubjectHistory, ix: _Index, request: ContextRequest) -> dict[int, float]:
+        """Resolved sessions (by index) that match the current issue, with their bonus."""
+        p = self.params
+        active = ix.sessions.get(request.session)
+        current = set(keywords(request.task))
+        if active is not None:
+            current |= ix.turn_kw[active]
+        out: dict[int, float] = {}
+        if not current:
+            return out
+        current_f = frozenset(current)
+        for name, s in ix.sessions.items():
+            if s == active or not h.is_resolved(name):
+                continue
+            prior = frozenset(ix.turn_kw[s] | ix.summary_kw[s])
+            if overlap_ratio(current_f, prior) >= p.repeat_threshold:
+                out[s] = p.repeat_issue_with_summary if h.summaries.get(name, "").strip() else p.repeat_issue
+        return out
+
+    def _components(self, h: SubjectHistory, request: ContextRequest) -> tuple[dict[str, np.ndarray], dict[int, float]]:
+        p = self.params
+        ix = self._synced(h)
+        n = len(h)
+        times = h.array("times").astype(np.float64)
+        if p.recency == "half_life":
+            age = np.maximum(0.0, request.now.timestamp() - times)
+            recency = p.recency_max * np.power(0.5, age / (p.half_life_days * 86400.0))
+        else:
+            span = float(times.max() - times.min()) if n else 0.0
+            recency = (
+                p.recency_max * (times - times.min()) / span if span > 0 else np.full(n, p.recency_max)
+            )
+        rel_name, relevance = self._relevance(h, ix, request)
+
+        names = list(ix.sessions)
+        resolved = np.fromiter((h.is_resolved(s) for s in names), dtype=bool, count=len(names))
+        repeats = self._repeat_sessions(h, ix, request)
+        repeat_by_session = np.zeros(len(names))
+        for s, bonus in repeats.items():
+            repeat_by_session[s] = bonus
+        sess = ix.array("sess")
+        item_resolved = resolved[sess] if n else np.zeros(0, dtype=bool)
+        active = ix.sessions.get(request.session, -1)
+
+        comps = {
+            "base": np.full(n, p.base),
+            "recency": recency,
+            rel_name: relevance,
+            "active_session": np.where(sess == active, p.active_session, 0.0),
+            "open_issue": np.where(item_resolved, 0.0, p.open_issue),
+            "resolved_session": np.where(item_resolved, p.resolved_session, 0.0),
+            "repeat_issue": repeat_by_session[sess] if n else np.zeros(0),
+            "action_step": np.where(ix.array("action"), p.action_step, 0.0),
+            "urgency": np.where(ix.array("urgent"), p.urgency, 0.0),
+            "idle_chatter": np.where(ix.array("lengths") < p.idle_chars, p.idle_chatter, 0.0),
+        }
+        return comps, repeats
+
+    def context(self, request: ContextRequest) -> Bundle:
+        h = self.memory.history(request.subject)
+        comps, _ = self._components(h, request)
+        return pack(h, request, comps, render=self.params.render)
+
+    # -- capabilities ----------------------------------------------------------------------
+
+    def health(self, subject: str, now: datetime) -> HealthReport:
+        """The reference health model over the subject's history (see `stores.health`)."""
+        return health_report(self.memory.history(subject), now, self.params.health)
+
+    def handoff(self, request: ContextRequest, budget_tokens: int | None = None) -> Handoff:
+        """A brief for the next human agent, within `budget_tokens` (default `handoff_budget`).
+
+        The request's own `budget_tokens` is the context budget and does not bound the brief.
+        """
+        h = self.memory.history(request.subject)
+        comps, repeats = self._components(h, request)
+        scores = sum(comps.values()) if len(h) else np.zeros(0)
+        ix = self._synced(h)
+        names = list(ix.sessions)
+        return build_handoff(
+            h,
+            request,
+            scores=np.asarray(scores, dtype=np.float64),
+            repeat_sessions=frozenset(names[s] for s in repeats),
+            budget_tokens=self.params.handoff_budget if budget_tokens is None else budget_tokens,
+            health=self.health(request.subject, request.now),
+        )

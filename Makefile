@@ -1,0 +1,44 @@
+# Two commands do all the setup on a fresh machine:
+#   make demo   create the environment, run the canonical suite, open the workbench app
+#   make test   create the environment, run the tests and the canonical regression check
+PYTHON ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+RUNS ?= runs
+PORT ?= 8501
+STAMP := $(VENV)/.installed
+
+.PHONY: demo app run test check browser clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev,dask]'
+	@touch $@
+
+demo: run app
+
+run: $(STAMP)
+	$(BIN)/supportbench run datasets/canonical --out $(RUNS)
+
+app: $(STAMP)
+	SUPPORTBENCH_RUNS=$(RUNS) $(BIN)/streamlit run app.py --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
+
+# The browser tests need Debian's chromium; install it when we may (root), else they skip locally.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || \
+		echo "chromium not installed: browser tests will be skipped"; }
+
+test: $(STAMP) browser
+	$(BIN)/python -m pytest
+	$(MAKE) --no-print-directory check
+
+# The project's own regression gate: the canonical suite against the approved baseline.
+check: $(STAMP)
+	@mkdir -p test-artifacts
+	$(BIN)/supportbench run datasets/canonical --out test-artifacts/runs --run-id ci-canonical-$$$$ --quiet --junit test-artifacts/canonical-run.xml
+	$(BIN)/supportbench check test-artifacts/runs/$$(ls -t test-artifacts/runs | grep ci-canonical | head -1) --baseline baselines/canonical.json --junit test-artifacts/canonical-check.xml
+
+clean:
+	rm -rf $(VENV) test-artifacts .cache

@@ -1,0 +1,96 @@
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.results import Results, list_runs, resolve_run
+from harness.runner import execute
+from harness.runstore import RunWriter
+from helpers import outage_story
+from stores.registry import parse_specs
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_run_is_visible_only_after_commit(tmp_path):
+    w = RunWriter(tmp_path, "r1")
+    assert list_runs(tmp_path) == []
+    assert not (tmp_path / "r1").exists()
+    w.commit({"run_id": "r1", "started": "x"})
+    assert [r.run_id for r in list_runs(tmp_path)] == ["r1"]
+
+
+def test_a_failed_run_leaves_nothing_behind(tmp_path, monkeypatch):
+    import harness.runner as runner
+
+    def boom(*a, **k):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(runner, "run_shard", boom)
+    with pytest.raises(RuntimeError):
+        execute([outage_story()], parse_specs("empty"), tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_every_table_is_queryable_with_duckdb(tmp_path):
+    r = execute([outage_story()], parse_specs("history_stuffing,empty"), tmp_path)
+    with Results(r.path) as res:
+        for table in ("events", "probes", "candidates", "scores", "health"):
+            res.df(f"select count(*) from {table}")
+        assert res.rows("select count(distinct strategy) from probes")[0][0] == 2
+    assert r.path.name in {x.run_id for x in list_runs(tmp_path)}
+
+
+def test_manifest_describes_the_run(tmp_path):
+    r = execute([outage_story()], parse_specs("history_stuffing:include_resolutions=false"), tmp_path, seed=7)
+    m = list_runs(tmp_path)[0].manifest
+    assert m["seed"] == 7
+    assert m["strategies"][0]["label"] == "history_stuffing[include_resolutions=False]"
+    assert m["strategies"][0]["params"] == {"include_resolutions": False}
+    assert len(m["strategies"][0]["params_hash"]) == 16
+    assert m["datasets"][0]["files"][0]["sha256"] == "0" * 64
+    assert {"python", "libraries", "git_commit", "started", "finished"} <= set(m)
+
+
+def test_killing_a_run_midway_leaves_no_partial_run(tmp_path):
+    script = textwrap.dedent(
+        f"""
+        import sys, time
+        sys.path.insert(0, {str(ROOT / 'tests')!r})
+        from helpers import outage_story
+        from harness.runner import execute
+        from stores import registry
+        from stores.history_stuffing import HistoryStuffing
+
+        class Slow(HistoryStuffing):
+            def context(self, request):
+                time.sleep(0.2)
+                return super().context(request)
+
+        registry.REGISTRY["slow"] = "__main__:Slow"
+        scenarios = [outage_story(f"s{{i}}") for i in range(200)]
+        execute(scenarios, registry.parse_specs("slow"), {str(tmp_path)!r}, shard_size=1)
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and not list(tmp_path.glob(".tmp-*/scores/*.parquet")):
+            time.sleep(0.05)
+        assert list(tmp_path.glob(".tmp-*/scores/*.parquet")), "the run never wrote a part"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert list_runs(tmp_path) == []
+    visible = [p for p in tmp_path.iterdir() if not p.name.startswith(".")]
+    assert visible == []
+    hidden = next(tmp_path.glob(".tmp-*"))
+    with pytest.raises(FileNotFoundError, match="not a complete run"):
+        resolve_run(hidden)

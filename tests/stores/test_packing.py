@@ -1,0 +1,60 @@
+import numpy as np
+
+from helpers import at, resolve, turn
+from stores.memory import MemoryStore
+from stores.packing import header_for, pack
+from stores.protocol import DROP_BUDGET, ContextRequest
+from stores.tokens import count_tokens
+
+
+def _history(*events):
+    m = MemoryStore()
+    for e in events:
+        m.observe(e)
+    return m.history("c1")
+
+
+def _req(budget):
+    return ContextRequest("c1", "s1", "task", budget, at(100))
+
+
+def test_a_big_item_that_does_not_fit_is_skipped_and_smaller_ones_below_still_fill():
+    h = _history(turn("big", "word " * 200, 0), turn("small", "short but useful note here", 1))
+    budget = count_tokens(header_for(_req(0))) + h.line_tokens[1] + 5
+    b = pack(h, _req(budget), {"s": np.array([2.0, 1.0])})
+    by_id = {c.item_id: c for c in b.candidates}
+    assert not by_id["big"].included and by_id["big"].reason == DROP_BUDGET
+    assert by_id["small"].included
+    assert b.tokens == count_tokens(b.text) <= budget
+
+
+def test_the_budget_counts_the_header_and_nothing_fits_under_it():
+    h = _history(turn("a", "anything at all", 0))
+    b = pack(h, _req(3), {"s": np.array([1.0])})
+    assert b.text == "" and b.tokens == 0
+    assert [c.reason for c in b.candidates] == [DROP_BUDGET]
+
+
+def test_components_sum_to_the_score_and_ties_keep_pool_order():
+    h = _history(turn("a", "first", 0), turn("b", "second", 1), turn("c", "third", 2))
+    b = pack(h, _req(500), {"x": np.array([1.0, 2.0, 1.0]), "y": 0.5})
+    assert [c.item_id for c in b.candidates] == ["b", "a", "c"]
+    for c in b.candidates:
+        assert abs(sum(c.components.values()) - c.score) < 1e-9
+
+
+def test_a_later_resolution_replaces_the_record_and_duplicate_turns_are_ignored():
+    m = MemoryStore()
+    t = turn("a", "help", 0)
+    assert m.observe(t) and not m.observe(t)
+    m.observe(resolve("s1", "fixed", 5))
+    m.observe(resolve("s1", "reopened: not fixed", 9, status="open"))
+    h = m.history("c1")
+    assert h.ids == ["a", "s1#resolution"]
+    assert h.texts[1] == "reopened: not fixed" and not h.is_resolved("s1")
+
+
+def test_chronological_rendering_orders_by_time_not_rank():
+    h = _history(turn("old", "old message", 0), turn("new", "new message", 5))
+    b = pack(h, _req(500), {"s": np.array([1.0, 2.0])}, render="chronological")
+    assert b.text.index("old message") < b.text.index("new message")

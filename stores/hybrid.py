@@ -1,0 +1,56 @@
+"""hybrid: session-aware ranking whose relevance term is embedding cosine instead of word overlap."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from .embedding import VectorIndex, vector_index
+from .encoder import DEFAULT_MODEL
+from .memory import SubjectHistory
+from .protocol import ContextRequest, Event, Forget
+from .session_aware import SessionAware, SessionAwareParams, _Index
+
+
+@dataclass(frozen=True)
+class HybridParams(SessionAwareParams):
+    """Parameters of `hybrid`: every `session_aware` constant, plus the semantic term."""
+
+    semantic_weight: float = 1.0
+    """Relevance = `min(overlap_max, semantic_weight * overlap_max * max(cosine, 0))`."""
+    model: str = DEFAULT_MODEL
+    """Sentence-transformers model id (the offline MiniLM) or a local model folder."""
+
+
+class Hybrid(SessionAware):
+    """`session_aware` with a semantic relevance term.
+
+    Identical to `session_aware` (same components, same fixes, same health and handoff),
+    except that the `overlap` component is replaced by `semantic`: the embedding cosine of
+    the item's own text to the task, clipped at 0 and scaled to 0..`overlap_max` by
+    `semantic_weight`. Embeddings come from the same cached encoder as `embedding`.
+    """
+
+    name: ClassVar[str] = "hybrid"
+    Params = HybridParams
+    capabilities: ClassVar[frozenset[str]] = frozenset({"health", "handoff"})
+
+    def __init__(self, params: HybridParams | None = None) -> None:
+        super().__init__(params or HybridParams())
+        self._vectors: dict[str, VectorIndex] = {}
+
+    def observe(self, event: Event) -> None:
+        super().observe(event)
+        if isinstance(event, Forget):
+            self._vectors.pop(event.subject, None)
+
+    def reset(self) -> None:
+        super().reset()
+        self._vectors.clear()
+
+    def _relevance(self, h: SubjectHistory, ix: _Index, request: ContextRequest) -> tuple[str, np.ndarray]:
+        p = self.params
+        cos = vector_index(self._vectors, h, p.model).cosine(h, request.task)
+        return "semantic", np.minimum(p.overlap_max, p.semantic_weight * p.overlap_max * np.maximum(cos, 0.0))

@@ -1,0 +1,195 @@
+"""tfidf: lexical retrieval, cosine between the task and each item under the subject's TF-IDF."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.feature_extraction.text import CountVectorizer
+
+from .memory import MemoryStore, SubjectHistory
+from .packing import pack
+from .protocol import Bundle, ContextRequest, Event, Forget
+from .text import STOPWORDS
+
+TOKEN_PATTERN = r"[a-z0-9]+(?:['_.-][a-z0-9]+)*"
+"""The project's word pattern (`stores.text`), so TF-IDF and the other strategies see the same words."""
+
+
+@dataclass(frozen=True)
+class TfidfParams:
+    """Parameters of `tfidf`."""
+
+    top_k: int = 12
+    """At most this many items are eligible; the rest are dropped as `rank_cutoff`."""
+    min_score: float = 0.0
+    """Items with cosine <= this are dropped as `rank_cutoff`."""
+    ngram_min: int = 1
+    """Smallest n-gram of words."""
+    ngram_max: int = 1
+    """Largest n-gram of words."""
+    sublinear_tf: bool = True
+    """Use 1 + log(tf) instead of raw term counts."""
+    stop_words: bool = True
+    """Drop the project's stopwords (`stores.text.STOPWORDS`) before counting."""
+    render: str = "rank"
+    """`rank` or `chronological` order of the packed lines."""
+
+
+class _Index:
+    """A subject's term counts and document frequencies, maintained item by item.
+
+    Scores equal those of scikit-learn's `TfidfVectorizer(smooth_idf=True, norm="l2",
+    sublinear_tf=...)` fitted on the subject's current corpus and applied to the task
+    (a test checks it), but nothing is refitted: a new item adds its counts and bumps
+    the document frequencies of its terms, and only the O(nnz) sparse products run per probe.
+    """
+
+    def __init__(self, analyzer) -> None:
+        self.analyzer = analyzer
+        self.version = -1
+        self.texts: list[str] = []
+        self.rows: list[tuple[np.ndarray, np.ndarray]] = []  # (term ids, weighted tf)
+        self.vocab: dict[str, int] = {}
+        self.df = np.zeros(256, dtype=np.float64)
+        self.resolution_pos: list[int] = []
+        self._matrix: sp.csr_matrix | None = None
+        self._squared: sp.csr_matrix | None = None
+
+    def _counts(self, text: str, sublinear: bool) -> tuple[np.ndarray, np.ndarray]:
+        counts: dict[int, int] = {}
+        for term in self.analyzer(text):
+            j = self.vocab.get(term)
+            if j is None:
+                j = self.vocab[term] = len(self.vocab)
+                if j >= len(self.df):
+                    self.df = np.concatenate([self.df, np.zeros_like(self.df)])
+            counts[j] = counts.get(j, 0) + 1
+        ids = np.fromiter(counts, dtype=np.int64, count=len(counts))
+        tf = np.fromiter(counts.values(), dtype=np.float64, count=len(counts))
+        if sublinear:
+            tf = 1.0 + np.log(tf)
+        return ids, tf
+
+    def sync(self, h: SubjectHistory, sublinear: bool) -> None:
+        if self.version == h.version:
+            return
+        for i in self.resolution_pos:
+            if h.texts[i] != self.texts[i]:
+                self.df[self.rows[i][0]] -= 1
+                self.texts[i] = h.texts[i]
+                self.rows[i] = self._counts(h.texts[i], sublinear)
+                self.df[self.rows[i][0]] += 1
+        for i in range(len(self.texts), len(h)):
+            self.texts.append(h.texts[i])
+            row = self._counts(h.texts[i], sublinear)
+            self.rows.append(row)
+            self.df[row[0]] += 1
+            if h.roles[i] == "resolution":
+                self.resolution_pos.append(i)
+        self._matrix = self._squared = None
+        self.version = h.version
+
+    def matrix(self) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+        if self._matrix is None:
+            n, v = len(self.rows), len(self.vocab)
+            lengths = np.fromiter((len(r[0]) for r in self.rows), dtype=np.int64, count=n)
+            indptr = np.concatenate([[0], np.cumsum(lengths)])
+            idx = np.concatenate([r[0] for r in self.rows]) if n else np.zeros(0, dtype=np.int64)
+            data = np.concatenate([r[1] for r in self.rows]) if n else np.zeros(0)
+            self._matrix = sp.csr_matrix((data, idx, indptr), shape=(n, v))
+            self._squared = sp.csr_matrix((data * data, idx, indptr), shape=(n, v))
+        return self._matrix, self._squared
+
+    def cosine(self, task: str, sublinear: bool) -> np.ndarray:
+        n = len(self.rows)
+        if n == 0:
+            return np.zeros(0)
+        counts: dict[int, int] = {}
+        for term in self.analyzer(task):
+            j = self.vocab.get(term)
+            if j is not None:  # terms the subject never used carry no weight, as in sklearn
+                counts[j] = counts.get(j, 0) + 1
+        if not counts:
+            return np.zeros(n)
+        v = len(self.vocab)
+        idf = np.log((1.0 + n) / (1.0 + self.df[:v])) + 1.0
+        q_ids = np.fromiter(counts, dtype=np.int64, count=len(counts))
+        q_tf = np.fromiter(counts.values(), dtype=np.float64, count=len(counts))
+        if sublinear:
+            q_tf = 1.0 + np.log(q_tf)
+        q = q_tf * idf[q_ids]
+        q_norm = float(np.sqrt(q @ q))
+        x, x2 = self.matrix()
+        w = np.zeros(v)
+        w[q_ids] = q * idf[q_ids]
+        dots = x @ w
+        norms = np.sqrt(x2 @ (idf * idf))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            cos = np.where(norms > 0, dots / (norms * q_norm), 0.0)
+        return cos
+
+
+class TfidfRetrieval:
+    """Classic lexical retrieval: TF-IDF over the customer's turns and resolution records.
+
+    The corpus is the subject's own items (their own text, never the rendered line), so
+    one customer's vocabulary never weighs another's. Candidates are every item, ranked by
+    cosine to the task (component `cosine`); the `top_k` best with cosine above
+    `min_score` are eligible, the rest are dropped as `rank_cutoff`; eligible ones are
+    packed greedily into the budget. No session or time awareness: that is the point of
+    this baseline.
+    """
+
+    name: ClassVar[str] = "tfidf"
+    Params = TfidfParams
+    capabilities: ClassVar[frozenset[str]] = frozenset()
+
+    def __init__(self, params: TfidfParams | None = None) -> None:
+        self.params = params or TfidfParams()
+        p = self.params
+        self._analyzer = CountVectorizer(
+            lowercase=True,
+            token_pattern=TOKEN_PATTERN,
+            ngram_range=(p.ngram_min, p.ngram_max),
+            stop_words=sorted(STOPWORDS) if p.stop_words else None,
+        ).build_analyzer()
+        self.memory = MemoryStore()
+        self._index: dict[str, _Index] = {}
+
+    def observe(self, event: Event) -> None:
+        self.memory.observe(event)
+        if isinstance(event, Forget):
+            self._index.pop(event.subject, None)
+
+    def reset(self) -> None:
+        self.memory.reset()
+        self._index.clear()
+
+    def scores(self, h: SubjectHistory, task: str) -> np.ndarray:
+        """Cosine of every item of `h` to `task` (index kept in step with `h`)."""
+        ix = self._index.get(h.subject)
+        if ix is None:
+            ix = _Index(self._analyzer)
+            if len(h):
+                self._index[h.subject] = ix
+        ix.sync(h, self.params.sublinear_tf)
+        return ix.cosine(task, self.params.sublinear_tf)
+
+    def context(self, request: ContextRequest) -> Bundle:
+        h = self.memory.history(request.subject)
+        cos = self.scores(h, request.task)
+        return pack(h, request, {"cosine": cos}, eligible=_eligible(cos, self.params), render=self.params.render)
+
+
+def _eligible(scores: np.ndarray, p) -> np.ndarray:
+    """Top-k by score (stable on ties) and above the minimum; shared with `embedding`."""
+    ok = scores > p.min_score
+    if p.top_k >= 0 and ok.sum() > p.top_k:
+        order = np.argsort(-scores, kind="stable")
+        keep = np.zeros(len(scores), dtype=bool)
+        keep[order[: p.top_k]] = True
+        ok &= keep
+    return ok

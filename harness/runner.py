@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 
 import pyarrow as pa
 
-from stores.registry import StrategySpec
+from stores.registry import StrategySpec, strategy_class
 from stores.tokens import TOKENIZER_ID
 
 from .criteria import registry as criteria_registry
@@ -145,7 +145,7 @@ def execute(
             "tokenizer": TOKENIZER_ID,
             "strategies": [
                 {"label": s.label, "name": s.name, "variant": s.variant, "overrides": dict(s.overrides),
-                 "params": _params(s), "params_hash": s.params_hash()}
+                 "params": _params(s), "params_hash": s.params_hash(), "capabilities": _capabilities(s)}
                 for s in specs
             ],
             "datasets": suite_identity(scenarios),
@@ -158,6 +158,14 @@ def execute(
         writer.abort()
         raise
     return RunResult(run_id, path, probes, len(scenarios), time.perf_counter() - t0)
+
+
+def _capabilities(spec: StrategySpec) -> list[str]:
+    """What the strategy can answer beyond context (a rescore needs it to tell `unsupported`)."""
+    try:
+        return sorted(getattr(strategy_class(spec.name), "capabilities", ()))
+    except Exception:
+        return []
 
 
 def _params(spec: StrategySpec) -> dict[str, Any]:

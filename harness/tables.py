@@ -125,6 +125,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("band", pa.string()),
             ("base", pa.float64()),
             ("factors", pa.string()),  # JSON list of {signal, impact, detail, source_ids}
+            ("recomputed", pa.bool_()),  # true: the second computation at a probe, kept only when it differed
         ]
     ),
 }
@@ -184,8 +185,8 @@ def _candidate_rows(label: str, o: ProbeOutcome, b: Bundle) -> dict[str, list]:
     return base
 
 
-def _health_row(label: str, scenario: str, event_index: int, probe_id: str, r: HealthReport) -> dict[str, Any]:
-    return {
+def _health_row(label: str, scenario: str, event_index: int, probe_id: str, r: HealthReport, recomputed: bool = False) -> dict[str, Any]:
+    return {"recomputed": recomputed,
         "strategy": label, "scenario": scenario, "subject": r.subject, "event_index": event_index,
         "probe_id": probe_id, "at": r.at, "score": float(r.score), "band": r.band, "base": float(r.base),
         "factors": json.dumps([
@@ -222,9 +223,11 @@ class TableBuffer:
         })
         if b is not None:
             self.candidate_cols.append(_candidate_rows(label, o, b))
-        for r in (o.health,):
-            if r is not None:
-                self.rows["health"].append(_health_row(label, o.scenario.id, o.event_index, o.probe.id, r))
+        if o.health is not None:
+            self.rows["health"].append(_health_row(label, o.scenario.id, o.event_index, o.probe.id, o.health))
+            # the determinism check's second report is data too (a rescore needs it); equal ones are not repeated
+            if o.health_again is not None and o.health_again != o.health:
+                self.rows["health"].append(_health_row(label, o.scenario.id, o.event_index, o.probe.id, o.health_again, True))
 
     def add_timeline(self, label: str, scenario: str, points: list[HealthPoint]) -> None:
         self.rows["health"] += [_health_row(label, scenario, p.event_index, "", p.report) for p in points]

@@ -5,6 +5,13 @@ expected case gets a row whatever the strategy did), which capability it needs, 
 score one probe outcome (or one scenario, for `idempotency`). The framework turns strategy
 errors into `error` rows and missing capabilities into `unsupported` rows: shown, never
 dropped, counted as 0.
+
+Applicability is decided from the gold labels, so every expected case has a row. One
+criterion also depends on what the strategy returned: provenance is only defined for a
+non-empty context. Its function returns `None` for a bundle with nothing included, meaning
+"no case here" (no row); that is the only way a criterion function may decline, and it is
+only reached once the strategy has answered (an error or a missing capability still gives
+its row).
 """
 
 from __future__ import annotations
@@ -54,7 +61,8 @@ class Criterion:
     level: Literal["probe", "scenario"]
     applies: Callable[[Probe], bool]
     requires: str | None
-    fn: Callable[..., Score]
+    fn: Callable[..., Score | None]
+    """Scores one case; `None` only where the case depends on the bundle (see the module doc)."""
     description: str = ""
 
 
@@ -83,7 +91,9 @@ def criterion(
 
 
 def _load() -> None:
+    # registration order is the order of the criteria doc: the eight, then the extras
     importlib.import_module(f"{__name__}.support")
+    importlib.import_module(f"{__name__}.extra")
 
 
 def registry() -> dict[str, Criterion]:
@@ -94,10 +104,14 @@ def registry() -> dict[str, Criterion]:
 
 
 def unsupported(c: Criterion) -> Score:
+    """The row for a case the strategy lacks the capability to answer."""
     return Score(c.key, None, False, "unsupported", f"the strategy has no {c.requires} capability, so {c.title} cannot be shown; counted as 0")
 
 
-def errored(c: Criterion, why: str) -> Score:
+def errored(c: Criterion | str, why: str) -> Score:
+    """The row for a case with no verdict because something raised (counts as 0)."""
+    if isinstance(c, str):
+        c = registry()[c]
     return Score(c.key, None, False, "error", f"no verdict: {why}; counted as 0")
 
 
@@ -113,9 +127,11 @@ def score_probe(outcome: ProbeOutcome) -> list[Score]:
             scores.append(errored(c, outcome.error or "no bundle"))
         else:
             try:
-                scores.append(c.fn(outcome))
+                s = c.fn(outcome)
             except Exception as exc:  # a scorer bug is shown, not hidden
-                scores.append(errored(c, f"the scorer raised {type(exc).__name__}: {exc}"))
+                s = errored(c, f"the scorer raised {type(exc).__name__}: {exc}")
+            if s is not None:
+                scores.append(s)
     return scores
 
 
@@ -126,7 +142,9 @@ def score_scenario(scenario: Scenario, outcomes: list[ProbeOutcome], extra: dict
         if c.level != "scenario":
             continue
         try:
-            scores.append(c.fn(scenario, outcomes, extra))
+            s = c.fn(scenario, outcomes, extra)
         except Exception as exc:
-            scores.append(errored(c, f"the scorer raised {type(exc).__name__}: {exc}"))
+            s = errored(c, f"the scorer raised {type(exc).__name__}: {exc}")
+        if s is not None:
+            scores.append(s)
     return scores

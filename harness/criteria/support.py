@@ -1,51 +1,215 @@
-"""The support criteria of the criteria doc, each one registered function."""
+"""The eight support criteria of the criteria doc, each one registered function, in its order.
+
+Every verdict is computed from the bundle and the gold labels alone (see `_bundle` for how a
+bundle is read); nothing here knows which strategy produced the bundle.
+"""
 
 from __future__ import annotations
 
+import math
+
 from stores.tokens import count_tokens
 
-from . import criterion, ok_or_fail
+from . import criterion, errored, ok_or_fail
 from ..replay import ProbeOutcome
-from ..scenario import TextNeedle
+from ._bundle import foreign_items, pair_verdict, plural, quote, quote_all, view
+
+REPEAT_TOP = 3
+"""A negative repeat control fails when its resolution is included within this many ranks."""
+
+HEALTH_TOLERANCE = 1e-6
+"""How close base + impacts (clamped) must come to the reported score."""
+
+
+def _coverage(o: ProbeOutcome, ids, what: str) -> tuple[list[str], str]:
+    """Missing ids and the 'covered k of n <what>' sentence."""
+    v = view(o)
+    missing = [g for g in ids if g not in v.rank]
+    why = f"covered {len(ids) - len(missing)} of {len(ids)} {what}"
+    if missing:
+        why += f"; missing {quote_all(o, missing)}"
+    return missing, why
+
+
+@criterion("identity_persistence", title="identity persistence", applies=lambda p: bool(p.expect.identity))
+def identity_persistence(o: ProbeOutcome):
+    """Share of the probe's identity facts covered by included items; passes when all are and no
+    item of another customer is anywhere in the bundle (included or only considered)."""
+    ids = o.probe.expect.identity
+    missing, why = _coverage(o, ids, "identity facts")
+    foreign = foreign_items(o)
+    if foreign:
+        item, subj, inc = foreign[0]
+        why += (f"; but the bundle holds {plural(len(foreign), 'item')} of another customer, e.g. {item} of {subj}"
+                f" ({'included' if inc else 'considered'})")
+    value = (len(ids) - len(missing)) / len(ids)
+    return ok_or_fail("identity_persistence", value, not missing and not foreign, why,
+                      missing + [f[0] for f in foreign])
+
+
+@criterion("preference_surfacing", title="preference surfacing", applies=lambda p: bool(p.expect.preferences))
+def preference_surfacing(o: ProbeOutcome):
+    """Share of stated preferences covered; 0 if any preference they superseded is included."""
+    ids = o.probe.expect.preferences
+    missing, why = _coverage(o, ids, "stated preferences")
+    v = view(o)
+    stale = [g for g in o.probe.expect.superseded if g in v.rank]
+    value = (len(ids) - len(missing)) / len(ids)
+    if stale:
+        value = 0.0
+        why += f"; scored 0 because a superseded preference is included: {quote_all(o, stale)}"
+    return ok_or_fail("preference_surfacing", value, not missing and not stale, why, stale + missing)
 
 
 @criterion("token_budget", title="token budget compliance")
 def token_budget(o: ProbeOutcome):
-    """1 if the whole context text, headers included, fits the probe's budget."""
-    n = count_tokens(o.bundle.text)
+    """1 if the whole context text, headers included, fits the probe's budget (counted here,
+    with the project tokenizer, not taken from the strategy's own count)."""
+    n = count_tokens(o.bundle.text or "")
     ok = n <= o.probe.budget
-    return ok_or_fail("token_budget", 1.0 if ok else 0.0, ok,
-                      f"context is {n} tokens against a budget of {o.probe.budget}" + ("" if ok else f": {n - o.probe.budget} over"))
+    why = f"context is {n} tokens against a budget of {o.probe.budget}" + ("" if ok else f": {n - o.probe.budget} over")
+    return ok_or_fail("token_budget", 1.0 if ok else 0.0, ok, why)
 
 
-@criterion("recall", title="recall", group="extra", applies=lambda p: bool(p.expect.include))
-def recall(o: ProbeOutcome):
-    """Share of `include` gold items present in the context."""
-    included = {sid for c in o.bundle.candidates if c.included for sid in c.source_ids}
-    text = o.bundle.text.lower()
-    missing = []
-    for g in o.probe.expect.include:
-        hit = g.text.lower() in text if isinstance(g, TextNeedle) else g in included
-        if not hit:
-            missing.append(g.text if isinstance(g, TextNeedle) else g)
-    n = len(o.probe.expect.include)
-    got = n - len(missing)
-    why = f"included {got} of {n} must-include items" + (f"; missing {', '.join(missing)}" if missing else "")
-    return ok_or_fail("recall", got / n, not missing, why, missing)
+@criterion("provenance", title="provenance tracing")
+def provenance(o: ProbeOutcome):
+    """Share of included items whose `source_ids` are non-empty, were replayed before the
+    probe, and belong to the probe's customer. No case for a context with nothing included."""
+    included = [c for c in o.bundle.candidates if c.included]
+    if not included:
+        return None
+    bad: list[tuple[str, str]] = []
+    for c in included:
+        if not c.source_ids:
+            bad.append((c.item_id, "names no source"))
+            continue
+        unknown = [s for s in c.source_ids if not o.exists(s)]
+        if unknown:
+            bad.append((c.item_id, f"cites {', '.join(unknown)}, which had not happened before this probe"))
+            continue
+        other = [s for s in c.source_ids if o.seen[s].subject != o.probe.subject]
+        if other:
+            bad.append((c.item_id, f"cites {quote(o, other[0])}, which belongs to {o.seen[other[0]].subject}"))
+    n = len(included)
+    why = f"{n - len(bad)} of {plural(n, 'included item')} trace back to this customer's history"
+    if bad:
+        why += "; " + "; ".join(f"{i} {r}" for i, r in bad[:3]) + (f"; and {len(bad) - 3} more" if len(bad) > 3 else "")
+    return ok_or_fail("provenance", (n - len(bad)) / n, not bad, why, [b[0] for b in bad])
 
 
 @criterion("idempotency", title="idempotent compilation", level="scenario")
 def idempotency(scenario, outcomes, extra):
-    """Replaying with every event delivered twice, and again after reset, gives identical bundles."""
+    """1 if replaying with every event delivered twice, and again after reset, gives bundles
+    identical to the plain replay (same item ids, order, inclusion and text)."""
     idem = extra["idempotency"]
+    if not idem["plain"]:
+        return None  # no probe, nothing compiled to compare
+    failed = [pid for pid, sig in idem["plain"].items() if isinstance(sig, tuple) and sig and sig[0] == "error"]
+    if extra.get("observe_error") or failed:
+        why = extra.get("observe_error") or idem["plain"][failed[0]][1]
+        return errored("idempotency", f"the plain replay itself failed ({why})")
     if idem.get("error"):
-        return ok_or_fail("idempotency", 0.0, False, f"the check replay failed: {idem['error']}")
+        return ok_or_fail("idempotency", 0.0, False, f"the check replays failed: {idem['error']}")
     diffs = []
     for pid, sig in idem["plain"].items():
         for kind in ("reset", "twice"):
             if idem[kind].get(pid) != sig:
-                diffs.append(f"{pid} ({'after reset' if kind == 'reset' else 'events delivered twice'})")
+                diffs.append((pid, "after reset" if kind == "reset" else "with every event delivered twice"))
     ok = not diffs
-    why = (f"all {len(idem['plain'])} probes gave identical bundles on replay after reset and with every event delivered twice"
-           if ok else f"bundles differed at {', '.join(diffs)}")
-    return ok_or_fail("idempotency", 1.0 if ok else 0.0, ok, why, [d.split(' ')[0] for d in diffs])
+    why = (f"all {plural(len(idem['plain']), 'probe')} gave identical bundles on replay after reset and with every event delivered twice"
+           if ok else "bundles differed at " + ", ".join(f"{p} ({k})" for p, k in diffs))
+    return ok_or_fail("idempotency", 1.0 if ok else 0.0, ok, why, list(dict.fromkeys(p for p, _ in diffs)))
+
+
+@criterion("session_ranking", title="session-aware ranking", applies=lambda p: bool(p.expect.above))
+def session_ranking(o: ProbeOutcome):
+    """Share of `above` pairs ordered correctly: the first included and ranked above the
+    second, or the second not included while the first is."""
+    v = view(o)
+    wrong = []
+    for a, b in o.probe.expect.above:
+        right, why = pair_verdict(v, a, b)
+        if not right:
+            wrong.append((a, b, why))
+    n = len(o.probe.expect.above)
+    why = f"{n - len(wrong)} of {plural(n, 'ordering')} right"
+    if wrong:
+        a, b, reason = wrong[0]
+        why += f"; {quote(o, a)} should come before {quote(o, b)}, but {reason}"
+        if len(wrong) > 1:
+            why += f"; also wrong: {', '.join(f'{x} over {y}' for x, y, _ in wrong[1:])}"
+    return ok_or_fail("session_ranking", (n - len(wrong)) / n, not wrong, why,
+                      list(dict.fromkeys(x for a, b, _ in wrong for x in (a, b))))
+
+
+@criterion("repeat_issue", title="repeat-issue detection",
+           applies=lambda p: bool(p.expect.repeat_of or p.expect.not_repeat_of))
+def repeat_issue(o: ProbeOutcome):
+    """Per case: a positive (`repeat_of`) is a true positive when all its evidence is included,
+    else a false negative; a negative (each `not_repeat_of` session) is a true negative unless an
+    included item covering that session's resolution sits in the top 3 ranks (a false positive).
+    The probe's value is 1 when every case is right; the aggregate reports precision, recall, F1
+    over the counts in `meta`."""
+    e = o.probe.expect
+    v = view(o)
+    cases, notes, evidence = [], [], []
+    if e.repeat_of:
+        proof = list(e.evidence) or [f"{e.repeat_of}#resolution"]
+        missing = [g for g in proof if g not in v.rank]
+        if missing:
+            cases.append("fn")
+            notes.append(f"missed the repeat of {e.repeat_of}: {quote_all(o, missing)} not in the context")
+            evidence += missing
+        else:
+            cases.append("tp")
+            notes.append(f"recalled the repeat of {e.repeat_of} ({', '.join(f'{g} at rank {v.rank[g]}' for g in proof)})")
+    for s in e.not_repeat_of:
+        rid = f"{s}#resolution"
+        r = v.rank.get(rid)
+        if r is not None and r <= REPEAT_TOP:
+            cases.append("fp")
+            notes.append(f"treated {s} as the same issue: {quote(o, rid)} is at rank {r}")
+            evidence.append(rid)
+        else:
+            cases.append("tn")
+            notes.append(f"kept unrelated {s} out of the top {REPEAT_TOP}" + (f" (rank {r})" if r else ""))
+    counts = {k: cases.count(k) for k in ("tp", "fn", "fp", "tn")}
+    kinds = (["positive"] if e.repeat_of else []) + (["negative"] if e.not_repeat_of else [])
+    ok = counts["fn"] == 0 and counts["fp"] == 0
+    return ok_or_fail("repeat_issue", 1.0 if ok else 0.0, ok, "; ".join(notes), evidence,
+                      kind="+".join(kinds), outcome=",".join(cases), **counts)
+
+
+def _clamp(x: float) -> float:
+    return min(100.0, max(0.0, x))
+
+
+@criterion("health", title="explainable health scoring", requires="health", applies=lambda p: p.expect.health is not None)
+def health(o: ProbeOutcome):
+    """1 if the health band equals the gold band, the itemized factors (signal, impact, detail)
+    plus the base reproduce the score after clamping to 0..100, and a second computation
+    returns the identical report."""
+    if o.health_error:
+        return errored("health", o.health_error)
+    r, again, gold = o.health, o.health_again, o.probe.expect.health
+    if r is None:
+        return errored("health", "no health report was returned")
+    problems = []
+    if r.band != gold:
+        problems.append(f"band is {r.band} (score {r.score:g}), expected {gold}")
+    incomplete = [f.signal or "(unnamed)" for f in r.factors
+                  if not f.signal or not f.detail or not isinstance(f.impact, (int, float)) or not math.isfinite(f.impact)]
+    if incomplete:
+        problems.append(f"factors without a signal, a finite impact and a detail: {', '.join(incomplete)}")
+    else:
+        total = _clamp(r.base + sum(f.impact for f in r.factors))
+        if abs(total - r.score) > HEALTH_TOLERANCE:
+            problems.append(f"base {r.base:g} plus the itemized impacts gives {total:g}, not the reported {r.score:g}")
+    if again != r:
+        problems.append("a second computation for the same moment returned a different report"
+                        + (f" (score {again.score:g}, band {again.band})" if again is not None else ""))
+    if problems:
+        return ok_or_fail("health", 0.0, False, "; ".join(problems), [f.signal for f in r.factors])
+    parts = ", ".join(f"{f.signal} {f.impact:+g}" for f in r.factors) or "no factors"
+    why = f"band {r.band} as expected: {r.base:g} with {parts} gives {r.score:g}; recomputed identically"
+    return ok_or_fail("health", 1.0, True, why)

@@ -1,0 +1,94 @@
+"""The criteria beyond the eight (group `extra`), same rules, in the criteria doc's order."""
+
+from __future__ import annotations
+
+from . import criterion, ok_or_fail
+from ..replay import ProbeOutcome
+from ._bundle import (
+    foreign_items, forgotten_items, hit, last_forgets, leaked_text, name, pair_verdict, plural, quote, quote_all, view,
+)
+
+
+@criterion("isolation", title="customer isolation", group="extra")
+def isolation(o: ProbeOutcome):
+    """1 if no candidate (included or only considered) comes from another customer and, after a
+    `forget`, nothing of the forgotten history appears, neither as an item nor as its words."""
+    foreign = foreign_items(o)
+    deleted = forgotten_items(o)
+    off_limits = {s: o.event_index for s in o.scenario.subjects if s != o.probe.subject}
+    off_limits.update({s: i for s, i in last_forgets(o).items() if s == o.probe.subject})
+    flagged = {i for i, _, _ in foreign + deleted}
+    words = [i for i in leaked_text(o, off_limits) if i not in flagged]
+    problems = []
+    if foreign:
+        item, subj, inc = foreign[0]
+        problems.append(f"{plural(len(foreign), 'candidate')} of another customer, e.g. {item} of {subj} "
+                        f"({'included' if inc else 'considered'})")
+    if deleted:
+        item, subj, inc = deleted[0]
+        problems.append(f"{plural(len(deleted), 'candidate')} from {subj}'s deleted history, e.g. {quote(o, item)} "
+                        f"({'included' if inc else 'considered'})")
+    if words:
+        problems.append(f"the context repeats words of items it must not show: {quote_all(o, words)}")
+    if problems:
+        return ok_or_fail("isolation", 0.0, False, "; ".join(problems), [i for i, _, _ in foreign + deleted] + words)
+    n = len(o.bundle.candidates)
+    why = (f"all {plural(n, 'candidate')} belong to {o.probe.subject}" if n else "no candidates, so nothing of anyone else") + (
+        " and nothing deleted came back" if last_forgets(o) else "")
+    return ok_or_fail("isolation", 1.0, True, why)
+
+
+@criterion("self_recall", title="no self-recall", group="extra", applies=lambda p: p.on is not None)
+def self_recall(o: ProbeOutcome):
+    """1 if the turn the probe is attached to (not yet said) is not among the candidates."""
+    on = o.probe.on
+    for r, c in enumerate(o.bundle.candidates, start=1):
+        if c.item_id == on or on in c.source_ids:
+            how = "included" if c.included else "considered"
+            return ok_or_fail("self_recall", 0.0, False,
+                              f"the turn being answered, {on}, came back as history ({how}, rank {r}, item {c.item_id})", [on])
+    return ok_or_fail("self_recall", 1.0, True, f"the turn being answered, {on}, is not among the candidates")
+
+
+@criterion("stale_suppression", title="stale-memory suppression", group="extra", applies=lambda p: bool(p.expect.exclude))
+def stale_suppression(o: ProbeOutcome):
+    """Share of `exclude` items kept out of the context; passes when none is in it."""
+    v = view(o)
+    ex = o.probe.expect.exclude
+    bad = [g for g in ex if hit(v, g)]
+    why = f"kept {len(ex) - len(bad)} of {plural(len(ex), 'stale or unwanted item')} out"
+    if bad:
+        why += f"; included {quote_all(o, bad)}"
+    return ok_or_fail("stale_suppression", (len(ex) - len(bad)) / len(ex), not bad, why, [name(g) for g in bad])
+
+
+@criterion("known_fix_first", title="known fix first", group="extra", applies=lambda p: bool(p.expect.fix_before))
+def known_fix_first(o: ProbeOutcome):
+    """Share of (fix, failure) pairs where the fix is included and ranked above the failure
+    (or the failure is left out)."""
+    v = view(o)
+    pairs = o.probe.expect.fix_before
+    wrong = []
+    for fix, failure in pairs:
+        right, reason = pair_verdict(v, fix, failure)
+        if not right:
+            wrong.append((fix, failure, reason))
+    why = f"{len(pairs) - len(wrong)} of {plural(len(pairs), 'known fix')} ranked above the failed attempt"
+    if wrong:
+        fix, failure, reason = wrong[0]
+        why += f"; the fix {quote(o, fix)} should come before {failure}, but {reason}"
+    return ok_or_fail("known_fix_first", (len(pairs) - len(wrong)) / len(pairs), not wrong, why,
+                      list(dict.fromkeys(x for a, b, _ in wrong for x in (a, b))))
+
+
+@criterion("recall", title="recall", group="extra", applies=lambda p: bool(p.expect.include))
+def recall(o: ProbeOutcome):
+    """Share of `include` gold items in the context (an id covered by an included item, or a
+    text needle found in the context text)."""
+    v = view(o)
+    inc = o.probe.expect.include
+    missing = [g for g in inc if not hit(v, g)]
+    why = f"included {len(inc) - len(missing)} of {plural(len(inc), 'must-include item')}"
+    if missing:
+        why += f"; missing {quote_all(o, missing)}"
+    return ok_or_fail("recall", (len(inc) - len(missing)) / len(inc), not missing, why, [name(g) for g in missing])

@@ -86,6 +86,9 @@ class SemanticChecker:
         self.sessions: dict[str, _Session] = {}
         self.probe_ids: dict[str, int | None] = {}
         self.pending_on: dict[str, list[int]] = {}
+        """Probes with `on:` waiting for the next turn of their session."""
+        self.on_turns: list[tuple[int, ResolvedEvent]] = []
+        """(probe index, the next turn of its session), checked once every id is known."""
         self.first_event_incomplete = False
 
     # -- the pass ------------------------------------------------------------------------
@@ -117,6 +120,8 @@ class SemanticChecker:
             self.resolved.append(here)
             previous = here
             floor = here.at or floor
+        for probe_index, turn in self.on_turns:
+            self._check_on(probe_index, turn)
         for session, waiting in self.pending_on.items():
             for i in waiting:
                 on = self.events[i]["on"]
@@ -208,16 +213,20 @@ class SemanticChecker:
                        text=ev.get("turn") if isinstance(ev.get("turn"), str) else None,
                        default_of=None if explicit else session.turns)
         for probe_index in self.pending_on.pop(here.session, []):
-            on = self.events[probe_index]["on"]
-            if on != here.id:
-                known = "" if on in self.items else " (it is not an id in this scenario" + did_you_mean(on, self.items) + ")"
-                self.report(
-                    ("events", probe_index, "on"),
-                    f"on: '{on}' is not the next turn of session '{here.session}': "
-                    f"the next turn is '{here.id}' (line {here.line}){known}",
-                )
-            else:
-                self.resolved[probe_index].task = self.resolved[probe_index].task or self.items[here.id].text
+            self.on_turns.append((probe_index, here))
+
+    def _check_on(self, probe_index: int, turn: ResolvedEvent) -> None:
+        on = self.events[probe_index]["on"]
+        if on == turn.id:
+            probe = self.resolved[probe_index]
+            probe.task = probe.task or self.items[on].text
+            return
+        known = "" if on in self.items else " ('" + on + "' is not an id in this scenario" + did_you_mean(on, self.items) + ")"
+        self.report(
+            ("events", probe_index, "on"),
+            f"on: '{on}' is not the next turn of session '{turn.session}': "
+            f"the next turn is '{turn.id}' (line {turn.line}){known}",
+        )
 
     def _register(self, i: int, item_id: str, here: ResolvedEvent, path: tuple, text: str | None = None,
                   default_of: int | None = None) -> None:

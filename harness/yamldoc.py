@@ -84,7 +84,8 @@ def read_yaml(text: str) -> YamlDoc:
         problem = exc.problem or "invalid YAML"
         if exc.context:
             problem = f"{problem} ({exc.context})"
-        raise YamlSyntaxError(f"YAML syntax error: {problem}", mark.line + 1 if mark else None) from None
+        what = "YAML error" if isinstance(exc, yaml.constructor.ConstructorError) else "YAML syntax error"
+        raise YamlSyntaxError(f"{what}: {problem}", mark.line + 1 if mark else None) from None
     except yaml.YAMLError as exc:
         raise YamlSyntaxError(f"YAML error: {exc}", None) from None
     finally:

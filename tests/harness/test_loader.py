@@ -180,6 +180,10 @@ def test_top_level_fields_and_optional_description(tmp_path):
     assert list(s.subjects) == ["cust_a", "cust_b"] and s.subjects["cust_a"].name == "Dana"
 
 
+def test_yaml_1_1_booleans_stay_text(tmp_path):
+    assert load(tmp_path, TWO_TURNS + "- turn: yes\n").turns[-1].text == "yes"
+
+
 def test_an_on_key_is_a_string_key_not_a_yaml_boolean(tmp_path):
     s = load(tmp_path, TWO_TURNS + "- probe: p1\n  on: s1#3\n- turn: more\n")
     assert s.probes[0].on == "s1#3"
@@ -443,6 +447,12 @@ def test_on_with_no_later_turn_in_the_session_is_refused(tmp_path):
 def test_the_on_turn_itself_is_not_history_yet(tmp_path):
     issue = only(problems(tmp_path, TWO_TURNS + "- probe: p\n  on: s1#3\n  expect: {include: [s1#3]}\n- turn: next\n"))
     assert "has not happened yet" in issue.message
+
+
+def test_probes_waiting_for_the_same_turn_must_all_name_it(tmp_path):
+    issue = only(problems(tmp_path, TWO_TURNS + "- probe: p\n  on: s1#3\n- probe: q\n  on: s1#4\n- turn: a\n- turn: b\n"))
+    assert issue.path == "events[3].probe.on"
+    assert issue.message == "on: 's1#4' is not the next turn of session 's1': the next turn is 's1#3' (line 17)"
 
 
 def test_probe_needs_a_task_or_on(tmp_path):

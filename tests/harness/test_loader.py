@@ -450,9 +450,12 @@ def test_the_on_turn_itself_is_not_history_yet(tmp_path):
 
 
 def test_probes_waiting_for_the_same_turn_must_all_name_it(tmp_path):
-    issue = only(problems(tmp_path, TWO_TURNS + "- probe: p\n  on: s1#3\n- probe: q\n  on: s1#4\n- turn: a\n- turn: b\n"))
+    path = write(tmp_path, TWO_TURNS + "- probe: p\n  on: s1#3\n- probe: q\n  on: s1#4\n- turn: a\n- turn: b\n")
+    issue = only(validate_paths([path]))
     assert issue.path == "events[3].probe.on"
-    assert issue.message == "on: 's1#4' is not the next turn of session 's1': the next turn is 's1#3' (line 17)"
+    assert issue.message == (
+        f"on: 's1#4' is not the next turn of session 's1': the next turn is 's1#3' (line {line_of(path, 'turn: a')})"
+    )
 
 
 def test_probe_needs_a_task_or_on(tmp_path):

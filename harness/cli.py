@@ -15,6 +15,9 @@ COMMANDS = (
     "harness.commands.run",
     "harness.commands.validate",
     "harness.commands.ls",
+    "harness.commands.baseline",
+    "harness.commands.check",
+    "harness.commands.compare",
 )
 
 

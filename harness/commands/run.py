@@ -23,6 +23,7 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed for anything random (bootstrap intervals); default 0")
     p.add_argument("--run-id", default=None, help="name of the run folder (default: timestamp + random suffix)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
+    p.add_argument("--junit", default=None, help="after the run is written, write JUnit XML of its raw verdicts to this file")
     p.set_defaults(func=main)
 
 
@@ -69,5 +70,12 @@ def main(args: argparse.Namespace) -> int:
         result = execute(scenarios, specs, out_dir, seed=args.seed, progress=progress, run_id=args.run_id,
                          command="supportbench run " + " ".join(shlex.quote(a) for a in sys.argv[2:]))
     console.print(f"{result.probes} probes in {result.seconds:.1f}s")
+    if args.junit:
+        from harness.ci.junit import run_junit, write_junit
+        from harness.results import Results
+
+        with Results(result.path) as res:
+            write_junit(run_junit(res), args.junit)
+        console.print(f"wrote JUnit to {args.junit}")
     print(result.path)
     return 0

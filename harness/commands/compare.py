@@ -1,0 +1,54 @@
+"""`supportbench compare RUN_A RUN_B` or `supportbench compare RUN --strategies a,b`: deltas and flipped cases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .common import console
+
+
+def register(sub) -> None:
+    p = sub.add_parser("compare", help="per-criterion deltas and flipped cases between two runs, or two strategies of one run")
+    p.add_argument("runs_", nargs="+", metavar="RUN", help="RUN_A RUN_B, or one RUN with --strategies a,b")
+    p.add_argument("--strategies", "-s", default=None,
+                   help="with two runs: only these strategies; with one run: exactly two strategies, compared b against a")
+    p.add_argument("--format", choices=["text", "md"], default="text", help="text, or markdown for a PR comment")
+    p.add_argument("--out", default=None, help="also write the report to this file")
+    p.add_argument("--fail-on-regression", action="store_true", help="exit 1 when any case flipped from pass to fail")
+    p.add_argument("--runs", default=None, help="folder runs live in (default: $SUPPORTBENCH_RUNS or runs/)")
+    p.set_defaults(func=main)
+
+
+def main(args) -> int:
+    from harness.ci.compare import compare_runs, compare_strategies
+    from harness.ci.render import compare_markdown, compare_text
+    from harness.results import Results, resolve_run
+
+    strategies = [s.strip() for s in args.strategies.split(",") if s.strip()] if args.strategies else None
+    if len(args.runs_) > 2:
+        console.print("error: give one or two runs", markup=False)
+        return 2
+    if len(args.runs_) == 1 and (not strategies or len(strategies) != 2):
+        console.print("error: with one run, name exactly two strategies: --strategies a,b", markup=False)
+        return 2
+    try:
+        paths = [resolve_run(r, args.runs) for r in args.runs_]
+    except FileNotFoundError as e:
+        console.print(f"error: {e}", markup=False)
+        return 2
+    try:
+        if len(paths) == 1:
+            with Results(paths[0]) as res:
+                result = compare_strategies(res, strategies[0], strategies[1])
+        else:
+            with Results(paths[0]) as a, Results(paths[1]) as b:
+                result = compare_runs(a, b, strategies=strategies)
+    except ValueError as e:
+        console.print(f"error: {e}", markup=False)
+        return 2
+    text = compare_markdown(result) if args.format == "md" else compare_text(result) + "\n"
+    print(text, end="")
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text)
+    return 1 if args.fail_on_regression and len(result.regressions) else 0

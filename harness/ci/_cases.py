@@ -48,38 +48,16 @@ def case_rows(res: Results, run: str | None = None, strategies: Sequence[str] | 
 
 
 def criterion_stats(res: Results, run: str | None = None, strategies: Sequence[str] | None = None) -> pd.DataFrame:
-    """Per strategy x criterion: mean, n, pass_rate, unsupported, errors (controls included).
+    """Per strategy x criterion with at least one case: mean, n, pass_rate, unsupported, errors.
 
-    Private stand-in for `harness.aggregate.aggregate` until it lands: the same meaning
-    (unsupported and error cases count in `n` and score 0; `repeat_issue`'s mean is F1).
+    The numbers of `harness.aggregate.aggregate` (controls included: CI guards them too), so
+    the check, the comparison, the report and the app agree; `repeat_issue`'s mean is F1.
     """
-    cases = case_rows(res, run, strategies)
-    rows = []
-    for (strategy, criterion), g in cases.groupby(["strategy", "criterion"], sort=True):
-        values = g["value"].fillna(0.0).where(g["status"].isin(["ok", "fail"]), 0.0)
-        mean = float(values.mean()) if len(g) else 0.0
-        if criterion == "repeat_issue":
-            mean = _f1(g)
-        rows.append({
-            "strategy": strategy, "criterion": criterion, "grp": g["grp"].iloc[0], "mean": mean, "n": int(len(g)),
-            "pass_rate": float(g["passed"].astype(bool).mean()) if len(g) else 0.0,
-            "unsupported": int((g["status"] == "unsupported").sum()), "errors": int((g["status"] == "error").sum()),
-        })
-    return pd.DataFrame(rows, columns=["strategy", "criterion", "grp", "mean", "n", "pass_rate", "unsupported", "errors"])
+    from harness.aggregate import aggregate
 
-
-def _f1(g: pd.DataFrame) -> float:
-    import json
-
-    tp = fp = fn = 0
-    for status, meta in zip(g["status"], g["meta"]):
-        outcome = (json.loads(meta or "{}") or {}).get("outcome")
-        if status in ("error", "unsupported"):
-            fn += 1
-        elif outcome == "tp":
-            tp += 1
-        elif outcome == "fp":
-            fp += 1
-        elif outcome == "fn":
-            fn += 1
-    return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+    df = aggregate(res, include_controls=True, run=pick_run(res, run))
+    df = df[df["n"] > 0]
+    if strategies is not None:
+        df = df[df["strategy"].isin(list(strategies))]
+    cols = ["strategy", "criterion", "grp", "mean", "n", "pass_rate", "unsupported", "errors"]
+    return df[cols].sort_values(["strategy", "criterion"], kind="stable").reset_index(drop=True)

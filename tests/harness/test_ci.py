@@ -1,0 +1,252 @@
+"""CI regression checks: baseline, check (exit codes and messages), compare, JUnit."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import xmlschema
+from helpers import outage_story, probe, resolve, scenario, turn
+
+from harness.ci.baseline import BaselineError, build_baseline, load_baseline
+from harness.ci.compare import compare_runs, compare_strategies
+from harness.ci.junit import run_junit, write_junit
+from harness.cli import main
+from harness.results import Results
+from harness.runner import execute
+from stores.history_stuffing import HistoryStuffing
+from stores.registry import REGISTRY, StrategySpec
+
+XSD = Path(__file__).resolve().parent.parent / "data" / "junit.xsd"
+
+
+def needs_fix(id="needs_fix"):
+    """A repeat of a resolved issue: the resolution must be in the context."""
+    return scenario([
+        turn("a-1", "Exports fail with error 502.", 0, session="s1"),
+        resolve("s1", "Fixed by clearing the export cache.", 30),
+        turn("b-1", "Exports fail again with 502.", 60 * 24, session="s2"),
+        probe("p1", "exports failing", 60 * 24 + 1, session="s2", include=("s1#resolution",)),
+    ], id=id)
+
+
+def specs(**hs_params):
+    """`history_stuffing[prod]` (the label stays whatever its params), plus both controls."""
+    return [StrategySpec("history_stuffing", tuple(sorted(hs_params.items())), "prod"), StrategySpec("empty"), StrategySpec("oracle")]
+
+
+def run(tmp, name, scenarios=None, strategies=None) -> Path:
+    scenarios = scenarios if scenarios is not None else [outage_story(), needs_fix()]
+    return execute(scenarios, strategies or specs(), tmp, run_id=name).path
+
+
+@pytest.fixture(scope="module")
+def approved(tmp_path_factory):
+    """A clean run and the baseline approved from it."""
+    tmp = tmp_path_factory.mktemp("ci")
+    good = run(tmp, "good")
+    assert main(["baseline", str(good), "--out", str(tmp / "baseline.json")]) == 0
+    return tmp, good, tmp / "baseline.json"
+
+
+@pytest.fixture(scope="module")
+def worse(approved):
+    """The same label, `history_stuffing[prod]`, with resolutions left out: worse on repeat issues."""
+    return run(approved[0], "worse", strategies=specs(include_resolutions=False))
+
+
+def check(run_path, baseline, *extra) -> int:
+    return main(["check", str(run_path), "--baseline", str(baseline), *extra])
+
+
+def test_run_checked_against_its_own_baseline_passes(approved, capsys):
+    tmp, good, baseline = approved
+    assert check(good, baseline) == 0
+    assert "PASS (exit 0)" in capsys.readouterr().out
+
+
+def test_baseline_is_sorted_and_stable_under_reordering(approved, tmp_path):
+    tmp, good, baseline = approved
+    text = baseline.read_text()
+    data = json.loads(text)
+    assert text == json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    assert data["format"] == "supportbench-baseline/1"
+    assert data["strategies"]["empty"]["criteria"]["recall"]["failing"] == ["needs_fix/p1", "outage/p1"]
+    assert "outage" in data["strategies"]["oracle"]["criteria"]["idempotency"]["passing"]  # scenario-level case id
+    shuffled = run(tmp_path, "shuffled", [needs_fix(), outage_story()], list(reversed(specs())))
+    with Results(shuffled) as res:
+        again = build_baseline(res).to_json()
+    for d in (again, data):
+        d.pop("source")
+    assert again == data
+
+
+def test_worse_params_under_the_same_label_are_refused_and_the_regression_named(approved, worse, capsys):
+    tmp, _, baseline = approved
+    assert check(worse, baseline) == 2
+    out = capsys.readouterr().out
+    assert "history_stuffing[prod] params changed" in out and "include_resolutions True -> False" in out
+    assert "re-approve the baseline" in out
+    line = next(x for x in out.splitlines() if "history_stuffing[prod] · recall" in x)
+    assert "needs_fix/p1" in line and "mean 1.000 -> 0.500 (delta -0.500)" in line and "missing s1#resolution" in line
+
+
+def test_allow_param_changes_judges_the_scores_and_fails_on_the_regression(approved, worse, capsys):
+    tmp, _, baseline = approved
+    assert check(worse, baseline, "--allow-param-changes") == 1
+    out = capsys.readouterr().out
+    assert "FAIL (exit 1)" in out and "judged against the old numbers as allowed" in out
+    assert "1 case(s) passed in the baseline and fail now: needs_fix/p1" in out
+
+
+class Exploding(HistoryStuffing):
+    """history_stuffing that raises at every probe (same name and params, so the same params hash)."""
+
+    def context(self, request):
+        raise RuntimeError("vector store unreachable")
+
+
+def test_a_strategy_that_errors_fails_the_check(approved, monkeypatch, capsys):
+    tmp, _, baseline = approved
+    monkeypatch.setitem(REGISTRY, "history_stuffing", f"{__name__}:Exploding")
+    crashed = run(tmp / "crash", "crashed")
+    assert check(crashed, baseline) == 1
+    out = capsys.readouterr().out
+    assert "history_stuffing[prod] · recall: 2 case(s) errored" in out and "vector store unreachable" in out
+
+
+def test_baseline_refuses_a_run_with_errors(approved, monkeypatch):
+    tmp, _, _ = approved
+    monkeypatch.setitem(REGISTRY, "history_stuffing", f"{__name__}:Exploding")
+    crashed = run(tmp / "crash2", "crashed")
+    with Results(crashed) as res, pytest.raises(BaselineError, match="error case"):
+        build_baseline(res)
+    assert main(["baseline", str(crashed), "--out", str(tmp / "nope.json")]) == 2
+    assert not (tmp / "nope.json").exists()
+
+
+def test_a_baseline_from_another_suite_version_is_refused(approved, capsys):
+    tmp, _, baseline = approved
+    edited = replace(needs_fix(), content_hash="1" * 64)
+    other = run(tmp / "v2", "v2", [outage_story(), edited])
+    assert check(other, baseline) == 2
+    out = capsys.readouterr().out
+    old = json.loads(baseline.read_text())["suites"]["test"]["hash"]
+    with Results(other) as res:
+        new = res.manifests["v2"]["datasets"][0]["hash"]
+    assert f"suite test is a different version from the baseline's (baseline hash {old}, run hash {new}); changed: needs_fix" in out
+
+
+def test_a_vanished_scenario_fails(approved, capsys):
+    tmp, _, baseline = approved
+    fewer = run(tmp / "fewer", "fewer", [outage_story()])
+    assert check(fewer, baseline) == 1
+    assert "1 scenario(s) of the baseline vanished from the run: needs_fix" in capsys.readouterr().out
+
+
+def test_a_strategy_missing_from_the_run_fails(approved, capsys):
+    tmp, _, baseline = approved
+    partial = run(tmp / "partial", "partial", strategies=specs()[:2])
+    assert check(partial, baseline) == 1
+    assert "strategy oracle is in the baseline but not in the run" in capsys.readouterr().out
+
+
+def test_a_criterion_that_came_back_empty_fails(approved, tmp_path, capsys):
+    tmp, good, baseline = approved
+    data = json.loads(baseline.read_text())
+    data["strategies"]["oracle"]["criteria"]["health"] = {"mean": 1.0, "pass_rate": 1.0, "n": 1, "passing": ["outage/p1"], "failing": []}
+    (tmp_path / "b.json").write_text(json.dumps(data))
+    assert check(good, tmp_path / "b.json") == 1
+    assert "oracle · health: came back empty (0 cases, the baseline had 1" in capsys.readouterr().out
+
+
+def test_tolerances_and_warn_rules_let_a_known_drop_through(approved, worse, tmp_path, capsys):
+    tmp, _, baseline = approved
+    data = json.loads(baseline.read_text())
+    data["tolerances"].update(default=1.0, cases=[{"strategy": "history_stuffing[prod]", "case": "*", "new_failure": "warn"}])
+    (tmp_path / "b.json").write_text(json.dumps(data))
+    assert check(worse, tmp_path / "b.json", "--allow-param-changes") == 0
+    assert "tolerated by a new_failure=warn rule" in capsys.readouterr().out
+
+
+def test_an_unreadable_baseline_is_exit_2(approved, tmp_path, capsys):
+    _, good, _ = approved
+    assert check(good, tmp_path / "missing.json") == 2
+    (tmp_path / "bad.json").write_text('{"format": "something-else"}')
+    assert check(good, tmp_path / "bad.json") == 2
+    assert "expected format 'supportbench-baseline/1'" in capsys.readouterr().err
+
+
+def test_rebaselining_keeps_edited_tolerances(approved, tmp_path):
+    _, good, baseline = approved
+    data = json.loads(baseline.read_text())
+    data["tolerances"]["criteria"] = {"recall": 0.05}
+    out = tmp_path / "b.json"
+    out.write_text(json.dumps(data))
+    assert main(["baseline", str(good), "--out", str(out)]) == 0
+    assert load_baseline(out).tolerances.for_criterion("recall") == 0.05
+    assert main(["baseline", str(good), "--out", str(out), "--fresh"]) == 0
+    assert load_baseline(out).tolerances.for_criterion("recall") == 0.0
+
+
+def _junit(path: Path) -> ET.Element:
+    xmlschema.XMLSchema(XSD).validate(str(path))
+    return ET.parse(path).getroot()
+
+
+def test_run_junit_validates_and_shows_raw_failures(approved, tmp_path):
+    _, good, _ = approved
+    with Results(good) as res:
+        path = write_junit(run_junit(res), tmp_path / "run.xml")
+    root = _junit(path)
+    cases = {(c.get("classname"), c.get("name")): c for c in root.iter("testcase")}
+    assert len(cases) == int(root.get("tests"))
+    failure = cases[("empty.recall", "needs_fix")].find("failure")
+    assert failure is not None and "missing s1#resolution" in failure.get("message")
+    assert not list(cases[("oracle.recall", "needs_fix")])  # passed: no child element
+    assert cases[("oracle.idempotency", "outage")] is not None  # scenario-level criteria are test cases too
+
+
+def test_check_junit_agrees_with_the_verdict(approved, worse, monkeypatch, tmp_path):
+    tmp, good, baseline = approved
+    assert check(worse, baseline, "--allow-param-changes", "--junit", str(tmp_path / "check.xml")) == 1
+    cases = {(c.get("classname"), c.get("name")): c for c in _junit(tmp_path / "check.xml").iter("testcase")}
+    assert "passed in the baseline, fails now" in cases[("history_stuffing[prod].recall", "needs_fix")].find("failure").get("message")
+    assert "known failure" in cases[("empty.recall", "needs_fix")].find("skipped").get("message")
+    assert cases[("history_stuffing[prod].recall", "mean and pass rate vs baseline")].find("failure") is not None
+    monkeypatch.setitem(REGISTRY, "history_stuffing", f"{__name__}:Exploding")
+    crashed = run(tmp_path, "crashed")
+    assert check(crashed, baseline, "--junit", str(tmp_path / "crash.xml")) == 1
+    cases = {(c.get("classname"), c.get("name")): c for c in _junit(tmp_path / "crash.xml").iter("testcase")}
+    assert "vector store unreachable" in cases[("history_stuffing[prod].recall", "outage")].find("error").get("message")
+
+
+def test_compare_runs_lists_regressions_worst_first(approved, worse):
+    tmp, good, _ = approved
+    with Results(good) as a, Results(worse) as b:
+        c = compare_runs(a, b)
+    row = c.criteria.set_index(["strategy", "criterion"]).loc[("history_stuffing[prod]", "recall")]
+    assert (row["mean_a"], row["mean_b"], row["delta"]) == (1.0, 0.5, -0.5)
+    assert set(c.regressions["case"]) == {"needs_fix/p1", "outage/p1"} and c.improvements.empty
+    assert list(c.flips["direction"]) == ["regression"] * len(c.flips)
+
+
+def test_compare_two_strategies_within_one_run(approved, capsys):
+    _, good, _ = approved
+    with Results(good) as res:
+        c = compare_strategies(res, "empty", "oracle")
+    assert c.regressions.empty and "needs_fix/p1" in set(c.improvements["case"])
+    assert set(c.criteria["strategy"]) == {"empty -> oracle"}
+    assert main(["compare", str(good), "--strategies", "oracle,empty", "--format", "md"]) == 0
+    md = capsys.readouterr().out
+    assert md.startswith("### ❌ supportbench compare:") and "| oracle -> empty | recall | needs_fix/p1 | ok → fail |" in md
+
+
+def test_compare_needs_two_runs_or_two_strategies(approved, capsys):
+    _, good, _ = approved
+    assert main(["compare", str(good)]) == 2
+    assert main(["compare", str(good), str(good), "--strategies", "nope"]) == 2
+    assert main(["compare", str(good), str(good), "--fail-on-regression"]) == 0

@@ -73,7 +73,7 @@ def known_fix_first(o: ProbeOutcome):
         right, reason = pair_verdict(v, fix, failure)
         if not right:
             wrong.append((fix, failure, reason))
-    why = f"{len(pairs) - len(wrong)} of {plural(len(pairs), 'known fix')} ranked above the failed attempt"
+    why = f"{len(pairs) - len(wrong)} of {len(pairs)} known fix{'es' if len(pairs) != 1 else ''} ranked above the failed attempt"
     if wrong:
         fix, failure, reason = wrong[0]
         why += f"; the fix {quote(o, fix)} should come before {failure}, but {reason}"

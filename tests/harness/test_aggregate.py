@@ -1,0 +1,125 @@
+"""Aggregation: counts in SQL, Wilson for pass rates, seeded bootstrap over scenarios, F1 for repeats."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from harness.aggregate import aggregate, prf, resample_weights, totals, wilson
+from harness.results import Results
+from harness.runstore import RunWriter
+from harness.tables import SCHEMAS
+
+
+def row(strategy, scenario, probe, criterion, value, status=None, name=None, grp="core", **meta):
+    status = status or ("ok" if value == 1.0 else "fail")
+    return {"strategy": strategy, "strategy_name": name or strategy, "suite": "t", "scenario": scenario, "tags": [],
+            "probe_id": probe, "criterion": criterion, "grp": grp, "value": None if status in ("error", "unsupported") else value,
+            "passed": status == "ok", "status": status, "explanation": "", "evidence": [], "meta": json.dumps(meta)}
+
+
+def make_run(tmp_path, scores, events=(), run_id="r", strategies=("a", "b")):
+    w = RunWriter(tmp_path, run_id)
+    w.write("scores", pa.Table.from_pylist(list(scores), schema=SCHEMAS["scores"]))
+    if events:
+        w.write("events", pa.Table.from_pylist(list(events), schema=SCHEMAS["events"]))
+    return w.commit({"run_id": run_id, "strategies": [{"label": s, "name": s} for s in strategies]})
+
+
+def by(df, strategy, criterion):
+    return df[(df.strategy == strategy) & (df.criterion == criterion)].iloc[0]
+
+
+def test_wilson_matches_known_values():
+    lo, hi = wilson(8, 10)
+    assert (round(float(lo), 4), round(float(hi), 4)) == (0.4902, 0.9433)
+    lo, hi = wilson([0, 10], [10, 10])
+    assert lo[0] == 0.0 and round(float(hi[0]), 4) == 0.2775 and round(float(lo[1]), 4) == 0.7225 and hi[1] == pytest.approx(1.0)
+    assert np.isnan(wilson(0, 0)[0])
+
+
+def test_f1_conventions():
+    p, r, f = prf([1, 0, 0], [1, 0, 0], [0, 2, 0])
+    assert list(p) == [0.5, 0.0, 1.0] and list(r) == [1.0, 0.0, 1.0] and round(float(f[0]), 4) == 0.6667 and f[1] == 0.0
+
+
+def test_resamples_are_seeded_and_draw_whole_scenarios():
+    a, b = resample_weights(5, "recall", 0), resample_weights(5, "recall", 0)
+    assert (a == b).all() and a.shape == (1000, 5) and (a.sum(axis=1) == 5).all()
+    assert not (a == resample_weights(5, "recall", 1)).all()
+
+
+def test_unsupported_and_errors_count_in_n_as_zero(tmp_path):
+    run = make_run(tmp_path, [
+        row("a", "s1", "p1", "health", 1.0), row("a", "s1", "p2", "health", None, "unsupported"),
+        row("a", "s2", "p3", "health", None, "error"), row("a", "s2", "p4", "health", 1.0),
+    ])
+    with Results(run) as res:
+        r = by(aggregate(res), "a", "health")
+    assert (r.n, r["mean"], r.pass_rate, r.unsupported, r.errors) == (4, 0.5, 0.5, 1, 1)
+    assert round(r.pass_lo, 4) == round(float(wilson(2, 4)[0]), 4)
+
+
+def test_bootstrap_is_deterministic_with_the_seed_and_brackets_the_mean(tmp_path):
+    rows = [row("a", f"s{i}", f"p{i}{j}", "recall", float(j < i % 4)) for i in range(8) for j in range(3)]
+    run = make_run(tmp_path, rows, strategies=("a",))
+    with Results(run) as res:
+        one, two, other = aggregate(res, seed=7), aggregate(res, seed=7), aggregate(res, seed=8)
+    r = by(one, "a", "recall")
+    assert one.equals(two)
+    assert r.lo <= r["mean"] <= r.hi and r.lo < r.hi
+    assert by(other, "a", "recall")["mean"] == r["mean"]  # the seed moves only the interval
+
+
+def test_intervals_of_a_strategy_do_not_depend_on_the_others_shown(tmp_path):
+    rows = [row(s, f"s{i}", f"p{i}", "recall", float((i * (k + 1)) % 2)) for k, s in enumerate(("a", "oracle")) for i in range(6)]
+    run = make_run(tmp_path, rows, strategies=("a", "oracle"))
+    with Results(run) as res:
+        alone, with_controls = aggregate(res), aggregate(res, include_controls=True)
+    assert list(alone.strategy.unique()) == ["a"] and set(with_controls.strategy) == {"a", "oracle"}
+    assert by(alone, "a", "recall").lo == by(with_controls, "a", "recall").lo
+
+
+def probe_event(scenario, probe, expect):
+    return {"suite": "t", "scenario": scenario, "scenario_title": "", "tags": [], "event_index": 0, "kind": "probe",
+            "item_id": probe, "subject": "c1", "subject_name": "", "expect": json.dumps(expect)}
+
+
+def test_repeat_issue_reports_f1_with_precision_and_recall_and_errors_count_against(tmp_path):
+    rows = [
+        row("a", "s1", "p1", "repeat_issue", 1.0, tp=1, fp=0, fn=0, tn=0),
+        row("a", "s1", "p2", "repeat_issue", 0.0, tp=0, fp=1, fn=0, tn=1),
+        row("a", "s2", "p3", "repeat_issue", 0.0, tp=0, fp=0, fn=1, tn=0),
+        row("a", "s2", "p4", "repeat_issue", None, "error"),
+    ]
+    events = [probe_event("s2", "p4", {"repeat_of": "x", "not_repeat_of": ["y"]})]
+    with Results(make_run(tmp_path, rows, events, strategies=("a",))) as res:
+        r = by(aggregate(res), "a", "repeat_issue")
+    # tp 1, fp 1 + 1 (the error's negative), fn 1 + 1 (the error's positive)
+    assert (r.precision, r.recall) == (pytest.approx(1 / 3), pytest.approx(1 / 3)) and r["mean"] == pytest.approx(1 / 3)
+    assert r.n == 4 and r.errors == 1 and r.pass_rate == 0.25
+
+
+def test_a_strategy_without_cases_of_a_criterion_gets_n_zero_and_is_left_out_of_its_total(tmp_path):
+    rows = [row("a", "s1", "p1", "provenance", 1.0), row("a", "s1", "p1", "recall", 1.0, grp="extra"),
+            row("b", "s1", "p1", "recall", 0.0, grp="extra"), row("a", "s1", "p1", "token_budget", 0.0),
+            row("b", "s1", "p1", "token_budget", 1.0)]
+    with Results(make_run(tmp_path, rows)) as res:
+        df = aggregate(res)
+    r = by(df, "b", "provenance")
+    assert r.n == 0 and np.isnan(r["mean"])
+    t = totals(df).set_index("strategy")
+    assert (t.loc["a", "total"], t.loc["a", "core_criteria"], t.loc["a", "extra"]) == (0.5, 2, 1.0)
+    assert (t.loc["b", "total"], t.loc["b", "core_criteria"], t.loc["b", "extra"]) == (1.0, 1, 0.0)
+
+
+def test_several_runs_need_a_choice(tmp_path):
+    one = make_run(tmp_path, [row("a", "s1", "p1", "recall", 1.0)], run_id="one")
+    two = make_run(tmp_path, [row("a", "s1", "p1", "recall", 0.0)], run_id="two")
+    with Results([one, two]) as res:
+        with pytest.raises(ValueError, match="say which"):
+            aggregate(res)
+        assert by(aggregate(res, run="two"), "a", "recall")["mean"] == 0.0

@@ -1,0 +1,30 @@
+"""`supportbench rescore`: score an existing run again, from its tables, into a new run."""
+
+from __future__ import annotations
+
+import argparse
+
+from .common import console
+
+
+def register(sub) -> None:
+    p = sub.add_parser("rescore", help="re-score an existing run with the current criteria, without replaying")
+    p.add_argument("run", help="run folder, run id under the runs folder, or 'latest'")
+    p.add_argument("--out", default=None, help="folder to write the new run into (default: next to the original)")
+    p.add_argument("--run-id", default=None, help="name of the new run folder (default: timestamp + random suffix)")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    from harness.rescore import rescore
+    from harness.results import resolve_run
+
+    try:
+        src = resolve_run(args.run)
+    except FileNotFoundError as e:
+        console.print(f"[red]error[/red] {e}")
+        return 2
+    path = rescore(src, args.out, run_id=args.run_id)
+    console.print(f"re-scored {src.name} without replaying (idempotency verdicts carried over)")
+    print(path)
+    return 0

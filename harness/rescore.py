@@ -1,0 +1,229 @@
+"""Re-score a run from its tables, without replaying anything.
+
+The run's tables are its log: `events` gives back each scenario (transcript and gold labels),
+`probes` and `candidates` give back every bundle, `health` every report computed at a probe.
+The criteria then run on those exactly as they did live. Two verdicts rest on work a rescore
+cannot redo, and are carried over from the original `scores` rows: idempotency (it needs
+fresh replays) and a health check whose `health()` raised (the run keeps no report for it).
+
+The result is a new run (tables copied, a new `scores` table, `rescored_from` in the
+manifest), written atomically like any other.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from stores.protocol import Bundle, Candidate, Forget, HealthFactor, HealthReport, Resolution, Turn
+
+from .criteria import registry, score_probe
+from .replay import ProbeOutcome, build_seen
+from .results import Results, resolve_run
+from .runstore import RunWriter, environment, new_run_id, read_manifest
+from .scenario import Expect, Probe, Scenario, Subject, TextNeedle
+from .tables import SCHEMAS, TableBuffer
+
+CARRIED = ("idempotency",)
+"""Scenario-level verdicts that need a replay: copied from the original run."""
+
+
+def _utc(t: datetime | None) -> datetime | None:
+    return None if t is None else t.astimezone(timezone.utc)
+
+
+def _records(res: Results, sql: str, params: dict | None = None) -> list[dict[str, Any]]:
+    cur = res.con.execute(sql, params or {})
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, row)) for row in cur.fetchall()]
+
+
+def expect_from_json(text: str | None) -> Expect:
+    """The inverse of the events table's `expect` JSON."""
+    d = json.loads(text) if text else {}
+    refs = lambda xs: tuple(TextNeedle(x["text"]) if isinstance(x, dict) else x for x in xs)  # noqa: E731
+    pairs = lambda xs: tuple((a, b) for a, b in xs)  # noqa: E731
+    return Expect(
+        include=refs(d.get("include", ())), exclude=refs(d.get("exclude", ())),
+        identity=tuple(d.get("identity", ())), preferences=tuple(d.get("preferences", ())),
+        superseded=tuple(d.get("superseded", ())), above=pairs(d.get("above", ())),
+        repeat_of=d.get("repeat_of"), evidence=tuple(d.get("evidence", ())),
+        not_repeat_of=tuple(d.get("not_repeat_of", ())), fix_before=pairs(d.get("fix_before", ())),
+        health=d.get("health"),
+    )
+
+
+def scenarios_from(res: Results, run: str) -> list[Scenario]:
+    """Every scenario of the run, rebuilt from its `events` rows (in the run's order)."""
+    manifest = res.manifests[run]
+    versions = {f["id"]: f for d in manifest.get("datasets", []) for f in d.get("files", [])}
+    rows = _records(res, 'SELECT * FROM events WHERE run = $run ORDER BY scenario, event_index', {"run": run})
+    order = [r["scenario"] for r in _records(
+        res, "SELECT scenario, min(rowid) AS first FROM (SELECT scenario, row_number() OVER () AS rowid FROM events WHERE run = $run) GROUP BY scenario ORDER BY first",
+        {"run": run})]
+    by: dict[str, list[dict]] = {}
+    for r in rows:
+        by.setdefault(r["scenario"], []).append(r)
+    out = []
+    for sid in order:
+        evs, subjects = [], {}
+        for r in by[sid]:
+            at = _utc(r["at"])
+            subjects.setdefault(r["subject"], Subject(r["subject"], r["subject_name"] or ""))
+            if r["kind"] == "turn":
+                evs.append(Turn(r["item_id"], r["subject"], r["session"], r["role"], r["turn_kind"], r["text"], at))
+            elif r["kind"] == "resolve":
+                evs.append(Resolution(r["subject"], r["session"], r["status"], r["text"] or "", at))
+            elif r["kind"] == "probe":
+                evs.append(Probe(r["item_id"], r["subject"], r["session"], r["text"] or "", int(r["budget"]), at,
+                                 expect_from_json(r["expect"]), r["on_turn"], line=int(r["line"] or 0)))
+            elif r["kind"] == "forget":
+                evs.append(Forget(r["subject"], at))
+        first = by[sid][0]
+        meta = versions.get(sid, {})
+        out.append(Scenario(
+            id=sid, version=int(meta.get("version", 1)), title=first["scenario_title"] or "", tags=tuple(first["tags"] or ()),
+            start=evs[0].at if evs else datetime.fromtimestamp(0, timezone.utc), subjects=subjects, events=tuple(evs),
+            path=first["path"] or "", content_hash=meta.get("sha256", ""), suite=first["suite"] or "",
+        ))
+    return out
+
+
+def _report(r: dict[str, Any]) -> HealthReport:
+    factors = tuple(HealthFactor(f["signal"], f["impact"], f["detail"], tuple(f.get("source_ids") or ()))
+                    for f in json.loads(r["factors"] or "[]"))
+    return HealthReport(r["subject"], _utc(r["at"]), r["base"], factors, r["score"], r["band"])
+
+
+def _forgotten_at(s: Scenario) -> dict[int, frozenset[str]]:
+    """Subjects forgotten (and not spoken to since) at each probe, as the replay tracks them."""
+    out, forgotten = {}, set()
+    for i, ev in enumerate(s.events):
+        if isinstance(ev, Probe):
+            out[i] = frozenset(forgotten)
+        elif isinstance(ev, Forget):
+            forgotten.add(ev.subject)
+        else:
+            forgotten.discard(ev.subject)
+    return out
+
+
+def _capabilities(manifest: dict[str, Any]) -> dict[str, frozenset[str]]:
+    caps = {}
+    for s in manifest.get("strategies", []):
+        if "capabilities" in s:
+            caps[s["label"]] = frozenset(s["capabilities"])
+            continue
+        try:  # runs written before the manifest listed capabilities
+            from stores.registry import strategy_class
+
+            caps[s["label"]] = frozenset(getattr(strategy_class(s["name"]), "capabilities", ()))
+        except Exception:
+            caps[s["label"]] = frozenset()
+    return caps
+
+
+def outcomes_from(res: Results, run: str, scenario: Scenario, strategy: str, caps: frozenset[str]) -> list[ProbeOutcome]:
+    """The strategy's probe outcomes on one scenario, rebuilt from the run's tables."""
+    p = {"run": run, "scenario": scenario.id, "strategy": strategy}
+    probes = _records(res, "SELECT * FROM probes WHERE run = $run AND scenario = $scenario AND strategy = $strategy ORDER BY event_index", p)
+    cands: dict[str, list[Candidate]] = {}
+    for c in _records(res, "SELECT * FROM candidates WHERE run = $run AND scenario = $scenario AND strategy = $strategy ORDER BY probe_id, rank", p):
+        cands.setdefault(c["probe_id"], []).append(Candidate(
+            item_id=c["item_id"], text=c["text"], score=c["score"], components=json.loads(c["components"] or "{}"),
+            source_ids=tuple(c["source_ids"] or ()), included=bool(c["included"]), reason=c["reason"] or "",
+            tokens=int(c["tokens"] or 0), subject=c["subject"] or "", session=c["session"] or "",
+        ))
+    health: dict[str, dict[bool, HealthReport]] = {}
+    cols = res.con.execute("SELECT * FROM health LIMIT 0").description
+    recomputed = "coalesce(recomputed, false)" if any(d[0] == "recomputed" for d in cols) else "false"
+    for h in _records(res, f"SELECT *, {recomputed} AS again FROM health WHERE run = $run AND scenario = $scenario AND strategy = $strategy AND probe_id <> ''", p):
+        health.setdefault(h["probe_id"], {})[bool(h["again"])] = _report(h)
+    seen = build_seen(scenario)
+    forgotten = _forgotten_at(scenario)
+    by_id = {e.id: (i, e) for i, e in enumerate(scenario.events) if isinstance(e, Probe)}
+    out = []
+    for row in probes:
+        i, probe = by_id[row["probe_id"]]
+        bundle = None
+        if row["error"] is None:
+            bundle = Bundle(cands.get(probe.id, []), row["context"] or "", int(row["tokens"] or 0), row["latency_ms"] or 0.0)
+        reports = health.get(probe.id, {})
+        first = reports.get(False)
+        out.append(ProbeOutcome(
+            scenario, probe, i, bundle, error=row["error"], seen=seen, forgotten=forgotten[i],
+            health=first, health_again=reports.get(True, first), capabilities=caps,
+        ))
+    return out
+
+
+def rescore_tables(res: Results, run: str) -> pa.Table:
+    """A fresh `scores` table for `run`, in the order the runner writes it."""
+    manifest = res.manifests[run]
+    caps = _capabilities(manifest)
+    groups = {k: c.group for k, c in registry().items()}
+    names = {s["label"]: s["name"] for s in manifest.get("strategies", [])}
+    stored = {(r["strategy"], r["scenario"], r["probe_id"], r["criterion"]): r
+              for r in _records(res, "SELECT * EXCLUDE (run) FROM scores WHERE run = $run AND (probe_id = '' OR criterion = 'health')", {"run": run})}
+    buf = TableBuffer()
+    for s in scenarios_from(res, run):
+        for label in names:
+            for o in outcomes_from(res, run, s, label, caps.get(label, frozenset())):
+                for x in score_probe(o):
+                    old = stored.get((label, s.id, o.probe.id, x.criterion))
+                    if old is not None and _health_raised(o, old):
+                        buf.rows["scores"].append(old)
+                    else:
+                        buf.add_scores(label, names[label], s, o.probe.id, [x], groups)
+            for key in CARRIED:
+                old = stored.get((label, s.id, "", key))
+                if old is not None:
+                    buf.rows["scores"].append(old)
+    return pa.Table.from_pylist(buf.rows["scores"], schema=SCHEMAS["scores"])
+
+
+def _health_raised(o: ProbeOutcome, old: dict[str, Any]) -> bool:
+    """The original health verdict was an error because `health()` raised (not the scorer):
+    the run kept no report for it, so only the verdict can be carried over."""
+    return (old["criterion"] == "health" and old["status"] == "error" and o.bundle is not None
+            and "the scorer raised" not in (old["explanation"] or ""))
+
+
+def rescore(ref: str | Path, out_dir: str | Path | None = None, *, run_id: str | None = None) -> Path:
+    """Re-score the run at `ref` (path, run id or `latest`) into a new run; returns its folder."""
+    src = resolve_run(ref)
+    manifest = read_manifest(src)
+    started = datetime.now(timezone.utc)
+    with Results(src) as res:
+        scores = rescore_tables(res, src.name)
+    writer = RunWriter(out_dir if out_dir is not None else src.parent, run_id or new_run_id(started))
+    try:
+        for table in SCHEMAS:
+            if table == "scores":
+                continue
+            for part in sorted((src / table).glob("*.parquet")):
+                shutil.copy2(part, writer.tmp / table / part.name)
+        writer.write("scores", scores)
+        from .criteria import registry as crit
+
+        new = {
+            **manifest,
+            "run_id": writer.run_id,
+            "started": started.isoformat(),
+            "finished": datetime.now(timezone.utc).isoformat(),
+            "command": " ".join(sys.argv),
+            "rescored_from": {"run_id": manifest.get("run_id", src.name), "path": str(src),
+                              "git_commit": manifest.get("git_commit"), "carried_over": list(CARRIED) + ["health errors"]},
+            "criteria": [{"key": c.key, "title": c.title, "group": c.group, "level": c.level} for c in crit().values()],
+            **environment(),
+        }
+        return writer.commit(new)
+    except BaseException:
+        writer.abort()
+        raise

@@ -15,6 +15,8 @@ COMMANDS = (
     "harness.commands.run",
     "harness.commands.validate",
     "harness.commands.ls",
+    "harness.commands.report",
+    "harness.commands.rescore",
     "harness.commands.baseline",
     "harness.commands.check",
     "harness.commands.compare",

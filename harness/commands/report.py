@@ -1,0 +1,159 @@
+"""`supportbench report`: per-criterion results of a run, with intervals, as a table, markdown or JSON.
+
+Every format also leaves `report.md` in the run folder (written atomically), so a run carries
+its own readable summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .common import console, out
+
+FIELDS = ("mean", "n", "pass_rate", "lo", "hi", "unsupported", "errors")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("report", help="per-criterion results of a run, with 95%% intervals")
+    p.add_argument("run", help="run folder, run id under the runs folder, or 'latest'")
+    p.add_argument("--format", choices=["table", "md", "json"], default="table",
+                   help="table (terminal), md (markdown), or json (the machine-readable object of the criteria doc)")
+    p.add_argument("--all", action="store_true", help="include the control strategies (oracle, empty)")
+    p.add_argument("--seed", type=int, default=None, help="bootstrap seed (default: the run's seed)")
+    p.add_argument("--runs", default=None, help="folder runs live in, for run ids and 'latest' (default: $SUPPORTBENCH_RUNS or runs/)")
+    p.set_defaults(func=main)
+
+
+def _num(x: Any) -> Any:
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    if hasattr(x, "item"):
+        x = x.item()
+        return None if isinstance(x, float) and math.isnan(x) else x
+    return x
+
+
+def as_json(run_id: str, df: pd.DataFrame) -> dict[str, Any]:
+    """`{"run": ID, "strategies": {NAME: {KEY: {mean, n, pass_rate, lo, hi, unsupported, errors}}}}`;
+    `lo`/`hi` bound the mean; `repeat_issue` also has `precision` and `recall` (its mean is F1)."""
+    strategies: dict[str, dict[str, Any]] = {}
+    for r in df.to_dict("records"):
+        cell = {k: _num(r[k]) for k in FIELDS}
+        if r["criterion"] == "repeat_issue":
+            cell["precision"], cell["recall"] = _num(r["precision"]), _num(r["recall"])
+        strategies.setdefault(r["strategy"], {})[r["criterion"]] = cell
+    return {"run": run_id, "strategies": strategies}
+
+
+def _f(x: Any, digits: int = 2) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def cell(r: dict[str, Any]) -> str:
+    """`0.83 [0.71–0.92]`, with why it is low when cases had no verdict."""
+    if r["n"] == 0:
+        return "n/a"
+    s = f"{_f(r['mean'])} [{_f(r['lo'])}–{_f(r['hi'])}]"
+    if r["criterion"] == "repeat_issue":
+        s += f" P {_f(r['precision'])} R {_f(r['recall'])}"
+    notes = [f"{r['unsupported']} unsupported"] * bool(r["unsupported"]) + [f"{r['errors']} errors"] * bool(r["errors"])
+    return s + (f" ({', '.join(notes)})" if notes else "")
+
+
+def grid(df: pd.DataFrame, titled: bool = True) -> tuple[list[str], list[list[str]]]:
+    """Rows = criteria (doc order) then the totals, columns = strategies (`titled`: long names)."""
+    from harness.aggregate import totals
+    from harness.criteria import registry
+
+    titles = {k: c.title for k, c in registry().items()}
+    strategies = list(dict.fromkeys(df["strategy"]))
+    rows = []
+    for crit in dict.fromkeys(df["criterion"]):
+        d = df[df["criterion"] == crit].set_index("strategy")
+        grp = d["grp"].iloc[0]
+        label = (f"{titles.get(crit, crit)} ({crit})" if titled else crit) + (" ·extra" if grp == "extra" else "")
+        ns = sorted({int(d.loc[s, "n"]) for s in strategies if s in d.index})
+        label += f" n={ns[-1]}" if len(ns) == 1 else f" n={ns[0]}–{ns[-1]}"
+        rows.append([label] + [cell({**d.loc[s].to_dict(), "criterion": crit}) if s in d.index else "" for s in strategies])
+    t = totals(df).set_index("strategy")
+    rows.append(["total (core, equal weight)"] + [_f(t.loc[s, "total"]) for s in strategies])
+    rows.append(["total (extras)"] + [_f(t.loc[s, "extra"]) for s in strategies])
+    return strategies, rows
+
+
+def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int) -> str:
+    strategies, rows = grid(df)
+    lines = [f"# supportbench report: run {run_id}", ""]
+    if df.empty:
+        return "\n".join(lines + ["No scores in this run.", ""])
+    lines += ["| criterion | " + " | ".join(strategies) + " |", "| --- |" + " --- |" * len(strategies)]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+    lines += [
+        "",
+        f"Each cell: mean over cases [95% bootstrap interval over scenarios, {1000} resamples, seed {seed}]. "
+        "For repeat-issue detection the mean is F1, with precision (P) and recall (R). "
+        "Cases that were unsupported or raised an error count as 0 and are listed in the cell. "
+        "Totals weight each criterion equally; a criterion with no case for a strategy (n/a) is left out of its total. "
+        "Pass rates (with Wilson intervals) are in `--format json` and `harness.aggregate`.",
+        "",
+        "Controls (oracle, empty) are " + ("included." if include_controls else "left out (`--all` shows them)."),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file and one rename (readers never see half)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def main(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from harness.aggregate import aggregate
+    from harness.results import Results, resolve_run
+
+    try:
+        path = resolve_run(args.run, args.runs)
+    except FileNotFoundError as e:
+        console.print(f"[red]error[/red] {e}")
+        return 2
+    with Results(path) as res:
+        manifest = res.manifests[path.name]
+        seed = args.seed if args.seed is not None else int(manifest.get("seed", 0) or 0)
+        df = aggregate(res, include_controls=args.all, seed=seed)
+    run_id = manifest.get("run_id", path.name)
+    md = markdown(run_id, df, args.all, seed)
+    try:
+        write_atomic(path / "report.md", md)
+    except OSError as e:  # a read-only run folder must not stop the report
+        console.print(f"[yellow]warning[/yellow] could not write {path / 'report.md'}: {e}")
+    if args.format == "json":
+        sys.stdout.write(json.dumps(as_json(run_id, df), indent=2, allow_nan=False) + "\n")
+        return 0
+    if args.format == "md":
+        sys.stdout.write(md)
+        return 0
+    if df.empty:
+        out.print(f"run {run_id}: no scores")
+        return 0
+    strategies, rows = grid(df, titled=False)
+    table = Table(title=f"run {run_id}: mean [95% interval]", title_justify="left")
+    table.add_column("criterion", overflow="fold")
+    for s in strategies:
+        table.add_column(s, overflow="fold")
+    for i, r in enumerate(rows):
+        table.add_row(*r, end_section=(i == len(rows) - 3))
+    out.print(table)
+    console.print(f"report written to {path / 'report.md'}")
+    return 0

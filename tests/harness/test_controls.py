@@ -1,0 +1,58 @@
+"""The controls keep the scorers honest on the canonical suite: the oracle scores 1.0 wherever the
+gold can be met, the empty strategy 0 wherever something has to be recalled."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.aggregate import aggregate
+from harness.results import Results
+from harness.runner import execute
+from stores.registry import parse_specs
+
+CANONICAL = Path("datasets/canonical")
+ORACLE_PERFECT = ("identity_persistence", "preference_surfacing", "token_budget", "provenance", "session_ranking",
+                  "repeat_issue", "recall", "isolation", "self_recall", "stale_suppression", "known_fix_first")
+EMPTY_ZERO = ("identity_persistence", "preference_surfacing", "session_ranking", "repeat_issue", "known_fix_first", "recall")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    loader = pytest.importorskip("harness.loader")
+    if not list(CANONICAL.glob("*.yaml")):
+        pytest.skip("no canonical suite yet")
+    scenarios = loader.load_suite([str(CANONICAL)])
+    result = execute(scenarios, parse_specs("oracle,empty,history_stuffing"), tmp_path_factory.mktemp("runs"), run_id="controls")
+    res = Results(result.path)
+    yield res, aggregate(res, include_controls=True)
+    res.close()
+
+
+def failing(res: Results, strategy: str, criterion: str, bad: str) -> str:
+    rows = res.rows(f"SELECT scenario, probe_id, status, explanation FROM scores WHERE strategy = ? AND criterion = ? AND {bad}",
+                    [strategy, criterion])
+    return "\n".join(f"{s}/{p or '(scenario)'} [{st}]: {e}" for s, p, st, e in rows[:10])
+
+
+@pytest.mark.parametrize("criterion", ORACLE_PERFECT)
+def test_oracle_scores_one(run, criterion):
+    res, df = run
+    r = df[(df.strategy == "oracle") & (df.criterion == criterion)]
+    assert len(r) and r.n.iloc[0] > 0, f"the canonical suite has no {criterion} case"
+    assert r["mean"].iloc[0] == 1.0, failing(res, "oracle", criterion, "NOT passed")
+
+
+@pytest.mark.parametrize("criterion", EMPTY_ZERO)
+def test_empty_scores_zero_where_something_must_be_recalled(run, criterion):
+    res, df = run
+    r = df[(df.strategy == "empty") & (df.criterion == criterion)]
+    assert len(r) and r.n.iloc[0] > 0
+    assert r["mean"].iloc[0] == 0.0, failing(res, "empty", criterion, "value > 0")
+
+
+def test_no_control_or_baseline_case_errors(run):
+    res, df = run
+    errors = res.rows("SELECT strategy, scenario, probe_id, criterion, explanation FROM scores WHERE status = 'error' LIMIT 10")
+    assert df.errors.sum() == 0 and not errors, errors

@@ -14,6 +14,7 @@ import sys
 COMMANDS = (
     "harness.commands.run",
     "harness.commands.validate",
+    "harness.commands.generate",
     "harness.commands.ls",
     "harness.commands.report",
     "harness.commands.rescore",

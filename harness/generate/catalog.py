@@ -1,0 +1,565 @@
+"""The words the generator writes with: product areas, issues, paraphrases, people, preferences.
+
+Every issue comes with several ways of reporting it, so a repeat can be told in other words
+than the original (a lexical strategy has to work for it), and every area has a second issue
+that shares the surface words of the first but is a different problem (a look-alike: the
+words match, the fix does not). Slots in braces (`{wh}`, `{idp}` ...) are filled per customer
+and stay the same for that customer across sessions.
+
+Texts avoid urgency markers (see the reference design's list) except where a turn is meant to
+be urgent; the generator checks that with its own marker list before computing health.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One kind of problem a customer can have, with every way the story can be told."""
+
+    key: str
+    """Stable name, e.g. `conn-timeout`."""
+    area: str
+    """Product area."""
+    reports: tuple[str, ...]
+    """Ways the customer first describes it (paraphrases: few shared words between them)."""
+    details: tuple[str, ...]
+    """A customer's follow-up detail."""
+    diagnosis: tuple[str, ...]
+    """The agent's first answer or question."""
+    fail1: tuple[str, ...]
+    """A first step the agent tries that does not work (kind: action)."""
+    fail2: tuple[str, ...]
+    """A second step that does not work (kind: action)."""
+    fix: tuple[str, ...]
+    """The step that works (kind: action)."""
+    summary: tuple[str, ...]
+    """Resolution summaries."""
+    lookalike: str
+    """The issue of the same area that shares its words but not its cause."""
+
+
+AREAS = ("connectors", "billing", "mobile app", "SSO", "exports", "API")
+
+ISSUES: dict[str, Issue] = {}
+
+
+def _add(issue: Issue) -> None:
+    ISSUES[issue.key] = issue
+
+
+_add(Issue(
+    key="conn-timeout", area="connectors", lookalike="conn-auth",
+    reports=(
+        "Our {wh} connector keeps failing on the nightly load with 'sync failed: connection timeout after 30s'.",
+        "The overnight {wh} import died again; the log says the warehouse never answered within thirty seconds.",
+        "Every night the pipeline into {wh} aborts because it cannot reach the data warehouse before the time limit runs out.",
+        "Scheduled loads to {wh} error out around 2am, something about the link to the warehouse taking too long to open.",
+    ),
+    details=(
+        "Our warehouse is a small one that auto-suspends after a few minutes of inactivity.",
+        "It only happens on the first run of the night; a manual re-run an hour later usually works.",
+    ),
+    diagnosis=(
+        "A suspended warehouse can take 60-90 seconds to wake up, longer than the default connect timeout. Let me check the connection settings.",
+        "That pattern usually means the warehouse is still resuming when we open the connection. I'll look at your connector settings.",
+    ),
+    fail1=(
+        "Restarted the {wh} connector worker and re-ran the nightly load.",
+        "Restarted the sync worker for the {wh} connection and triggered the job again.",
+    ),
+    fail2=(
+        "Rotated the {wh} service credentials on the connection and retried the load.",
+        "Re-entered the {wh} service account password and ran the sync once more.",
+    ),
+    fix=(
+        "Raised connect_timeout on the {wh} connection from 30s to 120s and re-ran the nightly load.",
+        "Changed the {wh} connection's connect_timeout to 120 seconds so the warehouse has time to resume, then re-ran the load.",
+    ),
+    summary=(
+        "{wh} nightly load timed out because the warehouse takes 60-90s to resume from auto-suspend, longer than the 30s connect timeout. Fixed by raising connect_timeout to 120s.",
+        "Connection timeout on the {wh} connector: slow warehouse resume after auto-suspend. connect_timeout raised from 30s to 120s; load succeeded.",
+    ),
+))
+_add(Issue(
+    key="conn-auth", area="connectors", lookalike="conn-timeout",
+    reports=(
+        "Our {wh} connector keeps failing on the nightly load with 'sync failed: authentication error'.",
+        "The nightly {wh} connector load failed again, sync failed with a login error on the connection.",
+        "The {wh} connector sync failed overnight, the nightly load says the credentials were rejected.",
+    ),
+    details=(
+        "Our IT team rotated a bunch of service account passwords on Monday, if that matters.",
+        "The error started right after our admin changed the warehouse role for the integration user.",
+    ),
+    diagnosis=(
+        "An authentication error means the warehouse refused the integration user. Let me check the connection's credentials and role.",
+        "That message comes from the warehouse login, not from the network. I'll look at the integration user.",
+    ),
+    fail1=(
+        "Raised connect_timeout on the {wh} connection to 120s and retried the nightly load.",
+        "Restarted the {wh} connector worker and retried the sync.",
+    ),
+    fail2=(
+        "Cleared the connector's cached schema and ran the {wh} sync again.",
+        "Re-ran the {wh} load with a smaller batch size.",
+    ),
+    fix=(
+        "Re-authorized the {wh} connector with the integration user's new password and granted the LOADER role back; the nightly load ran clean.",
+        "Updated the stored {wh} credentials to the rotated service account password and restored the integration role; sync succeeded.",
+    ),
+    summary=(
+        "{wh} connector authentication failure after the customer rotated the integration user's password. Fixed by updating the stored credentials and restoring the LOADER role.",
+        "Sync failed on {wh} because the integration credentials were rotated. Re-authorized the connector; not a timeout problem.",
+    ),
+))
+_add(Issue(
+    key="bill-double", area="billing", lookalike="bill-tax",
+    reports=(
+        "We were charged twice for this month's invoice on our {card} card.",
+        "Our finance team sees two identical subscription payments for {month} on the company card.",
+        "There's a duplicate debit for the plan this cycle, the same amount went out two times.",
+        "My card statement shows you took the {month} payment twice.",
+    ),
+    details=(
+        "We updated the card on file a day before the renewal, in case that matters.",
+        "Both payments are for exactly the same amount and a minute apart.",
+    ),
+    diagnosis=(
+        "I'm sorry about that. A card change right before renewal can retry a payment that had already gone through. Let me look at the payment log.",
+        "Let me check the payment attempts on your account for this renewal.",
+    ),
+    fail1=(
+        "Re-synced the invoice with the payment processor to see if the second charge was only an authorization hold.",
+        "Checked whether the second payment was a pending authorization that would drop off by itself.",
+    ),
+    fail2=(
+        "Asked the billing system to merge the two invoices for the renewal.",
+        "Regenerated the renewal invoice from the subscription.",
+    ),
+    fix=(
+        "Refunded the duplicate {month} payment to the {card} card and voided the second invoice; the refund shows as pending at the bank.",
+        "Issued a full refund of the second {month} charge and voided the duplicate invoice.",
+    ),
+    summary=(
+        "Duplicate {month} subscription charge after a card update retried a payment that had succeeded. Second payment refunded and duplicate invoice voided.",
+        "Charged twice for the {month} renewal; refunded the duplicate and voided the extra invoice.",
+    ),
+))
+_add(Issue(
+    key="bill-tax", area="billing", lookalike="bill-double",
+    reports=(
+        "This month's invoice on our {card} card charged the wrong amount, VAT was added although we gave you our VAT number.",
+        "We were charged more than our plan price on this month's invoice, there's tax on it that shouldn't be there.",
+        "The invoice amount charged this month is off: you added sales tax we are exempt from.",
+    ),
+    details=(
+        "We moved our billing address to another country last quarter.",
+        "Our accountant needs a corrected invoice before the books close.",
+    ),
+    diagnosis=(
+        "Tax is added when the account has no valid tax ID for its billing country. Let me check the billing profile.",
+        "Let me look at the tax settings on your billing profile.",
+    ),
+    fail1=(
+        "Refunded the tax portion of the invoice manually and re-sent it.",
+        "Regenerated the invoice from the subscription without changing the billing profile.",
+    ),
+    fail2=(
+        "Asked the customer to re-enter the card so the invoice would be recalculated.",
+        "Switched the invoice currency to see if the tax line would drop.",
+    ),
+    fix=(
+        "Added the customer's VAT ID to the billing profile for the new country and re-issued the invoice as a reverse-charge invoice with a credit note for the tax.",
+        "Validated and saved the VAT number against the new billing country, then issued a credit note and a corrected reverse-charge invoice.",
+    ),
+    summary=(
+        "Tax charged because the billing profile had no VAT ID for the new billing country. VAT ID added, credit note and corrected invoice issued.",
+        "Wrong invoice amount due to missing tax exemption after a billing address change; fixed by adding the VAT number and re-issuing.",
+    ),
+))
+_add(Issue(
+    key="mobile-crash", area="mobile app", lookalike="mobile-push",
+    reports=(
+        "The mobile app crashes right after login on my {os} phone since the last update.",
+        "Since yesterday's update the app on my {os} device closes itself as soon as I sign in.",
+        "On {os} the application quits right after I enter my password, every single time.",
+        "I can't get into the app on my phone anymore, it just shuts down at the sign-in screen.",
+    ),
+    details=(
+        "I'm on version 5.4.0, updated from the store yesterday.",
+        "It happens on my phone and on my colleague's phone too.",
+    ),
+    diagnosis=(
+        "Thanks. We've seen reports of a crash after sign-in in 5.4.0. Let me walk you through a few steps.",
+        "Let me check which build you're on and try a couple of things.",
+    ),
+    fail1=(
+        "Asked the customer to force-close the app and restart the phone.",
+        "Had the customer restart the app and the device.",
+    ),
+    fail2=(
+        "Asked the customer to clear the app's cache and sign in again.",
+        "Had the customer delete and reinstall the app from the store.",
+    ),
+    fix=(
+        "Had the customer install build 5.4.2 from the store, which contains the sign-in crash fix; login works.",
+        "Pointed the customer to the 5.4.2 hotfix release in the store; after updating the app signs in normally.",
+    ),
+    summary=(
+        "Mobile app crash after sign-in on 5.4.0 ({os}). Fixed by updating to the 5.4.2 hotfix build.",
+        "App closed at sign-in after the 5.4.0 update; resolved with the 5.4.2 hotfix from the store.",
+    ),
+))
+_add(Issue(
+    key="mobile-push", area="mobile app", lookalike="mobile-crash",
+    reports=(
+        "Since the last update the mobile app on my {os} phone doesn't show any notifications after login.",
+        "After updating the app on my {os} phone I no longer get push alerts for new tickets.",
+        "The app stopped notifying me on my phone since the update, I only see new messages when I open it.",
+    ),
+    details=(
+        "The notification switch inside the app is still on.",
+        "Email notifications still arrive fine, only the phone is silent.",
+    ),
+    diagnosis=(
+        "Some phone updates reset the app's notification permission. Let me check a few settings with you.",
+        "Let me check the notification setup for your device.",
+    ),
+    fail1=(
+        "Asked the customer to force-close the app and restart the phone.",
+        "Had the customer reinstall the app from the store.",
+    ),
+    fail2=(
+        "Asked the customer to sign out and back in to re-register the device.",
+        "Cleared the customer's device list on our side so the phone would register again.",
+    ),
+    fix=(
+        "Walked the customer through re-enabling notifications for the app in the phone's system settings, which the OS update had turned off; test alert received.",
+        "Had the customer allow notifications for the app again in {os} settings; the test push arrived.",
+    ),
+    summary=(
+        "No push notifications after an {os} update reset the app's notification permission. Re-enabled in system settings.",
+        "Missing phone alerts: OS-level notification permission was off after the update; turned back on.",
+    ),
+))
+_add(Issue(
+    key="sso-cert", area="SSO", lookalike="sso-provision",
+    reports=(
+        "SSO login through {idp} fails for everyone with 'SAML response signature invalid'.",
+        "Nobody on our team can sign in with {idp} this morning, the page complains the assertion isn't trusted.",
+        "Single sign-on broke overnight: our identity provider login bounces back with a signature error.",
+        "Since this morning the {idp} sign-in loop rejects all of us with a certificate complaint.",
+    ),
+    details=(
+        "Our IT team rotated the {idp} signing certificate yesterday evening.",
+        "Password login still works for the two admins who have it.",
+    ),
+    diagnosis=(
+        "A signature error usually means the identity provider signs with a certificate we don't have yet. Let me check your SAML settings.",
+        "Let me compare the certificate we have on file with the one your identity provider uses.",
+    ),
+    fail1=(
+        "Cleared the SSO session cache for the workspace and asked the team to retry.",
+        "Asked the customer to clear cookies and sign in with {idp} again.",
+    ),
+    fail2=(
+        "Re-saved the SAML configuration without changes to refresh the metadata.",
+        "Toggled SSO enforcement off and on for the workspace.",
+    ),
+    fix=(
+        "Uploaded the new {idp} signing certificate to the workspace's SAML settings; sign-in works for everyone.",
+        "Replaced the expired IdP certificate in our SAML configuration with the rotated {idp} one; logins succeed.",
+    ),
+    summary=(
+        "SSO via {idp} failed with an invalid signature after the customer rotated the IdP signing certificate. Fixed by uploading the new certificate.",
+        "SAML signature error after a {idp} certificate rotation; new certificate uploaded to the SAML settings.",
+    ),
+))
+_add(Issue(
+    key="sso-provision", area="SSO", lookalike="sso-cert",
+    reports=(
+        "SSO login through {idp} fails for our new hires with an error, the others sign in fine.",
+        "Our new people can't use {idp} single sign-on, the login fails with 'user not found'.",
+        "{idp} SSO login fails for three people who joined this week.",
+    ),
+    details=(
+        "They show up in {idp} and have the app assigned, as far as I can tell.",
+        "Everyone who joined before last month can still log in.",
+    ),
+    diagnosis=(
+        "'User not found' means the account was never created on our side. Let me check your provisioning setup.",
+        "Let me look at SCIM provisioning for your workspace.",
+    ),
+    fail1=(
+        "Cleared the SSO session cache for the workspace and asked the new hires to retry.",
+        "Re-uploaded the {idp} signing certificate to the SAML settings.",
+    ),
+    fail2=(
+        "Asked the new hires to clear cookies and sign in again.",
+        "Re-saved the SAML configuration to refresh the metadata.",
+    ),
+    fix=(
+        "Added the new hires' {idp} group to the SCIM provisioning assignment; their accounts were created and they can sign in.",
+        "Assigned the onboarding group to the provisioning app in {idp}, which created the missing accounts; SSO works for them.",
+    ),
+    summary=(
+        "New hires could not sign in through {idp}: their group was not assigned to SCIM provisioning, so no accounts existed. Group assigned.",
+        "SSO 'user not found' for new employees; fixed by adding their {idp} group to provisioning. Not a certificate issue.",
+    ),
+))
+_add(Issue(
+    key="export-truncated", area="exports", lookalike="export-encoding",
+    reports=(
+        "The CSV export of our tickets stops at exactly 10,000 rows, we have far more.",
+        "When I download all conversations as a spreadsheet, I only get the first ten thousand lines.",
+        "Our data dump is cut off: the file always ends after 10k records.",
+        "The report download is incomplete, half of last year is missing from the file.",
+    ),
+    details=(
+        "We need the full history for our quarterly audit.",
+        "I tried it on two browsers, same cut-off.",
+    ),
+    diagnosis=(
+        "Direct downloads are capped; large exports need to run as a background job. Let me check your export settings.",
+        "Let me see which export method you're using.",
+    ),
+    fail1=(
+        "Asked the customer to retry the CSV export from another browser.",
+        "Had the customer split the date range in two and export again.",
+    ),
+    fail2=(
+        "Asked the customer to switch the export format to XLSX.",
+        "Cleared the cached export file on our side and re-ran the download.",
+    ),
+    fix=(
+        "Enabled background exports for the workspace and ran the full CSV export as a job; the emailed file has all rows.",
+        "Switched the customer to the asynchronous full export, which has no row cap; complete file delivered by email.",
+    ),
+    summary=(
+        "CSV export capped at 10,000 rows because direct downloads are limited. Enabled background exports; full file delivered.",
+        "Truncated export at 10k rows; resolved by running the export as an asynchronous job.",
+    ),
+))
+_add(Issue(
+    key="export-encoding", area="exports", lookalike="export-truncated",
+    reports=(
+        "The CSV export of our tickets looks broken, names with accents come out as strange symbols.",
+        "Our tickets CSV export is garbled: characters like é and ü show as 'Ã©'.",
+        "The export file of our tickets has broken characters in every name with an accent.",
+    ),
+    details=(
+        "We open the file in Excel on Windows.",
+        "It looks fine when I open it in a text editor.",
+    ),
+    diagnosis=(
+        "That looks like an encoding mismatch between the file and the program opening it. Let me check the export options.",
+        "Let me check which encoding your export uses.",
+    ),
+    fail1=(
+        "Had the customer split the date range and export again.",
+        "Enabled background exports and re-ran the CSV export as a job.",
+    ),
+    fail2=(
+        "Asked the customer to retry the export from another browser.",
+        "Switched the export format to XLSX for a test.",
+    ),
+    fix=(
+        "Set the export encoding to 'UTF-8 with BOM' so Excel reads the accents; re-exported file shows names correctly.",
+        "Changed the CSV export to UTF-8 with a byte order mark; Excel now displays é and ü properly.",
+    ),
+    summary=(
+        "Accented characters garbled in CSV exports opened in Excel: encoding mismatch. Export set to UTF-8 with BOM.",
+        "Broken characters in the tickets export; fixed by exporting UTF-8 with BOM. Not a row-limit problem.",
+    ),
+))
+_add(Issue(
+    key="webhook-signature", area="API", lookalike="api-rate",
+    reports=(
+        "Our webhook endpoint rejects every event from you with 401, the signature check fails.",
+        "Since Tuesday all your callbacks to our server are refused because the HMAC doesn't match.",
+        "The events you push to us no longer pass verification on our side, nothing gets processed.",
+        "Our receiver drops your notifications: the signing hash never matches what we compute.",
+    ),
+    details=(
+        "We regenerated the webhook secret in your dashboard last week.",
+        "Nothing changed in our verification code.",
+    ),
+    diagnosis=(
+        "When the signature stops matching, it's almost always a secret mismatch. Let me check the webhook configuration.",
+        "Let me look at the webhook settings and the delivery log.",
+    ),
+    fail1=(
+        "Re-sent the failed webhook deliveries from the delivery log.",
+        "Asked the customer to retry the API calls with exponential backoff.",
+    ),
+    fail2=(
+        "Disabled and re-enabled the webhook endpoint.",
+        "Asked the customer to whitelist our new IP range.",
+    ),
+    fix=(
+        "Had the customer update their receiver with the regenerated webhook signing secret; events verify and process again.",
+        "Walked the customer through putting the new signing secret into their verification code; deliveries succeed.",
+    ),
+    summary=(
+        "Webhook signature mismatch (401) after the customer regenerated the signing secret but kept the old one on their receiver. Receiver updated.",
+        "Webhooks refused because the receiver still used the old secret; new signing secret configured.",
+    ),
+))
+_add(Issue(
+    key="api-rate", area="API", lookalike="webhook-signature",
+    reports=(
+        "Our API calls to your endpoint keep failing, every event we send gets rejected with 429.",
+        "The API rejects every call from our server since Tuesday, we get 429 on the events endpoint.",
+        "Our integration's API requests fail with 429 errors, events are not getting through.",
+    ),
+    details=(
+        "We increased our polling to every 10 seconds last week.",
+        "We run about 40 workers calling the API in parallel.",
+    ),
+    diagnosis=(
+        "429 means the rate limit is being hit. Let me look at your request volume.",
+        "Let me check the rate limit counters for your API key.",
+    ),
+    fail1=(
+        "Had the customer regenerate the webhook signing secret.",
+        "Re-sent the failed deliveries from the log.",
+    ),
+    fail2=(
+        "Disabled and re-enabled the customer's API key.",
+        "Asked the customer to whitelist our new IP range.",
+    ),
+    fix=(
+        "Moved the customer to the batch events endpoint and set their client to back off on Retry-After; no more 429s.",
+        "Switched their integration from per-event polling to the bulk endpoint with Retry-After backoff; calls succeed.",
+    ),
+    summary=(
+        "429 rate limiting after the customer raised polling to every 10s across 40 workers. Moved to the batch endpoint with backoff.",
+        "API calls rejected with 429: request volume over the rate limit. Fixed with bulk endpoint and Retry-After handling.",
+    ),
+))
+
+OUTAGES: dict[str, dict[str, tuple[str, ...]]] = {
+    "connectors": {
+        "report": ("URGENT: all our connectors stopped syncing in the last half hour, {wh} says connection timeout and dashboards are empty. This is a production outage for us.",
+                   "Every sync into {wh} is failing right now and our dashboards went blank, production down on our side, please help immediately."),
+        "ack": ("We have an active incident, {inc}: our ingestion workers cannot reach customer warehouses since {hhmm} UTC. No change is needed on your side; the connectors retry by themselves.",),
+        "follow": ("Should we raise the timeout again or just wait for your incident to clear?",
+                   "Is there anything we should change on our {wh} connection while this is going on?"),
+        "summary": ("Platform incident {inc}: ingestion workers could not reach warehouses. No customer-side change; connectors recovered automatically.",),
+    },
+    "billing": {
+        "report": ("Our card was declined at checkout and now the whole workspace is locked. Urgent, the team is blocked.",
+                   "Critical: we can't pay and the account is suspended, nobody can log in to answer customers."),
+        "ack": ("We have an active incident, {inc}: our payment processor is declining valid cards since {hhmm} UTC. Your workspace will not be suspended for it; we've lifted the lock.",),
+        "follow": ("Do we need to try the card again or wait for you?",
+                   "Will we be charged twice once the processor is back?"),
+        "summary": ("Payment processor incident {inc} declined valid cards; workspace locks were lifted and no retry was needed.",),
+    },
+    "mobile app": {
+        "report": ("Urgent: the mobile app shows a blank screen for our whole team right now, we can't answer chats from our phones.",
+                   "The app is down for all our agents at once, critical for us since the weekend shift only has phones."),
+        "ack": ("We have an active incident, {inc}: the mobile API is returning errors since {hhmm} UTC. No reinstall or update is needed; it will recover by itself.",),
+        "follow": ("Should we reinstall the app or update it?",
+                   "Do our agents need to do anything on their phones?"),
+        "summary": ("Mobile API incident {inc}: app showed blank screens for all customers. Recovered without any action on devices.",),
+    },
+    "SSO": {
+        "report": ("URGENT: nobody can sign in through {idp} right now, the login page just spins. Our whole support team is locked out.",
+                   "Critical outage for us: SSO is down for everyone, the {idp} redirect never comes back."),
+        "ack": ("We have an active incident, {inc}: our SAML service is failing since {hhmm} UTC. Your SSO configuration is fine; please don't change certificates.",),
+        "follow": ("Should we upload our certificate again?",
+                   "Do we need to change anything in {idp} while you fix it?"),
+        "summary": ("SAML service incident {inc}: SSO logins failed for all workspaces. No change to customer certificates was needed.",),
+    },
+    "exports": {
+        "report": ("Urgent: every export we start fails right now and we have a compliance deadline today.",
+                   "Exports are completely broken at the moment, critical because our auditor is waiting."),
+        "ack": ("We have an active incident, {inc}: the export workers are stalled since {hhmm} UTC. Queued exports will finish once it's fixed; no settings change is needed.",),
+        "follow": ("Should we switch to a different export format in the meantime?",
+                   "Will the exports we already queued still arrive?"),
+        "summary": ("Export worker incident {inc} stalled all exports; queued exports completed after recovery, no customer action.",),
+    },
+    "API": {
+        "report": ("URGENT: your API is returning 500 errors on every call, our production integration is down.",
+                   "Critical: all API requests fail with server errors right now, our order sync is blocked."),
+        "ack": ("We have an active incident, {inc}: the API gateway is failing since {hhmm} UTC. No change to keys or secrets is needed; please retry once it recovers.",),
+        "follow": ("Should we rotate our API key or the webhook secret?",
+                   "Do we need to replay the events we missed?"),
+        "summary": ("API gateway incident {inc}: server errors for all API calls. No key or secret change needed; deliveries replayed automatically.",),
+    },
+}
+
+HOWTO: tuple[tuple[str, str, str], ...] = (
+    ("How do I add a teammate to our workspace?", "Go to Settings > Team, click Invite and enter their email; they get a link valid for 7 days.", "Explained how to invite a teammate from Settings > Team."),
+    ("Can we change the name shown on outgoing emails?", "Yes: Settings > Channels > Email lets you set the sender name per mailbox.", "Showed where to change the email sender name."),
+    ("Is there a way to tag conversations automatically?", "You can create a rule under Automation > Rules that adds a tag when the subject contains a keyword.", "Explained automatic tagging rules."),
+    ("Where can I see last month's response times?", "The Reports tab has a Response time chart; set the date range to last month.", "Pointed the customer to the response time report."),
+    ("How do we set business hours for our team?", "Under Settings > Schedules you can define business hours and holidays per team.", "Explained business hours setup."),
+    ("Can I merge two duplicate contacts?", "Open one of them, choose More > Merge and pick the other contact; notes and tickets move over.", "Explained how to merge duplicate contacts."),
+    ("How do I create a saved reply?", "In any conversation, open the saved replies menu and click New; you can use placeholders like the customer's name.", "Showed how to create saved replies."),
+    ("Can we restrict who can delete conversations?", "Yes, create a custom role without the delete permission under Settings > Roles.", "Explained custom roles for delete permission."),
+    ("Where do I download our invoices?", "Billing > Invoices lists every invoice with a PDF download link.", "Pointed the customer to the invoice list."),
+    ("How can I change my password?", "Click your avatar, then Profile > Security > Change password.", "Explained how to change the password."),
+)
+
+ACKS: tuple[str, ...] = (
+    "Thanks, that's helpful.", "Great, thank you!", "Perfect, that answers it.", "Got it, thanks a lot.",
+)
+STILL_FAILING: tuple[str, ...] = (
+    "Tried that, same error as before.", "No change, it failed again the same way.",
+    "Unfortunately that didn't help, same problem.", "We did that and it still fails.",
+)
+WORKS_NOW: tuple[str, ...] = (
+    "That worked, everything is back to normal. Thank you!", "Confirmed, it works now. Thanks for the help.",
+    "Yes, that fixed it. Much appreciated.", "All good now, thank you.",
+)
+REPEAT_OPENERS: tuple[str, ...] = (
+    "Hi again, I think we're seeing something we had before.", "Hello, we have a problem that looks familiar.",
+    "Hi, sorry to bother you again.", "Hey, new week, new trouble.",
+)
+REPEAT_ACKS: tuple[str, ...] = (
+    "Thanks for reaching out again. Let me pull up your account history.",
+    "Sorry to hear that. Let me check what we did last time.",
+)
+
+FIRST_NAMES = ("Dana", "Lee", "Priya", "Tomás", "Aiko", "Marcus", "Fatima", "Jonas", "Chloé", "Kwame", "Ingrid", "Rafael",
+               "Mei", "Oskar", "Amara", "Luca", "Sofia", "Hamid", "Elena", "Noah", "Yuki", "Zanele", "Pavel", "Grace")
+LAST_NAMES = ("Ruiz", "Park", "Raman", "Alves", "Tanaka", "Reed", "Haddad", "Berg", "Martin", "Mensah", "Olsen", "Costa",
+              "Chen", "Novak", "Okafor", "Bianchi", "Lindqvist", "Karimi", "Petrova", "Walsh", "Sato", "Dlamini", "Ivanov", "Obi")
+COMPANIES = ("Globex", "Initech", "Umbrella Logistics", "Hooli Travel", "Stark Retail", "Wayne Foods", "Acme Health",
+             "Vandelay Imports", "Soylent Labs", "Tyrell Energy", "Cyberdyne Media", "Wonka Goods", "Pied Piper", "Massive Dynamic")
+JOB_TITLES = ("head of support", "data lead", "IT admin", "finance manager", "operations lead", "support team lead", "CTO")
+WAREHOUSES = ("Snowflake", "BigQuery", "Redshift", "Databricks")
+IDPS = ("Okta", "Azure AD", "Google Workspace", "OneLogin")
+PHONES = ("iOS", "Android")
+CARDS = ("Visa", "Mastercard", "Amex")
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December")
+
+IDENTITY: tuple[str, ...] = (
+    "I'm {name}, {title} at {company}. Our workspace ID is {account}.",
+    "This is {name} from {company}, I'm the {title}; workspace {account}.",
+    "Hi, {name} here, {title} for {company} (workspace {account}).",
+)
+
+PREFERENCES: dict[str, tuple[str, ...]] = {
+    "contact": (
+        "Please reach me by email rather than phone, I'm in meetings most of the day.",
+        "From now on please call me on my mobile instead of emailing, I rarely check my inbox these days.",
+        "Actually, could you message me on Slack Connect going forward? Neither email nor phone works well now.",
+    ),
+    "hours": (
+        "If you need to call back, mornings before 11am CET work best for me.",
+        "Callbacks are better in the afternoon now, after 3pm CET; my mornings are booked.",
+    ),
+    "format": (
+        "When you send reports, please send them as CSV, not PDF.",
+        "Please switch to Excel files for anything you send us from now on, not CSV.",
+    ),
+    "language": (
+        "I'd prefer replies in English, my colleague reads the German ones.",
+        "Please answer in German from now on, the new team reads German.",
+    ),
+}

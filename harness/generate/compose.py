@@ -1,0 +1,420 @@
+"""Write plans out as events, with gold labels taken from the plan.
+
+`ScenarioWriter` renders the sessions of one file (one customer, or a few for isolation
+cases) on one simulated clock. Each probe's gold is what the plan says the agent needs at
+that moment: the customer's identity fact and current preferences, the original session a
+repeat repeats and its working fix, the look-alike session that is *not* the same issue,
+the live session's items above stale closed-ticket items during an outage, and the health
+band when `health.clear_band` finds it unambiguous. Nothing here looks at a strategy.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from stores.tokens import count_tokens
+
+from . import catalog as C
+from .health import Item, clear_band
+from .plan import CustomerPlan, Profile, SessionPlan
+
+MIN = timedelta(minutes=1)
+
+
+@dataclass
+class Record:
+    """What a written issue session left behind, for later gold."""
+
+    session: str
+    key: str
+    report: str
+    report_variant: int
+    detail_variant: int
+    fail1: str = ""
+    fail2: str = ""
+    fix: str = ""
+    status_turn: str = ""
+    summary: bool = False
+    resolved: bool = False
+
+    def evidence(self) -> str:
+        """What proves the session was recalled: its summary if it has one, else its fix."""
+        return f"{self.session}#resolution" if self.summary else self.fix
+
+
+@dataclass
+class State:
+    """What the plan knows about a customer so far."""
+
+    plan: CustomerPlan
+    identity: str = ""
+    identity_session: str = ""
+    prefs: dict[str, list[str]] = field(default_factory=dict)
+    issues: dict[str, Record] = field(default_factory=dict)
+    said: list[str] = field(default_factory=list)
+    """Turn ids of everything said so far (for post-deletion checks)."""
+    forgotten: list[str] = field(default_factory=list)
+    """Ids from before a deletion request."""
+    closed: list[Record] = field(default_factory=list)
+    """Resolved sessions in order (issue-like records)."""
+    intro_session: str = ""
+
+
+class ScenarioWriter:
+    """Renders one scenario file's sessions as event dicts with absolute times."""
+
+    def __init__(self, rng: random.Random, profile: Profile, start: datetime) -> None:
+        self.rng = rng
+        self.profile = profile
+        self.clock = start
+        self.events: list[dict[str, Any]] = []
+        self.meta: dict[str, tuple] = {}  # id -> (role, kind, session, at, text, status)
+        self.items: dict[str, list[Item]] = {}
+        self.states: dict[str, State] = {}
+        self.ticket = rng.randrange(1000, 8000)
+        self.probe_count = 0
+
+    # --- low level -------------------------------------------------------------------------
+
+    def _fill(self, st: State, text: str) -> str:
+        return text.format(**st.plan.slots)
+
+    def _pick(self, seq):
+        return seq[self.rng.randrange(len(seq))]
+
+    def _emit(self, ev: dict[str, Any], st: State, session: str, at: datetime, new_block: bool = False) -> None:
+        self.events.append({"_at": at, "_subject": st.plan.subject, "_session": session, "_block": new_block, **ev})
+
+    def _advance(self, minutes: tuple[float, float]) -> datetime:
+        self.clock += timedelta(seconds=int(self.rng.uniform(*minutes) * 60))
+        return self.clock
+
+    def new_session(self, st: State, gap: timedelta | None = None) -> str:
+        self.ticket += self.rng.randrange(3, 40)
+        if gap is None:
+            gap = self._gap()
+        self._start_block(gap)
+        return f"zd-{self.ticket}"
+
+    def resume(self) -> None:
+        """Continue a session after a pause (its next event starts a new block with an absolute time)."""
+        self._start_block(self._gap())
+
+    def _start_block(self, gap: timedelta) -> None:
+        at = (self.clock + gap).replace(hour=self.rng.randrange(7, 17), minute=self.rng.randrange(60), second=0)
+        if at <= self.clock:  # same day as the previous block (several customers in one file)
+            at = (self.clock + timedelta(minutes=self.rng.randrange(10, 120))).replace(second=0)
+        self.clock = at
+        self._new_block = True
+
+    def _gap(self) -> timedelta:
+        if self.rng.random() < self.profile.quiet_months_p:
+            return timedelta(days=self.rng.randint(30, 120))
+        return timedelta(days=self.rng.randint(1, 14))
+
+    def turn(self, st: State, session: str, text: str, tag: str, *, role: str = "customer", kind: str = "message",
+             label: tuple[str, ...] = (), after: tuple[float, float] | None = None, at: datetime | None = None) -> str:
+        if at is None:
+            if self._new_block:
+                at = self.clock
+            else:
+                at = self._advance(after or ((1, 6) if role == "agent" else (2, 15)))
+        self.clock = at
+        tid = f"{session}-{tag}"
+        ev: dict[str, Any] = {"turn": text, "id": tid}
+        if role != "customer":
+            ev["role"] = role
+        if kind != "message":
+            ev["kind"] = kind
+        if label:
+            ev["label"] = list(label)
+        self._emit(ev, st, session, at, self._new_block)
+        self._new_block = False
+        self.meta[tid] = (role, kind, session, at, text, "")
+        self.items.setdefault(st.plan.subject, []).append(Item(session, role, text, at))
+        st.said.append(tid)
+        return tid
+
+    def first_response(self, st: State) -> tuple[float, float]:
+        return (15, 40) if st.plan.slow_responder else (1, 6)
+
+    def resolve(self, st: State, session: str, summary: str, *, slow: bool = False) -> None:
+        at = self._advance((26 * 60, 72 * 60) if slow else (5, 40))
+        ev: dict[str, Any] = {"resolve": session, "status": "resolved"}
+        if summary:
+            ev["summary"] = summary
+        self._emit(ev, st, session, at)
+        rid = f"{session}#resolution"
+        self.meta[rid] = ("resolution", "message", session, at, summary, "resolved")
+        self.items.setdefault(st.plan.subject, []).append(Item(session, "resolution", summary, at, "resolved"))
+
+    def probe_on(self, st: State, session: str, text: str, tag: str, expect: dict[str, Any], *,
+                 key: str = "", health: bool = True, label: tuple[str, ...] = ()) -> str:
+        """A probe attached to the customer turn that follows it; returns that turn's id."""
+        on_at = self.clock if self._new_block else self._advance((2, 15))
+        probe_at = on_at - MIN if not self._new_block else on_at
+        tid = f"{session}-{tag}"
+        self.probe_count += 1
+        pid = f"p-{session}-{tag}"
+        exp = self._common(st, session, expect, key)
+        if health and not st.forgotten:
+            band = clear_band(self.items.get(st.plan.subject, []), probe_at)
+            if band:
+                exp["health"] = band
+        exp = {k: v for k, v in exp.items() if v not in (None, [], "")}
+        ev = {"probe": pid, "on": tid, "budget": self._budget(exp, session, probe_at), "expect": exp}
+        self._emit(ev, st, session, probe_at, self._new_block)
+        self._new_block = False
+        self.clock = on_at
+        self.turn(st, session, text, tag, label=label, at=on_at + (MIN if probe_at == on_at else timedelta(0)))
+        return tid
+
+    def _common(self, st: State, session: str, expect: dict[str, Any], key: str) -> dict[str, Any]:
+        exp = {k: list(v) if isinstance(v, (list, tuple)) else v for k, v in expect.items()}
+        if not st.forgotten:
+            if st.identity and st.identity_session != session:
+                exp["identity"] = [st.identity]
+            current = [ids[-1] for _, ids in sorted(st.prefs.items()) if self.meta[ids[-1]][2] != session]
+            old = [i for _, ids in sorted(st.prefs.items()) for i in ids[:-1]]
+            if current:
+                exp["preferences"] = current
+            if old:
+                exp["superseded"] = old
+                exp["exclude"] = exp.get("exclude", []) + old
+        # isolation: another customer of this file with the same issue must not leak in
+        for other in sorted(self.states):
+            o = self.states[other]
+            if o is st or not key or key not in o.issues:
+                continue
+            rec = o.issues[key]
+            exp["exclude"] = exp.get("exclude", []) + [i for i in (rec.report, rec.fix) if i]
+        if "exclude" in exp:
+            exp["exclude"] = list(dict.fromkeys(exp["exclude"]))
+        return exp
+
+    def _budget(self, exp: dict[str, Any], session: str, now: datetime) -> int:
+        """Room for every gold item the oracle needs, plus slack; tight enough that stuffing must choose."""
+        wanted = [*exp.get("include", []), *exp.get("identity", []), *exp.get("preferences", []), *exp.get("evidence", []),
+                  *(p[0] for p in exp.get("fix_before", [])), *(p[0] for p in exp.get("above", []))]
+        if "repeat_of" in exp and "evidence" not in exp:
+            wanted.append(f"{exp['repeat_of']}#resolution")
+        total = 40  # header
+        for gid in dict.fromkeys(wanted):
+            role, kind, sess, at, text, status = self.meta[gid]
+            who = "resolution, resolved" if role == "resolution" else "agent action" if kind == "action" else role
+            total += count_tokens(f"[{at:%Y-%m-%d %H:%M}] ({sess}) {who}: {text}")
+        total += max(120, total // 2)
+        return -(-total // 50) * 50
+
+    def forget(self, st: State) -> None:
+        at = self._advance((1, 5))
+        self._emit({"forget": st.plan.subject}, st, self.events[-1]["_session"], at)
+        st.forgotten = list(st.said)
+        st.identity, st.prefs, st.issues, st.closed = "", {}, {}, []
+        self.items[st.plan.subject] = []
+
+    # --- sessions ----------------------------------------------------------------------------
+
+    def write_session(self, st: State, sp: SessionPlan, later: list[SessionPlan]) -> None:
+        getattr(self, "_" + sp.kind)(st, sp, later)
+
+    def _intro(self, st, sp, later):
+        s = self.new_session(st, timedelta(0))
+        st.intro_session = s
+        st.identity = self.turn(st, s, self._fill(st, self._pick(C.IDENTITY)), "intro", label=("profile",))
+        st.identity_session = s
+        for topic in st.plan.pref_topics:
+            st.prefs[topic] = [self.turn(st, s, C.PREFERENCES[topic][0], f"pref-{topic}", label=("preference",), after=(1, 3))]
+        q, a, summary = self._pick(C.HOWTO)
+        self.turn(st, s, q, "ask", after=(1, 3))
+        self.turn(st, s, a, "answer", role="agent", after=self.first_response(st))
+        self.turn(st, s, self._pick(C.ACKS), "thanks")
+        self.resolve(st, s, summary)
+
+    def _howto(self, st, sp, later):
+        s = self.new_session(st)
+        q, a, summary = self._pick(C.HOWTO)
+        if self.rng.random() < self.profile.howto_probe_p:
+            self.probe_on(st, s, q, "ask", {})
+        else:
+            self.turn(st, s, q, "ask")
+        self.turn(st, s, a, "answer", role="agent", after=self.first_response(st))
+        self.turn(st, s, self._pick(C.ACKS), "thanks")
+        self.resolve(st, s, summary if self.rng.random() < 0.7 else "")
+
+    def _report(self, st, s, issue: C.Issue, avoid: int = -1) -> tuple[str, int]:
+        choices = [i for i in range(len(issue.reports)) if i != avoid]
+        v = self._pick(choices)
+        text = self._fill(st, issue.reports[v])
+        if self.rng.random() < 0.2:
+            text = self._pick(("Urgent: ", "This is critical for us: ")) + text
+        return self.turn(st, s, text, "report"), v
+
+    def _open_issue(self, st, sp) -> Record:
+        issue = C.ISSUES[sp.issue]
+        s = self.new_session(st)
+        report, v = self._report(st, s, issue)
+        rec = Record(s, issue.key, report, v, self.rng.randrange(len(issue.details)))
+        if self.rng.random() < 0.5:
+            rec.status_turn = self.turn(st, s, "I checked our status page and internal dashboards: there is no incident on our side, so this looks specific to your setup.",
+                                        "status", role="agent", after=self.first_response(st))
+        self.turn(st, s, self._fill(st, self._pick(issue.diagnosis)), "diag", role="agent",
+                  after=(1, 4) if rec.status_turn else self.first_response(st))
+        self.turn(st, s, self._fill(st, issue.details[rec.detail_variant]), "detail")
+        rec.fail1 = self.turn(st, s, self._fill(st, self._pick(issue.fail1)), "fail1", role="agent", kind="action", after=(5, 20))
+        st.issues[issue.key] = rec
+        return rec
+
+    def _finish_issue(self, st, rec: Record, later, *, slow: bool = False) -> None:
+        issue = C.ISSUES[rec.key]
+        s = rec.session
+        rec.fail2 = self.turn(st, s, self._fill(st, self._pick(issue.fail2)), "fail2", role="agent", kind="action", after=(5, 20))
+        self.turn(st, s, self._pick(C.STILL_FAILING), "still2")
+        rec.fix = self.turn(st, s, self._fill(st, self._pick(issue.fix)), "fix", role="agent", kind="action", after=(5, 20))
+        self.turn(st, s, self._pick(C.WORKS_NOW), "works")
+        repeats_later = any(p.kind == "repeat" and p.issue == rec.key for p in later)
+        if self.rng.random() < (0.35 if repeats_later else 1.0):
+            self.probe_on(st, s, self._pick((
+                "One more thing: if this happens again, what should we try first?",
+                "Good to know. If it comes back on another setup, which step should we start with?",
+                "Before you go: what should my colleague do first if we see this again?",
+            )), "followup", {"include": [rec.fix], "fix_before": [[rec.fix, rec.fail1], [rec.fix, rec.fail2]]}, key=rec.key)
+            self.turn(st, s, "Start with the step that fixed it today; the other things we tried did not help.", "advice", role="agent")
+        rec.summary = self.rng.random() < 0.65
+        self.resolve(st, s, self._fill(st, self._pick(issue.summary)) if rec.summary else "", slow=slow or self.rng.random() < 0.15)
+        rec.resolved = True
+        st.closed.append(rec)
+
+    def _issue(self, st, sp, later):
+        rec = self._open_issue(st, sp)
+        if self.rng.random() < 0.8:
+            self.probe_on(st, rec.session, self._pick(C.STILL_FAILING), "still1",
+                          {"include": [rec.report, rec.fail1]}, key=rec.key)
+        else:
+            self.turn(st, rec.session, self._pick(C.STILL_FAILING), "still1")
+        self._finish_issue(st, rec, later)
+
+    def _issue_a(self, st, sp, later):
+        rec = self._open_issue(st, sp)
+        self.turn(st, rec.session, self._pick(C.STILL_FAILING), "still1")
+        self.turn(st, rec.session, "I've passed this to our engineering team with your logs and will update you here.", "handover", role="agent")
+
+    def _issue_b(self, st, sp, later):
+        rec = st.issues[sp.issue]
+        self.resume()
+        self.probe_on(st, rec.session, self._pick((
+            "Any update on this? It's still happening every night.",
+            "Checking in on this ticket, the problem is still there.",
+        )), "nudge", {"include": [rec.report, rec.fail1]}, key=rec.key)
+        self._finish_issue(st, rec, later, slow=True)
+
+    def _repeat(self, st, sp, later):
+        issue = C.ISSUES[sp.issue]
+        orig = st.issues.get(sp.issue)
+        if orig is None or not orig.resolved:
+            return self._issue(st, sp, later)
+        s = self.new_session(st)
+        report, _ = self._report(st, s, issue, avoid=orig.report_variant)
+        self.turn(st, s, self._pick(C.REPEAT_ACKS), "ack", role="agent", after=self.first_response(st))
+        others = [r for r in st.closed if r.key != sp.issue and r.resolved]
+        others.sort(key=lambda r: (r.key != issue.lookalike, -st.closed.index(r)))
+        expect = {
+            "include": [report, orig.fix],
+            "repeat_of": orig.session,
+            "evidence": [orig.evidence()],
+            "fix_before": [[orig.fix, orig.fail1], [orig.fix, orig.fail2]],
+            "not_repeat_of": [r.session for r in others[:2]],
+        }
+        detail = [i for i in range(len(issue.details)) if i != orig.detail_variant] or [0]
+        self.probe_on(st, s, self._fill(st, issue.details[self._pick(detail)]), "detail", expect, key=sp.issue)
+        fix = self.turn(st, s, self._fill(st, self._pick(issue.fix)), "fix", role="agent", kind="action", after=(3, 10))
+        self.turn(st, s, self._pick(C.WORKS_NOW), "works")
+        has_summary = self.rng.random() < 0.7
+        self.resolve(st, s, f"Repeat of {orig.session}. " + self._fill(st, self._pick(issue.summary)) if has_summary else "")
+        rec = Record(s, sp.issue, report, -1, -1, fix=fix, summary=has_summary, resolved=True)
+        st.closed.append(rec)
+
+    def _lookalike(self, st, sp, later):
+        issue = C.ISSUES[sp.issue]
+        orig = st.issues.get(issue.lookalike)
+        if orig is None or not orig.resolved:
+            return
+        s = self.new_session(st)
+        report, v = self._report(st, s, issue)
+        self.turn(st, s, self._fill(st, self._pick(issue.diagnosis)), "diag", role="agent", after=self.first_response(st))
+        expect = {
+            "include": [report],
+            "not_repeat_of": [orig.session],
+            "above": [[report, orig.evidence()]],
+        }
+        dv = self.rng.randrange(len(issue.details))
+        self.probe_on(st, s, self._fill(st, issue.details[dv]), "detail", expect, key=sp.issue)
+        rec = Record(s, issue.key, report, v, dv)
+        rec.fail1 = self.turn(st, s, self._fill(st, self._pick(issue.fail1)), "fail1", role="agent", kind="action", after=(5, 20))
+        self.turn(st, s, self._pick(C.STILL_FAILING), "still1")
+        st.issues[issue.key] = rec
+        self._finish_issue(st, rec, later)
+
+    def _outage(self, st, sp, later):
+        area = sp.issue
+        out = C.OUTAGES[area]
+        s = self.new_session(st)
+        inc = f"INC-{self.rng.randrange(1000, 9999)}"
+        report = self.turn(st, s, self._fill(st, self._pick(out["report"])), "report")
+        hhmm = (self.clock - timedelta(minutes=self.rng.randrange(15, 40))).strftime("%H:%M")
+        ack_text = self._pick(out["ack"]).replace("{inc}", inc).replace("{hhmm}", hhmm)
+        ack = self.turn(st, s, self._fill(st, ack_text), "ack", role="agent", after=(1, 4))
+        closed = sorted(st.closed, key=lambda r: (C.ISSUES[r.key].area != area, -st.closed.index(r)))
+        expect: dict[str, Any] = {"include": [ack], "above": [], "exclude": []}
+        if closed:
+            c1 = closed[0]
+            expect["above"].append([ack, c1.evidence()])
+            if c1.fix:
+                expect["above"].append([report, c1.fix])
+            if C.ISSUES[c1.key].area == area:
+                expect["not_repeat_of"] = [c1.session]
+        else:
+            expect["above"].append([ack, f"{st.intro_session}#resolution"])
+        expect["exclude"] = [r.status_turn for r in st.closed if r.status_turn][-2:]
+        self.probe_on(st, s, self._fill(st, self._pick(out["follow"])), "follow", expect)
+        self.turn(st, s, f"Please don't change anything on your side; we'll post updates here until {inc} is closed.", "advice", role="agent", after=(1, 4))
+        self.turn(st, s, "All working again, thanks for the updates.", "thanks", after=(30, 90))
+        self.resolve(st, s, self._pick(out["summary"]).replace("{inc}", inc))
+
+    def _abandoned(self, st, sp, later):
+        issue = C.ISSUES[sp.issue]
+        s = self.new_session(st)
+        self._report(st, s, issue)
+        self.turn(st, s, self._fill(st, self._pick(issue.diagnosis)), "diag", role="agent", after=self.first_response(st))
+        self.turn(st, s, self._fill(st, self._pick(issue.details)), "detail")
+        self.turn(st, s, "Could you send us the logs from the last failed attempt so we can dig deeper?", "logs", role="agent")
+
+    def _pref_change(self, st, sp, later):
+        topic = sp.issue
+        history = st.prefs.setdefault(topic, [])
+        variants = C.PREFERENCES[topic]
+        if len(history) >= len(variants):
+            return
+        s = self.new_session(st)
+        history.append(self.turn(st, s, variants[len(history)], f"pref-{topic}", label=("preference",)))
+        self.turn(st, s, "Noted, I've updated your preferences on the account.", "noted", role="agent", after=self.first_response(st))
+        self.resolve(st, s, f"Customer changed their {topic} preference.")
+
+    def _forget_request(self, st, sp, later):
+        s = self.new_session(st)
+        self.turn(st, s, "We're closing our account. Please delete all the data you hold about me and my team.", "delete")
+        self.turn(st, s, "Understood. Your deletion request is confirmed and is being processed now.", "confirm", role="agent", after=self.first_response(st))
+        self.resolve(st, s, "Customer asked for deletion of all their data.")
+        self.forget(st)
+
+    def _comeback(self, st, sp, later):
+        s = self.new_session(st)
+        old = st.forgotten
+        sample = [i for i in old if i.endswith(("-intro", "-fix", "-report"))][:4] or old[:2]
+        q, a, summary = self._pick(C.HOWTO)
+        self.probe_on(st, s, "Hi, we're back with a new team. " + q, "ask", {"exclude": sample}, health=False)
+        self.turn(st, s, a, "answer", role="agent", after=self.first_response(st))
+        self.resolve(st, s, summary)

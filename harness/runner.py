@@ -87,6 +87,121 @@ def run_shard(
     return buf.tables()
 
 
+Shard = tuple[int, list[Scenario]]
+"""A shard's index (it names the shard's Parquet parts) and its scenarios."""
+
+
+def make_shards(scenarios: Sequence[Scenario], shard_size: int = 25, workers: int = 1) -> list[Shard]:
+    """Consecutive slices of the scenarios, numbered in order.
+
+    With several workers shards get smaller (about eight per worker, at most `shard_size`), so
+    progress moves smoothly and a slow shard at the end does not leave the others idle.
+    """
+    size = max(1, shard_size)
+    if workers > 1:
+        size = max(1, min(size, -(-len(scenarios) // (workers * 8))))
+    return [(n, list(scenarios[i : i + size])) for n, i in enumerate(range(0, len(scenarios), size))]
+
+
+def write_parts(folder: str | Path, index: int, tables: dict[str, pa.Table]) -> None:
+    """Write a shard's non-empty tables as `<folder>/<table>/part-<index>.parquet`."""
+    import pyarrow.parquet as pq
+
+    for name, table in tables.items():
+        if table.num_rows:
+            pq.write_table(table, Path(folder) / name / f"part-{index:06d}.parquet", compression="zstd")
+
+
+def run_shard_to_folder(index: int, scenarios: Sequence[Scenario], specs: Sequence[StrategySpec], folder: str) -> tuple[int, int]:
+    """A worker's job: run one shard, write its parts into the run's temporary folder.
+
+    Returns (probes, scenarios) for progress; the tables themselves never travel back, so the
+    parent's memory stays flat however large the run.
+    """
+    probes = 0
+
+    def count(p: int, s: int) -> None:
+        nonlocal probes
+        probes += p
+
+    write_parts(folder, index, run_shard(scenarios, specs, count))
+    return probes, len(scenarios)
+
+
+def _cost(shard: Shard) -> int:
+    return sum(len(s.events) for s in shard[1])
+
+
+def _run_in_processes(shards: list[Shard], specs, folder: Path, progress: Progress, workers: int) -> None:
+    """Shards over a process pool (forkserver where available, else spawn); biggest shards first."""
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    ctx = multiprocessing.get_context(method)
+    if method == "forkserver":
+        ctx.set_forkserver_preload(["harness.runner"])
+    order = sorted(shards, key=lambda sh: (-_cost(sh), sh[0]))
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        pending = set()
+        try:
+            # keep a few shards queued per worker, not the whole suite, so memory stays bounded
+            it = iter(order)
+            for index, shard in it:
+                pending.add(pool.submit(run_shard_to_folder, index, shard, specs, str(folder)))
+                if len(pending) >= workers * 3:
+                    break
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in done:
+                    p, n = f.result()
+                    progress(p, n)
+                    nxt = next(it, None)
+                    if nxt is not None:
+                        pending.add(pool.submit(run_shard_to_folder, nxt[0], nxt[1], specs, str(folder)))
+        except BaseException:
+            for f in pending:
+                f.cancel()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+
+
+def _run_on_dask(shards: list[Shard], specs, folder: Path, progress: Progress, workers: int, scheduler: str | None) -> None:
+    """The same shard function on a dask.distributed cluster (an existing one at `scheduler`, else a LocalCluster).
+
+    Workers write their parts straight into `folder`, so it must be on storage every worker
+    sees (the same machine, or a shared filesystem for a real cluster).
+    """
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise RuntimeError("--executor dask needs the optional extra: pip install 'supportbench[dask]'") from None
+    cluster = None
+    if scheduler:
+        client = Client(scheduler)
+    else:
+        cluster = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=40)
+        client = Client(cluster)
+    try:
+        order = sorted(shards, key=lambda sh: (-_cost(sh), sh[0]))
+        # pure=False: a rerun must really run; keys name the shard for the dashboard
+        futures = [client.submit(run_shard_to_folder, index, shard, specs, str(Path(folder).resolve()),
+                                 key=f"shard-{index:06d}-{Path(folder).name}", pure=False, retries=0)
+                   for index, shard in order]
+        try:
+            for f in as_completed(futures):
+                p, n = f.result()
+                progress(p, n)
+        except BaseException:
+            client.cancel(futures)
+            raise
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
 def suite_identity(scenarios: Sequence[Scenario]) -> list[dict[str, Any]]:
     """Per suite: its files with their content hashes and one hash over them (order-independent)."""
     suites: dict[str, list[Scenario]] = {}
@@ -119,8 +234,16 @@ def execute(
     run_id: str | None = None,
     command: str | None = None,
     shard_size: int = 25,
+    workers: int = 1,
+    executor: str = "process",
+    scheduler: str | None = None,
 ) -> RunResult:
-    """Run and write atomically; on any exception or interrupt nothing visible is left behind."""
+    """Run and write atomically; on any exception or interrupt nothing visible is left behind.
+
+    With `workers > 1` (or `executor="dask"`) the shards run in other processes, each writing
+    its own Parquet parts into the run's temporary folder; `progress` is called per finished
+    shard. Part names come from the shard index, so the run is the same whatever finishes first.
+    """
     started = datetime.now(timezone.utc)
     run_id = run_id or new_run_id(started)
     writer = RunWriter(out_dir, run_id)
@@ -133,8 +256,16 @@ def execute(
             if progress:
                 progress(p, s)
 
-        for i in range(0, len(scenarios), shard_size):
-            writer.write_all(run_shard(scenarios[i : i + shard_size], specs, counting))
+        shards = make_shards(scenarios, shard_size, workers if executor == "process" else max(workers, 2))
+        if executor == "dask":
+            _run_on_dask(shards, specs, writer.tmp, counting, workers, scheduler)
+        elif executor != "process":
+            raise ValueError(f"unknown executor {executor!r} (known: process, dask)")
+        elif workers > 1:
+            _run_in_processes(shards, specs, writer.tmp, counting, workers)
+        else:
+            for index, shard in shards:
+                write_parts(writer.tmp, index, run_shard(shard, specs, counting))
         manifest = {
             "run_id": run_id,
             "started": started.isoformat(),
@@ -151,6 +282,7 @@ def execute(
             "datasets": suite_identity(scenarios),
             "criteria": [{"key": c.key, "title": c.title, "group": c.group, "level": c.level} for c in criteria_registry().values()],
             "counts": {"scenarios": len(scenarios), "probes": probes, "strategies": len(specs)},
+            "execution": {"executor": executor, "workers": workers, "shards": len(shards), "scheduler": scheduler},
             **environment(),
         }
         path = writer.commit(manifest)

@@ -23,6 +23,13 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed for anything random (bootstrap intervals); default 0")
     p.add_argument("--run-id", default=None, help="name of the run folder (default: timestamp + random suffix)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
+    p.add_argument("--workers", "-w", type=int, default=1,
+                   help="processes to shard scenarios over (default 1: in this process); results are identical")
+    p.add_argument("--executor", choices=("process", "dask"), default="process",
+                   help="process: a local process pool; dask: a dask.distributed cluster (needs the [dask] extra; see docs/scale.md)")
+    p.add_argument("--scheduler", default=None,
+                   help="with --executor dask: address of an existing scheduler, e.g. tcp://10.0.0.5:8786 "
+                        "(default: a LocalCluster with --workers workers); --out must then be storage every worker can write")
     p.add_argument("--junit", default=None, help="after the run is written, write JUnit XML of its raw verdicts to this file")
     p.set_defaults(func=main)
 
@@ -68,6 +75,7 @@ def main(args: argparse.Namespace) -> int:
             bar.update(task, rate=rate, description=f"probes")
 
         result = execute(scenarios, specs, out_dir, seed=args.seed, progress=progress, run_id=args.run_id,
+                         workers=max(1, args.workers), executor=args.executor, scheduler=args.scheduler,
                          command="supportbench run " + " ".join(shlex.quote(a) for a in sys.argv[2:]))
     console.print(f"{result.probes} probes in {result.seconds:.1f}s")
     if args.junit:

@@ -1,0 +1,417 @@
+"""Read-side queries the app pages share: DuckDB SQL over `Results`, plus small pure helpers.
+
+Every aggregation happens in SQL so a page over a run of thousands of scenarios only moves
+the rows it shows. Functions take a `Results` (one run unless said otherwise) and plain
+parameters and return DataFrames, so the app can cache them by run id and parameters. No
+Streamlit here: the harness never imports it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from typing import Any, Sequence
+
+import pandas as pd
+
+from stores.registry import CONTROLS
+
+from .results import Results
+
+BANDS = (("healthy", 70.0, 100.0), ("watch", 40.0, 70.0), ("at_risk", 0.0, 40.0))
+"""Health bands as (name, low, high): healthy >= 70, watch 40-69, at risk < 40."""
+
+FAILING = ("fail", "error")
+
+
+# --- filters -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Filter:
+    """Optional filters on the scores table; empty means no filter."""
+
+    strategies: tuple[str, ...] = ()
+    criteria: tuple[str, ...] = ()
+    scenarios: tuple[str, ...] = ()
+    suites: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    include_controls: bool = True
+    alias: str = "s"
+
+    def sql(self) -> tuple[str, list[Any]]:
+        """A `WHERE`-ready conjunction (always valid, `TRUE` when empty) and its parameters."""
+        a = self.alias
+        parts, params = ["TRUE"], []
+        for col, vals in (("strategy", self.strategies), ("criterion", self.criteria),
+                          ("scenario", self.scenarios), ("suite", self.suites)):
+            if vals:
+                parts.append(f"list_contains(?::VARCHAR[], {a}.{col})")
+                params.append(list(vals))
+        if self.tags:
+            parts.append(f"len(list_intersect({a}.tags, ?::VARCHAR[])) > 0")
+            params.append(list(self.tags))
+        if not self.include_controls:
+            parts.append(f"NOT list_contains(?::VARCHAR[], {a}.strategy_name)")
+            params.append(sorted(CONTROLS))
+        return " AND ".join(parts), params
+
+
+# --- run overview --------------------------------------------------------------------------
+
+
+def criteria_meta(res: Results) -> pd.DataFrame:
+    """Criteria that have rows in the run, with title and group, in the registry's order."""
+    manifest = next(iter(res.manifests.values()))
+    order = {c["key"]: (i, c.get("title", c["key"]), c.get("group", "core")) for i, c in enumerate(manifest.get("criteria", []))}
+    keys = [r[0] for r in res.rows("SELECT DISTINCT criterion FROM scores")]
+    rows = [{"criterion": k, "title": order.get(k, (999, k, "core"))[1], "grp": order.get(k, (999, k, "core"))[2],
+             "order": order.get(k, (999,))[0]} for k in keys]
+    rows.sort(key=lambda r: (r["grp"] != "core", r["order"], r["criterion"]))  # core first, registry order
+    return pd.DataFrame(rows, columns=["criterion", "title", "grp", "order"])
+
+
+def strategies(res: Results) -> pd.DataFrame:
+    """Strategies of the run: label, registry name, whether it is a control."""
+    df = res.df("SELECT DISTINCT strategy, strategy_name FROM scores ORDER BY strategy")
+    df["control"] = df["strategy_name"].isin(CONTROLS)
+    return df
+
+
+def suites_and_tags(res: Results) -> tuple[list[str], list[str]]:
+    suites = [r[0] for r in res.rows("SELECT DISTINCT suite FROM events ORDER BY 1")]
+    tags = [r[0] for r in res.rows("SELECT DISTINCT unnest(tags) FROM events ORDER BY 1")]
+    return suites, tags
+
+
+# --- leaderboard -----------------------------------------------------------------------------
+
+
+def _restrict_scores(res: Results, f: Filter) -> None:
+    """Make the `scores` view of this (private, per-query) `Results` show only the filtered rows,
+    so `harness.aggregate` computes its numbers, intervals included, over the selection."""
+    where, params = f.sql()
+    if where == "TRUE":
+        return
+    res.con.execute("ALTER VIEW scores RENAME TO scores_unfiltered")
+    # parameters cannot go into a view definition: inline them as SQL literals
+    lit = [("[" + ", ".join(_sql_str(v) for v in p) + "]::VARCHAR[]") for p in params]
+    for value in lit:
+        where = where.replace("?::VARCHAR[]", value, 1)
+    res.con.execute(f"CREATE VIEW scores AS SELECT * FROM scores_unfiltered s WHERE {where}")
+
+
+def _sql_str(v: Any) -> str:
+    return "'" + str(v).replace("'", "''") + "'"
+
+
+def leaderboard(res: Results, f: Filter = Filter()) -> pd.DataFrame:
+    """Strategy x criterion from `harness.aggregate` (mean, n, pass rate, intervals, unsupported,
+    errors, precision/recall for repeat_issue) over the filtered scores, plus a `fails` count."""
+    from .aggregate import aggregate
+
+    _restrict_scores(res, replace(f, include_controls=True))
+    agg = aggregate(res, include_controls=f.include_controls, run=res.run_ids[0])
+    fails = res.df("SELECT strategy, criterion, count(*) FILTER (WHERE status = 'fail') AS fails FROM scores GROUP BY ALL")
+    return agg.merge(fails, on=["strategy", "criterion"], how="left").fillna({"fails": 0})
+
+
+def strategy_totals(res: Results, f: Filter = Filter()) -> pd.DataFrame:
+    """Per strategy: total over core criteria and over extras (equal weights, `harness.aggregate.totals`),
+    cases, failing and unsupported counts, tokens and latency at probes; best total first."""
+    from .aggregate import aggregate, totals
+
+    _restrict_scores(res, replace(f, include_controls=True))
+    agg = aggregate(res, include_controls=f.include_controls, run=res.run_ids[0])
+    tot = totals(agg)
+    counts = res.df("""SELECT strategy, count(*) AS cases, count(*) FILTER (WHERE status IN ('fail', 'error')) AS failing,
+                              count(*) FILTER (WHERE status = 'unsupported') AS unsupported,
+                              avg(CASE WHEN passed AND status = 'ok' THEN 1.0 ELSE 0.0 END) AS pass_rate
+                       FROM scores GROUP BY strategy""")
+    pf = Filter(strategies=tuple(tot["strategy"]), scenarios=f.scenarios, suites=f.suites, alias="p")
+    pwhere, pparams = pf.sql()
+    if f.tags:
+        pwhere += " AND p.scenario IN (SELECT scenario FROM events WHERE len(list_intersect(tags, ?::VARCHAR[])) > 0)"
+        pparams.append(list(f.tags))
+    cost = res.df(f"""
+        SELECT strategy, avg(tokens) AS tokens_mean, avg(budget) AS budget_mean,
+               median(latency_ms) AS latency_p50, quantile_cont(latency_ms, 0.95) AS latency_p95,
+               count(*) AS probes, count(*) FILTER (WHERE error IS NOT NULL) AS probe_errors
+        FROM probes p WHERE {pwhere} GROUP BY strategy
+    """, pparams)
+    out = tot.merge(counts, on="strategy", how="left").merge(cost, on="strategy", how="left")
+    return out.sort_values(["total", "strategy"], ascending=[False, True], na_position="last").reset_index(drop=True)
+
+
+# --- failures --------------------------------------------------------------------------------
+
+
+def _failure_where(f: Filter, statuses: Sequence[str], text: str) -> tuple[str, list[Any]]:
+    where, params = f.sql()
+    where += " AND list_contains(?::VARCHAR[], s.status)"
+    params.append(list(statuses))
+    if text:
+        where += " AND (s.explanation ILIKE ? OR coalesce(p.task, '') ILIKE ? OR s.scenario ILIKE ?)"
+        params += [f"%{text}%"] * 3
+    return where, params
+
+
+_FAIL_FROM = "scores s LEFT JOIN probes p ON p.strategy = s.strategy AND p.scenario = s.scenario AND p.probe_id = s.probe_id"
+
+
+def failures(res: Results, f: Filter = Filter(), statuses: Sequence[str] = FAILING, text: str = "",
+             limit: int = 50, offset: int = 0) -> tuple[pd.DataFrame, int]:
+    """Failing (and optionally unsupported) cases, errors first then lowest value; one page and the total."""
+    where, params = _failure_where(f, statuses, text)
+    total = res.rows(f"SELECT count(*) FROM {_FAIL_FROM} WHERE {where}", params)[0][0]
+    page = res.df(f"""
+        SELECT s.status, s.strategy, s.scenario, s.probe_id, s.criterion, s.value, s.explanation,
+               p.task, s.suite, s.tags
+        FROM {_FAIL_FROM} WHERE {where}
+        ORDER BY s.status = 'error' DESC, s.status = 'fail' DESC, coalesce(s.value, 0), s.scenario, s.probe_id, s.criterion, s.strategy
+        LIMIT ? OFFSET ?
+    """, params + [int(limit), int(offset)])
+    return page, int(total)
+
+
+def score_row(res: Results, strategy: str, scenario: str, probe_id: str, criterion: str) -> pd.DataFrame:
+    return res.df("""SELECT * FROM scores WHERE strategy = ? AND scenario = ? AND probe_id = ? AND criterion = ?""",
+                  [strategy, scenario, probe_id, criterion])
+
+
+# --- scenarios, probes, transcripts ------------------------------------------------------------
+
+
+def scenarios(res: Results) -> pd.DataFrame:
+    """One row per scenario: title, suite, tags, subjects, number of probes."""
+    return res.df("""
+        SELECT scenario, any_value(scenario_title) AS title, any_value(suite) AS suite, any_value(tags) AS tags,
+               count(*) FILTER (WHERE kind = 'probe') AS probes, count(DISTINCT subject) AS subjects,
+               count(*) AS events
+        FROM events GROUP BY scenario ORDER BY scenario
+    """)
+
+
+def events(res: Results, scenario: str, upto: int | None = None) -> pd.DataFrame:
+    """The scenario's events in order (up to and including `upto` when given)."""
+    sql = "SELECT * EXCLUDE (run) FROM events WHERE scenario = ?"
+    params: list[Any] = [scenario]
+    if upto is not None:
+        sql += " AND event_index <= ?"
+        params.append(int(upto))
+    return res.df(sql + " ORDER BY event_index", params)
+
+
+def probe_events(res: Results, scenario: str) -> pd.DataFrame:
+    return res.df("""SELECT item_id AS probe_id, event_index, subject, session, text AS task, "at", budget, expect, on_turn
+                     FROM events WHERE scenario = ? AND kind = 'probe' ORDER BY event_index""", [scenario])
+
+
+def probe_rows(res: Results, scenario: str, probe_id: str, strategies: Sequence[str] = ()) -> pd.DataFrame:
+    """The probes table rows (context, tokens, latency, handoff) for one probe."""
+    sql = "SELECT * EXCLUDE (run) FROM probes WHERE scenario = ? AND probe_id = ?"
+    params: list[Any] = [scenario, probe_id]
+    if strategies:
+        sql += " AND list_contains(?::VARCHAR[], strategy)"
+        params.append(list(strategies))
+    return res.df(sql + " ORDER BY strategy", params)
+
+
+def candidates(res: Results, strategy: str, scenario: str, probe_id: str, limit: int | None = None, offset: int = 0) -> pd.DataFrame:
+    """Ranked candidates with the running token total (for the budget cut line)."""
+    sql = """
+        SELECT rank, item_id, subject, session, text, score, components, source_ids, included, reason, tokens,
+               sum(tokens) OVER (ORDER BY rank) AS cum_tokens,
+               sum(CASE WHEN included THEN tokens ELSE 0 END) OVER (ORDER BY rank) AS cum_included_tokens
+        FROM candidates WHERE strategy = ? AND scenario = ? AND probe_id = ?
+        ORDER BY rank
+    """
+    params: list[Any] = [strategy, scenario, probe_id]
+    if limit is not None:
+        sql += " LIMIT ? OFFSET ?"
+        params += [int(limit), int(offset)]
+    return res.df(sql, params)
+
+
+def candidate_count(res: Results, strategy: str, scenario: str, probe_id: str) -> int:
+    return int(res.rows("SELECT count(*) FROM candidates WHERE strategy = ? AND scenario = ? AND probe_id = ?",
+                        [strategy, scenario, probe_id])[0][0])
+
+
+def probe_scores(res: Results, scenario: str, probe_id: str, strategies: Sequence[str] = ()) -> pd.DataFrame:
+    sql = "SELECT strategy, criterion, status, value, passed, explanation FROM scores WHERE scenario = ? AND probe_id = ?"
+    params: list[Any] = [scenario, probe_id]
+    if strategies:
+        sql += " AND list_contains(?::VARCHAR[], strategy)"
+        params.append(list(strategies))
+    return res.df(sql + " ORDER BY criterion, strategy", params)
+
+
+# --- health ------------------------------------------------------------------------------------
+
+
+def health_strategies(res: Results, scenario: str) -> list[str]:
+    return [r[0] for r in res.rows("SELECT DISTINCT strategy FROM health WHERE scenario = ? ORDER BY 1", [scenario])]
+
+
+def health_subjects(res: Results, scenario: str) -> pd.DataFrame:
+    return res.df("""SELECT subject, any_value(subject_name) AS name FROM events
+                     WHERE scenario = ? AND subject IS NOT NULL GROUP BY subject ORDER BY subject""", [scenario])
+
+
+def health_timeline(res: Results, scenario: str, subject: str, strategies: Sequence[str] = ()) -> pd.DataFrame:
+    """Health reports over time (rows with an empty probe id), with the event each followed."""
+    sql = """
+        SELECT h.strategy, h.event_index, h.at, h.score, h.band, h.base, h.factors, e.kind, e.item_id, e.text
+        FROM health h LEFT JOIN events e ON e.scenario = h.scenario AND e.event_index = h.event_index
+        WHERE h.scenario = ? AND h.subject = ? AND coalesce(h.probe_id, '') = ''
+    """
+    params: list[Any] = [scenario, subject]
+    if strategies:
+        sql += " AND list_contains(?::VARCHAR[], h.strategy)"
+        params.append(list(strategies))
+    return res.df(sql + " ORDER BY h.strategy, h.event_index", params)
+
+
+def health_gold(res: Results, scenario: str, subject: str) -> pd.DataFrame:
+    """Probes of the subject with a gold health band, and each strategy's report at that probe."""
+    return res.df("""
+        SELECT e.item_id AS probe_id, e.at, e.event_index, json_extract_string(e.expect, '$.health') AS gold,
+               h.strategy, h.score, h.band
+        FROM events e LEFT JOIN health h ON h.scenario = e.scenario AND h.probe_id = e.item_id AND h.subject = e.subject
+        WHERE e.scenario = ? AND e.subject = ? AND e.kind = 'probe' AND json_extract_string(e.expect, '$.health') IS NOT NULL
+        ORDER BY e.event_index, h.strategy
+    """, [scenario, subject])
+
+
+# --- compare -----------------------------------------------------------------------------------
+
+
+def compare(res: Results, run_a: str, run_b: str, strategy_a: str | None = None, strategy_b: str | None = None,
+            strategies: Sequence[str] | None = None):
+    """B against A via `harness.ci.compare` (the CLI's numbers): two runs matched by strategy label,
+    or, with `strategy_a` and `strategy_b`, two strategies of one run (`run_a`)."""
+    from .ci.compare import compare_runs, compare_strategies
+
+    if strategy_a and strategy_b:
+        return compare_strategies(res, strategy_a, strategy_b, run=run_a)
+    return compare_runs(res, res, run_a=run_a, run_b=run_b, strategies=list(strategies) if strategies else None)
+
+
+# --- pure helpers ------------------------------------------------------------------------------
+
+
+def gap_label(delta: timedelta) -> str:
+    """'3 days later', '2 hours later': how a reader should feel the silence between two events."""
+    s = delta.total_seconds()
+    for unit, secs in (("month", 30 * 86400), ("week", 7 * 86400), ("day", 86400), ("hour", 3600), ("minute", 60)):
+        if s >= secs:
+            n = int(s // secs)
+            return f"{n} {unit}{'s' if n != 1 else ''} later"
+    return "moments later"
+
+
+def components(js: str | None) -> dict[str, float]:
+    """A candidate's score components (empty when missing or unparsable)."""
+    try:
+        d = json.loads(js or "{}")
+    except (TypeError, ValueError):
+        return {}
+    return {str(k): float(v) for k, v in d.items() if isinstance(v, (int, float))}
+
+
+def parse_expect(js: str | None) -> dict[str, Any]:
+    try:
+        return json.loads(js or "{}") or {}
+    except (TypeError, ValueError):
+        return {}
+
+
+def _ref(g: Any) -> tuple[str, str | None]:
+    """(display, needle): an id, or a text needle `{"text": ...}`."""
+    if isinstance(g, dict) and "text" in g:
+        return f'"{g["text"]}"', str(g["text"]).lower()
+    return str(g), None
+
+
+def gold_check(expect: dict[str, Any], cands: pd.DataFrame, context: str | None) -> pd.DataFrame:
+    """The probe's gold labels against what a strategy included.
+
+    Returns one row per gold item: `kind` (must include, identity, preference, repeat evidence,
+    must exclude, superseded, not a repeat, above, known fix first), `ref`, `ok` (bool), `mark`
+    (✓ included / ✗ missing / ⚠ present / ✓ absent) and `detail`. An item is covered when an
+    included candidate has it as item id or among its source ids; text needles are looked up
+    in the context text.
+    """
+    text = (context or "").lower()
+    covered: dict[str, int] = {}
+    rank_of: dict[str, int] = {}
+    for r in cands.itertuples(index=False):
+        ids = [r.item_id, *list(r.source_ids if r.source_ids is not None else [])]
+        for i in ids:
+            rank_of.setdefault(i, int(r.rank))
+            if r.included:
+                covered.setdefault(i, int(r.rank))
+
+    def hit(g: Any) -> tuple[bool, str]:
+        disp, needle = _ref(g)
+        if needle is not None:
+            return needle in text, "found in context text" if needle in text else "not in context text"
+        if disp in covered:
+            return True, f"included at rank {covered[disp]}"
+        if disp in rank_of:
+            return False, f"ranked {rank_of[disp]} but dropped"
+        return False, "not among the candidates"
+
+    rows: list[dict[str, Any]] = []
+    positives = [("must include", expect.get("include", [])), ("identity", expect.get("identity", [])),
+                 ("preference", expect.get("preferences", []))]
+    if expect.get("repeat_of"):
+        positives.append(("repeat evidence", expect.get("evidence") or [f"{expect['repeat_of']}#resolution"]))
+    for kind, items in positives:
+        for g in items:
+            ok, detail = hit(g)
+            rows.append({"kind": kind, "ref": _ref(g)[0], "ok": ok, "mark": "✓ included" if ok else "✗ missing", "detail": detail})
+    for kind, items in (("must exclude", expect.get("exclude", [])), ("superseded", expect.get("superseded", []))):
+        for g in items:
+            present, detail = hit(g)
+            rows.append({"kind": kind, "ref": _ref(g)[0], "ok": not present, "mark": "⚠ present" if present else "✓ absent", "detail": detail})
+    for sess in expect.get("not_repeat_of", []):
+        ref = f"{sess}#resolution"
+        r = covered.get(ref)
+        bad = r is not None and r <= 3
+        rows.append({"kind": "not a repeat", "ref": ref, "ok": not bad, "mark": "⚠ in top 3" if bad else "✓ not in top 3",
+                     "detail": f"included at rank {r}" if r else "not included"})
+    for kind, pairs in (("above", expect.get("above", [])), ("known fix first", expect.get("fix_before", []))):
+        for first, second in pairs:
+            r1, r2 = covered.get(first), covered.get(second)
+            ok = r1 is not None and (r2 is None or r1 < r2)
+            rows.append({"kind": kind, "ref": f"{first} above {second}", "ok": ok, "mark": "✓ right order" if ok else "✗ wrong order",
+                         "detail": f"{first}: {'rank ' + str(r1) if r1 else 'not included'}; {second}: {'rank ' + str(r2) if r2 else 'not included'}"})
+    return pd.DataFrame(rows, columns=["kind", "ref", "ok", "mark", "detail"])
+
+
+def gold_marks(expect: dict[str, Any]) -> dict[str, str]:
+    """Item id -> marker for candidate lists: ✓ gold (should be in), ⚠ excluded (should be out)."""
+    marks: dict[str, str] = {}
+    for key in ("exclude", "superseded"):
+        for g in expect.get(key, []):
+            if not isinstance(g, dict):
+                marks[str(g)] = "⚠ must exclude"
+    positives = list(expect.get("include", [])) + list(expect.get("identity", [])) + list(expect.get("preferences", []))
+    if expect.get("repeat_of"):
+        positives += expect.get("evidence") or [f"{expect['repeat_of']}#resolution"]
+    for pair in list(expect.get("above", [])) + list(expect.get("fix_before", [])):
+        positives.append(pair[0])
+    for g in positives:
+        if not isinstance(g, dict):
+            marks.setdefault(str(g), "✓ gold")
+    return marks
+
+
+def band_of(score: float) -> str:
+    for name, lo, _hi in BANDS:
+        if score >= lo:
+            return name
+    return "at_risk"

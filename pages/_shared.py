@@ -1,0 +1,233 @@
+"""What every page shares: the selected run, cached queries, and widgets whose value lives in the URL.
+
+Selections are written to `st.query_params` on every run and read back from it when a widget
+first appears, so a copied link reproduces what someone saw. Queries go through
+`harness.queries` behind `st.cache_data`, keyed on the run ids and the parameters (runs
+never change once written, so a cached answer never goes stale).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import pandas as pd
+import streamlit as st
+
+from harness import queries
+from harness.results import Results, list_runs, resolve_run, runs_root
+
+PAGE_SIZE = 25
+
+BAND_COLORS = {"healthy": "#2e7d32", "watch": "#f9a825", "at_risk": "#c62828"}
+STATUS_ICONS = {"ok": "✅", "fail": "❌", "error": "💥", "unsupported": "➖"}
+
+
+# --- routing ---------------------------------------------------------------------------------
+
+
+def routed() -> None:
+    """Make sure the page runs under the router (app.py), not on its own.
+
+    A `pages/` folder next to the entry file makes a fresh Streamlit process start in its old
+    folder-based mode, which runs a deep-linked page directly: no `st.navigation`, no sidebar,
+    no run picker. When that happens, switch the process to `st.navigation` mode and run the
+    router in place (it renders this page again, under it), then stop this bare run.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if not PagesManager.uses_pages_directory:
+        return
+    PagesManager.uses_pages_directory = False
+    app = Path(__file__).resolve().parent.parent / "app.py"
+    exec(compile(app.read_text(), str(app), "exec"), {"__name__": "__main__", "__file__": str(app)})  # noqa: S102
+    st.stop()
+
+
+# --- runs and queries ------------------------------------------------------------------------
+
+
+def root() -> str:
+    return str(runs_root().resolve())
+
+
+def run_ids() -> list[str]:
+    """Complete runs under the runs folder, newest first (not cached: a new run shows at once)."""
+    return [r.run_id for r in list_runs()]
+
+
+def current_run() -> str | None:
+    """The run chosen in the sidebar (the app's router puts it in the URL before any page renders)."""
+    ids = run_ids()
+    rid = st.session_state.get("qp_run") or st.query_params.get("run")
+    return rid if rid in ids else (ids[0] if ids else None)
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def query(name: str, runs: tuple[str, ...], root_dir: str, *args: Any, **kwargs: Any) -> Any:
+    """`harness.queries.<name>(Results(runs), *args, **kwargs)`, cached by run ids and parameters."""
+    with Results([resolve_run(r, root_dir) for r in runs]) as res:
+        return getattr(queries, name)(res, *args, **kwargs)
+
+
+def q(name: str, *args: Any, run: str | None = None, **kwargs: Any) -> Any:
+    """A cached query on the current run (or `run`)."""
+    return query(name, (run or current_run(),), root(), *args, **kwargs)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def manifest(run: str, root_dir: str) -> dict:
+    with Results(resolve_run(run, root_dir)) as res:
+        return res.manifests[res.run_ids[0]]
+
+
+def run_summary(run: str) -> None:
+    """A caption under the run picker: what the run holds."""
+    m = manifest(run, root())
+    counts = m.get("counts", {})
+    names = [s["label"] for s in m.get("strategies", [])]
+    st.caption(f"{counts.get('scenarios', '?')} scenarios · {counts.get('probes', '?')} probes · "
+               f"{len(names)} strategies · started {m.get('started', '')[:16].replace('T', ' ')} UTC")
+
+
+# --- widgets bound to the URL ------------------------------------------------------------------
+
+
+def wkey(param: str) -> str:
+    """The widget key of a URL parameter: one per page (so a link's values win on arrival), except
+    the run, which the sidebar keeps across pages."""
+    if param == "run":
+        return "qp_run"
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    page = ctx.page_script_hash[:8] if ctx is not None else ""
+    return f"qp_{page}_{param}"
+
+
+def _arrived(key: str, url: Any) -> bool:
+    """True when the URL holds a value this session did not write: a link was opened or another
+    page sent the reader here with a selection. Then the URL wins over the widget's state."""
+    return url not in (None, [], "") and url != st.session_state.get(key + "__url")
+
+
+def _wrote(key: str, param: str, value: Any, default: Any = None) -> None:
+    """Put the widget's value in the URL (dropped when it equals `default`) and remember it."""
+    st.session_state[key + "__url"] = value
+    if value in (None, [], "") or value == default:
+        st.query_params.pop(param, None)
+    else:
+        st.query_params[param] = value
+
+
+def url_selectbox(label: str, options: Sequence[Any], param: str, *, default: Any = None,
+                  format_func: Callable[[Any], str] = str, where=st, **kw) -> Any:
+    """A selectbox whose value is `?param=` in the URL."""
+    options = list(options)
+    key = wkey(param)
+    if not options:
+        st.query_params.pop(param, None)
+        return None
+    url = st.query_params.get(param)
+    if (_arrived(key, url) and url in options) or key not in st.session_state or st.session_state[key] not in options:
+        st.session_state[key] = url if url in options else (default if default in options else options[0])
+    value = where.selectbox(label, options, key=key, format_func=format_func, **kw)
+    _wrote(key, param, str(value))
+    return value
+
+
+def url_multiselect(label: str, options: Sequence[str], param: str, *, default: Sequence[str] = (),
+                    where=st, **kw) -> list[str]:
+    """A multiselect whose values are repeated `?param=` entries in the URL."""
+    options = list(options)
+    key = wkey(param)
+    url = [v for v in st.query_params.get_all(param) if v in options]
+    if _arrived(key, url) or key not in st.session_state or any(v not in options for v in st.session_state[key]):
+        st.session_state[key] = url if url else [d for d in default if d in options]
+    value = list(where.multiselect(label, options, key=key, **kw))
+    _wrote(key, param, value)
+    return value
+
+
+def url_toggle(label: str, param: str, *, default: bool = False, where=st, **kw) -> bool:
+    key = wkey(param)
+    raw = st.query_params.get(param)
+    url = None if raw is None else raw.lower() in ("1", "true", "yes", "on")
+    if (url is not None and url != st.session_state.get(key + "__url")) or key not in st.session_state:
+        st.session_state[key] = default if url is None else url
+    value = bool(where.toggle(label, key=key, **kw))
+    st.session_state[key + "__url"] = value
+    if value != default:
+        st.query_params[param] = "1" if value else "0"
+    else:
+        st.query_params.pop(param, None)
+    return value
+
+
+def url_text(label: str, param: str, *, where=st, **kw) -> str:
+    key = wkey(param)
+    url = st.query_params.get(param, "")
+    if _arrived(key, url) or key not in st.session_state:
+        st.session_state[key] = url
+    value = where.text_input(label, key=key, **kw).strip()
+    _wrote(key, param, value)
+    return value
+
+
+def url_pagination(total: int, param: str = "page", *, page_size: int = PAGE_SIZE, where=st) -> tuple[int, int]:
+    """Page controls when there is more than one page; returns (limit, offset)."""
+    pages = max(1, math.ceil(total / page_size))
+    key = wkey(param)
+    try:
+        url = int(st.query_params.get(param, 0))
+    except ValueError:
+        url = 0
+    if (url and url != st.session_state.get(key + "__url")) or key not in st.session_state \
+            or not 1 <= int(st.session_state[key]) <= pages:
+        st.session_state[key] = url if 1 <= url <= pages else 1
+    page = int(where.pagination(pages, key=key)) if pages > 1 else 1
+    st.session_state[key + "__url"] = page
+    if page > 1:
+        st.query_params[param] = str(page)
+    else:
+        st.query_params.pop(param, None)
+    return page_size, (page - 1) * page_size
+
+
+def clear_params(*params: str) -> None:
+    """Forget selections (URL and widget state) that depend on a choice that just changed."""
+    for p in params:
+        st.query_params.pop(p, None)
+        st.session_state.pop(wkey(p), None)
+        st.session_state.pop(wkey(p) + "__url", None)
+
+
+def go(page: str, **params: Any) -> None:
+    """Open another page with its selection in the URL (the run is carried along)."""
+    qp = {"run": current_run(), **{k: v for k, v in params.items() if v not in (None, "", [])}}
+    st.switch_page(page, query_params=qp)
+
+
+# --- small display helpers -----------------------------------------------------------------------
+
+
+def no_run() -> bool:
+    """Tell the reader there is nothing to show yet; True when the page should stop."""
+    if current_run() is None:
+        st.info("No run yet. Open **Get started** to run the canonical suite.")
+        return True
+    return False
+
+
+def pct(x: float | None) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.0%}"
+
+
+def strategy_order(df: pd.DataFrame) -> list[str]:
+    return list(df["strategy"])
+
+
+def criterion_titles(run: str | None = None) -> dict[str, str]:
+    meta = q("criteria_meta", run=run)
+    return dict(zip(meta["criterion"], meta["title"]))

@@ -1,0 +1,196 @@
+"""Failures: every failing or errored case, filterable and searchable; open one to read it.
+
+A case is (strategy, scenario, probe, criterion). Opening it shows the transcript up to the
+probe, what the strategy put in the context against the gold labels, the score explanation
+and the handoff brief when there is one.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from harness.queries import FAILING, Filter, gap_label, gold_check, gold_marks, parse_expect
+from pages._shared import (routed, STATUS_ICONS, wkey, criterion_titles, no_run, q, url_multiselect, url_pagination,
+                           url_selectbox, url_text, url_toggle)
+
+SEP = "|"
+GAP = pd.Timedelta(hours=1)
+
+
+def case_key(r) -> str:
+    return SEP.join([r.strategy, r.scenario, r.probe_id or "", r.criterion])
+
+
+def render() -> None:
+    routed()
+    st.title("Failures")
+    if no_run():
+        return
+    titles = criterion_titles()
+    strategies = list(q("strategies")["strategy"])
+    scenarios = list(q("scenarios")["scenario"])
+    _suites, tags = q("suites_and_tags")
+
+    with st.container(border=True):
+        a, b, c, d = st.columns(4)
+        f_strat = url_multiselect("Strategy", strategies, "strategy", where=a, placeholder="all strategies")
+        f_crit = url_multiselect("Criterion", list(titles), "criterion", where=b, placeholder="all criteria",
+                                 format_func=lambda k: titles.get(k, k))
+        f_scen = url_multiselect("Scenario", scenarios, "scenario", where=c, placeholder="all scenarios")
+        f_tag = url_multiselect("Tag", tags, "tag", where=d, placeholder="all tags")
+        e, g = st.columns([3, 1], vertical_alignment="bottom")
+        text = url_text("Search explanations and tasks", "q", where=e, placeholder="e.g. missing, budget, timeout")
+        unsup = url_toggle("Include unsupported", "unsupported", where=g)
+
+    statuses = FAILING + (("unsupported",) if unsup else ())
+    f = Filter(strategies=tuple(f_strat), criteria=tuple(f_crit), scenarios=tuple(f_scen), tags=tuple(f_tag))
+    _, total = q("failures", f, statuses, text, limit=1, offset=0)
+    if total == 0:
+        st.success("No failing cases match these filters.")
+        opened = st.query_params.get("case")
+        if opened:
+            render_case(*opened.split(SEP))
+        return
+    st.caption(f"{total} case{'s' if total != 1 else ''} · errors first, then lowest value")
+    limit, offset = url_pagination(total, "page", page_size=25)
+    page, _ = q("failures", f, statuses, text, limit=limit, offset=offset)
+    page = page.assign(
+        icon=page["status"].map(STATUS_ICONS).fillna("") + " " + page["status"],
+        crit=page["criterion"].map(lambda k: titles.get(k, k)),
+        probe=page["probe_id"].replace("", "(whole scenario)"),
+    )
+    event = st.dataframe(
+        page[["icon", "strategy", "scenario", "probe", "crit", "value", "explanation", "task"]],
+        hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="failures_table",
+        column_config={"icon": "status", "crit": "criterion", "value": st.column_config.NumberColumn("value", format="%.2f"),
+                       "explanation": st.column_config.TextColumn("explanation", width="large")},
+    )
+    keys = [case_key(r) for r in page.itertuples(index=False)]
+    try:
+        rows = list(event["selection"]["rows"])
+    except (KeyError, TypeError):
+        rows = []
+    if rows:
+        picked = keys[rows[0]]
+        if st.session_state.get("_picked_row") != picked:
+            st.session_state["_picked_row"] = picked
+            st.session_state[wkey("case")] = picked
+    url_case = st.query_params.get("case")
+    options = [""] + keys + ([url_case] if url_case and url_case not in keys else [])
+
+    def label(k: str) -> str:
+        if not k:
+            return "— pick a case (or click a row) —"
+        s, sc, p, c = k.split(SEP)
+        return f"{sc} · {p or 'whole scenario'} · {titles.get(c, c)} · {s}"
+
+    opened = url_selectbox("Open a case", options, "case", format_func=label)
+    if opened:
+        render_case(*opened.split(SEP))
+    else:
+        st.query_params.pop("case", None)
+
+
+def render_case(strategy: str, scenario: str, probe_id: str, criterion: str) -> None:
+    titles = criterion_titles()
+    score = q("score_row", strategy, scenario, probe_id, criterion)
+    st.divider()
+    st.subheader(f"{scenario} · {probe_id or 'whole scenario'} · {titles.get(criterion, criterion)} · {strategy}")
+    if score.empty:
+        st.warning("This case is not in the selected run.")
+        return
+    s = score.iloc[0]
+    msg = f"**{s.status}** (value {'–' if pd.isna(s.value) else f'{s.value:.2f}'}): {s.explanation}"
+    {"ok": st.success, "fail": st.error, "error": st.error}.get(s.status, st.info)(msg, icon=STATUS_ICONS.get(s.status))
+    if s.evidence is not None and len(s.evidence):
+        st.caption("evidence: " + ", ".join(map(str, s.evidence)))
+
+    probes = q("probe_events", scenario)
+    pr = probes[probes["probe_id"] == probe_id]
+    upto = int(pr["event_index"].iloc[0]) if len(pr) else None
+    expect = parse_expect(pr["expect"].iloc[0]) if len(pr) else {}
+    cands = q("candidates", strategy, scenario, probe_id) if probe_id else pd.DataFrame()
+    prow = q("probe_rows", scenario, probe_id, (strategy,)) if probe_id else pd.DataFrame()
+    context = prow["context"].iloc[0] if len(prow) else ""
+
+    left, right = st.columns([3, 2], gap="large")
+    with left:
+        st.markdown("#### Transcript" + (" up to the probe" if upto is not None else ""))
+        transcript(q("events", scenario, upto), cands, expect)
+    with right:
+        st.markdown("#### Context against the gold")
+        if not probe_id:
+            st.caption("A scenario-level criterion: no single context to show.")
+        elif len(prow) and prow["error"].iloc[0]:
+            st.error(f"The strategy raised: {prow['error'].iloc[0]}")
+        else:
+            gold = gold_check(expect, cands, context)
+            if gold.empty:
+                st.caption("This probe has no item-level gold labels.")
+            else:
+                st.dataframe(gold[["mark", "kind", "ref", "detail"]], hide_index=True, width="stretch")
+            n_inc = int(cands["included"].sum()) if len(cands) else 0
+            st.caption(f"{n_inc} of {len(cands)} candidates included · {prow['tokens'].iloc[0] if len(prow) else '?'} "
+                       f"tokens of a {pr['budget'].iloc[0] if len(pr) else '?'} budget")
+            with st.expander("What the model would see", expanded=False):
+                st.code(context or "(empty)", language=None, wrap_lines=True)
+        if len(prow) and (prow["handoff"].iloc[0] or prow["handoff_error"].iloc[0]):
+            st.markdown("#### Handoff brief")
+            if prow["handoff_error"].iloc[0]:
+                st.error(prow["handoff_error"].iloc[0])
+            else:
+                used = prow["handoff_used_ids"].iloc[0]
+                used = list(used) if used is not None else []
+                st.caption(f"{prow['handoff_tokens'].iloc[0]} tokens · built from {len(used)} items: {', '.join(used)}")
+                with st.container(border=True):
+                    st.markdown(prow["handoff"].iloc[0])
+
+
+def transcript(ev: pd.DataFrame, cands: pd.DataFrame, expect: dict) -> None:
+    """Turns as chat messages with session boundaries, resolutions, gaps, and context badges."""
+    included: set[str] = set()
+    for r in cands.itertuples(index=False) if len(cands) else []:
+        if r.included:
+            included.add(r.item_id)
+            included.update(r.source_ids if r.source_ids is not None else [])
+    marks = gold_marks(expect)
+    prev_at, prev_session = None, None
+    for r in ev.itertuples(index=False):
+        if prev_at is not None and r.at - prev_at >= GAP:
+            st.markdown(f"<div style='text-align:center;color:#888;margin:.4em 0'>— {gap_label(r.at - prev_at)} —</div>",
+                        unsafe_allow_html=True)
+        prev_at = r.at
+        if r.kind in ("turn", "resolve") and r.session != prev_session:
+            who = f"{r.subject_name or r.subject}"
+            st.markdown(f"**Session `{r.session}`** · {who} · {r.at:%Y-%m-%d %H:%M} UTC")
+            prev_session = r.session
+        badge = badges(r.item_id, included, marks)
+        if r.kind == "turn":
+            avatar = ":material/person:" if r.role == "customer" else ":material/support_agent:"
+            with st.chat_message("user" if r.role == "customer" else "assistant", avatar=avatar):
+                kind = " · _action_" if r.turn_kind == "action" else ""
+                st.markdown(f"{r.text}\n\n:gray[`{r.item_id}` · {r.at:%H:%M}{kind}] {badge}")
+        elif r.kind == "resolve":
+            box = st.success if r.status == "resolved" else st.warning
+            box(f"**Session {r.session} {r.status}**: {r.text or '(no summary)'}  \n:gray[`{r.item_id}`] {badge}",
+                icon=":material/task_alt:")
+        elif r.kind == "probe":
+            st.info(f"**Probe `{r.item_id}`**: the agent is about to answer — _{r.text}_ (budget {r.budget} tokens)",
+                    icon=":material/search:")
+        elif r.kind == "forget":
+            st.warning(f"**Forget {r.subject}**: nothing of this customer may appear from here on.", icon=":material/delete:")
+
+
+def badges(item_id: str, included: set[str], marks: dict[str, str]) -> str:
+    inc = item_id in included
+    mark = marks.get(item_id, "")
+    if mark.startswith("✓"):
+        return ":green-badge[✓ gold, in context]" if inc else ":red-badge[✗ gold, missing]"
+    if mark.startswith("⚠"):
+        return ":orange-badge[⚠ must exclude, present]" if inc else ":gray-badge[must exclude, kept out]"
+    return ":blue-badge[in context]" if inc else ""
+
+
+if __name__ == "__main__":  # Streamlit runs a page as __main__; tests may import it
+    render()

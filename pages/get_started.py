@@ -1,0 +1,62 @@
+"""Get started: shown when no run exists; one button runs the canonical suite.
+
+This is the one place the app runs strategies, and it does so only through the harness API
+(`harness.runner.execute`), never by importing a strategy.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from harness.results import runs_root
+from pages._shared import routed
+
+CANONICAL = "datasets/canonical"
+
+
+def render() -> None:
+    routed()
+    st.title("supportbench")
+    st.write(
+        "supportbench replays scripted support conversations through memory strategies and scores what each "
+        "strategy put in front of the model. There is no run under "
+        f"`{runs_root()}` yet (set `SUPPORTBENCH_RUNS` to read runs from elsewhere)."
+    )
+    from stores.registry import DEFAULT_STRATEGIES
+
+    st.caption(f"Suite: `{CANONICAL}` · strategies: {', '.join(DEFAULT_STRATEGIES)}")
+    if not st.button("Run the canonical suite", type="primary", icon=":material/play_arrow:"):
+        return
+    run_canonical(DEFAULT_STRATEGIES)
+
+
+def run_canonical(names) -> None:
+    from harness.runner import execute
+    from stores.registry import parse_specs
+
+    try:
+        from harness.loader import load_suite
+
+        scenarios = load_suite([CANONICAL])
+    except Exception as exc:  # a broken suite is shown, not hidden
+        st.error(f"Could not load `{CANONICAL}`: {type(exc).__name__}: {exc}")
+        return
+    specs = parse_specs(",".join(names))
+    total = max(1, sum(len(s.probes) for s in scenarios) * len(specs))
+    bar = st.progress(0.0, text=f"0 of {total} probes")
+    done = 0
+
+    def progress(probes: int, _scenarios: int) -> None:
+        nonlocal done
+        done += probes
+        bar.progress(min(1.0, done / total), text=f"{done} of {total} probes")
+
+    result = execute(scenarios, specs, runs_root(), progress=progress, command="app: run the canonical suite")
+    bar.progress(1.0, text=f"{result.probes} probes in {result.seconds:.1f}s")
+    st.success(f"Run `{result.run_id}` written.")
+    st.query_params["run"] = result.run_id
+    st.rerun()
+
+
+if __name__ == "__main__":  # Streamlit runs a page as __main__; tests may import it
+    render()

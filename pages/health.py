@@ -1,0 +1,141 @@
+"""Health: a subject's health score over time per strategy, its factor waterfall at a moment,
+and the gold bands from the probes overlaid so disagreement is visible."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from harness.queries import BANDS
+from pages._shared import routed, BAND_COLORS, wkey, no_run, q, url_multiselect, url_selectbox
+
+BAND_MID = {"healthy": 85.0, "watch": 55.0, "at_risk": 20.0}
+BAND_RANGE = {name: (lo, hi) for name, lo, hi in BANDS}
+LINE_COLORS = ["#1f77b4", "#ff7f0e", "#9467bd", "#17becf", "#8c564b"]
+
+
+def band_label(b: str | None) -> str:
+    return {"at_risk": "at risk"}.get(b or "", b or "–")
+
+
+def timeline(tl: pd.DataFrame, gold: pd.DataFrame, moment) -> go.Figure:
+    fig = go.Figure()
+    for name, lo, hi in BANDS:
+        fig.add_hrect(y0=lo, y1=hi, fillcolor=BAND_COLORS[name], opacity=0.09, line_width=0,
+                      annotation_text=band_label(name), annotation_position="top left",
+                      annotation_font_color=BAND_COLORS[name])
+    for i, (strat, grp) in enumerate(tl.groupby("strategy", sort=True)):
+        hover = [f"<b>{strat}</b> {r.at:%Y-%m-%d %H:%M}<br>score {r.score:.0f} ({band_label(r.band)})<br>after {r.kind} {r.item_id}"
+                 for r in grp.itertuples()]
+        fig.add_trace(go.Scatter(x=grp["at"], y=grp["score"], mode="lines+markers", name=strat, line_shape="hv",
+                                 hovertext=hover, hoverinfo="text", line=dict(color=LINE_COLORS[i % len(LINE_COLORS)])))
+    g = gold.drop_duplicates("probe_id")
+    if len(g):
+        lo = [g_ - BAND_RANGE[b][0] for g_, b in zip([BAND_MID[b] for b in g["gold"]], g["gold"])]
+        hi = [BAND_RANGE[b][1] - BAND_MID[b] for b in g["gold"]]
+        fig.add_trace(go.Scatter(
+            x=g["at"], y=[BAND_MID[b] for b in g["gold"]], mode="markers", name="gold band (probe)",
+            marker=dict(symbol="square-open", size=14, color="black", line=dict(width=2)),
+            error_y=dict(type="data", symmetric=False, array=hi, arrayminus=lo, color="black", thickness=2, width=10),
+            hovertext=[f"<b>gold at {r.probe_id}</b>: {band_label(r.gold)}" for r in g.itertuples()], hoverinfo="text",
+        ))
+    if moment is not None:
+        fig.add_vline(x=moment, line=dict(color="#555", dash="dot", width=1))
+    fig.update_layout(height=380, margin=dict(l=10, r=10, t=10, b=10), yaxis=dict(range=[0, 100], title="health score"),
+                      legend=dict(orientation="h", y=-0.15), xaxis=dict(title=None))
+    return fig
+
+
+def waterfall(row) -> go.Figure:
+    factors = json.loads(row["factors"] or "[]")
+    x = ["base"] + [f["signal"] for f in factors] + ["score"]
+    y = [row["base"]] + [f["impact"] for f in factors] + [row["score"]]
+    text = [f"{row['base']:.0f}"] + [f"{f['impact']:+.0f}" for f in factors] + [f"{row['score']:.0f}"]
+    fig = go.Figure(go.Waterfall(
+        x=x, y=y, measure=["absolute"] + ["relative"] * len(factors) + ["total"], text=text, textposition="outside",
+        hovertext=[f"base {row['base']:.0f}"] + [f"{f['signal']}: {f['impact']:+.0f}<br>{f['detail']}" for f in factors]
+        + [f"score {row['score']:.0f} ({band_label(row['band'])})"], hoverinfo="text",
+        increasing=dict(marker=dict(color="#2e7d32")), decreasing=dict(marker=dict(color="#c62828")),
+        totals=dict(marker=dict(color=BAND_COLORS.get(row["band"], "#555"))),
+    ))
+    for name, lo, hi in BANDS:
+        fig.add_hrect(y0=lo, y1=hi, fillcolor=BAND_COLORS[name], opacity=0.07, line_width=0)
+    top = max(110, row["base"] + sum(max(0, f["impact"]) for f in factors) + 10)
+    fig.update_layout(height=340, margin=dict(l=10, r=10, t=10, b=10), yaxis=dict(range=[0, top], title="health"),
+                      showlegend=False)
+    return fig
+
+
+def render() -> None:
+    routed()
+    st.title("Health")
+    if no_run():
+        return
+    scen = q("scenarios")
+    titles = dict(zip(scen["scenario"], scen["title"]))
+    c1, c2, c3 = st.columns([3, 2, 3])
+    scenario = url_selectbox("Scenario", list(scen["scenario"]), "scenario", where=c1,
+                             format_func=lambda s: f"{s} — {titles.get(s, '')}")
+    subj = q("health_subjects", scenario)
+    names = dict(zip(subj["subject"], subj["name"]))
+    subject = url_selectbox("Subject", list(subj["subject"]), "subject", where=c2,
+                            format_func=lambda s: f"{names.get(s) or s} ({s})")
+    have = q("health_strategies", scenario)
+    if not have:
+        st.info("No strategy in this run reports health (only strategies with the `health` capability do).")
+        return
+    chosen = url_multiselect("Strategies", have, "strategies", default=have, where=c3)
+    tl = q("health_timeline", scenario, subject, tuple(chosen))
+    gold = q("health_gold", scenario, subject)
+    if tl.empty:
+        st.info("No health reports for this subject.")
+        return
+
+    moments = list(dict.fromkeys(tl.sort_values("event_index")["event_index"]))
+    ev_at = dict(zip(tl["event_index"], tl["at"]))
+    ev_what = dict(zip(tl["event_index"], tl["kind"].fillna("") + " " + tl["item_id"].fillna("")))
+    key = wkey("at")
+    try:
+        url = int(st.query_params.get("at", -1))
+    except ValueError:
+        url = -1
+    if (url in moments and url != st.session_state.get(key + "__url")) or st.session_state.get(key) not in moments:
+        st.session_state[key] = url if url in moments else moments[-1]
+
+    st.plotly_chart(timeline(tl, gold, ev_at.get(st.session_state[key])), key="health_timeline",
+                    config={"displayModeBar": False})
+    moment = st.select_slider("Moment", moments, key=key,
+                              format_func=lambda i: f"{ev_at[i]:%Y-%m-%d %H:%M} · after {ev_what[i]}")
+    st.query_params["at"] = str(moment)
+    st.session_state[key + "__url"] = moment
+
+    if len(gold):
+        st.markdown("##### Gold bands at the probes")
+        g = gold[gold["strategy"].isin(chosen) | gold["strategy"].isna()].copy()
+        g["agrees"] = g.apply(lambda r: "–" if pd.isna(r["band"]) else ("✓ agrees" if r["band"] == r["gold"] else "✗ disagrees"), axis=1)
+        g["gold"] = g["gold"].map(band_label)
+        g["band"] = g["band"].map(lambda b: band_label(b) if isinstance(b, str) else "–")
+        st.dataframe(g[["probe_id", "at", "gold", "strategy", "score", "band", "agrees"]], hide_index=True, width="stretch",
+                     column_config={"at": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm"),
+                                    "band": "strategy's band", "gold": "gold band"})
+
+    st.markdown(f"##### Why: the factors at {ev_at[moment]:%Y-%m-%d %H:%M}")
+    at_moment = tl[tl["event_index"] == moment]
+    cols = st.columns(len(at_moment))
+    for col, (_, row) in zip(cols, at_moment.iterrows()):
+        with col:
+            st.markdown(f"**{row['strategy']}**: {row['score']:.0f} · :{_color(row['band'])}-badge[{band_label(row['band'])}]")
+            st.plotly_chart(waterfall(row), key=f"wf_{row['strategy']}", config={"displayModeBar": False})
+            factors = pd.DataFrame(json.loads(row["factors"] or "[]"), columns=["signal", "impact", "detail", "source_ids"])
+            st.dataframe(factors, hide_index=True, width="stretch")
+
+
+def _color(band: str) -> str:
+    return {"healthy": "green", "watch": "orange", "at_risk": "red"}.get(band, "gray")
+
+
+if __name__ == "__main__":  # Streamlit runs a page as __main__; tests may import it
+    render()

@@ -1,0 +1,147 @@
+"""Leaderboard: strategies x criteria, with n and interval on hover, totals, tokens and latency.
+
+Clicking a cell (or choosing it below the chart) opens the matching failures.
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from harness.queries import Filter
+from pages._shared import routed, current_run, go as go_page, manifest, no_run, q, root, url_multiselect, url_selectbox, url_toggle
+
+FAILURES = "pages/failures.py"
+
+
+def cell_from_selection(event) -> tuple[str, str] | None:
+    """(strategy, criterion) of the clicked heatmap cell, from a plotly selection event."""
+    try:
+        points = event["selection"]["points"]
+    except (KeyError, TypeError):
+        return None
+    for p in points:
+        cd = p.get("customdata")
+        if cd and len(cd) >= 2:
+            return str(cd[0]), str(cd[1])
+    return None
+
+
+def _pct(x) -> str:
+    return "–" if x is None or x != x else f"{x:.0%}"
+
+
+def heatmap(cells, strategies: list[str], crit_keys: list[str], titles: dict[str, str]) -> go.Figure:
+    by = {(r.strategy, r.criterion): r for r in cells.itertuples(index=False)}
+    z, text, hover, xs, ys, cds = [], [], [], [], [], []
+    for s in strategies:
+        zr, tr, hr = [], [], []
+        for c in crit_keys:
+            r = by.get((s, c))
+            if r is None or not r.n:
+                zr.append(None)
+                tr.append("–")
+                hr.append(f"<b>{s}</b> · {titles[c]}<br>no case of this criterion")
+                continue
+            zr.append(r.mean)
+            label = "unsup." if r.unsupported == r.n else f"{r.mean:.2f}" + (" ⚠" if r.errors else "")
+            tr.append(label)
+            what = "F1" if c == "repeat_issue" else "mean"
+            extra = (f"<br>precision {r.precision:.2f} · recall {r.recall:.2f}"
+                     if c == "repeat_issue" and r.precision == r.precision else "")
+            hr.append(
+                f"<b>{s}</b> · {titles[c]}<br>{what} {r.mean:.3f} (95% CI {_pct(r.lo)}–{_pct(r.hi)}) over n={r.n}{extra}"
+                f"<br>pass rate {_pct(r.pass_rate)} (95% CI {_pct(r.pass_lo)}–{_pct(r.pass_hi)})"
+                f"<br>fail {int(r.fails)} · unsupported {r.unsupported} · errors {r.errors}"
+                f"<br><i>click to open the failing cases</i>"
+            )
+            xs.append(titles[c])
+            ys.append(s)
+            cds.append([s, c])
+        z.append(zr)
+        text.append(tr)
+        hover.append(hr)
+    x = [titles[c] for c in crit_keys]
+    fig = go.Figure(go.Heatmap(
+        z=z, x=x, y=strategies, text=text, texttemplate="%{text}", hovertext=hover, hoverinfo="text",
+        colorscale="RdYlGn", zmin=0, zmax=1, xgap=2, ygap=2, colorbar=dict(title="mean", thickness=12),
+    ))
+    # An invisible marker on every cell: heatmaps emit no selection events, scatter points do.
+    fig.add_trace(go.Scatter(
+        x=xs, y=ys, customdata=cds, mode="markers", hoverinfo="skip", showlegend=False,
+        marker=dict(size=40, symbol="square", color="rgba(0,0,0,0)", opacity=0.01),
+    ))
+    fig.update_layout(
+        height=110 + 46 * len(strategies), margin=dict(l=10, r=10, t=30, b=10), clickmode="event+select",
+        xaxis=dict(side="top", tickangle=-25), yaxis=dict(autorange="reversed"), dragmode=False,
+    )
+    return fig
+
+
+def render() -> None:
+    routed()
+    st.title("Leaderboard")
+    if no_run():
+        return
+    run = current_run()
+    m = manifest(run, root())
+    counts = m.get("counts", {})
+    st.caption(f"Run `{run}` · {counts.get('scenarios', '?')} scenarios · {counts.get('probes', '?')} probes · "
+               f"started {m.get('started', '')[:19].replace('T', ' ')} UTC")
+
+    suites, tags = q("suites_and_tags")
+    c1, c2, c3 = st.columns([2, 3, 2])
+    sel_suites = url_multiselect("Suite", suites, "suite", where=c1, placeholder="all suites")
+    sel_tags = url_multiselect("Tag", tags, "tag", where=c2, placeholder="all tags")
+    controls = url_toggle("Show controls (oracle, empty)", "controls", where=c3,
+                          help="Controls exist to prove the scorers honest; they are kept out of the ranking by default.")
+    f = Filter(suites=tuple(sel_suites), tags=tuple(sel_tags), include_controls=controls)
+
+    totals = q("strategy_totals", f)
+    cells = q("leaderboard", f)
+    if cells.empty:
+        st.warning("No scores match these filters.")
+        return
+    meta = q("criteria_meta")
+    crit_keys = [c for c in meta["criterion"] if c in set(cells["criterion"])]
+    titles = dict(zip(meta["criterion"], meta["title"]))
+    strategies = list(totals["strategy"])
+
+    st.subheader("Score by criterion")
+    st.caption("Mean per case (unsupported and errors count as 0). Hover for n and the 95% interval of the pass "
+               "rate; click a cell to open its failing cases.")
+    event = st.plotly_chart(heatmap(cells, strategies, crit_keys, titles), on_select="rerun",
+                            selection_mode="points", key="heat", config={"displayModeBar": False})
+    clicked = cell_from_selection(event)
+    if clicked:
+        go_page(FAILURES, strategy=clicked[0], criterion=clicked[1])
+
+    with st.container(border=True):
+        a, b, c = st.columns([3, 3, 2], vertical_alignment="bottom")
+        strat = url_selectbox("Strategy", strategies, "strategy", where=a)
+        crit = url_selectbox("Criterion", crit_keys, "criterion", where=b, format_func=lambda k: titles.get(k, k))
+        if c.button("Open failing cases", icon=":material/report:", width="stretch"):
+            go_page(FAILURES, strategy=strat, criterion=crit)
+
+    st.subheader("Totals, tokens and latency")
+    st.caption("Total weights every criterion equally. Tokens are the context the model would see at a probe.")
+    view = totals.assign(budget_use=totals["tokens_mean"] / totals["budget_mean"])[
+        ["strategy", "total", "extra", "pass_rate", "cases", "failing", "unsupported", "tokens_mean", "budget_use",
+         "latency_p50", "latency_p95", "probe_errors"]]
+    st.dataframe(
+        view, hide_index=True, width="stretch",
+        column_config={
+            "total": st.column_config.ProgressColumn("total (core)", min_value=0, max_value=1, format="%.2f",
+                                                     help="Mean of the core criteria's means, equal weights"),
+            "extra": st.column_config.NumberColumn("extras", format="%.2f", help="Mean over the extra criteria"),
+            "pass_rate": st.column_config.NumberColumn("cases passed", format="percent"),
+            "tokens_mean": st.column_config.NumberColumn("tokens / probe", format="%.0f"),
+            "budget_use": st.column_config.ProgressColumn("budget used", min_value=0, max_value=1, format="percent"),
+            "latency_p50": st.column_config.NumberColumn("latency p50 (ms)", format="%.2f"),
+            "latency_p95": st.column_config.NumberColumn("latency p95 (ms)", format="%.2f"),
+            "probe_errors": "errors",
+        },
+    )
+
+if __name__ == "__main__":  # Streamlit runs a page as __main__; tests may import it
+    render()

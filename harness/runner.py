@@ -8,6 +8,7 @@ shards can run in any process or on any engine and merge deterministically.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import sys
 import time
 from dataclasses import dataclass
@@ -184,17 +185,27 @@ def _run_on_dask(shards: list[Shard], specs, folder: Path, progress: Progress, w
                                dashboard_address=None, silence_logs=40)
         client = Client(cluster)
     try:
-        order = sorted(shards, key=lambda sh: (-_cost(sh), sh[0]))
-        # pure=False: a rerun must really run; keys name the shard for the dashboard
-        futures = [client.submit(run_shard_to_folder, index, shard, specs, str(Path(folder).resolve()),
-                                 key=f"shard-{index:06d}-{Path(folder).name}", pure=False, retries=0)
-                   for index, shard in order]
+        order = iter(sorted(shards, key=lambda sh: (-_cost(sh), sh[0])))
+        target = str(Path(folder).resolve())
+        n_workers = max(1, len(client.scheduler_info().get("workers", {})) or workers)
+
+        def submit(shard: Shard):
+            # keys name the shard for the dashboard; pure=False so a rerun really runs
+            return client.submit(run_shard_to_folder, shard[0], shard[1], specs, target,
+                                 key=f"shard-{shard[0]:06d}-{Path(folder).name}", pure=False)
+
+        # a few shards in flight per worker, not the whole suite at once
+        futures = [submit(sh) for sh in itertools.islice(order, n_workers * 3)]
+        queue = as_completed(futures)
         try:
-            for f in as_completed(futures):
+            for f in queue:
                 p, n = f.result()
                 progress(p, n)
+                nxt = next(order, None)
+                if nxt is not None:
+                    queue.add(submit(nxt))
         except BaseException:
-            client.cancel(futures)
+            client.cancel(futures + list(queue.futures))
             raise
     finally:
         client.close()

@@ -1,0 +1,69 @@
+"""Parallel runs: the same run whatever the number of worker processes."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from harness.generate import write_suite
+from harness.loader import load_suite
+from harness.runner import execute, make_shards
+from stores.registry import parse_specs
+
+KEYS = {
+    "scores": "strategy, scenario, probe_id, criterion",
+    "candidates": "strategy, scenario, probe_id, rank",
+    "probes": "strategy, scenario, probe_id",
+    "events": "scenario, event_index",
+    "health": "strategy, scenario, subject, event_index, probe_id",
+}
+
+
+def table(run, name: str):
+    df = duckdb.sql(f"select * from read_parquet('{run}/{name}/*.parquet') order by {KEYS[name]}").df()
+    return df.drop(columns=["latency_ms"], errors="ignore").reset_index(drop=True)
+
+
+def assert_same_run(a, b):
+    for name in KEYS:
+        x, y = table(a, name), table(b, name)
+        assert len(x) == len(y) and x.equals(y), name
+
+
+@pytest.fixture(scope="module")
+def scenarios(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("suite")
+    write_suite(folder, 14, seed=11, profile="small")
+    return load_suite([str(folder)])
+
+
+SPECS = "oracle,empty,history_stuffing,session_aware"
+
+
+def test_shards_cover_every_scenario_once_in_order(scenarios):
+    shards = make_shards(scenarios, 25, workers=2)
+    assert [s.id for _, shard in shards for s in shard] == [s.id for s in scenarios]
+    assert [i for i, _ in shards] == list(range(len(shards))) and len(shards) > 2
+
+
+def test_two_workers_write_the_same_run_as_one(scenarios, tmp_path):
+    specs = parse_specs(SPECS)
+    done = {1: [0, 0], 2: [0, 0]}
+
+    def progress(w):
+        def f(p, s):
+            done[w][0] += p
+            done[w][1] += s
+        return f
+
+    one = execute(scenarios, specs, tmp_path, run_id="one", workers=1, progress=progress(1))
+    two = execute(scenarios, specs, tmp_path, run_id="two", workers=2, progress=progress(2))
+    assert one.probes == two.probes == done[1][0] == done[2][0] > 0
+    assert done[1][1] == done[2][1] == len(scenarios)
+    assert_same_run(one.path, two.path)
+
+
+def test_an_unknown_executor_leaves_no_run_behind(scenarios, tmp_path):
+    with pytest.raises(Exception):
+        execute(scenarios, parse_specs("oracle"), tmp_path, run_id="bad", workers=2, executor="nope")
+    assert not any(tmp_path.iterdir())

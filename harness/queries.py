@@ -106,29 +106,27 @@ def _sql_str(v: Any) -> str:
     return "'" + str(v).replace("'", "''") + "'"
 
 
-def leaderboard(res: Results, f: Filter = Filter()) -> pd.DataFrame:
-    """Strategy x criterion from `harness.aggregate` (mean, n, pass rate, intervals, unsupported,
-    errors, precision/recall for repeat_issue) over the filtered scores, plus a `fails` count."""
-    from .aggregate import aggregate
+def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The leaderboard over the filtered scores, from one `harness.aggregate` pass: `(cells, totals)`.
 
-    _restrict_scores(res, replace(f, include_controls=True))
-    agg = aggregate(res, include_controls=f.include_controls, run=res.run_ids[0])
-    fails = res.df("SELECT strategy, criterion, count(*) FILTER (WHERE status = 'fail') AS fails FROM scores GROUP BY ALL")
-    return agg.merge(fails, on=["strategy", "criterion"], how="left").fillna({"fails": 0})
-
-
-def strategy_totals(res: Results, f: Filter = Filter()) -> pd.DataFrame:
-    """Per strategy: total over core criteria and over extras (equal weights, `harness.aggregate.totals`),
-    cases, failing and unsupported counts, tokens and latency at probes; best total first."""
+    `cells`: strategy x criterion (mean, n, pass rate, intervals, unsupported, errors,
+    precision/recall for repeat_issue) plus a `fails` count. `totals`: per strategy, the total
+    over core criteria and over extras (equal weights, `harness.aggregate.totals`), cases,
+    failing and unsupported counts, tokens and latency at probes; best total first.
+    """
     from .aggregate import aggregate, totals
 
     _restrict_scores(res, replace(f, include_controls=True))
     agg = aggregate(res, include_controls=f.include_controls, run=res.run_ids[0])
+    counts = res.df("""SELECT strategy, criterion, count(*) AS cases, count(*) FILTER (WHERE status = 'fail') AS fails,
+                              count(*) FILTER (WHERE status IN ('fail', 'error')) AS failing,
+                              count(*) FILTER (WHERE status = 'unsupported') AS unsup,
+                              count(*) FILTER (WHERE passed AND status = 'ok') AS passes
+                       FROM scores GROUP BY ALL""")
+    cells = agg.merge(counts[["strategy", "criterion", "fails"]], on=["strategy", "criterion"], how="left").fillna({"fails": 0})
+    per = counts.groupby("strategy")[["cases", "failing", "unsup", "passes"]].sum().reset_index()
+    per = per.assign(pass_rate=per["passes"] / per["cases"]).rename(columns={"unsup": "unsupported"}).drop(columns="passes")
     tot = totals(agg)
-    counts = res.df("""SELECT strategy, count(*) AS cases, count(*) FILTER (WHERE status IN ('fail', 'error')) AS failing,
-                              count(*) FILTER (WHERE status = 'unsupported') AS unsupported,
-                              avg(CASE WHEN passed AND status = 'ok' THEN 1.0 ELSE 0.0 END) AS pass_rate
-                       FROM scores GROUP BY strategy""")
     pf = Filter(strategies=tuple(tot["strategy"]), scenarios=f.scenarios, suites=f.suites, alias="p")
     pwhere, pparams = pf.sql()
     if f.tags:
@@ -140,8 +138,9 @@ def strategy_totals(res: Results, f: Filter = Filter()) -> pd.DataFrame:
                count(*) AS probes, count(*) FILTER (WHERE error IS NOT NULL) AS probe_errors
         FROM probes p WHERE {pwhere} GROUP BY strategy
     """, pparams)
-    out = tot.merge(counts, on="strategy", how="left").merge(cost, on="strategy", how="left")
-    return out.sort_values(["total", "strategy"], ascending=[False, True], na_position="last").reset_index(drop=True)
+    out = tot.merge(per, on="strategy", how="left").merge(cost, on="strategy", how="left")
+    out = out.sort_values(["total", "strategy"], ascending=[False, True], na_position="last").reset_index(drop=True)
+    return cells, out
 
 
 # --- failures --------------------------------------------------------------------------------

@@ -183,10 +183,9 @@ def url_pagination(total: int, param: str = "page", *, page_size: int = PAGE_SIZ
         url = int(st.query_params.get(param, 0))
     except ValueError:
         url = 0
-    if (url and url != st.session_state.get(key + "__url")) or key not in st.session_state \
-            or not 1 <= int(st.session_state[key]) <= pages:
-        st.session_state[key] = url if 1 <= url <= pages else 1
-    page = int(where.pagination(pages, key=key)) if pages > 1 else 1
+    start = url if 1 <= url <= pages else 1
+    # The page count is part of the key: new filters start again at the URL's page (or 1).
+    page = int(where.pagination(pages, default=start, key=f"{key}_{pages}")) if pages > 1 else 1
     st.session_state[key + "__url"] = page
     if page > 1:
         st.query_params[param] = str(page)

@@ -97,8 +97,7 @@ def render() -> None:
                           help="Controls exist to prove the scorers honest; they are kept out of the ranking by default.")
     f = Filter(suites=tuple(sel_suites), tags=tuple(sel_tags), include_controls=controls)
 
-    totals = q("strategy_totals", f)
-    cells = q("leaderboard", f)
+    cells, totals = q("leaderboard", f)
     if cells.empty:
         st.warning("No scores match these filters.")
         return

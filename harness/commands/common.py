@@ -21,9 +21,6 @@ def load_or_exit(paths: list[str]):
         return load_suite(paths or [str(DEFAULT_SUITE)])
     except ScenarioError as e:
         for issue in e.issues:
-            console.print(f"[red]error[/red] {issue}", markup=True, highlight=False)
-        console.print(f"{len(e.issues)} problem(s); nothing was run.")
+            console.print(f"error {issue}", markup=False)
+        console.print(f"{len(e.issues)} problem(s); nothing was run.", markup=False)
         sys.exit(1)
-    except FileNotFoundError as e:
-        console.print(f"[red]error[/red] {e}")
-        sys.exit(2)

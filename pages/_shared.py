@@ -21,7 +21,8 @@ from harness.results import Results, list_runs, resolve_run, runs_root
 PAGE_SIZE = 25
 
 BAND_COLORS = {"healthy": "#2e7d32", "watch": "#f9a825", "at_risk": "#c62828"}
-STATUS_ICONS = {"ok": "✅", "fail": "❌", "error": "💥", "unsupported": "➖"}
+STATUS_ICONS = {"ok": "✓", "fail": "✗", "error": "‼", "unsupported": "–"}
+"""Plain symbols, not emoji: they render in every font, headless browsers included."""
 
 
 # --- routing ---------------------------------------------------------------------------------

@@ -7,6 +7,8 @@ and the handoff brief when there is one.
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import streamlit as st
 
@@ -102,7 +104,8 @@ def render_case(strategy: str, scenario: str, probe_id: str, criterion: str) -> 
         return
     s = score.iloc[0]
     msg = f"**{s.status}** (value {'–' if pd.isna(s.value) else f'{s.value:.2f}'}): {s.explanation}"
-    {"ok": st.success, "fail": st.error, "error": st.error}.get(s.status, st.info)(msg, icon=STATUS_ICONS.get(s.status))
+    icons = {"ok": ":material/check_circle:", "fail": ":material/cancel:", "error": ":material/error:"}
+    {"ok": st.success, "fail": st.error, "error": st.error}.get(s.status, st.info)(msg, icon=icons.get(s.status, ":material/remove_circle:"))
     if s.evidence is not None and len(s.evidence):
         st.caption("evidence: " + ", ".join(map(str, s.evidence)))
 
@@ -144,7 +147,8 @@ def render_case(strategy: str, scenario: str, probe_id: str, criterion: str) -> 
                 used = list(used) if used is not None else []
                 st.caption(f"{prow['handoff_tokens'].iloc[0]} tokens · built from {len(used)} items: {', '.join(used)}")
                 with st.container(border=True):
-                    st.markdown(prow["handoff"].iloc[0])
+                    # the brief's own headings, two levels down so they read as sections of this panel
+                    st.markdown(re.sub(r"^(#{1,3}) ", lambda m: "#" * (len(m.group(1)) + 3) + " ", prow["handoff"].iloc[0], flags=re.M))
 
 
 def transcript(ev: pd.DataFrame, cands: pd.DataFrame, expect: dict) -> None:

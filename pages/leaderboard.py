@@ -31,7 +31,9 @@ def _pct(x) -> str:
     return "–" if x is None or x != x else f"{x:.0%}"
 
 
-def heatmap(cells, strategies: list[str], crit_keys: list[str], titles: dict[str, str]) -> go.Figure:
+def heatmap(cells, strategies: list[str], crit_keys: list[str], titles: dict[str, str],
+            groups: dict[str, str] | None = None) -> go.Figure:
+    groups = groups or {}
     by = {(r.strategy, r.criterion): r for r in cells.itertuples(index=False)}
     z, text, hover, xs, ys, cds = [], [], [], [], [], []
     for s in strategies:
@@ -71,6 +73,11 @@ def heatmap(cells, strategies: list[str], crit_keys: list[str], titles: dict[str
         x=xs, y=ys, customdata=cds, mode="markers", hoverinfo="skip", showlegend=False,
         marker=dict(size=40, symbol="square", color="rgba(0,0,0,0)", opacity=0.01),
     ))
+    n_core = sum(1 for c in crit_keys if groups.get(c, "core") == "core")
+    if 0 < n_core < len(crit_keys):
+        fig.add_vline(x=n_core - 0.5, line=dict(color="#333", width=2))
+        fig.add_annotation(x=n_core - 0.5, y=1.0, yref="paper", yanchor="bottom", xanchor="left", showarrow=False,
+                           text=" extras →", font=dict(size=11, color="#555"))
     fig.update_layout(
         height=110 + 46 * len(strategies), margin=dict(l=10, r=10, t=30, b=10), clickmode="event+select",
         xaxis=dict(side="top", tickangle=-25), yaxis=dict(autorange="reversed"), dragmode=False,
@@ -107,9 +114,9 @@ def render() -> None:
     strategies = list(totals["strategy"])
 
     st.subheader("Score by criterion")
-    st.caption("Mean per case (unsupported and errors count as 0). Hover for n and the 95% interval of the pass "
-               "rate; click a cell to open its failing cases.")
-    event = st.plotly_chart(heatmap(cells, strategies, crit_keys, titles), on_select="rerun",
+    st.caption("Mean per case (unsupported and errors count as 0; repeat-issue detection shows F1). Hover for n and "
+               "the 95% intervals; click a cell to open its failing cases.")
+    event = st.plotly_chart(heatmap(cells, strategies, crit_keys, titles, dict(zip(meta["criterion"], meta["grp"]))), on_select="rerun",
                             selection_mode="points", key="heat", config={"displayModeBar": False})
     clicked = cell_from_selection(event)
     if clicked:
@@ -124,7 +131,7 @@ def render() -> None:
 
     st.subheader("Totals, tokens and latency")
     st.caption("Total weights every criterion equally. Tokens are the context the model would see at a probe.")
-    view = totals.assign(budget_use=totals["tokens_mean"] / totals["budget_mean"])[
+    view = totals.assign(budget_use=totals["tokens_mean"] / totals["budget_mean"], pass_rate=100 * totals["pass_rate"])[
         ["strategy", "total", "extra", "pass_rate", "cases", "failing", "unsupported", "tokens_mean", "budget_use",
          "latency_p50", "latency_p95", "probe_errors"]]
     st.dataframe(
@@ -133,9 +140,10 @@ def render() -> None:
             "total": st.column_config.ProgressColumn("total (core)", min_value=0, max_value=1, format="%.2f",
                                                      help="Mean of the core criteria's means, equal weights"),
             "extra": st.column_config.NumberColumn("extras", format="%.2f", help="Mean over the extra criteria"),
-            "pass_rate": st.column_config.NumberColumn("cases passed", format="percent"),
+            "pass_rate": st.column_config.NumberColumn("cases passed", format="%.0f%%"),
             "tokens_mean": st.column_config.NumberColumn("tokens / probe", format="%.0f"),
-            "budget_use": st.column_config.ProgressColumn("budget used", min_value=0, max_value=1, format="percent"),
+            "budget_use": st.column_config.ProgressColumn("budget used", min_value=0, max_value=1, format="percent",
+                                                          help="Mean tokens of the context over the mean probe budget"),
             "latency_p50": st.column_config.NumberColumn("latency p50 (ms)", format="%.2f"),
             "latency_p95": st.column_config.NumberColumn("latency p95 (ms)", format="%.2f"),
             "probe_errors": "errors",

@@ -89,9 +89,10 @@ def ranking_chart(cands: pd.DataFrame, budget: int, marks: dict[str, str]) -> go
                           annotation_text=f"budget {budget} tokens", annotation_position="bottom right",
                           annotation_font_color="#d62728")
     fig.update_layout(
-        barmode="relative", height=90 + 28 * len(cands), margin=dict(l=10, r=10, t=10, b=10),
-        yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=labels, title=None),
-        xaxis=dict(title="score (sum of components)", zeroline=True), legend=dict(orientation="h", y=-0.12 - 8 / (len(cands) + 4)),
+        barmode="relative", height=120 + 30 * len(cands) + 20 * ((len(names) + 2) // 2), margin=dict(l=10, r=10, t=10, b=10), bargap=0.25,
+        yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=labels, title=None, tickfont=dict(size=12)),
+        xaxis=dict(title="score (sum of components)", zeroline=True, side="top"),
+        legend=dict(orientation="h", yanchor="top", y=-0.02, xanchor="left", x=0, font=dict(size=11)),
     )
     return fig
 

@@ -134,8 +134,10 @@ def scroll_to(browser: Chromium, text: str) -> None:
     """Scroll the element whose text starts with `text` to the top of the view."""
     js = f"""(() => {{
       const want = {json.dumps(text)};
-      const els = [...document.querySelectorAll('h1,h2,h3,h4,h5,p,span,div')];
-      const el = els.find(e => e.children.length === 0 && e.innerText && e.innerText.trim().startsWith(want));
+      const els = [...document.querySelectorAll('h1,h2,h3,h4,h5,p,span,div')]
+        .filter(e => e.innerText && e.innerText.trim().startsWith(want))
+        .sort((a, b) => (/^H[1-5]$/.test(b.tagName) - /^H[1-5]$/.test(a.tagName)) || (a.innerText.length - b.innerText.length));
+      const el = els[0];
       if (el) {{ el.scrollIntoView({{block: 'start'}}); return true; }}
       return false;
     }})()"""

@@ -31,7 +31,7 @@ VIEWS = [
     ("rankings", "rankings", {"scenario": "billing-repeat", "probe": "p-bill", "strategies": ["history_stuffing", "session_aware"]},
      ["Rankings per turn", "Probe p-bill", "session_aware"], None),
     ("rankings-candidates", "rankings", {"scenario": "billing-repeat", "probe": "p-bill", "strategies": ["history_stuffing", "session_aware"]},
-     ["Rankings per turn", "gold:"], "Probe p-bill"),
+     ["Rankings per turn", "gold:"], "history_stuffing"),
     ("health", "health", {"scenario": "billing-repeat", "subject": "c1"}, ["Health", "Gold bands at the probes", "Why: the factors"], None),
     ("failures", "failures", {}, ["Failures", "cases · errors first"], None),
     ("failures-case", "failures", {"case": CASE}, ["Transcript up to the probe", "Context against the gold", "Handoff brief"],

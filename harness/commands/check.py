@@ -34,7 +34,15 @@ def main(args) -> int:
         console.print(f"error: {e}", markup=False)
         console.print("UNUSABLE (exit 2)", markup=False)
         return 2
-    with Results(path) as res:
+    import duckdb
+
+    try:
+        res = Results(path)
+    except duckdb.Error as e:  # a run folder whose tables cannot be read
+        console.print(f"error: run {path} is unreadable: {e}", markup=False)
+        console.print("UNUSABLE (exit 2)", markup=False)
+        return 2
+    with res:
         result = check_run(res, base, allow_param_changes=args.allow_param_changes)
     source = str(base.source.get("run_id") or "")
     print(check_markdown(result, args.baseline, source) if args.format == "md" else check_text(result, args.baseline, source))

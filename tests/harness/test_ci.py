@@ -250,3 +250,11 @@ def test_compare_needs_two_runs_or_two_strategies(approved, capsys):
     assert main(["compare", str(good)]) == 2
     assert main(["compare", str(good), str(good), "--strategies", "nope"]) == 2
     assert main(["compare", str(good), str(good), "--fail-on-regression"]) == 0
+
+
+def test_run_junit_option_writes_valid_junit(tmp_path):
+    scenario_file = sorted(Path("datasets/canonical").glob("*.yaml"))[0]
+    junit = tmp_path / "run.xml"
+    assert main(["run", str(scenario_file), "-s", "empty", "--out", str(tmp_path), "-q", "--junit", str(junit)]) == 0
+    root = _junit(junit)
+    assert int(root.get("tests")) > 0 and {s.get("name") for s in root.iter("testsuite")} == {"empty"}

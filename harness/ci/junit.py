@@ -49,14 +49,14 @@ def _case_outcome_check(rows: pd.DataFrame) -> tuple[str, pd.DataFrame]:
     bad = v.isin(["new_failure", "missing"])
     if bad.any():
         return "failure", rows[bad]
-    soft = v.isin(["known_failure", "new_failure_warn"]) | (rows["status"] == "unsupported")
+    soft = v.isin(["known_failure", "new_failure_warn"]) | (rows["status"] == "unsupported") | ((v == "new_case") & ~rows["passed"].astype(bool))
     if soft.any():
         return "skipped", rows[soft]
     return "pass", rows.iloc[0:0]
 
 
 _WHY = {"known_failure": "known failure (fails in the baseline too)", "new_failure_warn": "newly failing, tolerated by a warn rule",
-        "new_failure": "passed in the baseline, fails now", "missing": "missing: in the baseline, no row in the run"}
+        "new_failure": "passed in the baseline, fails now", "new_case": "not in the baseline, not judged", "missing": "missing: in the baseline, no row in the run"}
 
 
 def _message(rows: pd.DataFrame) -> str:

@@ -37,8 +37,8 @@ test: $(STAMP) browser
 # The project's own regression gate: the canonical suite against the approved baseline.
 check: $(STAMP)
 	@mkdir -p test-artifacts
-	$(BIN)/supportbench run datasets/canonical --out test-artifacts/runs --run-id ci-canonical-$$$$ --quiet --junit test-artifacts/canonical-run.xml
-	$(BIN)/supportbench check test-artifacts/runs/$$(ls -t test-artifacts/runs | grep ci-canonical | head -1) --baseline baselines/canonical.json --junit test-artifacts/canonical-check.xml
+	run=$$($(BIN)/supportbench run datasets/canonical --out test-artifacts/runs --quiet --junit test-artifacts/canonical-run.xml) && \
+	$(BIN)/supportbench check "$$run" --baseline baselines/canonical.json --junit test-artifacts/canonical-check.xml
 
 clean:
 	rm -rf $(VENV) test-artifacts .cache

@@ -4,7 +4,7 @@ One `Encoder` per (model id, cache folder) per process (`encoder()`), one loaded
 model id per process, loaded lazily: a run whose texts are all cached never imports torch.
 
 Cache layout: `<root>/embeddings/<model slug>/part-<pid>-<random>.npz`, each part holding
-`keys` (sha256 digests, 32 bytes each) and `vecs` (float32, normalized). `<root>` is
+`keys` (sha256 digests, one row of 32 uint8 each) and `vecs` (float32, normalized). `<root>` is
 `$SUPPORTBENCH_CACHE` or `./.cache/supportbench`. A part is written to a temporary name and
 renamed into place, and every process writes only its own parts, so two processes can
 encode at once: a reader sees whole parts or none. When parts pile up, `compact()` merges
@@ -88,8 +88,8 @@ class Encoder:
                     keys, vecs = z["keys"], z["vecs"]
             except (FileNotFoundError, OSError, ValueError, KeyError):
                 continue  # removed by a compaction, or not ours
-            for k, v in zip(keys.tolist(), vecs):
-                self._vecs.setdefault(k, v)
+            for k, v in zip(keys, vecs):
+                self._vecs.setdefault(k.tobytes(), v)
             self.dim = vecs.shape[1] if len(vecs) else self.dim
             self._loaded.add(p.name)
         if compact and len(parts) > COMPACT_AT:
@@ -100,7 +100,9 @@ class Encoder:
         name = f"{prefix}-{os.getpid()}-{secrets.token_hex(6)}.npz"
         tmp = self.dir / f".tmp-{name}"
         with open(tmp, "wb") as f:
-            np.savez(f, keys=np.array(keys, dtype="S32"), vecs=vecs.astype(np.float32))
+            # keys as raw uint8 rows: numpy's bytes dtype would strip a digest's trailing NULs
+            raw = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), 32)
+            np.savez(f, keys=raw, vecs=vecs.astype(np.float32))
         final = self.dir / name
         os.replace(tmp, final)
         self._loaded.add(final.name)

@@ -1,0 +1,122 @@
+"""The contract every registered strategy keeps; a new strategy is covered by registering it."""
+
+from __future__ import annotations
+
+import pytest
+from store_events import at, forget, request, resolve, turn, two_customer_history
+
+from stores.registry import REGISTRY, strategy_class
+from stores.tokens import count_tokens
+
+NAMES = sorted(REGISTRY)
+
+
+def build(name):
+    s = strategy_class(name)()
+    if "gold" in s.capabilities:  # the oracle, with an empty side door: it must still keep the contract
+        ctx = s.context
+        s.context = lambda req: (s.peek_gold({}), ctx(req))[1]
+    return s
+
+
+def replay(s, events):
+    for e in events:
+        s.observe(e)
+    return s
+
+
+NOW = at(days=10, minutes=5)
+REQ = request("a3", "CSV export fails with error 502 again", NOW, budget=400)
+OTHER_IDS = {e.id for e in two_customer_history() if e.subject == "globex"}
+ACME_IDS = {e.id for e in two_customer_history() if e.subject == "acme"}
+
+
+@pytest.fixture(params=NAMES)
+def name(request):
+    return request.param
+
+
+def test_never_returns_another_customers_items(name):
+    b = replay(build(name), two_customer_history()).context(REQ)
+    assert all(c.subject in ("", "acme") for c in b.candidates)
+    assert not {c.item_id for c in b.candidates} & OTHER_IDS
+    assert all(sid in ACME_IDS for c in b.candidates for sid in c.source_ids)
+    assert "Lee at Globex" not in b.text
+
+
+def test_nothing_of_a_forgotten_customer(name):
+    s = replay(build(name), [*two_customer_history(), forget("acme", NOW)])
+    b = s.context(REQ)
+    assert len(b.candidates) == 0
+    assert "Dana" not in b.text and "502" not in b.text
+    # and the other customer is untouched
+    other = s.context(request("g3", "CSV export 502", NOW, subject="globex"))
+    assert not {c.item_id for c in other.candidates} & ACME_IDS
+
+
+@pytest.mark.parametrize("budget", [0, 1, 3, 12, 25, 40, 80, 400, 100_000])
+def test_within_budget_and_counted_honestly(name, budget):
+    s = replay(build(name), two_customer_history())
+    b = s.context(request("a3", REQ.task, NOW, budget=budget))
+    assert count_tokens(b.text) == b.tokens <= budget
+
+
+def test_deterministic_across_fresh_instances(name):
+    a = replay(build(name), two_customer_history()).context(REQ)
+    b = replay(build(name), two_customer_history()).context(REQ)
+    assert a.signature() == b.signature()
+
+
+def test_every_event_delivered_twice_changes_nothing(name):
+    plain = replay(build(name), two_customer_history()).context(REQ)
+    doubled = replay(build(name), [e for e in two_customer_history() for _ in (0, 1)]).context(REQ)
+    assert doubled.signature() == plain.signature()
+
+
+def test_reset_then_replay_gives_the_same_bundle(name):
+    s = replay(build(name), two_customer_history())
+    first = s.context(REQ)
+    s.reset()
+    assert len(s.context(REQ).candidates) == 0
+    assert replay(s, two_customer_history()).context(REQ).signature() == first.signature()
+
+
+def test_components_sum_to_score(name):
+    b = replay(build(name), two_customer_history()).context(REQ)
+    for c in b.candidates:
+        assert sum(c.components.values()) == pytest.approx(c.score, abs=1e-9), c.item_id
+        assert c.included or c.reason
+
+
+def test_an_unobserved_turn_never_appears(name):
+    events = two_customer_history()
+    s = replay(build(name), events)
+    late = turn("a3#9", "a3", "customer", "CSV export fails with error 502 once more", NOW)
+    b = s.context(REQ)
+    assert "a3#9" not in {c.item_id for c in b.candidates}
+    assert "once more" not in b.text
+    s.observe(late)
+    assert "a3#9" in {c.item_id for c in s.context(REQ).candidates} or name in ("empty", "oracle")
+
+
+def test_a_resolution_replaced_in_place_is_seen(name):
+    s = replay(build(name), two_customer_history())
+    s.context(REQ)  # warm whatever the strategy caches
+    s.observe(resolve("a1", at(hours=4), "Rebuilt the CSV export index.", subject="acme"))
+    b = s.context(request("a3", REQ.task, NOW, budget=100_000))
+    texts = [c.text for c in b.candidates if c.item_id == "a1#resolution"]
+    assert all("Rebuilt the CSV export index." in t for t in texts)
+
+
+def test_capabilities_keep_their_contracts(name):
+    s = replay(build(name), two_customer_history())
+    if "health" in s.capabilities:
+        r1, r2 = s.health("acme", NOW), s.health("acme", NOW)
+        assert r1 == r2
+        assert r1.score == max(0, min(100, r1.base + sum(f.impact for f in r1.factors)))
+        assert not {i for f in r1.factors for i in f.source_ids} & OTHER_IDS
+    if "handoff" in s.capabilities:
+        for budget in (0, 30, 120, 4000):
+            h = s.handoff(REQ, budget_tokens=budget)
+            assert count_tokens(h.text) == h.tokens <= budget
+            assert set(h.used_ids) <= ACME_IDS

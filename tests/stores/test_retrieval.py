@@ -1,0 +1,101 @@
+"""tfidf equals scikit-learn without refitting; the embedding cache makes a rerun encode nothing."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+
+import numpy as np
+import pytest
+from sklearn.feature_extraction.text import TfidfVectorizer
+from store_events import at, request, resolve, turn, two_customer_history
+
+from stores.encoder import Encoder
+from stores.text import STOPWORDS
+from stores.tfidf import TOKEN_PATTERN, TfidfRetrieval
+
+TASK = "CSV export fails with error 502 again, export"
+
+
+@pytest.mark.parametrize("sublinear", [True, False])
+def test_tfidf_matches_a_fresh_sklearn_fit_at_every_step(sublinear):
+    s = TfidfRetrieval(TfidfRetrieval.Params(sublinear_tf=sublinear))
+    events = [*two_customer_history(), resolve("a2", at(days=11), "Rotated the SAML signing certificate.", subject="acme")]
+    for e in events:
+        s.observe(e)
+        h = s.memory.history("acme")
+        if not len(h):
+            continue
+        got = s.scores(h, TASK)
+        v = TfidfVectorizer(token_pattern=TOKEN_PATTERN, sublinear_tf=sublinear, stop_words=sorted(STOPWORDS))
+        try:
+            ref = (v.fit_transform(h.texts) @ v.transform([TASK]).T).toarray().ravel()
+        except ValueError:  # empty vocabulary so far
+            ref = np.zeros(len(h))
+        np.testing.assert_allclose(got, ref, atol=1e-12)
+
+
+def test_tfidf_top_k_and_min_score_drop_as_rank_cutoff():
+    s = TfidfRetrieval(TfidfRetrieval.Params(top_k=2))
+    for e in two_customer_history():
+        s.observe(e)
+    b = s.context(request("a3", TASK, at(days=11), budget=10_000))
+    assert len(b.included) == 2
+    assert all(c.reason == "rank_cutoff" for c in b.candidates if not c.included)
+    assert all(c.score <= 0 for c in b.candidates[2:] if c.components["cosine"] <= 0)
+
+
+TEXTS = ["printer tray jammed", "invoice export fails", "login loops", "printer tray jammed"]
+
+
+def test_second_encoder_on_the_same_cache_encodes_nothing(tmp_path):
+    first = Encoder(cache_dir=tmp_path)
+    a = first.encode(TEXTS)
+    assert first.encoded == 3  # duplicates are encoded once
+    second = Encoder(cache_dir=tmp_path)
+    b = second.encode(TEXTS)
+    assert second.encoded == 0
+    np.testing.assert_array_equal(a, b)
+    assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
+
+
+def _encode_in_child(path, texts, q):
+    e = Encoder(cache_dir=path)
+    e.encode(texts)
+    q.put(e.encoded)
+
+
+def test_two_processes_writing_at_once_leave_a_complete_cache(tmp_path):
+    ctx = mp.get_context("spawn")  # fork after torch has started its threads can deadlock
+    q = ctx.Queue()
+    procs = [ctx.Process(target=_encode_in_child, args=(tmp_path, [f"{w} number {i}" for i in range(40)], q)) for w in ("alpha", "beta")]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    assert sorted(q.get() for _ in procs) == [40, 40]
+    assert not list(tmp_path.rglob(".tmp-*"))
+    reader = Encoder(cache_dir=tmp_path)
+    reader.encode([f"{w} number {i}" for w in ("alpha", "beta") for i in range(40)])
+    assert reader.encoded == 0
+
+
+def test_compaction_keeps_every_vector(tmp_path):
+    e = Encoder(cache_dir=tmp_path)
+    for t in TEXTS[:3]:
+        e.encode([t])
+    assert len(list(e.dir.glob("part-*.npz"))) == 3
+    e.compact()
+    assert len(list(e.dir.glob("part-*.npz"))) == 1
+    fresh = Encoder(cache_dir=tmp_path)
+    fresh.encode(TEXTS)
+    assert fresh.encoded == 0
+
+
+def test_a_digest_ending_in_a_nul_byte_survives_the_round_trip(tmp_path):
+    from stores.encoder import text_key
+
+    text = next(f"text {i}" for i in range(10_000) if text_key(f"text {i}").endswith(b"\0"))
+    Encoder(cache_dir=tmp_path).encode([text])
+    again = Encoder(cache_dir=tmp_path)
+    again.encode([text])
+    assert again.encoded == 0

@@ -1,0 +1,144 @@
+"""Hand-computed cases of the session-aware arithmetic (REFERENCE.md's table)."""
+
+from __future__ import annotations
+
+import pytest
+from store_events import at, request, resolve, turn
+
+from stores.session_aware import SessionAware, SessionAwareParams
+
+KW10 = "alpha bravo charlie delta echo foxtrot golf hotel india juliet"
+
+
+def ranked(events, req, **params):
+    s = SessionAware(SessionAwareParams(**params))
+    for e in events:
+        s.observe(e)
+    return {c.item_id: c for c in s.context(req).candidates}
+
+
+def without(c, *names):
+    return c.score - sum(c.components.get(n, 0.0) for n in names)
+
+
+def test_live_session_vs_closed_ticket_without_repeat_is_15_apart():
+    # live + open = +6 +4 = +10; resolved = -5; no repeat because the live issue has
+    # many other keywords (3 shared of 12 < 30 %): 10 - (-5) = 15 before recency and overlap
+    text = "printer tray jammed"
+    ev = [
+        turn("old#1", "old", "customer", text, at(0)),
+        resolve("old", at(60), ""),
+        turn("live#1", "live", "customer", text, at(days=2)),
+        turn("live#2", "live", "customer", "also wifi vpn dns proxy laptop monitor keyboard", at(days=2, minutes=1)),
+    ]
+    c = ranked(ev, request("live", "status update", at(days=2, minutes=2)))
+    assert c["old#1"].components["repeat_issue"] == 0
+    assert without(c["live#1"], "recency", "overlap") - without(c["old#1"], "recency", "overlap") == 15
+
+
+def test_identical_text_in_live_and_repeated_closed_ticket_is_11_apart_without_summary():
+    # the closed ticket now matches the live issue: -5 + 4 (no summary) = -1, so 10 - (-1) = 11
+    text = "printer tray jammed"
+    ev = [
+        turn("old#1", "old", "customer", text, at(0)),
+        resolve("old", at(60), ""),
+        turn("live#1", "live", "customer", text, at(days=2)),
+    ]
+    c = ranked(ev, request("live", "printer tray", at(days=2, minutes=2)))
+    assert c["old#1"].components["repeat_issue"] == 4
+    assert without(c["live#1"], "recency", "overlap") - without(c["old#1"], "recency", "overlap") == 11
+
+
+def test_resolved_repeat_nets_plus_one_with_summary_and_minus_one_without():
+    for summary, net in (("Cleared the tray sensor.", 1), ("", -1)):
+        ev = [
+            turn("old#1", "old", "customer", "printer tray jammed", at(0)),
+            resolve("old", at(60), summary),
+            turn("live#1", "live", "customer", "printer tray jammed again", at(days=1)),
+        ]
+        c = ranked(ev, request("live", "printer tray jammed", at(days=1, minutes=1)))["old#1"]
+        assert c.components["resolved_session"] + c.components["repeat_issue"] == net
+        assert c.components["open_issue"] == 0 and c.components["active_session"] == 0
+
+
+def test_repeat_threshold_is_inclusive_at_30_percent():
+    # current issue = 10 keywords (the task; the live session has no turns yet)
+    for shared, repeat in ((3, 4.0), (2, 0.0)):
+        prior = " ".join(KW10.split()[:shared] + ["zulu", "yankee"])
+        ev = [turn("old#1", "old", "customer", prior, at(0)), resolve("old", at(5))]
+        c = ranked(ev, request("live", KW10, at(days=1)))["old#1"]
+        assert c.components["repeat_issue"] == repeat, shared
+
+
+def test_urgency_idle_chatter_and_action_components():
+    ev = [
+        turn("s#1", "s", "customer", "Production down, this is urgent!", at(0)),
+        turn("s#2", "s", "customer", "ok thanks", at(1)),
+        turn("s#3", "s", "agent", "Restarted the ingestion worker.", at(2), kind="action"),
+        turn("s#4", "s", "customer", "Escalating to my manager tomorrow.", at(3)),
+        turn("s#5", "s", "customer", "Nothing pressing here at all.", at(4)),
+    ]
+    c = ranked(ev, request("s", "anything", at(5)))
+    assert c["s#1"].components["urgency"] == 2 and c["s#4"].components["urgency"] == 2
+    assert c["s#5"].components["urgency"] == 0
+    assert c["s#2"].components["idle_chatter"] == -2 and c["s#5"].components["idle_chatter"] == 0
+    assert c["s#3"].components["action_step"] == 2 and c["s#1"].components["action_step"] == 0
+
+
+def test_full_score_by_hand():
+    # one open session, 3 items at t=0, 30, 60 min; task 'printer tray' (2 words)
+    ev = [
+        turn("s#1", "s", "customer", "My printer tray is jammed badly", at(0)),
+        turn("s#2", "s", "agent", "Please open the back panel now", at(30)),
+        turn("s#3", "s", "customer", "ok", at(60)),
+    ]
+    c = ranked(ev, request("s", "printer tray?", at(61)))
+    # base 3 + recency 0 + overlap 5*2/2=5 + active 6 + open 4 = 18
+    assert c["s#1"].score == pytest.approx(18.0)
+    # base 3 + recency 2.5 + overlap 0 + active 6 + open 4 + action 2 = 17.5
+    assert c["s#2"].score == pytest.approx(17.5)
+    # base 3 + recency 5 + active 6 + open 4 - idle 2 = 16
+    assert c["s#3"].score == pytest.approx(16.0)
+    assert [k for k, v in c["s#1"].components.items() if v] == ["base", "overlap", "active_session", "open_issue"]
+
+
+def test_overlap_is_partial_and_capped():
+    ev = [turn("s#1", "s", "customer", "printer broken", at(0))]
+    c = ranked(ev, request("s", "printer tray jammed", at(1)))["s#1"]
+    assert c.components["overlap"] == pytest.approx(5 / 3)
+
+
+def test_rendering_never_leaks_into_matching():
+    # the rendered line says "customer:" and carries a timestamp; the text does not
+    ev = [turn("s#1", "s", "customer", "hello there friend", at(0))]
+    c = ranked(ev, request("s", "customer 2024 03", at(1)))["s#1"]
+    assert c.components["overlap"] == 0
+
+
+def test_recency_minmax_single_item_and_equal_times_get_the_maximum():
+    c = ranked([turn("s#1", "s", "customer", "one thing here", at(0))], request("s", "x", at(9)))
+    assert c["s#1"].components["recency"] == 5.0
+    ev = [turn(f"s#{i}", "s", "customer", "same time item", at(0)) for i in range(3)]
+    assert {x.components["recency"] for x in ranked(ev, request("s", "x", at(9))).values()} == {5.0}
+
+
+def test_half_life_recency():
+    ev = [
+        turn("s#1", "s", "customer", "old question here", at(days=0)),
+        turn("s#2", "s", "customer", "new question here", at(days=14)),
+    ]
+    c = ranked(ev, request("s", "x", at(days=14)), recency="half_life", half_life_days=14)
+    assert c["s#1"].components["recency"] == pytest.approx(2.5)
+    assert c["s#2"].components["recency"] == pytest.approx(5.0)
+
+
+def test_every_episode_is_ranked_not_only_the_oldest_30():
+    ev = [turn(f"s{i}#1", f"s{i}", "customer", f"question number {i} about billing", at(i)) for i in range(60)]
+    c = ranked(ev, request("s59", "billing", at(100)))
+    assert len(c) == 60 and c["s59#1"].components["recency"] == 5.0
+
+
+def test_constants_are_parameters():
+    ev = [turn("s#1", "s", "customer", "printer tray jammed today", at(0))]
+    c = ranked(ev, request("s", "printer", at(1)), base=1.0, active_session=0.5, open_issue=0.0, overlap_max=2.0)
+    assert c["s#1"].score == pytest.approx(1.0 + 5.0 + 2.0 * 1 / 1 + 0.5)

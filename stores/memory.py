@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 
 import numpy as np
 
@@ -18,6 +19,10 @@ from .protocol import Event, Forget, Resolution, Turn
 from .tokens import count_tokens
 
 RESOLUTION_ROLE = "resolution"
+
+# A run replays each scenario three times per strategy (plain, after reset, events twice) and
+# every strategy renders the same lines: count each distinct line once per process.
+_line_tokens = lru_cache(maxsize=1 << 17)(count_tokens)
 
 
 def render_line(role: str, kind: str, session: str, at: datetime, text: str, status: str = "") -> str:
@@ -89,7 +94,7 @@ class SubjectHistory:
         if self.lines[i] == line:
             return False
         self.texts[i], self.times[i], self.lines[i] = r.summary, r.at.timestamp(), line
-        self.line_tokens[i] = count_tokens(line)
+        self.line_tokens[i] = _line_tokens(line)
         self._version += 1
         return True
 
@@ -102,7 +107,7 @@ class SubjectHistory:
         self.texts.append(text)
         self.times.append(at)
         self.lines.append(line)
-        self.line_tokens.append(count_tokens(line))
+        self.line_tokens.append(_line_tokens(line))
         self.session_order.setdefault(session, None)
         self._version += 1
 

@@ -10,6 +10,7 @@ text, header included: it is checked on the final text with the project tokenize
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from operator import itemgetter
 from typing import Iterator, Literal, Sequence, overload
 
@@ -64,7 +65,22 @@ class CandidateTable(Sequence[Candidate]):
         )
 
     def __iter__(self) -> Iterator[Candidate]:
-        return (self[i] for i in range(len(self)))
+        # one bulk conversion per column instead of numpy scalar reads per item: criteria and
+        # idempotency signatures iterate every candidate of every bundle
+        names = list(self.components)
+        comp_rows = zip(*(self.components[k].tolist() for k in names)) if names else (() for _ in range(len(self)))
+        return (
+            Candidate(item_id=i, text=t, score=sc, components=dict(zip(names, cr)), source_ids=src, included=inc,
+                      reason=r, tokens=tk, subject=su, session=se)
+            for i, t, sc, cr, src, inc, r, tk, su, se in zip(
+                self.item_ids, self.texts, self.scores.tolist(), comp_rows, self.source_ids,
+                self.included_mask.tolist(), self.reasons, self.tokens.tolist(), self.subjects, self.sessions,
+            )
+        )
+
+
+# the idempotency check replays every scenario twice more and gets the same texts back
+_text_tokens = lru_cache(maxsize=4096)(count_tokens)
 
 
 def header_for(request: ContextRequest) -> str:
@@ -167,7 +183,7 @@ def _render(history, order, included, header, render, budget, reasons) -> tuple[
         if len(idx) == 0 and budget < count_tokens(header):
             return "", 0
         text = "\n".join([header, *(_take(history.lines, idx) if len(idx) else [])])
-        tokens = count_tokens(text)
+        tokens = _text_tokens(text)
         if tokens <= budget:
             return text, tokens
         worst = np.flatnonzero(included)

@@ -162,3 +162,10 @@ def encoder(model_id: str = DEFAULT_MODEL, cache_dir: str | Path | None = None) 
         if e is None:
             e = _ENCODERS[key] = Encoder(model_id, root)
         return e
+
+
+def forget_encoders() -> None:
+    """Drop the in-process encoders (not the loaded models): the next `encoder()` starts from
+    the on-disk cache only, as a new process would. For benchmarks and tests."""
+    with _LOCK:
+        _ENCODERS.clear()

@@ -82,6 +82,7 @@ class _Index:
         self.sessions: dict[str, int] = {}
         self.turn_kw: list[set[str]] = []  # per session: keywords of its turns
         self.summary_kw: list[frozenset[str]] = []  # per session: keywords of its resolution summary
+        self._prior: list[frozenset[str] | None] = []  # per session: turns | summary, built on demand
         self.resolution_pos: list[int] = []
         self.postings: dict[str, dict[str, list[int]]] = {"words": {}, "keywords": {}}
         self._post_arrays: dict[tuple[str, str], tuple[int, np.ndarray]] = {}
@@ -102,6 +103,8 @@ class _Index:
         if s == len(self.turn_kw):
             self.turn_kw.append(set())
             self.summary_kw.append(frozenset())
+            self._prior.append(None)
+        self._prior[s] = None
         self.texts.append(text)
         if i >= len(self.cols["sess"]):  # grow the columns geometrically
             self.cols = {k: np.concatenate([v, np.zeros_like(v)]) for k, v in self.cols.items()}
@@ -142,11 +145,19 @@ class _Index:
         for kind, vocab in (("words", self.words[i]), ("keywords", self.kwords[i])):
             for word in vocab:  # keep each posting list sorted after re-insertion
                 self.postings[kind][word].sort()
-        self.summary_kw[int(self.cols["sess"][i])] = self.kwords[i]
+        s = int(self.cols["sess"][i])
+        self.summary_kw[s], self._prior[s] = self.kwords[i], None
 
     def array(self, name: str) -> np.ndarray:
         """A per-item column (`sess`, `action`, `urgent`, `lengths`) aligned with the history."""
         return self.cols[name][: len(self.texts)]
+
+    def prior_keywords(self, s: int) -> frozenset[str]:
+        """Issue keywords of session `s`: its turns plus its resolution summary."""
+        kw = self._prior[s]
+        if kw is None:
+            kw = self._prior[s] = frozenset(self.turn_kw[s] | self.summary_kw[s])
+        return kw
 
     def hits(self, task_words: frozenset[str], kind: str) -> np.ndarray:
         """|T ∩ C| for every item, from the inverted index."""
@@ -245,8 +256,7 @@ class SessionAware:
         for name, s in ix.sessions.items():
             if s == active or not h.is_resolved(name):
                 continue
-            prior = frozenset(ix.turn_kw[s] | ix.summary_kw[s])
-            if overlap_ratio(current_f, prior) >= p.repeat_threshold:
+            if overlap_ratio(current_f, ix.prior_keywords(s)) >= p.repeat_threshold:
                 out[s] = p.repeat_issue_with_summary if h.summaries.get(name, "").strip() else p.repeat_issue
         return out
 

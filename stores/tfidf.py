@@ -55,8 +55,12 @@ class _Index:
         self.vocab: dict[str, int] = {}
         self.df = np.zeros(256, dtype=np.float64)
         self.resolution_pos: list[int] = []
-        self._matrix: sp.csr_matrix | None = None
-        self._squared: sp.csr_matrix | None = None
+        # the CSR arrays, grown geometrically as rows arrive (a replaced row triggers a rebuild)
+        self.indptr = np.zeros(257, dtype=np.int64)
+        self.indices = np.zeros(1024, dtype=np.int64)
+        self.data = np.zeros(1024, dtype=np.float64)
+        self.row_of = np.zeros(1024, dtype=np.int64)
+        self.nnz = 0
 
     def _counts(self, text: str, sublinear: bool) -> tuple[np.ndarray, np.ndarray]:
         counts: dict[int, int] = {}
@@ -76,32 +80,50 @@ class _Index:
     def sync(self, h: SubjectHistory, sublinear: bool) -> None:
         if self.version == h.version:
             return
+        replaced = False
         for i in self.resolution_pos:
             if h.texts[i] != self.texts[i]:
                 self.df[self.rows[i][0]] -= 1
                 self.texts[i] = h.texts[i]
                 self.rows[i] = self._counts(h.texts[i], sublinear)
                 self.df[self.rows[i][0]] += 1
+                replaced = True
+        if replaced:
+            self.nnz = 0
+            for r in range(len(self.rows)):
+                self._append_csr(r, self.rows[r])
         for i in range(len(self.texts), len(h)):
             self.texts.append(h.texts[i])
             row = self._counts(h.texts[i], sublinear)
             self.rows.append(row)
             self.df[row[0]] += 1
+            self._append_csr(i, row)
             if h.roles[i] == "resolution":
                 self.resolution_pos.append(i)
-        self._matrix = self._squared = None
         self.version = h.version
 
-    def matrix(self) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-        if self._matrix is None:
-            n, v = len(self.rows), len(self.vocab)
-            lengths = np.fromiter((len(r[0]) for r in self.rows), dtype=np.int64, count=n)
-            indptr = np.concatenate([[0], np.cumsum(lengths)])
-            idx = np.concatenate([r[0] for r in self.rows]) if n else np.zeros(0, dtype=np.int64)
-            data = np.concatenate([r[1] for r in self.rows]) if n else np.zeros(0)
-            self._matrix = sp.csr_matrix((data, idx, indptr), shape=(n, v))
-            self._squared = sp.csr_matrix((data * data, idx, indptr), shape=(n, v))
-        return self._matrix, self._squared
+    def _append_csr(self, r: int, row: tuple[np.ndarray, np.ndarray]) -> None:
+        ids, tf = row
+        end = self.nnz + len(ids)
+        if end > len(self.indices):
+            size = max(end, 2 * len(self.indices))
+            self.indices = np.resize(self.indices, size)
+            self.data = np.resize(self.data, size)
+            self.row_of = np.resize(self.row_of, size)
+        if r + 2 > len(self.indptr):
+            self.indptr = np.resize(self.indptr, 2 * len(self.indptr))
+        self.indices[self.nnz : end] = ids
+        self.data[self.nnz : end] = tf
+        self.row_of[self.nnz : end] = r
+        self.indptr[r + 1] = self.nnz = end
+
+    def matrix(self) -> sp.csr_matrix:
+        n = len(self.rows)
+        return sp.csr_matrix(
+            (self.data[: self.nnz], self.indices[: self.nnz], self.indptr[: n + 1]),
+            shape=(n, len(self.vocab)),
+            copy=False,
+        )
 
     def cosine(self, task: str, sublinear: bool) -> np.ndarray:
         n = len(self.rows)
@@ -122,11 +144,14 @@ class _Index:
             q_tf = 1.0 + np.log(q_tf)
         q = q_tf * idf[q_ids]
         q_norm = float(np.sqrt(q @ q))
-        x, x2 = self.matrix()
+        x = self.matrix()
         w = np.zeros(v)
         w[q_ids] = q * idf[q_ids]
         dots = x @ w
-        norms = np.sqrt(x2 @ (idf * idf))
+        # ||tf_i * idf||, without materializing the weighted matrix: O(nnz) per probe
+        sq = self.data[: self.nnz] * idf[self.indices[: self.nnz]]
+        sq *= sq
+        norms = np.sqrt(np.bincount(self.row_of[: self.nnz], weights=sq, minlength=n))
         with np.errstate(invalid="ignore", divide="ignore"):
             cos = np.where(norms > 0, dots / (norms * q_norm), 0.0)
         return cos

@@ -1,0 +1,30 @@
+"""`supportbench report`: the machine-readable object of the criteria doc, and report.md in the run."""
+
+from __future__ import annotations
+
+import json
+
+from helpers import outage_story
+
+from harness.cli import main
+from harness.runner import execute
+from stores.registry import parse_specs
+
+
+def test_json_is_exactly_the_documented_object(tmp_path, capsys):
+    run = execute([outage_story()], parse_specs("oracle,empty,history_stuffing"), tmp_path, run_id="r")
+    assert main(["report", str(run.path), "--format", "json"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert set(obj) == {"run", "strategies"} and obj["run"] == "r"
+    assert list(obj["strategies"]) == ["history_stuffing"]  # controls only with --all
+    cells = obj["strategies"]["history_stuffing"]
+    assert set(cells["recall"]) == {"mean", "n", "pass_rate", "lo", "hi", "unsupported", "errors"}
+    assert set(cells["repeat_issue"]) == {"mean", "n", "pass_rate", "lo", "hi", "unsupported", "errors", "precision", "recall"}
+    assert (run.path / "report.md").read_text().startswith("# supportbench report: run r")
+
+
+def test_all_shows_the_controls_and_the_table_names_every_strategy(tmp_path, capsys):
+    run = execute([outage_story()], parse_specs("oracle,empty"), tmp_path, run_id="r")
+    assert main(["report", "latest", "--runs", str(tmp_path), "--all"]) == 0
+    out = capsys.readouterr().out
+    assert "oracle" in out and "empty" in out and "recall" in out

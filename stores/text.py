@@ -31,8 +31,14 @@ URGENCY_MARKERS = (
     "downtime", "compliance", "sla", "escalat", "immediately", "production down", "p0", "p1",
     "severity",
 )
+# Markers match as word prefixes, so inflections count ("urgently", "outages", "deadlines",
+# "emergencies", "escalated"), but never inside another word: plain substring matching would
+# read "sla" in "Slack" and "p1" in "p10". The short codes match whole words only ("SLA(s)",
+# "P0", "P1"), and "production down" also matches "production is down".
+_PREFIX_MARKERS = ("urgent", "critical", "blocked", "deadline", "emergenc", "breaking", "outage", "downtime",
+                   "complian", "escalat", "immediately", "severity")
 _URGENCY = re.compile(
-    r"\b(?:" + "|".join(re.escape(m) + (r"\w*" if m == "escalat" else r"\b") for m in URGENCY_MARKERS) + r")"
+    r"\b(?:" + "|".join(m + r"\w*" for m in _PREFIX_MARKERS) + r"|asap\b|slas?\b|p[01]\b|production\s+(?:is\s+)?down\b)"
 )
 
 

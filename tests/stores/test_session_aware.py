@@ -142,3 +142,10 @@ def test_constants_are_parameters():
     ev = [turn("s#1", "s", "customer", "printer tray jammed today", at(0))]
     c = ranked(ev, request("s", "printer", at(1)), base=1.0, active_session=0.5, open_issue=0.0, overlap_max=2.0)
     assert c["s#1"].score == pytest.approx(1.0 + 5.0 + 2.0 * 1 / 1 + 0.5)
+
+
+def test_urgency_markers_match_inflections_but_not_inside_other_words():
+    from stores.text import is_urgent
+
+    assert all(is_urgent(t) for t in ("urgently", "two outages", "our SLAs", "deadlines", "escalated", "production is down"))
+    assert not any(is_urgent(t) for t in ("our Slack channel", "ticket p10", "a severe-ish typo? no: sever"))

@@ -12,6 +12,7 @@ import difflib
 import hashlib
 import importlib
 import json
+import math
 import tomllib
 from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
@@ -91,7 +92,12 @@ class StrategySpec:
             except ValidationError as e:
                 msg = e.errors()[0]["msg"]
                 raise SpecError(f"strategy {self.name!r} parameter {key!r}={raw!r}: {msg}") from None
-        return replace(base, **values)
+            if isinstance(values[key], float) and not math.isfinite(values[key]):
+                raise SpecError(f"strategy {self.name!r} parameter {key!r}={raw!r}: expected a finite number")
+        try:
+            return replace(base, **values)
+        except (TypeError, ValueError) as e:  # a Params class's own range checks (__post_init__)
+            raise SpecError(f"strategy {self.name!r}: {e}") from None
 
     def build(self):
         """A fresh strategy instance."""

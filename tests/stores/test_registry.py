@@ -43,3 +43,8 @@ def test_params_hash_changes_with_params_only():
     a, b = parse_spec("history_stuffing"), parse_spec("history_stuffing:include_resolutions=true")
     c = parse_spec("history_stuffing:include_resolutions=false")
     assert a.params_hash() == b.params_hash() != c.params_hash()
+
+
+def test_non_finite_numbers_are_refused():
+    with pytest.raises(SpecError, match="finite"):
+        parse_spec("session_aware:recency_max=nan")

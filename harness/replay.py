@@ -103,6 +103,34 @@ def request_for(probe: Probe) -> ContextRequest:
     )
 
 
+def scenario_texts(scenario: Scenario) -> list[str]:
+    """What a strategy's optional `prepare` hook gets: every turn text, resolution summary
+    and probe task of the scenario, in event order (no gold labels)."""
+    out: list[str] = []
+    for ev in scenario.events:
+        if isinstance(ev, Turn):
+            out.append(ev.text)
+        elif isinstance(ev, Resolution):
+            out.append(ev.summary)
+        elif isinstance(ev, Probe):
+            out.append(ev.task)
+    return out
+
+
+def prepare(scenario: Scenario, strategy: Any) -> None:
+    """Call the strategy's optional `prepare(texts)` hook (see `stores.protocol.Strategy`).
+
+    It only warms caches, so a failure is ignored: whatever broke surfaces, with the same
+    result as without the hook, when the strategy meets the same texts during the replay.
+    """
+    hook = getattr(strategy, "prepare", None)
+    if callable(hook):
+        try:
+            hook(scenario_texts(scenario))
+        except Exception:
+            pass
+
+
 def replay(
     scenario: Scenario,
     strategy: Any,
@@ -110,14 +138,19 @@ def replay(
     deliver_twice: bool = False,
     record_health: bool = True,
     seen: dict[str, SeenItem] | None = None,
+    prepare_first: bool = True,
 ) -> Replay:
     """Replay `scenario` through `strategy` (which should be fresh or reset).
 
     With `deliver_twice`, every turn, resolution and forget is observed twice in a row
     (same ids): an idempotent memory must not change. Probes are asked once either way.
+    With `prepare_first`, the strategy's optional `prepare` hook is called before the first
+    event (it is for speed only, so the idempotency replays skip it).
     """
     caps = frozenset(getattr(strategy, "capabilities", frozenset()))
     seen = build_seen(scenario) if seen is None else seen
+    if prepare_first:
+        prepare(scenario, strategy)
     outcomes: list[ProbeOutcome] = []
     timeline: list[HealthPoint] = []
     forgotten: set[str] = set()
@@ -191,9 +224,9 @@ def idempotency_signatures(scenario: Scenario, make_strategy, first: Replay, str
     result: dict[str, Any] = {"plain": plain, "reset": {}, "twice": {}, "error": None}
     try:
         strategy.reset()
-        again = replay(scenario, strategy, record_health=False)
+        again = replay(scenario, strategy, record_health=False, prepare_first=False)
         result["reset"] = {o.probe.id: _sig(o) for o in again.outcomes}
-        twice = replay(scenario, make_strategy(), deliver_twice=True, record_health=False)
+        twice = replay(scenario, make_strategy(), deliver_twice=True, record_health=False, prepare_first=False)
         result["twice"] = {o.probe.id: _sig(o) for o in twice.outcomes}
     except Exception as exc:
         result["error"] = _describe(exc)

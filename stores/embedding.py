@@ -106,6 +106,10 @@ class EmbeddingRetrieval:
         self.memory.reset()
         self._index.clear()
 
+    def prepare(self, texts: list[str]) -> None:
+        """Warm the embedding cache with the scenario's texts in large batches (speed only)."""
+        warm_cache(self.params.model, texts)
+
     def context(self, request: ContextRequest) -> Bundle:
         h = self.memory.history(request.subject)
         cos = vector_index(self._index, h, self.params.model).cosine(h, request.task)
@@ -120,3 +124,12 @@ def vector_index(indexes: dict[str, VectorIndex], h: SubjectHistory, model_id: s
         if len(h):
             indexes[h.subject] = ix
     return ix
+
+
+def warm_cache(model_id: str, texts: list[str]) -> None:
+    """Encode the non-empty `texts` not yet cached, in one call (a strategy's `prepare`).
+
+    Only the cache is touched, and the vectors are bitwise the ones a per-probe encode would
+    have stored: `stores.encoder` encodes without padding, so batch composition cannot matter.
+    """
+    encoder(model_id).warm([t for t in texts if t.strip()])

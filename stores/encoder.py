@@ -64,6 +64,32 @@ def load_model(model_id: str = DEFAULT_MODEL):
         return m
 
 
+def encode_unpadded(model, texts: list[str]) -> np.ndarray:
+    """Normalized float32 embeddings, encoded in groups of texts with the same token count.
+
+    No row of a batch then carries padding, and a text's vector is bitwise the same whatever
+    it is batched with; padded rows differ by ~1e-7, enough to flip a cosine rounded to 1e-6,
+    so results would depend on which texts happened to share a batch when first encoded.
+    """
+    lengths = model.tokenize(texts)["attention_mask"].sum(dim=1).tolist()
+    groups: dict[int, list[int]] = {}
+    for i, n in enumerate(lengths):
+        groups.setdefault(int(n), []).append(i)
+    out: np.ndarray | None = None
+    for idx in groups.values():
+        vecs = model.encode(
+            [texts[i] for i in idx],
+            batch_size=BATCH_SIZE,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        if out is None:
+            out = np.empty((len(texts), vecs.shape[1]), dtype=np.float32)
+        out[idx] = vecs
+    return out if out is not None else np.zeros((0, 0), dtype=np.float32)
+
+
 def text_key(text: str) -> bytes:
     """The cache key of a text under one model: its sha256 digest."""
     return hashlib.sha256(text.encode("utf-8")).digest()
@@ -130,6 +156,20 @@ class Encoder:
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Normalized float32 embeddings, one row per text; only cache misses hit the model."""
+        keys = self._ensure(texts)
+        if not texts:
+            return np.zeros((0, self.dim or 0), dtype=np.float32)
+        return np.stack([self._vecs[k] for k in keys])
+
+    def warm(self, texts: list[str]) -> int:
+        """Make sure every text is cached, encoding the misses in one call (the model sorts
+        them by length, so batches carry little padding); returns how many were encoded."""
+        before = self.encoded
+        self._ensure(list(dict.fromkeys(texts)))
+        return self.encoded - before
+
+    def _ensure(self, texts: list[str]) -> list[bytes]:
+        """The keys of `texts`, after encoding (and writing one cache part for) the misses."""
         if not self._scanned:
             self._load_parts()
             self._scanned = True
@@ -142,22 +182,13 @@ class Encoder:
             self._load_parts()  # another process may have encoded them meanwhile
             missing = {k: t for k, t in missing.items() if k not in self._vecs}
         if missing:
-            model = load_model(self.model_id)
-            vecs = model.encode(
-                list(missing.values()),
-                batch_size=BATCH_SIZE,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            ).astype(np.float32)
+            vecs = encode_unpadded(load_model(self.model_id), list(missing.values()))
             self.encoded += len(missing)
             for k, v in zip(missing, vecs):
                 self._vecs[k] = v
             self.dim = vecs.shape[1]
             self._write_part(list(missing), vecs)
-        if not texts:
-            return np.zeros((0, self.dim or 0), dtype=np.float32)
-        return np.stack([self._vecs[k] for k in keys])
+        return keys
 
 
 def encoder(model_id: str = DEFAULT_MODEL, cache_dir: str | Path | None = None) -> Encoder:

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .embedding import VectorIndex, vector_index
+from .embedding import VectorIndex, vector_index, warm_cache
 from .encoder import DEFAULT_MODEL
 from .memory import SubjectHistory
 from .protocol import ContextRequest, Event, Forget
@@ -49,6 +49,10 @@ class Hybrid(SessionAware):
     def reset(self) -> None:
         super().reset()
         self._vectors.clear()
+
+    def prepare(self, texts: list[str]) -> None:
+        """Warm the embedding cache with the scenario's texts in large batches (speed only)."""
+        warm_cache(self.params.model, texts)
 
     def _relevance(self, h: SubjectHistory, ix: _Index, request: ContextRequest) -> tuple[str, np.ndarray]:
         p = self.params

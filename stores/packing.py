@@ -91,6 +91,31 @@ def header_for(request: ContextRequest) -> str:
     )
 
 
+def _greedy(tokens: np.ndarray, ok: np.ndarray, remaining: int) -> np.ndarray:
+    """Which items to include: in rank order, each eligible item that still fits is taken
+    (one that does not fit is skipped, not a stop). Python only steps over items that fit;
+    a run of items that do not is skipped with one array search."""
+    included = np.zeros(len(tokens), dtype=bool)
+    elig = np.flatnonzero(ok)
+    if not len(elig):
+        return included
+    tok = tokens[elig]
+    toks = tok.tolist()
+    take: list[int] = []
+    k, m = 0, len(toks)
+    while k < m:
+        if toks[k] > remaining:
+            fits = np.flatnonzero(tok[k + 1 :] <= remaining)
+            if not len(fits):
+                break
+            k += 1 + int(fits[0])
+        take.append(k)
+        remaining -= toks[k]
+        k += 1
+    included[elig[take]] = True
+    return included
+
+
 def _take(seq: list, order: np.ndarray) -> list:
     if len(order) == 0:
         return []
@@ -130,28 +155,12 @@ def pack(
     ok = np.ones(n, dtype=bool) if eligible is None else np.asarray(eligible, dtype=bool)[order_local]
 
     header = header_for(request)
-    header_tokens = count_tokens(header)
-    included = np.zeros(n, dtype=bool)
-    reasons = [""] * n
+    header_tokens = _text_tokens(header)
     # newlines cost no tokens, so the text costs the header plus the lines packed
-    remaining = request.budget_tokens - header_tokens
-    if n:
-        suffix_min = np.minimum.accumulate(line_tokens[::-1])[::-1]
-        for i in range(n):
-            if not ok[i]:
-                reasons[i] = cutoff_reason
-                continue
-            if remaining < suffix_min[i]:
-                # nothing from here on can fit: mark the rest in one go
-                for j in range(i, n):
-                    reasons[j] = cutoff_reason if not ok[j] else DROP_BUDGET
-                break
-            t = line_tokens[i]
-            if t <= remaining:
-                included[i] = True
-                remaining -= t
-            else:
-                reasons[i] = DROP_BUDGET
+    included = _greedy(line_tokens, ok, request.budget_tokens - header_tokens)
+    # ineligible: cutoff; eligible but not included: budget (kept a list: _render may edit it)
+    labels = np.array(["", DROP_BUDGET, cutoff_reason], dtype=object)
+    reasons = labels[np.where(included, 0, np.where(ok, 1, 2))].tolist()
 
     text, tokens = _render(history, order, included, header, render, request.budget_tokens, reasons)
     ids = _take(history.ids, order)

@@ -208,6 +208,14 @@ class Strategy(Protocol):
     Optional capabilities (listed in `capabilities`):
     `health` -> `health(subject, now) -> HealthReport`;
     `handoff` -> `handoff(request) -> Handoff`.
+
+    Optional hook (not a capability, never required): `prepare(texts: list[str]) -> None`.
+    The harness calls it before replaying a scenario, with the texts the scenario will make
+    the strategy handle (every turn's text, resolution summary and probe task, in order,
+    duplicates kept). It exists for speed only, e.g. to encode them into an embedding cache
+    in large batches instead of many small per-probe batches: it must not change what the
+    strategy remembers or returns (memory still learns an event only when it is observed),
+    and a strategy without it, or one whose `prepare` raises, gets the same results.
     """
 
     name: ClassVar[str]

@@ -99,3 +99,10 @@ def test_a_digest_ending_in_a_nul_byte_survives_the_round_trip(tmp_path):
     again = Encoder(cache_dir=tmp_path)
     again.encode([text])
     assert again.encoded == 0
+
+
+def test_a_vector_does_not_depend_on_what_it_was_batched_with(tmp_path):
+    texts = ["ok", "CSV export fails with error 502 again after the update", "refund please"]
+    together = Encoder(cache_dir=tmp_path / "a").encode(texts)
+    alone = np.stack([Encoder(cache_dir=tmp_path / f"b{i}").encode([t])[0] for i, t in enumerate(texts)])
+    assert (together == alone).all()

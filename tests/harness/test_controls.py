@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from harness.aggregate import aggregate
+from harness.loader import load_suite
 from harness.results import Results
 from harness.runner import execute
 from stores.registry import parse_specs
 
-CANONICAL = Path("datasets/canonical")
+CANONICAL = Path(__file__).resolve().parents[2] / "datasets" / "canonical"
 ORACLE_PERFECT = ("identity_persistence", "preference_surfacing", "token_budget", "provenance", "session_ranking",
                   "repeat_issue", "recall", "isolation", "self_recall", "stale_suppression", "known_fix_first")
 EMPTY_ZERO = ("identity_persistence", "preference_surfacing", "session_ranking", "repeat_issue", "known_fix_first", "recall")
@@ -20,10 +21,8 @@ EMPTY_ZERO = ("identity_persistence", "preference_surfacing", "session_ranking",
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    loader = pytest.importorskip("harness.loader")
-    if not list(CANONICAL.glob("*.yaml")):
-        pytest.skip("no canonical suite yet")
-    scenarios = loader.load_suite([str(CANONICAL)])
+    assert sorted(CANONICAL.glob("*.yaml")), f"the canonical suite is missing: no scenario files in {CANONICAL}"
+    scenarios = load_suite([str(CANONICAL)])
     result = execute(scenarios, parse_specs("oracle,empty,history_stuffing"), tmp_path_factory.mktemp("runs"), run_id="controls")
     res = Results(result.path)
     yield res, aggregate(res, include_controls=True)

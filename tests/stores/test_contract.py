@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from store_events import at, forget, request, resolve, turn, two_customer_history
 
+from stores.packing import header_for
 from stores.registry import REGISTRY, strategy_class
 from stores.tokens import count_tokens
 
@@ -120,3 +121,18 @@ def test_capabilities_keep_their_contracts(name):
             h = s.handoff(REQ, budget_tokens=budget)
             assert count_tokens(h.text) == h.tokens <= budget
             assert set(h.used_ids) <= ACME_IDS
+
+
+@pytest.mark.parametrize("budget", [0, 12, 40, 80, 400, 100_000])
+def test_the_text_is_the_header_and_exactly_the_included_lines(name, budget):
+    req = request("a3", REQ.task, NOW, budget=budget)
+    b = replay(build(name), two_customer_history()).context(req)
+    included = [c.text for c in b.candidates if c.included]
+    if not b.text:  # not even the header fits: nothing may be marked included
+        assert included == []
+        return
+    header, *lines = b.text.split("\n")
+    assert header == header_for(req)
+    assert all(t and t in b.text for t in included)
+    assert len(lines) == len(included)
+    assert sorted(lines) == sorted(included)

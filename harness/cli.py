@@ -43,6 +43,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted: nothing was written", file=sys.stderr)
         return 130
+    except (FileNotFoundError, FileExistsError, NotADirectoryError, PermissionError) as e:
+        # unusable input or output location: exit 2, with the message instead of a traceback
+        print(f"error: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

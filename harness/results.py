@@ -15,7 +15,7 @@ from typing import Any, Sequence
 import duckdb
 import pandas as pd
 
-from .runstore import MANIFEST, is_run, read_manifest
+from .runstore import MANIFEST, UnusableRun, is_run, read_manifest
 from .tables import SCHEMAS
 
 ENV_RUNS = "SUPPORTBENCH_RUNS"
@@ -46,7 +46,13 @@ def list_runs(root: str | Path | None = None) -> list[RunInfo]:
     base = runs_root(root)
     if not base.is_dir():
         return []
-    runs = [RunInfo(p.name, p, read_manifest(p)) for p in base.iterdir() if is_run(p)]
+    runs = []
+    for p in base.iterdir():
+        if is_run(p):
+            try:
+                runs.append(RunInfo(p.name, p, read_manifest(p)))
+            except UnusableRun:
+                continue  # a damaged run is not offered; resolve_run names the problem when asked for it
     return sorted(runs, key=lambda r: (r.started, r.run_id), reverse=True)
 
 
@@ -54,6 +60,7 @@ def resolve_run(ref: str | Path, root: str | Path | None = None) -> Path:
     """A run folder from a path, a run id under the root, or `latest`."""
     p = Path(ref)
     if is_run(p):
+        read_manifest(p)  # raises UnusableRun, naming the file, when the manifest is damaged
         return p
     if str(ref) == "latest":
         runs = list_runs(root)
@@ -62,6 +69,7 @@ def resolve_run(ref: str | Path, root: str | Path | None = None) -> Path:
         return runs[0].path
     q = runs_root(root) / str(ref)
     if is_run(q):
+        read_manifest(q)
         return q
     if p.is_dir() and not (p / MANIFEST).exists():
         raise FileNotFoundError(f"{p} is not a complete run (no {MANIFEST}); an interrupted run leaves none")

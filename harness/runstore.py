@@ -109,5 +109,19 @@ def is_run(path: Path) -> bool:
     return path.is_dir() and not path.name.startswith(".") and (path / MANIFEST).is_file()
 
 
+class UnusableRun(FileNotFoundError):
+    """A run folder that cannot be read: no manifest, or one that is not a JSON object."""
+
+
 def read_manifest(run: str | Path) -> dict[str, Any]:
-    return json.loads((Path(run) / MANIFEST).read_text())
+    """The run's manifest, or `UnusableRun` naming the file and what was expected."""
+    path = Path(run) / MANIFEST
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise UnusableRun(f"{path}: missing; expected the manifest of a complete run") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise UnusableRun(f"{path}: unreadable ({e}); expected the JSON manifest of a complete run") from None
+    if not isinstance(data, dict):
+        raise UnusableRun(f"{path}: expected a JSON object, got {type(data).__name__}")
+    return data

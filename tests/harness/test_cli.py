@@ -1,0 +1,40 @@
+import pytest
+
+from harness.cli import main
+
+
+@pytest.fixture
+def damaged_run(tmp_path):
+    run = tmp_path / "r1"
+    run.mkdir()
+    (run / "manifest.json").write_text("{not json")
+    return run
+
+
+@pytest.mark.parametrize("command", ["report", "compare", "rescore"])
+def test_a_damaged_manifest_is_exit_2_naming_the_file(command, damaged_run, capsys):
+    args = [command, str(damaged_run)] + ([str(damaged_run)] if command == "compare" else [])
+    assert main(args) == 2
+    assert "manifest.json" in capsys.readouterr().err
+
+
+def test_validate_is_exit_1_with_every_problem_listed(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("id: x\nversion: 1\ntitle: t\nstart: 2026-01-01T00:00:00Z\nsubjects: {c: {}}\nevents:\n"
+                   "  - turn: hi\n    subject: c\n    session: s\n    colour: red\n"
+                   "  - turn: later\n    at: 2025-01-01T00:00:00Z\n")
+    assert main(["validate", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert "bad.yaml:10" in out and "colour" in out
+    assert "backwards" in out or "earlier" in out
+
+
+def test_validate_passes_the_canonical_suite():
+    assert main(["validate", "datasets/canonical"]) == 0
+
+
+def test_an_unknown_strategy_is_exit_2_with_a_suggestion(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["run", "datasets/canonical/health-bands.yaml", "--strategies", "sesion_aware"])
+    assert e.value.code == 2
+    assert "did you mean 'session_aware'" in capsys.readouterr().err

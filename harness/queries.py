@@ -15,12 +15,12 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from stores.health import HealthParams
 from stores.registry import CONTROLS
 
+from .criteria import _bundle
+from .criteria._bundle import View, gold_ref, hit, index, pair_verdict, present, repeat_flagged
 from .results import Results
-
-BANDS = (("healthy", 70.0, 100.0), ("watch", 40.0, 70.0), ("at_risk", 0.0, 40.0))
-"""Health bands as (name, low, high): healthy >= 70, watch 40-69, at risk < 40."""
 
 FAILING = ("fail", "error")
 
@@ -88,6 +88,12 @@ def suites_and_tags(res: Results) -> tuple[list[str], list[str]]:
 # --- leaderboard -----------------------------------------------------------------------------
 
 
+def run_seed(res: Results, run: str | None = None) -> int:
+    """The run's seed from its manifest (what `supportbench report` aggregates with), 0 if none."""
+    manifest = res.manifests[run or res.run_ids[0]]
+    return int(manifest.get("seed", 0) or 0)
+
+
 def _restrict_scores(res: Results, f: Filter) -> None:
     """Make the `scores` view of this (private, per-query) `Results` show only the filtered rows,
     so `harness.aggregate` computes its numbers, intervals included, over the selection."""
@@ -117,7 +123,7 @@ def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.Da
     from .aggregate import aggregate, totals
 
     _restrict_scores(res, replace(f, include_controls=True))
-    agg = aggregate(res, include_controls=f.include_controls, run=res.run_ids[0])
+    agg = aggregate(res, include_controls=f.include_controls, run=res.run_ids[0], seed=run_seed(res))
     counts = res.df("""SELECT strategy, criterion, count(*) AS cases, count(*) FILTER (WHERE status = 'fail') AS fails,
                               count(*) FILTER (WHERE status IN ('fail', 'error')) AS failing,
                               count(*) FILTER (WHERE status = 'unsupported') AS unsup,
@@ -250,6 +256,26 @@ def probe_scores(res: Results, scenario: str, probe_id: str, strategies: Sequenc
 # --- health ------------------------------------------------------------------------------------
 
 
+def health_bands(res: Results, strategy: str | None = None) -> tuple[tuple[str, float, float], ...]:
+    """Health bands as (name, low, high), healthy first, from the thresholds the strategy ran
+    with (`params.health` in the run manifest), else the `stores.health.HealthParams` defaults.
+    With no strategy given, the first strategy of the run that has health thresholds."""
+    defaults = HealthParams()
+    manifest = next(iter(res.manifests.values()))
+    health = None
+    for s in manifest.get("strategies", []):
+        if strategy is not None and strategy not in (s.get("label"), s.get("name")):
+            continue
+        params = s.get("params") or {}
+        if isinstance(params.get("health"), dict):
+            health = params["health"]
+            break
+    health = health or {}
+    healthy = float(health.get("healthy_min", defaults.healthy_min))
+    watch = float(health.get("watch_min", defaults.watch_min))
+    return (("healthy", healthy, 100.0), ("watch", watch, healthy), ("at_risk", 0.0, watch))
+
+
 def health_strategies(res: Results, scenario: str) -> list[str]:
     return [r[0] for r in res.rows("SELECT DISTINCT strategy FROM health WHERE scenario = ? ORDER BY 1", [scenario])]
 
@@ -327,41 +353,43 @@ def parse_expect(js: str | None) -> dict[str, Any]:
         return {}
 
 
-def _ref(g: Any) -> tuple[str, str | None]:
-    """(display, needle): an id, or a text needle `{"text": ...}`."""
-    if isinstance(g, dict) and "text" in g:
-        return f'"{g["text"]}"', str(g["text"]).lower()
-    return str(g), None
+def gold_view(cands: pd.DataFrame, context: str | None) -> View:
+    """What the criteria read of a probe's bundle (`harness.criteria._bundle.index`), from the
+    candidate rows of a run (`candidates()`) and the probe's context text."""
+    if len(cands) and not cands["rank"].is_monotonic_increasing:
+        cands = cands.sort_values("rank")
+    return index(cands.itertuples(index=False) if len(cands) else (), context)
 
 
 def gold_check(expect: dict[str, Any], cands: pd.DataFrame, context: str | None) -> pd.DataFrame:
-    """The probe's gold labels against what a strategy included.
+    """The probe's gold labels against what a strategy put in the context, by the criteria's rules.
 
     Returns one row per gold item: `kind` (must include, identity, preference, repeat evidence,
     must exclude, superseded, not a repeat, above, known fix first), `ref`, `ok` (bool), `mark`
-    (✓ included / ✗ missing / ⚠ present / ✓ absent) and `detail`. An item is covered when an
-    included candidate has it as item id or among its source ids; text needles are looked up
-    in the context text.
+    (✓ included / ✗ missing / ⚠ present / ✓ absent, ...) and `detail`. Whether an item counts
+    is decided by the criteria's own functions (`harness.criteria._bundle`), so a mark never
+    disagrees with the verdict; the detail only says where the item was among the candidates.
     """
-    text = (context or "").lower()
-    covered: dict[str, int] = {}
-    rank_of: dict[str, int] = {}
-    for r in cands.itertuples(index=False):
-        ids = [r.item_id, *list(r.source_ids if r.source_ids is not None else [])]
-        for i in ids:
-            rank_of.setdefault(i, int(r.rank))
-            if r.included:
-                covered.setdefault(i, int(r.rank))
+    v = gold_view(cands, context)
+    considered: dict[str, tuple[int, bool]] = {}
+    for r in cands.itertuples(index=False) if len(cands) else ():
+        for i in r.source_ids if r.source_ids is not None else ():
+            considered.setdefault(i, (int(r.rank), bool(r.included)))
 
-    def hit(g: Any) -> tuple[bool, str]:
-        disp, needle = _ref(g)
-        if needle is not None:
-            return needle in text, "found in context text" if needle in text else "not in context text"
-        if disp in covered:
-            return True, f"included at rank {covered[disp]}"
-        if disp in rank_of:
-            return False, f"ranked {rank_of[disp]} but dropped"
-        return False, "not among the candidates"
+    def where(g: Any) -> str:
+        ref = gold_ref(g)
+        if not isinstance(ref, str):
+            return "found in context text" if hit(v, ref) else "not in context text"
+        if ref in v.rank:
+            return f"in the context at rank {v.rank[ref]}"
+        if ref in considered:
+            r, inc = considered[ref]
+            return f"ranked {r} and included, but not in the context" if inc else f"ranked {r} but dropped"
+        return "not among the candidates"
+
+    def disp(g: Any) -> str:
+        ref = gold_ref(g)
+        return ref if isinstance(ref, str) else f'"{ref.text}"'
 
     rows: list[dict[str, Any]] = []
     positives = [("must include", expect.get("include", [])), ("identity", expect.get("identity", [])),
@@ -370,24 +398,25 @@ def gold_check(expect: dict[str, Any], cands: pd.DataFrame, context: str | None)
         positives.append(("repeat evidence", expect.get("evidence") or [f"{expect['repeat_of']}#resolution"]))
     for kind, items in positives:
         for g in items:
-            ok, detail = hit(g)
-            rows.append({"kind": kind, "ref": _ref(g)[0], "ok": ok, "mark": "✓ included" if ok else "✗ missing", "detail": detail})
+            ok = hit(v, gold_ref(g))
+            rows.append({"kind": kind, "ref": disp(g), "ok": ok, "mark": "✓ included" if ok else "✗ missing", "detail": where(g)})
     for kind, items in (("must exclude", expect.get("exclude", [])), ("superseded", expect.get("superseded", []))):
         for g in items:
-            present, detail = hit(g)
-            rows.append({"kind": kind, "ref": _ref(g)[0], "ok": not present, "mark": "⚠ present" if present else "✓ absent", "detail": detail})
+            bad = present(v, gold_ref(g))
+            detail = where(g)
+            if bad and detail.startswith("ranked"):  # shown although not in the context by the positive reading
+                detail = detail.split(",")[0].split(" but")[0] + "; shown: marked included or its text is in the context"
+            rows.append({"kind": kind, "ref": disp(g), "ok": not bad, "mark": "⚠ present" if bad else "✓ absent", "detail": detail})
     for sess in expect.get("not_repeat_of", []):
         ref = f"{sess}#resolution"
-        r = covered.get(ref)
-        bad = r is not None and r <= 3
-        rows.append({"kind": "not a repeat", "ref": ref, "ok": not bad, "mark": "⚠ in top 3" if bad else "✓ not in top 3",
-                     "detail": f"included at rank {r}" if r else "not included"})
+        r, top = repeat_flagged(v, sess), _bundle.REPEAT_TOP
+        rows.append({"kind": "not a repeat", "ref": ref, "ok": r is None,
+                     "mark": f"⚠ in top {top}" if r is not None else f"✓ not in top {top}", "detail": where(ref)})
     for kind, pairs in (("above", expect.get("above", [])), ("known fix first", expect.get("fix_before", []))):
         for first, second in pairs:
-            r1, r2 = covered.get(first), covered.get(second)
-            ok = r1 is not None and (r2 is None or r1 < r2)
-            rows.append({"kind": kind, "ref": f"{first} above {second}", "ok": ok, "mark": "✓ right order" if ok else "✗ wrong order",
-                         "detail": f"{first}: {'rank ' + str(r1) if r1 else 'not included'}; {second}: {'rank ' + str(r2) if r2 else 'not included'}"})
+            ok, why = pair_verdict(v, first, second)
+            rows.append({"kind": kind, "ref": f"{first} above {second}", "ok": ok,
+                         "mark": "✓ right order" if ok else "✗ wrong order", "detail": why})
     return pd.DataFrame(rows, columns=["kind", "ref", "ok", "mark", "detail"])
 
 
@@ -407,10 +436,3 @@ def gold_marks(expect: dict[str, Any]) -> dict[str, str]:
         if not isinstance(g, dict):
             marks.setdefault(str(g), "✓ gold")
     return marks
-
-
-def band_of(score: float) -> str:
-    for name, lo, _hi in BANDS:
-        if score >= lo:
-            return name
-    return "at_risk"

@@ -12,7 +12,7 @@ import re
 import pandas as pd
 import streamlit as st
 
-from harness.queries import FAILING, Filter, gap_label, gold_check, gold_marks, parse_expect
+from harness.queries import FAILING, Filter, gap_label, gold_check, gold_marks, gold_view, hit, parse_expect, present
 from pages._shared import (routed, STATUS_ICONS, wkey, criterion_titles, no_run, q, url_multiselect, url_pagination,
                            url_selectbox, url_text, url_toggle)
 
@@ -120,7 +120,7 @@ def render_case(strategy: str, scenario: str, probe_id: str, criterion: str) -> 
     left, right = st.columns([3, 2], gap="large")
     with left:
         st.markdown("#### Transcript" + (" up to the probe" if upto is not None else ""))
-        transcript(q("events", scenario, upto), cands, expect)
+        transcript(q("events", scenario, upto), cands, expect, context)
     with right:
         st.markdown("#### Context against the gold")
         if not probe_id:
@@ -151,13 +151,10 @@ def render_case(strategy: str, scenario: str, probe_id: str, criterion: str) -> 
                     st.markdown(re.sub(r"^(#{1,3}) ", lambda m: "#" * (len(m.group(1)) + 3) + " ", prow["handoff"].iloc[0], flags=re.M))
 
 
-def transcript(ev: pd.DataFrame, cands: pd.DataFrame, expect: dict) -> None:
-    """Turns as chat messages with session boundaries, resolutions, gaps, and context badges."""
-    included: set[str] = set()
-    for r in cands.itertuples(index=False) if len(cands) else []:
-        if r.included:
-            included.add(r.item_id)
-            included.update(r.source_ids if r.source_ids is not None else [])
+def transcript(ev: pd.DataFrame, cands: pd.DataFrame, expect: dict, context: str | None = None) -> None:
+    """Turns as chat messages with session boundaries, resolutions, gaps, and context badges
+    (what counts as in the context is the criteria's rule, `harness.queries.gold_view`)."""
+    v = gold_view(cands, context)
     marks = gold_marks(expect)
     prev_at, prev_session = None, None
     for r in ev.itertuples(index=False):
@@ -169,7 +166,7 @@ def transcript(ev: pd.DataFrame, cands: pd.DataFrame, expect: dict) -> None:
             who = f"{r.subject_name or r.subject}"
             st.markdown(f"**Session `{r.session}`** · {who} · {r.at:%Y-%m-%d %H:%M} UTC")
             prev_session = r.session
-        badge = badges(r.item_id, included, marks)
+        badge = badges(r.item_id, v, marks)
         if r.kind == "turn":
             avatar = ":material/person:" if r.role == "customer" else ":material/support_agent:"
             with st.chat_message("user" if r.role == "customer" else "assistant", avatar=avatar):
@@ -186,13 +183,14 @@ def transcript(ev: pd.DataFrame, cands: pd.DataFrame, expect: dict) -> None:
             st.warning(f"**Forget {r.subject}**: nothing of this customer may appear from here on.", icon=":material/delete:")
 
 
-def badges(item_id: str, included: set[str], marks: dict[str, str]) -> str:
-    inc = item_id in included
+def badges(item_id: str, v, marks: dict[str, str]) -> str:
     mark = marks.get(item_id, "")
+    if mark.startswith("⚠"):
+        bad = present(v, item_id)
+        return ":orange-badge[⚠ must exclude, present]" if bad else ":gray-badge[must exclude, kept out]"
+    inc = hit(v, item_id)
     if mark.startswith("✓"):
         return ":green-badge[✓ gold, in context]" if inc else ":red-badge[✗ gold, missing]"
-    if mark.startswith("⚠"):
-        return ":orange-badge[⚠ must exclude, present]" if inc else ":gray-badge[must exclude, kept out]"
     return ":blue-badge[in context]" if inc else ""
 
 

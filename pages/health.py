@@ -9,11 +9,11 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from harness.queries import BANDS
 from pages._shared import routed, BAND_COLORS, wkey, no_run, q, url_multiselect, url_selectbox
 
-BAND_MID = {"healthy": 85.0, "watch": 55.0, "at_risk": 20.0}
-BAND_RANGE = {name: (lo, hi) for name, lo, hi in BANDS}
+# (name, low, high) per band, from `harness.queries.health_bands` (the strategy's own thresholds);
+# a comment, not a docstring: Streamlit's magic would print a bare string on the page
+Bands = tuple[tuple[str, float, float], ...]
 LINE_COLORS = ["#1f77b4", "#ff7f0e", "#9467bd", "#17becf", "#8c564b"]
 
 
@@ -21,9 +21,9 @@ def band_label(b: str | None) -> str:
     return {"at_risk": "at risk"}.get(b or "", b or "–")
 
 
-def timeline(tl: pd.DataFrame, gold: pd.DataFrame, moment) -> go.Figure:
+def timeline(tl: pd.DataFrame, gold: pd.DataFrame, moment, bands: Bands) -> go.Figure:
     fig = go.Figure()
-    for name, lo, hi in BANDS:
+    for name, lo, hi in bands:
         fig.add_hrect(y0=lo, y1=hi, fillcolor=BAND_COLORS[name], opacity=0.09, line_width=0,
                       annotation_text=band_label(name), annotation_position="top left",
                       annotation_font_color=BAND_COLORS[name])
@@ -34,10 +34,12 @@ def timeline(tl: pd.DataFrame, gold: pd.DataFrame, moment) -> go.Figure:
                                  hovertext=hover, hoverinfo="text", line=dict(color=LINE_COLORS[i % len(LINE_COLORS)])))
     g = gold.drop_duplicates("probe_id")
     if len(g):
-        lo = [g_ - BAND_RANGE[b][0] for g_, b in zip([BAND_MID[b] for b in g["gold"]], g["gold"])]
-        hi = [BAND_RANGE[b][1] - BAND_MID[b] for b in g["gold"]]
+        rng = {name: (lo, hi) for name, lo, hi in bands}
+        mid = {name: (lo + hi) / 2 for name, (lo, hi) in rng.items()}
+        lo = [mid[b] - rng[b][0] for b in g["gold"]]
+        hi = [rng[b][1] - mid[b] for b in g["gold"]]
         fig.add_trace(go.Scatter(
-            x=g["at"], y=[BAND_MID[b] for b in g["gold"]], mode="markers", name="gold band (probe)",
+            x=g["at"], y=[mid[b] for b in g["gold"]], mode="markers", name="gold band (probe)",
             marker=dict(symbol="square-open", size=14, color="black", line=dict(width=2)),
             error_y=dict(type="data", symmetric=False, array=hi, arrayminus=lo, color="black", thickness=2, width=10),
             hovertext=[f"<b>gold at {r.probe_id}</b>: {band_label(r.gold)}" for r in g.itertuples()], hoverinfo="text",
@@ -49,7 +51,7 @@ def timeline(tl: pd.DataFrame, gold: pd.DataFrame, moment) -> go.Figure:
     return fig
 
 
-def waterfall(row) -> go.Figure:
+def waterfall(row, bands: Bands) -> go.Figure:
     factors = json.loads(row["factors"] or "[]")
     x = ["base"] + [f["signal"] for f in factors] + ["score"]
     y = [row["base"]] + [f["impact"] for f in factors] + [row["score"]]
@@ -61,7 +63,7 @@ def waterfall(row) -> go.Figure:
         increasing=dict(marker=dict(color="#2e7d32")), decreasing=dict(marker=dict(color="#c62828")),
         totals=dict(marker=dict(color=BAND_COLORS.get(row["band"], "#555"))),
     ))
-    for name, lo, hi in BANDS:
+    for name, lo, hi in bands:
         fig.add_hrect(y0=lo, y1=hi, fillcolor=BAND_COLORS[name], opacity=0.07, line_width=0)
     top = max(110, row["base"] + sum(max(0, f["impact"]) for f in factors) + 10)
     fig.update_layout(height=340, margin=dict(l=10, r=10, t=10, b=10), yaxis=dict(range=[0, top], title="health"),
@@ -105,8 +107,12 @@ def render() -> None:
     if (url in moments and url != st.session_state.get(key + "__url")) or st.session_state.get(key) not in moments:
         st.session_state[key] = url if url in moments else moments[-1]
 
-    st.plotly_chart(timeline(tl, gold, ev_at.get(st.session_state[key])), key="health_timeline",
+    shown = [s for s in chosen if s in set(tl["strategy"])] or list(have)
+    bands = q("health_bands", shown[0])
+    st.plotly_chart(timeline(tl, gold, ev_at.get(st.session_state[key]), bands), key="health_timeline",
                     config={"displayModeBar": False})
+    if any(q("health_bands", s) != bands for s in shown[1:]):
+        st.caption(f"Band thresholds differ between these strategies; the chart shows {shown[0]}'s.")
     moment = st.select_slider("Moment", moments, key=key,
                               format_func=lambda i: f"{ev_at[i]:%Y-%m-%d %H:%M} · after {ev_what[i]}")
     st.query_params["at"] = str(moment)
@@ -128,7 +134,7 @@ def render() -> None:
     for col, (_, row) in zip(cols, at_moment.iterrows()):
         with col:
             st.markdown(f"**{row['strategy']}**: {row['score']:.0f} · :{_color(row['band'])}-badge[{band_label(row['band'])}]")
-            st.plotly_chart(waterfall(row), key=f"wf_{row['strategy']}", config={"displayModeBar": False})
+            st.plotly_chart(waterfall(row, q("health_bands", row["strategy"])), key=f"wf_{row['strategy']}", config={"displayModeBar": False})
             factors = pd.DataFrame(json.loads(row["factors"] or "[]"), columns=["signal", "impact", "detail", "source_ids"])
             st.dataframe(factors, hide_index=True, width="stretch")
 

@@ -50,12 +50,15 @@ def case_rows(res: Results, run: str | None = None, strategies: Sequence[str] | 
 def criterion_stats(res: Results, run: str | None = None, strategies: Sequence[str] | None = None) -> pd.DataFrame:
     """Per strategy x criterion with at least one case: mean, n, pass_rate, unsupported, errors.
 
-    The numbers of `harness.aggregate.aggregate` (controls included: CI guards them too), so
-    the check, the comparison, the report and the app agree; `repeat_issue`'s mean is F1.
+    The numbers of `harness.aggregate.aggregate` (controls included: CI guards them too), with
+    the run's own seed like `supportbench report`, so the check, the comparison, the report and
+    the app agree; `repeat_issue`'s mean is F1.
     """
     from harness.aggregate import aggregate
 
-    df = aggregate(res, include_controls=True, run=pick_run(res, run))
+    run = pick_run(res, run)
+    seed = int(res.manifests[run].get("seed", 0) or 0)
+    df = aggregate(res, include_controls=True, run=run, seed=seed)
     df = df[df["n"] > 0]
     if strategies is not None:
         df = df[df["strategy"].isin(list(strategies))]

@@ -12,6 +12,7 @@ Every criterion reads a bundle the same way (the criteria doc's rules):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
 
 from stores.protocol import Forget
 
@@ -31,19 +32,34 @@ class View:
     n_candidates: int
 
 
-def view(o: ProbeOutcome) -> View:
-    """Index `o.bundle` once (candidates may be column-wise: iterate, never index twice)."""
+def index(candidates: Iterable, context: str | None) -> View:
+    """Index candidates (in rank order; anything with `item_id`, `source_ids`, `included`) and
+    the context text for gold lookups (iterated once: candidates may be column-wise).
+
+    The one place the criteria's reading rules live: the criteria call it on a bundle (`view`),
+    the app (`harness.queries.gold_check`) on the same rows read back from a run's Parquet.
+    """
     rank: dict[str, int] = {}
     n_inc = 0
     n = 0
-    for r, c in enumerate(o.bundle.candidates, start=1):
+    for r, c in enumerate(candidates, start=1):
         n = r
         if not c.included:
             continue
         n_inc += 1
-        for sid in c.source_ids:
+        for sid in c.source_ids if c.source_ids is not None else ():
             rank.setdefault(sid, r)
-    return View(rank, (o.bundle.text or "").lower(), n_inc, n)
+    return View(rank, (context or "").lower(), n_inc, n)
+
+
+def view(o: ProbeOutcome) -> View:
+    """Index `o.bundle`."""
+    return index(o.bundle.candidates, o.bundle.text)
+
+
+def gold_ref(g) -> GoldRef:
+    """A gold item as read back from a run's JSON (`{"text": ...}` is a text needle)."""
+    return TextNeedle(str(g["text"])) if isinstance(g, dict) else str(g)
 
 
 def hit(v: View, g: GoldRef) -> bool:
@@ -51,6 +67,22 @@ def hit(v: View, g: GoldRef) -> bool:
     if isinstance(g, TextNeedle):
         return g.text.lower() in v.text
     return g in v.rank
+
+
+def present(v: View, g: GoldRef) -> bool:
+    """Whether an item that must stay out (`exclude`, `superseded`) counts as in the context."""
+    return hit(v, g)
+
+
+REPEAT_TOP = 3
+"""A negative repeat control fails when its resolution is included within this many ranks."""
+
+
+def repeat_flagged(v: View, session: str) -> int | None:
+    """The rank at which `session`'s resolution wrongly signals a repeat (within the top
+    `REPEAT_TOP` included ranks), else None."""
+    r = v.rank.get(f"{session}#resolution")
+    return r if r is not None and r <= REPEAT_TOP else None
 
 
 def name(g: GoldRef) -> str:

@@ -12,10 +12,9 @@ from stores.tokens import count_tokens
 
 from . import criterion, errored, ok_or_fail
 from ..replay import ProbeOutcome
-from ._bundle import foreign_items, pair_verdict, plural, quote, quote_all, view
-
-REPEAT_TOP = 3
-"""A negative repeat control fails when its resolution is included within this many ranks."""
+from ._bundle import (
+    REPEAT_TOP, foreign_items, hit, pair_verdict, plural, present, quote, quote_all, repeat_flagged, view,
+)
 
 HEALTH_TOLERANCE = 1e-6
 """How close base + impacts (clamped) must come to the reported score."""
@@ -24,7 +23,7 @@ HEALTH_TOLERANCE = 1e-6
 def _coverage(o: ProbeOutcome, ids, what: str) -> tuple[list[str], str]:
     """Missing ids and the 'covered k of n <what>' sentence."""
     v = view(o)
-    missing = [g for g in ids if g not in v.rank]
+    missing = [g for g in ids if not hit(v, g)]
     why = f"covered {len(ids) - len(missing)} of {len(ids)} {what}"
     if missing:
         why += f"; missing {quote_all(o, missing)}"
@@ -53,7 +52,7 @@ def preference_surfacing(o: ProbeOutcome):
     ids = o.probe.expect.preferences
     missing, why = _coverage(o, ids, "stated preferences")
     v = view(o)
-    stale = [g for g in o.probe.expect.superseded if g in v.rank]
+    stale = [g for g in o.probe.expect.superseded if present(v, g)]
     value = (len(ids) - len(missing)) / len(ids)
     if stale:
         value = 0.0
@@ -155,7 +154,7 @@ def repeat_issue(o: ProbeOutcome):
     cases, notes, evidence = [], [], []
     if e.repeat_of:
         proof = list(e.evidence) or [f"{e.repeat_of}#resolution"]
-        missing = [g for g in proof if g not in v.rank]
+        missing = [g for g in proof if not hit(v, g)]
         if missing:
             cases.append("fn")
             notes.append(f"missed the repeat of {e.repeat_of}: {quote_all(o, missing)} not in the context")
@@ -166,7 +165,7 @@ def repeat_issue(o: ProbeOutcome):
     for s in e.not_repeat_of:
         rid = f"{s}#resolution"
         r = v.rank.get(rid)
-        if r is not None and r <= REPEAT_TOP:
+        if repeat_flagged(v, s) is not None:
             cases.append("fp")
             notes.append(f"treated {s} as the same issue: {quote(o, rid)} is at rank {r}")
             evidence.append(rid)

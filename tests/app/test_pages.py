@@ -46,6 +46,14 @@ def test_every_page_renders_without_exception(app_runs, page):
     assert at.query_params["run"] == MAIN
 
 
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_starts_with_its_title(app_runs, page):
+    """Nothing above the title: a bare string in a page module would be printed by Streamlit's magic."""
+    at = open_page(page)
+    first = next(iter(at.main.children.values()))
+    assert type(first).__name__ == "Title", first
+
+
 def test_run_picker_defaults_to_newest_and_lists_every_run(app_runs):
     at = AppTest.from_file(APP, default_timeout=60).run()
     picker = at.sidebar.selectbox[0]

@@ -71,7 +71,8 @@ def encode_unpadded(model, texts: list[str]) -> np.ndarray:
     it is batched with; padded rows differ by ~1e-7, enough to flip a cosine rounded to 1e-6,
     so results would depend on which texts happened to share a batch when first encoded.
     """
-    lengths = model.tokenize(texts)["attention_mask"].sum(dim=1).tolist()
+    tokenize = getattr(model, "preprocess", None) or model.tokenize  # `tokenize` is deprecated in newer releases
+    lengths = tokenize(texts)["attention_mask"].sum(dim=1).tolist()
     groups: dict[int, list[int]] = {}
     for i, n in enumerate(lengths):
         groups.setdefault(int(n), []).append(i)

@@ -34,6 +34,18 @@ ScenarioYamlLoader.add_implicit_resolver(
     _BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
 )
 
+_CLoader = getattr(yaml, "CSafeLoader", None) if getattr(yaml, "__with_libyaml__", False) else None
+if _CLoader is not None:
+
+    class _FastScenarioYamlLoader(_CLoader):  # type: ignore[misc, valid-type]
+        """The same resolvers over libyaml's parser (marks included), about 10x faster."""
+
+    _FastScenarioYamlLoader.yaml_implicit_resolvers = ScenarioYamlLoader.yaml_implicit_resolvers
+else:  # PyYAML built without libyaml
+    _FastScenarioYamlLoader = None  # type: ignore[assignment, misc]
+
+_NON_PRINTABLE = yaml.reader.Reader.NON_PRINTABLE
+
 
 class YamlSyntaxError(ValueError):
     """The text is not YAML (or not a single YAML document)."""
@@ -70,8 +82,21 @@ class YamlDoc:
 
 
 def read_yaml(text: str) -> YamlDoc:
-    """Parse one YAML document; `YamlSyntaxError` (with a line) when it is not YAML."""
-    loader = ScenarioYamlLoader(text)
+    """Parse one YAML document; `YamlSyntaxError` (with a line) when it is not YAML.
+
+    Well-formed text goes through libyaml's parser when PyYAML has it; anything it refuses is
+    read again by the pure-Python loader, so error messages stay those of the Python loader.
+    """
+    if _FastScenarioYamlLoader is not None and not _NON_PRINTABLE.search(text):
+        try:
+            return _read(text, _FastScenarioYamlLoader)
+        except YamlSyntaxError:
+            pass
+    return _read(text, ScenarioYamlLoader)
+
+
+def _read(text: str, loader_class: type) -> YamlDoc:
+    loader = loader_class(text)
     try:
         node = loader.get_single_node()
         doc = YamlDoc(data=None)

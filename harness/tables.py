@@ -16,6 +16,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from stores.packing import CandidateTable
@@ -161,18 +162,34 @@ def event_rows(s: Scenario) -> list[dict[str, Any]]:
     return rows
 
 
+def _components_json(components: dict[str, np.ndarray], n: int) -> list[str]:
+    """Each row's `{name: value}` as JSON, exactly as `json.dumps` writes it.
+
+    One format template per table instead of a dict and a `json.dumps` call per row: JSON
+    writes a float as its `repr`, so `%r` gives the same text (only NaN and infinities are
+    spelled differently, and those, like any non-float column, go through `json.dumps`).
+    """
+    names = list(components)
+    if not names:
+        return ["{}"] * n
+    cols = [np.asarray(components[k]) for k in names]
+    if not all(col.dtype == np.float64 and np.isfinite(col).all() for col in cols):
+        lists = [col.tolist() for col in cols]
+        return [json.dumps(dict(zip(names, vals))) for vals in zip(*lists)]
+    template = "{" + ", ".join(json.dumps(k).replace("%", "%%") + ": %r" for k in names) + "}"
+    return [template % vals for vals in zip(*(col.tolist() for col in cols))]
+
+
 def _candidate_rows(label: str, o: ProbeOutcome, b: Bundle) -> dict[str, list]:
     c = b.candidates
     n = len(c)
     base = {"strategy": [label] * n, "scenario": [o.scenario.id] * n, "probe_id": [o.probe.id] * n, "rank": list(range(1, n + 1))}
     if isinstance(c, CandidateTable):
-        names = list(c.components)
-        cols = [c.components[k].tolist() for k in names]
-        comps = [json.dumps(dict(zip(names, vals))) for vals in zip(*cols)] if names else ["{}"] * n
+        comps = _components_json(c.components, n)
         base.update(
-            item_id=c.item_ids, subject=c.subjects, session=c.sessions, text=c.texts, score=c.scores.tolist(),
-            components=comps, source_ids=[list(s) for s in c.source_ids], included=c.included_mask.tolist(),
-            reason=c.reasons, tokens=c.tokens.tolist(),
+            item_id=c.item_ids, subject=c.subjects, session=c.sessions, text=c.texts, score=c.scores,
+            components=comps, source_ids=c.source_ids, included=c.included_mask,
+            reason=c.reasons, tokens=c.tokens,
         )
     else:
         items = list(c)

@@ -47,6 +47,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+import numpy as np
+
 from .memory import RESOLUTION_ROLE, SubjectHistory
 from .protocol import HealthFactor, HealthReport
 from .text import is_urgent, keywords, overlap_ratio
@@ -117,9 +119,15 @@ class _Session:
     resolution_id: str = ""
 
 
-def _sessions(h: SubjectHistory, cutoff: float) -> dict[str, _Session]:
+def _chronological(h: SubjectHistory) -> list[int]:
+    """Item positions by (time, observation order)."""
+    if not len(h):
+        return []
+    return np.lexsort((np.arange(len(h)), h.array("times"))).tolist()
+
+
+def _sessions(h: SubjectHistory, cutoff: float, order: list[int]) -> dict[str, _Session]:
     out: dict[str, _Session] = {}
-    order = sorted(range(len(h)), key=lambda i: (h.times[i], i))
     for i in order:
         t = h.times[i]
         if t > cutoff:
@@ -154,7 +162,8 @@ def health_report(h: SubjectHistory, now: datetime, params: HealthParams | None 
     """The subject's health at `now`: base + itemized factors, clamped to 0..100."""
     p = params or HealthParams()
     cutoff = now.timestamp()
-    sessions = _sessions(h, cutoff)
+    order = _chronological(h)
+    sessions = _sessions(h, cutoff, order)
     open_s = [s for s in sessions.values() if s.status != "resolved"]
     resolved = [s for s in sessions.values() if s.status == "resolved"]
     factors: list[HealthFactor] = []
@@ -189,7 +198,7 @@ def health_report(h: SubjectHistory, now: datetime, params: HealthParams | None 
 
     urgent = [
         h.ids[i]
-        for i in sorted(range(len(h)), key=lambda i: (h.times[i], i))
+        for i in order
         if h.times[i] <= cutoff and h.roles[i] != RESOLUTION_ROLE and is_urgent(h.texts[i])
     ]
     if urgent:

@@ -10,7 +10,6 @@ text, header included: it is checked on the final text with the project tokenize
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from operator import itemgetter
 from typing import Iterator, Literal, Sequence, overload
 
@@ -18,7 +17,7 @@ import numpy as np
 
 from .memory import SubjectHistory
 from .protocol import DROP_BUDGET, DROP_CUTOFF, Bundle, Candidate, ContextRequest
-from .tokens import count_tokens
+from .tokens import count_text_tokens, count_tokens
 
 
 @dataclass
@@ -80,7 +79,7 @@ class CandidateTable(Sequence[Candidate]):
 
 
 # the idempotency check replays every scenario twice more and gets the same texts back
-_text_tokens = lru_cache(maxsize=4096)(count_tokens)
+_text_tokens = count_text_tokens
 
 
 def header_for(request: ContextRequest) -> str:

@@ -54,6 +54,7 @@ def keywords(text: str) -> frozenset[str]:
     return frozenset(w for w in words(text) if w not in STOPWORDS and len(w) > 1)
 
 
+@lru_cache(maxsize=65536)
 def is_urgent(text: str) -> bool:
     """True when the text carries an urgency marker (whole words; `escalat` as a prefix)."""
     return _URGENCY.search(text.lower()) is not None

@@ -31,6 +31,14 @@ def count_tokens(text: str) -> int:
     return len(_tokenizer().encode(text, add_special_tokens=False).ids)
 
 
+@lru_cache(maxsize=4096)
+def count_text_tokens(text: str) -> int:
+    """`count_tokens`, memoized per process, for whole context texts: packing counts each final
+    text, the idempotency replays build the same texts again and the token-budget criterion
+    recounts them, so each distinct text is tokenized once."""
+    return count_tokens(text)
+
+
 def count_many(texts: list[str]) -> list[int]:
     """Token counts of many texts in one batched call."""
     if not texts:

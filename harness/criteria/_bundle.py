@@ -12,12 +12,67 @@ Every criterion reads a bundle the same way (the criteria doc's rules):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from functools import wraps
+from typing import Callable, NamedTuple, TypeVar
 
 from stores.protocol import Forget
 
 from ..replay import ProbeOutcome
 from ..scenario import GoldRef, TextNeedle
+
+T = TypeVar("T")
+
+
+class _Memo:
+    """Readings of the outcome being scored. Its criteria run one after another over the same
+    bundle, so each reading (ranks, foreign items, ...) is computed once per outcome, not once
+    per criterion; the next outcome replaces them."""
+
+    def __init__(self) -> None:
+        self.outcome: ProbeOutcome | None = None
+        self.bundle = None
+        self.values: dict[str, object] = {}
+
+    def get(self, o: ProbeOutcome, name: str, build: Callable[[ProbeOutcome], T]) -> T:
+        if self.outcome is not o or self.bundle is not o.bundle:
+            self.outcome, self.bundle, self.values = o, o.bundle, {}
+        if name not in self.values:
+            self.values[name] = build(o)
+        return self.values[name]  # type: ignore[return-value]
+
+
+_memo = _Memo()
+
+
+def _per_outcome(fn: Callable[[ProbeOutcome], T]) -> Callable[[ProbeOutcome], T]:
+    """Compute `fn(o)` once per outcome (callers must not mutate what it returns)."""
+
+    @wraps(fn)
+    def cached(o: ProbeOutcome) -> T:
+        return _memo.get(o, fn.__name__, fn)
+
+    return cached
+
+
+class Row(NamedTuple):
+    """What the criteria read of one candidate."""
+
+    item_id: str
+    subject: str
+    source_ids: tuple[str, ...]
+    included: bool
+
+
+@_per_outcome
+def rows(o: ProbeOutcome) -> list[Row]:
+    """The bundle's candidates in rank order, as light rows (read column-wise when the
+    candidates are a column-wise table, without building a `Candidate` per item)."""
+    c = o.bundle.candidates
+    cols = [getattr(c, k, None) for k in ("item_ids", "subjects", "source_ids", "included_mask")]
+    if all(col is not None for col in cols):
+        ids, subjects, sources, mask = cols
+        return [Row(*t) for t in zip(ids, subjects, sources, mask.tolist())]
+    return [Row(x.item_id, x.subject, x.source_ids, x.included) for x in c]
 
 
 @dataclass(frozen=True)
@@ -32,34 +87,20 @@ class View:
     n_candidates: int
 
 
-def index(candidates: Iterable, context: str | None) -> View:
-    """Index candidates (in rank order; anything with `item_id`, `source_ids`, `included`) and
-    the context text for gold lookups (iterated once: candidates may be column-wise).
-
-    The one place the criteria's reading rules live: the criteria call it on a bundle (`view`),
-    the app (`harness.queries.gold_check`) on the same rows read back from a run's Parquet.
-    """
+@_per_outcome
+def view(o: ProbeOutcome) -> View:
+    """Index `o.bundle` once per outcome."""
     rank: dict[str, int] = {}
     n_inc = 0
     n = 0
-    for r, c in enumerate(candidates, start=1):
+    for r, c in enumerate(rows(o), start=1):
         n = r
         if not c.included:
             continue
         n_inc += 1
-        for sid in c.source_ids if c.source_ids is not None else ():
+        for sid in c.source_ids:
             rank.setdefault(sid, r)
-    return View(rank, (context or "").lower(), n_inc, n)
-
-
-def view(o: ProbeOutcome) -> View:
-    """Index `o.bundle`."""
-    return index(o.bundle.candidates, o.bundle.text)
-
-
-def gold_ref(g) -> GoldRef:
-    """A gold item as read back from a run's JSON (`{"text": ...}` is a text needle)."""
-    return TextNeedle(str(g["text"])) if isinstance(g, dict) else str(g)
+    return View(rank, (o.bundle.text or "").lower(), n_inc, n)
 
 
 def hit(v: View, g: GoldRef) -> bool:
@@ -67,22 +108,6 @@ def hit(v: View, g: GoldRef) -> bool:
     if isinstance(g, TextNeedle):
         return g.text.lower() in v.text
     return g in v.rank
-
-
-def present(v: View, g: GoldRef) -> bool:
-    """Whether an item that must stay out (`exclude`, `superseded`) counts as in the context."""
-    return hit(v, g)
-
-
-REPEAT_TOP = 3
-"""A negative repeat control fails when its resolution is included within this many ranks."""
-
-
-def repeat_flagged(v: View, session: str) -> int | None:
-    """The rank at which `session`'s resolution wrongly signals a repeat (within the top
-    `REPEAT_TOP` included ranks), else None."""
-    r = v.rank.get(f"{session}#resolution")
-    return r if r is not None and r <= REPEAT_TOP else None
 
 
 def name(g: GoldRef) -> str:
@@ -132,6 +157,7 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
+@_per_outcome
 def foreign_items(o: ProbeOutcome) -> list[tuple[str, str, bool]]:
     """Candidates (included or not) that belong to another customer: (item id, subject, included).
 
@@ -139,19 +165,20 @@ def foreign_items(o: ProbeOutcome) -> list[tuple[str, str, bool]]:
     built from (a strategy cannot launder another customer's turn by labelling it as ours).
     """
     me = o.probe.subject
+    seen = o.seen
     out = []
-    for c in o.bundle.candidates:
-        subjects = {c.subject} if c.subject else set()
+    for c in rows(o):
+        others = {c.subject} if c.subject and c.subject != me else None
         for sid in (c.item_id, *c.source_ids):
-            s = o.seen.get(sid)
-            if s is not None:
-                subjects.add(s.subject)
-        others = sorted(subjects - {me})
+            s = seen.get(sid)
+            if s is not None and s.subject != me:
+                others = (others or set()) | {s.subject}
         if others:
-            out.append((c.item_id, others[0], c.included))
+            out.append((c.item_id, min(others), c.included))
     return out
 
 
+@_per_outcome
 def last_forgets(o: ProbeOutcome) -> dict[str, int]:
     """Subject -> index of its latest `forget` before the probe."""
     out: dict[str, int] = {}
@@ -161,6 +188,7 @@ def last_forgets(o: ProbeOutcome) -> dict[str, int]:
     return out
 
 
+@_per_outcome
 def forgotten_items(o: ProbeOutcome) -> list[tuple[str, str, bool]]:
     """Candidates that bring back something a `forget` deleted: (item id, subject, included).
 
@@ -172,7 +200,7 @@ def forgotten_items(o: ProbeOutcome) -> list[tuple[str, str, bool]]:
     if not last_forget and not o.forgotten:
         return []
     out = []
-    for c in o.bundle.candidates:
+    for c in rows(o):
         bad = c.subject if c.subject in o.forgotten else None
         for sid in (c.item_id, *c.source_ids):
             s = o.seen.get(sid)

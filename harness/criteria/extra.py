@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import criterion, ok_or_fail
 from ..replay import ProbeOutcome
 from ._bundle import (
-    foreign_items, forgotten_items, hit, last_forgets, leaked_text, name, pair_verdict, plural, present, quote, quote_all, view,
+    foreign_items, forgotten_items, hit, last_forgets, leaked_text, name, pair_verdict, plural, quote, quote_all, rows, view,
 )
 
 
@@ -42,7 +42,7 @@ def isolation(o: ProbeOutcome):
 def self_recall(o: ProbeOutcome):
     """1 if the turn the probe is attached to (not yet said) is not among the candidates."""
     on = o.probe.on
-    for r, c in enumerate(o.bundle.candidates, start=1):
+    for r, c in enumerate(rows(o), start=1):
         if c.item_id == on or on in c.source_ids:
             how = "included" if c.included else "considered"
             return ok_or_fail("self_recall", 0.0, False,
@@ -55,7 +55,7 @@ def stale_suppression(o: ProbeOutcome):
     """Share of `exclude` items kept out of the context; passes when none is in it."""
     v = view(o)
     ex = o.probe.expect.exclude
-    bad = [g for g in ex if present(v, g)]
+    bad = [g for g in ex if hit(v, g)]
     why = f"kept {len(ex) - len(bad)} of {plural(len(ex), 'stale or unwanted item')} out"
     if bad:
         why += f"; included {quote_all(o, bad)}"

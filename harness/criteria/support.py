@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import math
 
-from stores.tokens import count_tokens
+from stores.tokens import count_text_tokens
 
 from . import criterion, errored, ok_or_fail
 from ..replay import ProbeOutcome
-from ._bundle import (
-    REPEAT_TOP, foreign_items, hit, pair_verdict, plural, present, quote, quote_all, repeat_flagged, view,
-)
+from ._bundle import foreign_items, pair_verdict, plural, quote, quote_all, rows, view
+
+REPEAT_TOP = 3
+"""A negative repeat control fails when its resolution is included within this many ranks."""
 
 HEALTH_TOLERANCE = 1e-6
 """How close base + impacts (clamped) must come to the reported score."""
@@ -23,7 +24,7 @@ HEALTH_TOLERANCE = 1e-6
 def _coverage(o: ProbeOutcome, ids, what: str) -> tuple[list[str], str]:
     """Missing ids and the 'covered k of n <what>' sentence."""
     v = view(o)
-    missing = [g for g in ids if not hit(v, g)]
+    missing = [g for g in ids if g not in v.rank]
     why = f"covered {len(ids) - len(missing)} of {len(ids)} {what}"
     if missing:
         why += f"; missing {quote_all(o, missing)}"
@@ -52,7 +53,7 @@ def preference_surfacing(o: ProbeOutcome):
     ids = o.probe.expect.preferences
     missing, why = _coverage(o, ids, "stated preferences")
     v = view(o)
-    stale = [g for g in o.probe.expect.superseded if present(v, g)]
+    stale = [g for g in o.probe.expect.superseded if g in v.rank]
     value = (len(ids) - len(missing)) / len(ids)
     if stale:
         value = 0.0
@@ -64,7 +65,7 @@ def preference_surfacing(o: ProbeOutcome):
 def token_budget(o: ProbeOutcome):
     """1 if the whole context text, headers included, fits the probe's budget (counted here,
     with the project tokenizer, not taken from the strategy's own count)."""
-    n = count_tokens(o.bundle.text or "")
+    n = count_text_tokens(o.bundle.text or "")  # memoized by text: packing usually counted it already
     ok = n <= o.probe.budget
     why = f"context is {n} tokens against a budget of {o.probe.budget}" + ("" if ok else f": {n - o.probe.budget} over")
     return ok_or_fail("token_budget", 1.0 if ok else 0.0, ok, why)
@@ -74,7 +75,7 @@ def token_budget(o: ProbeOutcome):
 def provenance(o: ProbeOutcome):
     """Share of included items whose `source_ids` are non-empty, were replayed before the
     probe, and belong to the probe's customer. No case for a context with nothing included."""
-    included = [c for c in o.bundle.candidates if c.included]
+    included = [c for c in rows(o) if c.included]
     if not included:
         return None
     bad: list[tuple[str, str]] = []
@@ -154,7 +155,7 @@ def repeat_issue(o: ProbeOutcome):
     cases, notes, evidence = [], [], []
     if e.repeat_of:
         proof = list(e.evidence) or [f"{e.repeat_of}#resolution"]
-        missing = [g for g in proof if not hit(v, g)]
+        missing = [g for g in proof if g not in v.rank]
         if missing:
             cases.append("fn")
             notes.append(f"missed the repeat of {e.repeat_of}: {quote_all(o, missing)} not in the context")
@@ -165,7 +166,7 @@ def repeat_issue(o: ProbeOutcome):
     for s in e.not_repeat_of:
         rid = f"{s}#resolution"
         r = v.rank.get(rid)
-        if repeat_flagged(v, s) is not None:
+        if r is not None and r <= REPEAT_TOP:
             cases.append("fp")
             notes.append(f"treated {s} as the same issue: {quote(o, rid)} is at rank {r}")
             evidence.append(rid)

@@ -54,6 +54,11 @@ class ProbeOutcome:
     handoff: Handoff | None = None
     handoff_error: str | None = None
     capabilities: frozenset[str] = frozenset()
+    replays: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """The same probe in the idempotency check's replays (`reset`: the same instance after
+    `reset()`; `twice`: a fresh one with every event delivered twice): the ids of its candidates
+    and of the items they are built from, in rank order. Filled in by the runner after those
+    replays; empty when there were none (a rescore, a unit test) or the replay failed there."""
 
     def exists(self, item_id: str) -> bool:
         """True when `item_id` was replayed before this probe."""
@@ -218,19 +223,52 @@ def idempotency_signatures(scenario: Scenario, make_strategy, first: Replay, str
     """Replay again after `reset()` and once more, fresh, with every event delivered twice.
 
     Returns, per probe id, the three signatures (plain, reset, twice) so the idempotency
-    criterion can say exactly which replay differed and how.
+    criterion can say exactly which replay differed and how; under `candidates`, per replay
+    and probe id, the ids each replay's bundle brought back (see `ProbeOutcome.replays`);
+    under `error`, what raised during the check (in `reset()`, building the fresh instance,
+    or in an `observe` after the last probe), or None.
     """
     plain = {o.probe.id: _sig(o) for o in first.outcomes}
-    result: dict[str, Any] = {"plain": plain, "reset": {}, "twice": {}, "error": None}
+    result: dict[str, Any] = {"plain": plain, "reset": {}, "twice": {}, "candidates": {}, "error": None}
+    step = "reset()"
     try:
         strategy.reset()
+        step = "the replay after reset"
         again = replay(scenario, strategy, record_health=False, prepare_first=False)
-        result["reset"] = {o.probe.id: _sig(o) for o in again.outcomes}
+        _keep(result, "reset", again)
+        step = "the replay with every event delivered twice"
         twice = replay(scenario, make_strategy(), deliver_twice=True, record_health=False, prepare_first=False)
-        result["twice"] = {o.probe.id: _sig(o) for o in twice.outcomes}
+        _keep(result, "twice", twice)
     except Exception as exc:
-        result["error"] = _describe(exc)
+        result["error"] = f"{step} raised {_describe(exc)}"
     return result
+
+
+_REPLAY_NAMES = {"reset": "the replay after reset", "twice": "the replay with every event delivered twice"}
+
+
+def _keep(result: dict[str, Any], kind: str, r: Replay) -> None:
+    result[kind] = {o.probe.id: _sig(o) for o in r.outcomes}
+    result["candidates"][kind] = {o.probe.id: _candidate_ids(o) for o in r.outcomes if o.bundle is not None}
+    if r.observe_error and result["error"] is None:
+        result["error"] = f"in {_REPLAY_NAMES[kind]}, {r.observe_error}"
+
+
+def _candidate_ids(o: ProbeOutcome) -> tuple[str, ...]:
+    """Every candidate's id and source ids, in rank order, once each."""
+    c = o.bundle.candidates
+    ids, sources = getattr(c, "item_ids", None), getattr(c, "source_ids", None)
+    if ids is None or sources is None:  # a plain list of `Candidate`s
+        ids, sources = [x.item_id for x in c], [x.source_ids for x in c]
+    return tuple(dict.fromkeys(x for i, src in zip(ids, sources) for x in (i, *src)))
+
+
+def attach_replays(outcomes: list[ProbeOutcome], idem: dict[str, Any]) -> None:
+    """Give each outcome of the plain replay what the idempotency replays returned for its
+    probe (`ProbeOutcome.replays`), so probe criteria can also judge those bundles."""
+    for o in outcomes:
+        o.replays = {kind: by_probe[o.probe.id] for kind, by_probe in idem.get("candidates", {}).items()
+                     if o.probe.id in by_probe}
 
 
 def _sig(o: ProbeOutcome):

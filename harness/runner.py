@@ -23,7 +23,7 @@ from stores.tokens import TOKENIZER_ID
 
 from .criteria import registry as criteria_registry
 from .criteria import score_probe, score_scenario
-from .replay import build_seen, idempotency_signatures, replay
+from .replay import attach_replays, build_seen, idempotency_signatures, replay
 from .runstore import RunWriter, environment, new_run_id
 from .scenario import Scenario
 from .tables import TableBuffer
@@ -64,6 +64,7 @@ def run_scenario(scenario: Scenario, spec: StrategySpec, buf: TableBuffer) -> in
     strategy = _build(spec)
     result = replay(scenario, strategy, seen=seen)
     idem = idempotency_signatures(scenario, lambda: _build(spec), result, strategy)
+    attach_replays(result.outcomes, idem)  # self_recall also judges the reset and twice bundles
     for o in result.outcomes:
         buf.add_outcome(spec.label, spec.name, o)
         buf.add_scores(spec.label, spec.name, scenario, o.probe.id, score_probe(o), groups)

@@ -5,6 +5,10 @@ The run's tables are its log: `events` gives back each scenario (transcript and 
 The criteria then run on those exactly as they did live. Two verdicts rest on work a rescore
 cannot redo, and are carried over from the original `scores` rows: idempotency (it needs
 fresh replays) and a health check whose `health()` raised (the run keeps no report for it).
+One verdict is re-scored on less than the live run had: `self_recall` judges the plain
+replay's bundle only, because the run keeps no bundles of the idempotency replays (after
+`reset()`, and with events delivered twice) that the live verdict also looked at; a strategy
+that failed it only in those replays passes it in a rescore (the manifest notes this).
 
 The result is a new run (tables copied, a new `scores` table, `rescored_from` in the
 manifest), written atomically like any other.
@@ -219,7 +223,9 @@ def rescore(ref: str | Path, out_dir: str | Path | None = None, *, run_id: str |
             "finished": datetime.now(timezone.utc).isoformat(),
             "command": " ".join(sys.argv),
             "rescored_from": {"run_id": manifest.get("run_id", src.name), "path": str(src),
-                              "git_commit": manifest.get("git_commit"), "carried_over": list(CARRIED) + ["health errors"]},
+                              "git_commit": manifest.get("git_commit"), "carried_over": list(CARRIED) + ["health errors"],
+                              "plain_bundle_only": {"self_recall": "judged on the plain replay's bundles only: the run keeps "
+                                                                   "none of the idempotency replays' bundles"}},
             "criteria": [{"key": c.key, "title": c.title, "group": c.group, "level": c.level} for c in crit().values()],
             **environment(),
         }

@@ -3,17 +3,22 @@
 Every criterion reads a bundle the same way (the criteria doc's rules):
 
 - an item *covers* a gold id when that id is in the item's `source_ids`;
-- only included items count: a gold item that is not included is missing, whatever its rank;
+- only items in the context count: a gold item that is not included is missing, whatever its
+  rank; and the bundle's `included` flags are not taken on trust: an item is in the context
+  only when it is marked included *and* its rendered text (`Candidate.text`) is in the context
+  text (a bundle that marks an item included but leaves its text out is reported as such);
+- what must stay out (`exclude`, `superseded`, a negative repeat control, another customer's
+  or a deleted item) counts as shown when it is marked included *or* its text is there;
 - a rank is the item's position among *all* candidates (1 = best); a gold id's rank is the
-  best rank of an included item covering it;
+  best rank of an item in the context covering it;
 - a text needle matches when it is a case-insensitive substring of the context text.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import wraps
-from typing import Callable, NamedTuple, TypeVar
+from typing import Callable, Iterable, NamedTuple, TypeVar
 
 from stores.protocol import Forget
 
@@ -61,6 +66,8 @@ class Row(NamedTuple):
     subject: str
     source_ids: tuple[str, ...]
     included: bool
+    text: str
+    """Its rendered line (`Candidate.text`): it is in the context only if this is in the text."""
 
 
 @_per_outcome
@@ -68,11 +75,22 @@ def rows(o: ProbeOutcome) -> list[Row]:
     """The bundle's candidates in rank order, as light rows (read column-wise when the
     candidates are a column-wise table, without building a `Candidate` per item)."""
     c = o.bundle.candidates
-    cols = [getattr(c, k, None) for k in ("item_ids", "subjects", "source_ids", "included_mask")]
+    cols = [getattr(c, k, None) for k in ("item_ids", "subjects", "source_ids", "included_mask", "texts")]
     if all(col is not None for col in cols):
-        ids, subjects, sources, mask = cols
-        return [Row(*t) for t in zip(ids, subjects, sources, mask.tolist())]
-    return [Row(x.item_id, x.subject, x.source_ids, x.included) for x in c]
+        ids, subjects, sources, mask, texts = cols
+        return [Row(*t) for t in zip(ids, subjects, sources, mask.tolist(), texts)]
+    return [Row(x.item_id, x.subject, x.source_ids, x.included, x.text) for x in c]
+
+
+def in_context(text: str | None, context: str, lines: frozenset[str]) -> bool:
+    """Whether a candidate's rendered text is in the context text (one of its lines, or part of
+    one). An empty text never is: it shows the model nothing."""
+    return isinstance(text, str) and bool(text) and (text in lines or text in context)
+
+
+def lie(item_id: str) -> str:
+    """The sentence for a bundle whose flags and text disagree."""
+    return f"the bundle marks {item_id} included but its text is not in the context"
 
 
 @dataclass(frozen=True)
@@ -80,34 +98,124 @@ class View:
     """One outcome's bundle, indexed for gold lookups."""
 
     rank: dict[str, int]
-    """Gold id -> best rank (1-based, among all candidates) of an included item covering it."""
+    """Gold id -> best rank (1-based, among all candidates) of an item in the context covering
+    it: marked included *and* its rendered text is in the context text."""
     text: str
     """The context text, lowercased (for needles)."""
     n_included: int
+    """Candidates the bundle marks included."""
     n_candidates: int
+    marked: dict[str, int] = field(default_factory=dict)
+    """Gold id -> best rank of an item covering it that the bundle marks included (text or not)."""
+    hidden: dict[str, str] = field(default_factory=dict)
+    """Gold id with no `rank` -> the first item covering it that the bundle marks included
+    although its text is not in the context."""
+    hidden_items: tuple[str, ...] = ()
+    """Items marked included whose text is not in the context, in rank order."""
+    context: str = ""
+    """The context text as the model sees it."""
+    lines: frozenset[str] = frozenset()
+    """The context text's lines."""
+    candidates: tuple = ()
+    """The candidates, in rank order (for `present`, which also looks at dropped ones)."""
+
+
+def index(candidates: Iterable, context: str | None) -> View:
+    """Index candidates (in rank order; anything with `item_id`, `source_ids`, `included`,
+    `text`) and the context text for gold lookups.
+
+    The one place the criteria's reading rules live: the criteria call it on a bundle (`view`),
+    the app (`harness.queries.gold_check`) on the same rows read back from a run's Parquet.
+    A bundle's flags are not taken on trust: an item counts as in the context (`rank`, `hit`)
+    only when it is marked included *and* its rendered text is in the context text; an item
+    that must stay out counts as in it (`present`) when it is marked included *or* its text
+    is there.
+    """
+    ctx = context or ""
+    lines = frozenset(ctx.split("\n"))
+    cands = tuple(candidates)
+    rank: dict[str, int] = {}
+    marked: dict[str, int] = {}
+    hidden: dict[str, str] = {}
+    hidden_items: list[str] = []
+    n_inc = 0
+    for r, c in enumerate(cands, start=1):
+        if not c.included:
+            continue
+        n_inc += 1
+        shown = in_context(c.text, ctx, lines)
+        if not shown:
+            hidden_items.append(c.item_id)
+        for sid in c.source_ids if c.source_ids is not None else ():
+            marked.setdefault(sid, r)
+            if shown:
+                rank.setdefault(sid, r)
+            else:
+                hidden.setdefault(sid, c.item_id)
+    hidden = {g: i for g, i in hidden.items() if g not in rank}
+    return View(rank, ctx.lower(), n_inc, len(cands), marked, hidden, tuple(hidden_items), ctx, lines, cands)
 
 
 @_per_outcome
 def view(o: ProbeOutcome) -> View:
     """Index `o.bundle` once per outcome."""
-    rank: dict[str, int] = {}
-    n_inc = 0
-    n = 0
-    for r, c in enumerate(rows(o), start=1):
-        n = r
-        if not c.included:
-            continue
-        n_inc += 1
-        for sid in c.source_ids:
-            rank.setdefault(sid, r)
-    return View(rank, (o.bundle.text or "").lower(), n_inc, n)
+    return index(rows(o), o.bundle.text)
+
+
+def gold_ref(g) -> GoldRef:
+    """A gold item as read back from a run's JSON (`{"text": ...}` is a text needle)."""
+    return TextNeedle(str(g["text"])) if isinstance(g, dict) else str(g)
 
 
 def hit(v: View, g: GoldRef) -> bool:
-    """Whether gold item `g` is in the context (covered by an included item, or its text is there)."""
+    """Whether gold item `g` is in the context: covered by an item marked included whose text is
+    in the context, or, for a text needle, found in the context text."""
     if isinstance(g, TextNeedle):
         return g.text.lower() in v.text
     return g in v.rank
+
+
+def shown_rank(v: View, g: str) -> int | None:
+    """Best rank of an item covering `g` that the bundle marks included *or* whose text is in
+    the context (the reading for what must stay out: either is enough to show it)."""
+    best = v.marked.get(g)
+    for r, c in enumerate(v.candidates, start=1):
+        if best is not None and r >= best:
+            break
+        if not c.included and g in (c.source_ids if c.source_ids is not None else ()) and in_context(c.text, v.context, v.lines):
+            return r
+    return best
+
+
+def present(v: View, g: GoldRef) -> bool:
+    """Whether an item that must stay out (`exclude`, `superseded`) counts as in the context:
+    marked included, or its text is there (see `shown_rank`)."""
+    if isinstance(g, TextNeedle):
+        return hit(v, g)
+    return shown_rank(v, g) is not None
+
+
+def hidden_note(v: View, ids) -> str:
+    """'; the bundle marks X included but ...' for the missing gold ids that is the reason for."""
+    items = list(dict.fromkeys(v.hidden[g] for g in ids if isinstance(g, str) and g in v.hidden))
+    return "".join(f"; {lie(i)}" for i in items[:3]) + (f"; and {len(items) - 3} more like it" if len(items) > 3 else "")
+
+
+def unmarked_note(v: View, ids) -> str:
+    """'; X is not marked included but its text is in the context' for what must stay out."""
+    items = [g for g in ids if isinstance(g, str) and g not in v.marked and present(v, g)]
+    return "".join(f"; {g} is not marked included but its text is in the context" for g in items[:3])
+
+
+REPEAT_TOP = 3
+"""A negative repeat control fails when its resolution is included within this many ranks."""
+
+
+def repeat_flagged(v: View, session: str) -> int | None:
+    """The rank at which `session`'s resolution wrongly signals a repeat (within the top
+    `REPEAT_TOP` ranks, marked included or its text in the context: `shown_rank`), else None."""
+    r = shown_rank(v, f"{session}#resolution")
+    return r if r is not None and r <= REPEAT_TOP else None
 
 
 def name(g: GoldRef) -> str:
@@ -138,12 +246,12 @@ def quote_all(o: ProbeOutcome, ids, limit: int = 3) -> str:
 def pair_verdict(v: View, first: str, second: str) -> tuple[bool, str]:
     """Whether `first` outranks `second` by the doc's rule, and why not when it does not.
 
-    Right when the first is included and either the second is not included or the first's
-    best included rank is strictly better (one item covering both does not order them).
+    Right when the first is in the context (`hit`) and either the second is not or the first's
+    best rank in the context is strictly better (one item covering both does not order them).
     """
     r1, r2 = v.rank.get(first), v.rank.get(second)
     if r1 is None:
-        return False, f"{first} is not in the context"
+        return False, f"{first} is not in the context" + (f" ({lie(v.hidden[first])})" if first in v.hidden else "")
     if r2 is None:
         return True, f"{first} is in (rank {r1}) and {second} is not"
     if r1 < r2:
@@ -157,9 +265,19 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
+def how(o: ProbeOutcome, c: Row) -> str:
+    """Where a candidate stands, in words: `included`, `considered` (dropped), or which way
+    the bundle's flag and its text disagree (either way, it counts as shown)."""
+    v = view(o)
+    shown = in_context(c.text, v.context, v.lines)
+    if c.included:
+        return "included" if shown else "marked included, though its text is not in the context"
+    return "not marked included, though its text is in the context" if shown else "considered"
+
+
 @_per_outcome
-def foreign_items(o: ProbeOutcome) -> list[tuple[str, str, bool]]:
-    """Candidates (included or not) that belong to another customer: (item id, subject, included).
+def foreign_items(o: ProbeOutcome) -> list[tuple[str, str, str]]:
+    """Candidates (included or not) that belong to another customer: (item id, subject, `how`).
 
     A candidate's subject is the one it declares, and also that of every history item it is
     built from (a strategy cannot launder another customer's turn by labelling it as ours).
@@ -174,7 +292,7 @@ def foreign_items(o: ProbeOutcome) -> list[tuple[str, str, bool]]:
             if s is not None and s.subject != me:
                 others = (others or set()) | {s.subject}
         if others:
-            out.append((c.item_id, min(others), c.included))
+            out.append((c.item_id, min(others), how(o, c)))
     return out
 
 
@@ -189,8 +307,8 @@ def last_forgets(o: ProbeOutcome) -> dict[str, int]:
 
 
 @_per_outcome
-def forgotten_items(o: ProbeOutcome) -> list[tuple[str, str, bool]]:
-    """Candidates that bring back something a `forget` deleted: (item id, subject, included).
+def forgotten_items(o: ProbeOutcome) -> list[tuple[str, str, str]]:
+    """Candidates that bring back something a `forget` deleted: (item id, subject, `how`).
 
     Deleted means: an item of a subject created before that subject's latest `forget` before
     the probe, whether or not the subject has spoken again since (a new history starts then,
@@ -207,7 +325,7 @@ def forgotten_items(o: ProbeOutcome) -> list[tuple[str, str, bool]]:
             if s is not None and s.event_index < last_forget.get(s.subject, -1):
                 bad = s.subject
         if bad is not None:
-            out.append((c.item_id, bad, c.included))
+            out.append((c.item_id, bad, how(o, c)))
     return out
 
 

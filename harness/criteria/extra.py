@@ -5,7 +5,8 @@ from __future__ import annotations
 from . import criterion, ok_or_fail
 from ..replay import ProbeOutcome
 from ._bundle import (
-    foreign_items, forgotten_items, hit, last_forgets, leaked_text, name, pair_verdict, plural, quote, quote_all, rows, view,
+    foreign_items, forgotten_items, hidden_note, hit, how, last_forgets, leaked_text, name, pair_verdict, plural, present, quote,
+    quote_all, rows, unmarked_note, view,
 )
 
 
@@ -21,13 +22,11 @@ def isolation(o: ProbeOutcome):
     words = [i for i in leaked_text(o, off_limits) if i not in flagged]
     problems = []
     if foreign:
-        item, subj, inc = foreign[0]
-        problems.append(f"{plural(len(foreign), 'candidate')} of another customer, e.g. {item} of {subj} "
-                        f"({'included' if inc else 'considered'})")
+        item, subj, where = foreign[0]
+        problems.append(f"{plural(len(foreign), 'candidate')} of another customer, e.g. {item} of {subj} ({where})")
     if deleted:
-        item, subj, inc = deleted[0]
-        problems.append(f"{plural(len(deleted), 'candidate')} from {subj}'s deleted history, e.g. {quote(o, item)} "
-                        f"({'included' if inc else 'considered'})")
+        item, subj, where = deleted[0]
+        problems.append(f"{plural(len(deleted), 'candidate')} from {subj}'s deleted history, e.g. {quote(o, item)} ({where})")
     if words:
         problems.append(f"the context repeats words of items it must not show: {quote_all(o, words)}")
     if problems:
@@ -40,13 +39,29 @@ def isolation(o: ProbeOutcome):
 
 @criterion("self_recall", title="no self-recall", group="extra", applies=lambda p: p.on is not None)
 def self_recall(o: ProbeOutcome):
-    """1 if the turn the probe is attached to (not yet said) is not among the candidates."""
+    """1 if the turn the probe is attached to (not yet said) is not among the candidates, in
+    the plain replay and in each replay of the idempotency check.
+
+    The probe runs before its `on` turn is observed, so on the plain replay no strategy can
+    return it: that bundle alone cannot fail. The teeth are in the replays
+    (`ProbeOutcome.replays`): the same instance replays the scenario after `reset()`, so a
+    strategy whose reset keeps memory has seen the turn in the first pass and brings it back;
+    and a fresh instance replays it with every event delivered twice. The case fails when the
+    turn (as an item or a source) is among the candidates of the plain bundle or of any replay,
+    naming which. A rescore has no replays and judges the plain bundle only.
+    """
     on = o.probe.on
     for r, c in enumerate(rows(o), start=1):
         if c.item_id == on or on in c.source_ids:
-            how = "included" if c.included else "considered"
             return ok_or_fail("self_recall", 0.0, False,
-                              f"the turn being answered, {on}, came back as history ({how}, rank {r}, item {c.item_id})", [on])
+                              f"the turn being answered, {on}, came back as history ({how(o, c)}, rank {r}, item {c.item_id})", [on])
+    for kind, ids in o.replays.items():
+        if on in ids:
+            where = {"reset": "in the replay after reset() (the same instance, which had observed it in the first pass: "
+                              "reset() kept memory)",
+                     "twice": "in the replay with every event delivered twice"}.get(kind, f"in the {kind} replay")
+            return ok_or_fail("self_recall", 0.0, False,
+                              f"the turn being answered, {on}, came back among the candidates {where}", [on], replay=kind)
     return ok_or_fail("self_recall", 1.0, True, f"the turn being answered, {on}, is not among the candidates")
 
 
@@ -55,10 +70,10 @@ def stale_suppression(o: ProbeOutcome):
     """Share of `exclude` items kept out of the context; passes when none is in it."""
     v = view(o)
     ex = o.probe.expect.exclude
-    bad = [g for g in ex if hit(v, g)]
+    bad = [g for g in ex if present(v, g)]
     why = f"kept {len(ex) - len(bad)} of {plural(len(ex), 'stale or unwanted item')} out"
     if bad:
-        why += f"; included {quote_all(o, bad)}"
+        why += f"; included {quote_all(o, bad)}" + unmarked_note(v, bad)
     return ok_or_fail("stale_suppression", (len(ex) - len(bad)) / len(ex), not bad, why, [name(g) for g in bad])
 
 
@@ -90,5 +105,5 @@ def recall(o: ProbeOutcome):
     missing = [g for g in inc if not hit(v, g)]
     why = f"included {len(inc) - len(missing)} of {plural(len(inc), 'must-include item')}"
     if missing:
-        why += f"; missing {quote_all(o, missing)}"
+        why += f"; missing {quote_all(o, missing)}" + hidden_note(v, missing)
     return ok_or_fail("recall", (len(inc) - len(missing)) / len(inc), not missing, why, [name(g) for g in missing])

@@ -12,10 +12,10 @@ from stores.tokens import count_text_tokens
 
 from . import criterion, errored, ok_or_fail
 from ..replay import ProbeOutcome
-from ._bundle import foreign_items, pair_verdict, plural, quote, quote_all, rows, view
-
-REPEAT_TOP = 3
-"""A negative repeat control fails when its resolution is included within this many ranks."""
+from ._bundle import (
+    REPEAT_TOP, foreign_items, hidden_note, hit, in_context, lie, pair_verdict, plural, present, quote, quote_all, repeat_flagged,
+    rows, shown_rank, unmarked_note, view,
+)
 
 HEALTH_TOLERANCE = 1e-6
 """How close base + impacts (clamped) must come to the reported score."""
@@ -24,10 +24,10 @@ HEALTH_TOLERANCE = 1e-6
 def _coverage(o: ProbeOutcome, ids, what: str) -> tuple[list[str], str]:
     """Missing ids and the 'covered k of n <what>' sentence."""
     v = view(o)
-    missing = [g for g in ids if g not in v.rank]
+    missing = [g for g in ids if not hit(v, g)]
     why = f"covered {len(ids) - len(missing)} of {len(ids)} {what}"
     if missing:
-        why += f"; missing {quote_all(o, missing)}"
+        why += f"; missing {quote_all(o, missing)}" + hidden_note(v, missing)
     return missing, why
 
 
@@ -39,9 +39,8 @@ def identity_persistence(o: ProbeOutcome):
     missing, why = _coverage(o, ids, "identity facts")
     foreign = foreign_items(o)
     if foreign:
-        item, subj, inc = foreign[0]
-        why += (f"; but the bundle holds {plural(len(foreign), 'item')} of another customer, e.g. {item} of {subj}"
-                f" ({'included' if inc else 'considered'})")
+        item, subj, where = foreign[0]
+        why += f"; but the bundle holds {plural(len(foreign), 'item')} of another customer, e.g. {item} of {subj} ({where})"
     value = (len(ids) - len(missing)) / len(ids)
     return ok_or_fail("identity_persistence", value, not missing and not foreign, why,
                       missing + [f[0] for f in foreign])
@@ -53,11 +52,11 @@ def preference_surfacing(o: ProbeOutcome):
     ids = o.probe.expect.preferences
     missing, why = _coverage(o, ids, "stated preferences")
     v = view(o)
-    stale = [g for g in o.probe.expect.superseded if g in v.rank]
+    stale = [g for g in o.probe.expect.superseded if present(v, g)]
     value = (len(ids) - len(missing)) / len(ids)
     if stale:
         value = 0.0
-        why += f"; scored 0 because a superseded preference is included: {quote_all(o, stale)}"
+        why += f"; scored 0 because a superseded preference is included: {quote_all(o, stale)}" + unmarked_note(v, stale)
     return ok_or_fail("preference_surfacing", value, not missing and not stale, why, stale + missing)
 
 
@@ -73,43 +72,60 @@ def token_budget(o: ProbeOutcome):
 
 @criterion("provenance", title="provenance tracing")
 def provenance(o: ProbeOutcome):
-    """Share of included items whose `source_ids` are non-empty, were replayed before the
-    probe, and belong to the probe's customer. No case for a context with nothing included."""
+    """Share of included items whose text is in the context, whose `source_ids` are non-empty,
+    were replayed before the probe, and belong to the probe's customer (an item the bundle marks
+    included but whose text is not in the context traces nothing the model sees). No case for a
+    context with nothing marked included."""
     included = [c for c in rows(o) if c.included]
     if not included:
         return None
+    v = view(o)
     bad: list[tuple[str, str]] = []
     for c in included:
+        if not in_context(c.text, v.context, v.lines):
+            bad.append((c.item_id, lie(c.item_id)))
+            continue
         if not c.source_ids:
-            bad.append((c.item_id, "names no source"))
+            bad.append((c.item_id, f"{c.item_id} names no source"))
             continue
         unknown = [s for s in c.source_ids if not o.exists(s)]
         if unknown:
-            bad.append((c.item_id, f"cites {', '.join(unknown)}, which had not happened before this probe"))
+            bad.append((c.item_id, f"{c.item_id} cites {', '.join(unknown)}, which had not happened before this probe"))
             continue
         other = [s for s in c.source_ids if o.seen[s].subject != o.probe.subject]
         if other:
-            bad.append((c.item_id, f"cites {quote(o, other[0])}, which belongs to {o.seen[other[0]].subject}"))
+            bad.append((c.item_id, f"{c.item_id} cites {quote(o, other[0])}, which belongs to {o.seen[other[0]].subject}"))
     n = len(included)
     why = f"{n - len(bad)} of {plural(n, 'included item')} trace back to this customer's history"
     if bad:
-        why += "; " + "; ".join(f"{i} {r}" for i, r in bad[:3]) + (f"; and {len(bad) - 3} more" if len(bad) > 3 else "")
+        why += "; " + "; ".join(r for _, r in bad[:3]) + (f"; and {len(bad) - 3} more" if len(bad) > 3 else "")
     return ok_or_fail("provenance", (n - len(bad)) / n, not bad, why, [b[0] for b in bad])
+
+
+def _raised(sig) -> bool:
+    """Whether a replay signature stands for a probe the strategy did not answer."""
+    return isinstance(sig, tuple) and len(sig) == 2 and sig[0] == "error"
 
 
 @criterion("idempotency", title="idempotent compilation", level="scenario")
 def idempotency(scenario, outcomes, extra):
     """1 if replaying with every event delivered twice, and again after reset, gives bundles
-    identical to the plain replay (same item ids, order, inclusion and text)."""
+    identical to the plain replay (same item ids, order, inclusion and text). A strategy that
+    raises anywhere in the check (in `reset()`, or in `observe`/`context` during either replay)
+    gets `error`, with the exception, not `fail`: it did not answer, so nothing was compared."""
     idem = extra["idempotency"]
     if not idem["plain"]:
         return None  # no probe, nothing compiled to compare
-    failed = [pid for pid, sig in idem["plain"].items() if isinstance(sig, tuple) and sig and sig[0] == "error"]
+    failed = [pid for pid, sig in idem["plain"].items() if _raised(sig)]
     if extra.get("observe_error") or failed:
         why = extra.get("observe_error") or idem["plain"][failed[0]][1]
         return errored("idempotency", f"the plain replay itself failed ({why})")
     if idem.get("error"):
-        return ok_or_fail("idempotency", 0.0, False, f"the check replays failed: {idem['error']}")
+        return errored("idempotency", f"the check replays failed: {idem['error']}")
+    for kind, where in (("reset", "the replay after reset"), ("twice", "the replay with every event delivered twice")):
+        for pid, sig in idem[kind].items():
+            if _raised(sig):
+                return errored("idempotency", f"{where} failed at {pid}: {sig[1]}")
     diffs = []
     for pid, sig in idem["plain"].items():
         for kind in ("reset", "twice"):
@@ -145,9 +161,10 @@ def session_ranking(o: ProbeOutcome):
 @criterion("repeat_issue", title="repeat-issue detection",
            applies=lambda p: bool(p.expect.repeat_of or p.expect.not_repeat_of))
 def repeat_issue(o: ProbeOutcome):
-    """Per case: a positive (`repeat_of`) is a true positive when all its evidence is included,
-    else a false negative; a negative (each `not_repeat_of` session) is a true negative unless an
-    included item covering that session's resolution sits in the top 3 ranks (a false positive).
+    """Per case: a positive (`repeat_of`) is a true positive when all its evidence is in the
+    context, else a false negative; a negative (each `not_repeat_of` session) is a true negative
+    unless an item covering that session's resolution, marked included or with its text in the
+    context, sits in the top 3 ranks (a false positive).
     The probe's value is 1 when every case is right; the aggregate reports precision, recall, F1
     over the counts in `meta`."""
     e = o.probe.expect
@@ -155,18 +172,18 @@ def repeat_issue(o: ProbeOutcome):
     cases, notes, evidence = [], [], []
     if e.repeat_of:
         proof = list(e.evidence) or [f"{e.repeat_of}#resolution"]
-        missing = [g for g in proof if g not in v.rank]
+        missing = [g for g in proof if not hit(v, g)]
         if missing:
             cases.append("fn")
-            notes.append(f"missed the repeat of {e.repeat_of}: {quote_all(o, missing)} not in the context")
+            notes.append(f"missed the repeat of {e.repeat_of}: {quote_all(o, missing)} not in the context" + hidden_note(v, missing))
             evidence += missing
         else:
             cases.append("tp")
             notes.append(f"recalled the repeat of {e.repeat_of} ({', '.join(f'{g} at rank {v.rank[g]}' for g in proof)})")
     for s in e.not_repeat_of:
         rid = f"{s}#resolution"
-        r = v.rank.get(rid)
-        if r is not None and r <= REPEAT_TOP:
+        r = shown_rank(v, rid)
+        if repeat_flagged(v, s) is not None:
             cases.append("fp")
             notes.append(f"treated {s} as the same issue: {quote(o, rid)} is at rank {r}")
             evidence.append(rid)

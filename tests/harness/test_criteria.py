@@ -34,16 +34,22 @@ def story(**expect):
     ])
 
 
+def _texts() -> dict[str, str]:
+    return {i: s.text for sc in (story(), forgotten_story()) for i, s in build_seen(sc).items()}
+
+
 def cand(item_id, included=True, subject="c1", sources=None, text=None) -> Candidate:
-    return Candidate(item_id, text or f"line of {item_id}", 1.0, {"x": 1.0},
+    """A candidate whose rendered line is its history item's text (or `line of <id>`)."""
+    return Candidate(item_id, text or _texts().get(item_id, f"line of {item_id}"), 1.0, {"x": 1.0},
                      tuple([item_id] if sources is None else sources), included, "" if included else "budget", 5, subject)
 
 
 def outcome(sc, cands, text=None, caps=(), probe_id="p", **kw) -> ProbeOutcome:
+    """The probe's outcome; by default the context is a header and the included candidates' lines."""
     i = next(i for i, e in enumerate(sc.events) if isinstance(e, Probe) and e.id == probe_id)
     seen = build_seen(sc)
     if text is None:
-        text = "\n".join(["Memory for c1"] + [seen[c.item_id].text if c.item_id in seen else c.text for c in cands if c.included])
+        text = "\n".join(["Memory for c1"] + [c.text for c in cands if c.included])
     forgotten = frozenset(kw.pop("forgotten", ()))
     return ProbeOutcome(sc, sc.events[i], i, Bundle(list(cands), text, 0), seen=seen, forgotten=forgotten,
                         capabilities=frozenset(caps), **kw)
@@ -174,6 +180,20 @@ def test_idempotency_names_the_probe_and_the_replay_that_differed():
 def test_idempotency_is_an_error_when_the_plain_replay_raised():
     s = score_scenario(story(), [], _idem({"p": ("error", "context() raised boom")}))[0]
     assert s.status == "error" and "boom" in s.explanation
+
+
+def test_idempotency_is_an_error_not_a_fail_when_reset_raised():
+    sig = {"p": (("intro+",), "text")}
+    s = score_scenario(story(), [], _idem(sig, reset={}, twice={}, error="reset() raised KeyError: 'c1' at store.py:9"))[0]
+    assert (s.status, s.value, s.passed) == ("error", None, False) and "KeyError: 'c1'" in s.explanation
+
+
+@pytest.mark.parametrize("kind", ["reset", "twice"])
+def test_idempotency_is_an_error_not_a_fail_when_a_check_replay_raised(kind):
+    sig = {"p": (("intro+",), "text")}
+    broken = {"p": ("error", "not asked: the strategy failed earlier, observe(intro) raised KeyError: 'intro'")}
+    s = score_scenario(story(), [], _idem(sig, **{kind: broken}))[0]
+    assert s.status == "error" and "KeyError: 'intro'" in s.explanation and "differed" not in s.explanation
 
 
 # --- session ranking ------------------------------------------------------------------------------
@@ -311,6 +331,18 @@ def test_self_recall_fails_when_the_attached_turn_comes_back():
     assert not s.passed and "exp-2" in s.explanation and "considered" in s.explanation
 
 
+def test_self_recall_passes_when_no_replay_brings_the_turn_back():
+    assert judge("self_recall", outcome(story(), [cand("exp-1")], replays={"reset": ("exp-1",), "twice": ("exp-1",)})).passed
+
+
+@pytest.mark.parametrize("kind,where", [("reset", "in the replay after reset()"), ("twice", "with every event delivered twice")])
+def test_self_recall_fails_when_a_check_replay_brings_the_turn_back(kind, where):
+    replays = {"reset": ("exp-1",), "twice": ("exp-1",)}
+    replays[kind] = ("exp-1", "exp-2")
+    s = judge("self_recall", outcome(story(), [cand("exp-1")], replays=replays))
+    assert (s.value, s.passed) == (0.0, False) and where in s.explanation and s.evidence == ("exp-2",) and s.meta["replay"] == kind
+
+
 # --- stale suppression ----------------------------------------------------------------------------
 
 def test_stale_passes_when_excluded_items_stay_out():
@@ -359,3 +391,68 @@ def test_an_empty_context_scores_zero_wherever_something_must_be_recalled(key):
                       fix_before=(("exp-fix", "exp-try"),), include=("exp-1",)), [], text="")
     s = judge(key, o)
     assert s.value == 0.0 and not s.passed and not math.isnan(s.value)
+
+
+# --- a bundle whose flags and text disagree -------------------------------------------------------
+
+def everything(expect) -> ProbeOutcome:
+    """Every candidate marked included, but the context is the header line alone."""
+    ids = ("intro", "pref-email", "exp-1", "exp-fix", "exp-try", "bill-1", "a#resolution")
+    return outcome(story(**expect), [cand(i) for i in ids], text="Memory for c1")
+
+
+@pytest.mark.parametrize("key,expect", [
+    ("identity_persistence", dict(identity=("intro",))),
+    ("preference_surfacing", dict(preferences=("pref-email",))),
+    ("recall", dict(include=("exp-1",))),
+    ("session_ranking", dict(above=(("exp-1", "bill-1"),))),
+    ("known_fix_first", dict(fix_before=(("exp-fix", "exp-try"),))),
+    ("repeat_issue", dict(repeat_of="a")),
+])
+def test_an_item_marked_included_whose_text_is_not_in_the_context_is_missing(key, expect):
+    s = judge(key, everything(expect))
+    assert s.value == 0.0 and not s.passed
+    assert "but its text is not in the context" in s.explanation and "the bundle marks" in s.explanation
+
+
+def test_provenance_fails_items_marked_included_whose_text_is_not_in_the_context():
+    s = judge("provenance", everything({}))
+    assert s.value == 0.0 and not s.passed
+    assert "the bundle marks intro included but its text is not in the context" in s.explanation and "intro" in s.evidence
+
+
+def test_only_the_items_whose_text_is_left_out_are_missing():
+    o = outcome(story(include=("exp-1", "intro")), [cand("exp-1"), cand("intro")],
+                text="Memory for c1\n" + cand("exp-1").text)
+    s = judge("recall", o)
+    assert s.value == 0.5 and "missing intro" in s.explanation and "the bundle marks intro included" in s.explanation
+    assert judge("provenance", o).value == 0.5
+
+
+@pytest.mark.parametrize("key,expect,bad", [
+    ("stale_suppression", dict(exclude=("pref-phone",)), "pref-phone"),
+    ("preference_surfacing", dict(preferences=("pref-email",), superseded=("pref-phone",)), "pref-phone"),
+])
+def test_what_must_stay_out_counts_as_shown_when_its_text_is_there_unmarked(key, expect, bad):
+    cands = [cand("pref-email"), cand("pref-phone", included=False)]
+    o = outcome(story(**expect), cands, text="\n".join(["Memory for c1", cands[0].text, cands[1].text]))
+    s = judge(key, o)
+    assert s.value == 0.0 and not s.passed and f"{bad} is not marked included but its text is in the context" in s.explanation
+
+
+def test_what_must_stay_out_counts_as_shown_when_marked_included_without_its_text():
+    o = outcome(story(exclude=("pref-phone",)), [cand("pref-email"), cand("pref-phone")], text="Memory for c1\n" + cand("pref-email").text)
+    assert not judge("stale_suppression", o).passed
+
+
+def test_a_negative_repeat_shown_by_its_text_alone_is_a_false_positive():
+    cands = [cand("exp-1"), cand("a#resolution", included=False)]
+    o = outcome(story(not_repeat_of=("a",)), cands, text="\n".join(["Memory for c1", cands[0].text, cands[1].text]))
+    s = judge("repeat_issue", o)
+    assert not s.passed and s.meta["outcome"] == "fp" and "rank 2" in s.explanation
+
+
+def test_isolation_says_when_another_customers_text_is_in_the_context_unmarked():
+    x = cand("x-1", included=False, subject="c2")
+    s = judge("isolation", outcome(story(), [cand("intro"), x], text="\n".join(["Memory for c1", cand("intro").text, x.text])))
+    assert not s.passed and "x-1 of c2 (not marked included, though its text is in the context)" in s.explanation

@@ -1,8 +1,11 @@
-from harness.replay import replay
+from dataclasses import fields
+
+from harness.replay import attach_replays, idempotency_signatures, replay
 from harness.runner import execute
 from harness.results import Results
 from helpers import outage_story, probe, scenario, turn
 from stores.history_stuffing import HistoryStuffing
+from stores.protocol import ContextRequest
 from stores.registry import parse_specs
 
 
@@ -17,17 +20,42 @@ def test_a_probe_runs_before_its_on_turn_is_observed():
     assert ids == ["a"]
 
 
+class Spy(HistoryStuffing):
+    """Records everything the harness hands it, including through the gold side door."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.events, self.requests, self.gold = [], [], []
+
+    def observe(self, event):
+        self.events.append(event)
+        super().observe(event)
+
+    def context(self, request):
+        self.requests.append(request)
+        return super().context(request)
+
+    def peek_gold(self, gold):
+        self.gold.append(gold)
+
+
 def test_strategies_never_receive_gold_labels():
-    received = []
+    spy = Spy()
+    assert "gold" not in spy.capabilities
+    replay(outage_story(), spy)
+    assert spy.gold == []  # the side door exists on the class but is never opened for it
+    assert spy.events and all(type(e).__name__ in {"Turn", "Resolution", "Forget"} for e in spy.events)
+    assert spy.requests and all(type(r) is ContextRequest for r in spy.requests)
+    assert [f.name for f in fields(ContextRequest)] == ["subject", "session", "task", "budget_tokens", "now"]
 
-    class Spy(HistoryStuffing):
-        def observe(self, event):
-            received.append(event)
-            super().observe(event)
 
-    replay(outage_story(), Spy())
-    assert all(type(e).__name__ in {"Turn", "Resolution", "Forget"} for e in received)
-    assert not hasattr(Spy, "peek_gold")
+def test_the_gold_side_door_opens_only_with_the_gold_capability():
+    class GoldSpy(Spy):
+        capabilities = frozenset({"gold"})
+
+    spy = GoldSpy()
+    replay(outage_story(), spy)
+    assert len(spy.gold) == len(spy.requests) == 1 and tuple(spy.gold[0]["include"]) == ("o-1",)
 
 
 def test_a_strategy_error_becomes_error_rows_and_the_run_goes_on(tmp_path, monkeypatch):
@@ -58,3 +86,73 @@ def test_two_runs_with_the_same_inputs_rank_identically(tmp_path):
         assert ra.rows(q) == rb.rows(q)
         assert ra.rows(s) == rb.rows(s)
         assert ra.rows("select context from probes order by all") == rb.rows("select context from probes order by all")
+
+
+def on_story():
+    return scenario([
+        turn("a", "My export to S3 fails with AccessDenied.", 0),
+        probe("p", "It failed again this morning.", 5, on="b"),
+        turn("b", "It failed again this morning.", 5),
+    ], id="on-story")
+
+
+class KeepsMemoryOnReset(HistoryStuffing):
+    """The bug self_recall must catch: `reset()` leaves what the first pass observed."""
+
+    def reset(self):
+        pass
+
+
+class RaisesOnRedelivery(HistoryStuffing):
+    """Refuses an event it has already observed (a KeyError, as a strict store would raise)."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.observed = set()
+
+    def observe(self, event):
+        key = (type(event).__name__, getattr(event, "id", event.subject))
+        if key in self.observed:
+            raise KeyError(f"already observed {key[1]}")
+        self.observed.add(key)
+        super().observe(event)
+
+    def reset(self):
+        self.observed.clear()
+        super().reset()
+
+
+def scores_of(path, strategy):
+    with Results(path) as res:
+        return {c: (st, e) for c, st, e in res.rows("select criterion, status, explanation from scores where strategy = ?", [strategy])}
+
+
+def test_each_outcome_carries_the_candidates_of_its_probe_in_the_check_replays():
+    s, strategy = on_story(), KeepsMemoryOnReset()
+    first = replay(s, strategy)
+    attach_replays(first.outcomes, idempotency_signatures(s, KeepsMemoryOnReset, first, strategy))
+    got = first.outcomes[0].replays
+    assert set(got) == {"reset", "twice"}
+    assert "b" in got["reset"] and "a" in got["reset"]  # reset() kept b from the first pass
+    assert got["twice"] == ("a",)
+
+
+def test_self_recall_and_idempotency_fail_a_strategy_whose_reset_keeps_memory(tmp_path, monkeypatch):
+    from stores import registry
+
+    monkeypatch.setitem(registry.REGISTRY, "keeps_memory", f"{__name__}:KeepsMemoryOnReset")
+    r = execute([on_story()], parse_specs("keeps_memory,history_stuffing"), tmp_path)
+    bad, good = scores_of(r.path, "keeps_memory"), scores_of(r.path, "history_stuffing")
+    assert bad["self_recall"][0] == "fail" and "b, came back among the candidates in the replay after reset()" in bad["self_recall"][1]
+    assert bad["idempotency"][0] == "fail" and "after reset" in bad["idempotency"][1]
+    assert good["self_recall"][0] == "ok" and good["idempotency"][0] == "ok"
+
+
+def test_a_strategy_raising_in_the_check_replays_gets_error_not_fail(tmp_path, monkeypatch):
+    from stores import registry
+
+    monkeypatch.setitem(registry.REGISTRY, "strict", f"{__name__}:RaisesOnRedelivery")
+    r = execute([on_story()], parse_specs("strict"), tmp_path)
+    status, why = scores_of(r.path, "strict")["idempotency"]
+    assert status == "error" and "KeyError" in why and "already observed a" in why and "differed" not in why
+    assert scores_of(r.path, "strict")["self_recall"][0] == "ok"

@@ -81,6 +81,7 @@ def test_rescore_gives_the_same_scores_table_as_the_live_run(tmp_path, fakes):
     assert flaky.startswith("a second computation")  # the only fault: needs the stored second report
     manifest = json.loads((again / "manifest.json").read_text())
     assert manifest["rescored_from"]["run_id"] == "live" and manifest["run_id"] == "again"
+    assert "self_recall" in manifest["rescored_from"]["plain_bundle_only"]
 
 
 def test_rescore_rebuilds_the_scenarios_with_their_gold(tmp_path):

@@ -145,10 +145,13 @@ class Bundle:
     def signature(self) -> tuple[tuple[str, ...], str]:
         """What must not change between equivalent replays: candidate ids in rank order,
         which of them were included, and the text."""
-        return (
-            tuple(f"{c.item_id}{'+' if c.included else '-'}" for c in self.candidates),
-            self.text,
-        )
+        c = self.candidates
+        ids, mask = getattr(c, "item_ids", None), getattr(c, "included_mask", None)
+        if ids is not None and mask is not None:  # column-wise: no `Candidate` per item
+            pairs = zip(ids, mask.tolist())
+        else:
+            pairs = ((x.item_id, x.included) for x in c)
+        return tuple(f"{i}{'+' if inc else '-'}" for i, inc in pairs), self.text
 
 
 @dataclass(frozen=True, slots=True)

@@ -213,6 +213,19 @@ def _health_row(label: str, scenario: str, event_index: int, probe_id: str, r: H
     }
 
 
+def _concat(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The bundles' candidate columns joined end to end, so the shard's candidates become one
+    Arrow table in one conversion instead of one small table per bundle."""
+    out: dict[str, Any] = {}
+    for name in parts[0]:
+        cols = [p[name] for p in parts]
+        if all(isinstance(c, np.ndarray) for c in cols) and len({c.dtype for c in cols}) == 1:
+            out[name] = np.concatenate(cols)
+        else:
+            out[name] = [x for c in cols for x in (c.tolist() if isinstance(c, np.ndarray) else c)]
+    return out
+
+
 class TableBuffer:
     """Rows for every table, accumulated for one shard and turned into Arrow tables."""
 
@@ -262,8 +275,7 @@ class TableBuffer:
         """Arrow tables with the fixed schemas (empty tables included)."""
         out = {k: pa.Table.from_pylist(v, schema=SCHEMAS[k]) for k, v in self.rows.items() if k != "candidates"}
         if self.candidate_cols:
-            parts = [pa.Table.from_pydict(c, schema=SCHEMAS["candidates"]) for c in self.candidate_cols]
-            out["candidates"] = pa.concat_tables(parts)
+            out["candidates"] = pa.Table.from_pydict(_concat(self.candidate_cols), schema=SCHEMAS["candidates"])
         else:
             out["candidates"] = SCHEMAS["candidates"].empty_table()
         return out

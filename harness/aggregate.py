@@ -75,16 +75,6 @@ def _interval(boot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return out_lo, out_hi
 
 
-def _pick_run(res: Results, run: str | None) -> str:
-    if run is None:
-        if len(res.run_ids) != 1:
-            raise ValueError(f"these results hold {len(res.run_ids)} runs ({', '.join(res.run_ids)}); say which with run=")
-        return res.run_ids[0]
-    if run not in res.run_ids:
-        raise ValueError(f"run {run!r} is not among {', '.join(res.run_ids)}")
-    return run
-
-
 def _order(res: Results, run: str, df: pd.DataFrame) -> tuple[list[str], list[str]]:
     """Strategies in the manifest's order, criteria in the registry's (doc) order."""
     from .criteria import registry
@@ -133,7 +123,7 @@ def aggregate(res: Results, *, include_controls: bool = False, run: str | None =
     empty context) gets a row with `n` 0 and NaN values. Controls (`oracle`, `empty`) are left
     out unless `include_controls`. `run` picks one run when `res` holds several.
     """
-    run = _pick_run(res, run)
+    run = res.pick_run(run)
     per = res.df(_COUNTS, {"run": run})
     if per.empty:
         return pd.DataFrame(columns=COLUMNS)

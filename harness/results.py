@@ -95,6 +95,16 @@ class Results:
     def run_ids(self) -> list[str]:
         return [p.name for p in self.paths]
 
+    def pick_run(self, run: str | None = None) -> str:
+        """The run to read: the one named, else the only one open (several open runs need a name)."""
+        if run is None:
+            if len(self.run_ids) != 1:
+                raise ValueError(f"these results hold {len(self.run_ids)} runs ({', '.join(self.run_ids)}); say which")
+            return self.run_ids[0]
+        if run not in self.run_ids:
+            raise ValueError(f"run {run!r} is not among {', '.join(self.run_ids)}")
+        return run
+
     def df(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> pd.DataFrame:
         """Run a query and return a DataFrame."""
         return self.con.execute(sql, params or []).df()

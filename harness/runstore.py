@@ -12,6 +12,7 @@ import os
 import platform
 import shutil
 import subprocess
+import tempfile
 import uuid
 from datetime import datetime, timezone
 from importlib import metadata
@@ -93,9 +94,7 @@ class RunWriter:
         for name, schema in SCHEMAS.items():  # every table exists, even when empty
             if not any((self.tmp / name).glob("*.parquet")):
                 pq.write_table(schema.empty_table(), self.tmp / name / "part-empty.parquet")
-        tmp_manifest = self.tmp / (MANIFEST + ".tmp")
-        tmp_manifest.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str))
-        os.replace(tmp_manifest, self.tmp / MANIFEST)
+        write_text_atomic(self.tmp / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True, default=str))
         os.rename(self.tmp, self.final)
         return self.final
 
@@ -107,6 +106,22 @@ class RunWriter:
 def is_run(path: Path) -> bool:
     """A complete run: a visible folder with a manifest."""
     return path.is_dir() and not path.name.startswith(".") and (path / MANIFEST).is_file()
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write `text` through a uniquely named temporary file and one rename: readers see the old
+    file or the new one, never half of one, and two writers never share a temporary file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
 
 
 class UnusableRun(FileNotFoundError):

@@ -21,20 +21,9 @@ def case_id(scenario: str, probe_id: str | None) -> str:
     return f"{scenario}/{probe_id}" if probe_id else scenario
 
 
-def pick_run(res: Results, run: str | None) -> str:
-    """The run to read: the one given, else the only run of `res`."""
-    if run is not None:
-        if run not in res.run_ids:
-            raise ValueError(f"run {run!r} is not among {res.run_ids}")
-        return run
-    if len(res.run_ids) != 1:
-        raise ValueError(f"{len(res.run_ids)} runs open; say which one")
-    return res.run_ids[0]
-
-
 def case_rows(res: Results, run: str | None = None, strategies: Sequence[str] | None = None) -> pd.DataFrame:
     """Every score row of one run with its case id, sorted by strategy, criterion, case."""
-    run = pick_run(res, run)
+    run = res.pick_run(run)
     df = res.df(
         "SELECT strategy, strategy_name, suite, scenario, coalesce(probe_id, '') AS probe_id, criterion, grp, "
         "value, coalesce(passed, false) AS passed, status, coalesce(explanation, '') AS explanation, meta "
@@ -56,7 +45,7 @@ def criterion_stats(res: Results, run: str | None = None, strategies: Sequence[s
     """
     from harness.aggregate import aggregate
 
-    run = pick_run(res, run)
+    run = res.pick_run(run)
     seed = int(res.manifests[run].get("seed", 0) or 0)
     df = aggregate(res, include_controls=True, run=run, seed=seed)
     df = df[df["n"] > 0]

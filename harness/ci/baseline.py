@@ -17,7 +17,7 @@ from typing import Any, Literal, Sequence
 
 from harness.results import Results
 
-from ._cases import case_rows, criterion_stats, pick_run
+from ._cases import case_rows, criterion_stats
 
 FORMAT = "supportbench-baseline/1"
 DIGITS = 6
@@ -178,12 +178,9 @@ class Baseline:
         return json.dumps(self.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
     def write(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(self.dumps())
-        tmp.replace(path)
-        return path
+        from ..runstore import write_text_atomic
+
+        return write_text_atomic(path, self.dumps())
 
 
 def load_baseline(path: str | Path) -> Baseline:
@@ -230,7 +227,7 @@ def build_baseline(
     tolerances: Tolerances | None = None,
 ) -> Baseline:
     """The baseline of one run (controls included): refuses runs with error rows or unknown strategies."""
-    run = pick_run(res, run)
+    run = res.pick_run(run)
     manifest = res.manifests[run]
     specs = {s["label"]: s for s in manifest.get("strategies", [])}
     if strategies is not None:

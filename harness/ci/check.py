@@ -23,7 +23,7 @@ import pandas as pd
 
 from harness.results import Results
 
-from ._cases import case_rows, criterion_stats, pick_run
+from ._cases import case_rows, criterion_stats
 from .baseline import Baseline, suites_of
 
 Severity = Literal["unusable", "regression", "warning", "note"]
@@ -128,7 +128,7 @@ def _param_diff(old: dict[str, Any], new: dict[str, Any]) -> str:
 
 def check_run(res: Results, base: Baseline, run: str | None = None, *, allow_param_changes: bool = False) -> CheckResult:
     """Compare one run with the baseline; see the module doc for the rules."""
-    run = pick_run(res, run)
+    run = res.pick_run(run)
     manifest = res.manifests[run]
     findings, vanished = _check_suites(base, manifest)
     specs = {s["label"]: s for s in manifest.get("strategies", [])}

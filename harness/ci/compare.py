@@ -13,7 +13,7 @@ import pandas as pd
 
 from harness.results import Results
 
-from ._cases import case_rows, criterion_stats, pick_run
+from ._cases import case_rows, criterion_stats
 
 CRITERIA_COLUMNS = ["strategy", "criterion", "grp", "mean_a", "mean_b", "delta", "pass_rate_a", "pass_rate_b",
                     "pass_rate_delta", "n_a", "n_b"]
@@ -96,7 +96,7 @@ def compare_runs(
     strategies: Sequence[str] | None = None,
 ) -> CompareResult:
     """Run B against run A, strategy by strategy (matched by label), optionally only `strategies`."""
-    ra, rb = pick_run(res_a, run_a), pick_run(res_b, run_b)
+    ra, rb = res_a.pick_run(run_a), res_b.pick_run(run_b)
     if strategies is not None:
         known = {s["label"] for r, m in ((ra, res_a.manifests[ra]), (rb, res_b.manifests[rb])) for s in m.get("strategies", [])}
         unknown = [s for s in strategies if s not in known]
@@ -108,7 +108,7 @@ def compare_runs(
 
 def compare_strategies(res: Results, a: str, b: str, *, run: str | None = None) -> CompareResult:
     """Strategy `b` against strategy `a` in one run; the strategy column reads `a -> b`."""
-    run = pick_run(res, run)
+    run = res.pick_run(run)
     labels = {s["label"] for s in res.manifests[run].get("strategies", [])}
     unknown = [x for x in (a, b) if x not in labels]
     if unknown:

@@ -22,7 +22,7 @@ import pandas as pd
 
 from harness.results import Results
 
-from ._cases import case_rows, pick_run
+from ._cases import case_rows
 from .check import CheckResult
 
 MAX_MESSAGE = 2000
@@ -104,7 +104,7 @@ def _totals(root: ET.Element) -> ET.Element:
 
 def run_junit(res: Results, run: str | None = None) -> ET.Element:
     """JUnit `<testsuites>` from a run's raw statuses."""
-    run = pick_run(res, run)
+    run = res.pick_run(run)
     root = ET.Element("testsuites", name=f"supportbench run {run}")
     _suites(case_rows(res, run), _case_outcome_run, root)
     return _totals(root)
@@ -145,10 +145,7 @@ def check_junit(result: CheckResult) -> ET.Element:
 
 def write_junit(root: ET.Element, path: str | Path) -> Path:
     """Write the XML with a declaration, indented, atomically."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from ..runstore import write_text_atomic
+
     ET.indent(root)
-    tmp = path.with_name(path.name + ".tmp")
-    ET.ElementTree(root).write(tmp, encoding="utf-8", xml_declaration=True)
-    tmp.replace(path)
-    return path
+    return write_text_atomic(path, "<?xml version='1.0' encoding='utf-8'?>\n" + ET.tostring(root, encoding="unicode") + "\n")

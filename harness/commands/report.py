@@ -9,9 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -110,18 +108,12 @@ def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int) -
     return "\n".join(lines)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file and one rename (readers never see half)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 def main(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from harness.aggregate import aggregate
     from harness.results import Results, resolve_run
+    from harness.runstore import write_text_atomic
 
     try:
         path = resolve_run(args.run, args.runs)
@@ -135,7 +127,7 @@ def main(args: argparse.Namespace) -> int:
     run_id = manifest.get("run_id", path.name)
     md = markdown(run_id, df, args.all, seed)
     try:
-        write_atomic(path / "report.md", md)
+        write_text_atomic(path / "report.md", md)
     except OSError as e:  # a read-only run folder must not stop the report
         console.print(f"[yellow]warning[/yellow] could not write {path / 'report.md'}: {e}")
     if args.format == "json":

@@ -72,7 +72,7 @@ def main(args: argparse.Namespace) -> int:
             bar.advance(task, probes)
             t = bar.tasks[task]
             rate = f"{t.completed / t.elapsed:.0f}" if t.elapsed else "-"
-            bar.update(task, rate=rate, description=f"probes")
+            bar.update(task, rate=rate)
 
         result = execute(scenarios, specs, out_dir, seed=args.seed, progress=progress, run_id=args.run_id,
                          workers=max(1, args.workers), executor=args.executor, scheduler=args.scheduler,

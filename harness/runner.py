@@ -35,10 +35,14 @@ Progress = Callable[[int, int], None]
 class _Unbuildable:
     """Stands in for a strategy whose construction raised, so every case it owed becomes an error row."""
 
-    capabilities = frozenset()
-
-    def __init__(self, label: str, exc: BaseException) -> None:
-        self.why = f"could not build strategy {label!r}: {type(exc).__name__}: {exc}"
+    def __init__(self, spec: StrategySpec, exc: BaseException) -> None:
+        self.why = f"could not build strategy {spec.label!r}: {type(exc).__name__}: {exc}"
+        # claim what the real class claims, so its health cases read `error`, not `unsupported`
+        try:
+            caps = strategy_class(spec.name).capabilities
+        except Exception:
+            caps = frozenset()
+        self.capabilities = frozenset(caps) - {"gold"}
 
     def observe(self, event):
         raise RuntimeError(self.why)
@@ -54,7 +58,7 @@ def _build(spec: StrategySpec):
     try:
         return spec.build()
     except Exception as exc:
-        return _Unbuildable(spec.label, exc)
+        return _Unbuildable(spec, exc)
 
 
 def run_scenario(scenario: Scenario, spec: StrategySpec, buf: TableBuffer) -> int:

@@ -156,3 +156,29 @@ def test_a_strategy_raising_in_the_check_replays_gets_error_not_fail(tmp_path, m
     status, why = scores_of(r.path, "strict")["idempotency"]
     assert status == "error" and "KeyError" in why and "already observed a" in why and "differed" not in why
     assert scores_of(r.path, "strict")["self_recall"][0] == "ok"
+
+
+def test_a_strategy_that_cannot_be_built_owes_error_rows_even_for_its_capabilities(tmp_path, monkeypatch):
+    from stores.session_aware import SessionAware
+
+    class Unbuildable(SessionAware):
+        def __init__(self, params=None):
+            raise OSError("model file missing")
+
+    globals()["Unbuildable"] = Unbuildable
+    from stores import registry
+
+    monkeypatch.setitem(registry.REGISTRY, "unbuildable", f"{__name__}:Unbuildable")
+    monkeypatch.setattr(Unbuildable, "Params", SessionAware.Params)
+    from dataclasses import replace
+
+    from harness.scenario import Probe
+
+    s = outage_story()
+    s = replace(s, events=tuple(replace(e, expect=replace(e.expect, health="watch")) if isinstance(e, Probe) else e
+                                for e in s.events))
+    r = execute([s], parse_specs("unbuildable"), tmp_path)
+    with Results(r.path) as res:
+        statuses = dict(res.rows("select criterion, any_value(status) from scores group by 1"))
+    assert statuses["health"] == "error"
+    assert set(statuses.values()) == {"error"}

@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:<18}{size:>8}{first:>10.2f}{p50:>10.2f}{p95:>10.2f}{1000 * p50 / size:>18.3f}")
         by = {(n, s): p50 for n, s, _, p50, _ in rows}
         if len(sizes) > 1:
-            print("\ngrowth of p50 vs growth of history (<= 1.0 means no worse than linear)")
+            print("\ngrowth of p50 against growth of history (a p50 growing by less than the history does is no worse than linear)")
             for name in dict.fromkeys(n for n, *_ in rows):
                 parts = []
                 for lo, hi in zip(sizes, sizes[1:]):

@@ -8,9 +8,9 @@ from typing import ClassVar
 import numpy as np
 
 from .encoder import DEFAULT_MODEL, encoder
-from .memory import MemoryStore, SubjectHistory
+from .memory import IndexedMemory, SubjectHistory
 from .packing import pack
-from .protocol import Bundle, ContextRequest, Event, Forget
+from .protocol import Bundle, ContextRequest
 from .tfidf import _eligible
 
 COSINE_DECIMALS = 6
@@ -79,7 +79,7 @@ class VectorIndex:
         return np.round((self.vecs[: len(h)] @ q).astype(np.float64), COSINE_DECIMALS)
 
 
-class EmbeddingRetrieval:
+class EmbeddingRetrieval(IndexedMemory):
     """Dense retrieval: normalized MiniLM embeddings of each item's own text, cosine to the task.
 
     Candidates are every turn and resolution record of the customer, ranked by cosine
@@ -94,17 +94,8 @@ class EmbeddingRetrieval:
 
     def __init__(self, params: EmbeddingParams | None = None) -> None:
         self.params = params or EmbeddingParams()
-        self.memory = MemoryStore()
+        super().__init__()
         self._index: dict[str, VectorIndex] = {}
-
-    def observe(self, event: Event) -> None:
-        self.memory.observe(event)
-        if isinstance(event, Forget):
-            self._index.pop(event.subject, None)
-
-    def reset(self) -> None:
-        self.memory.reset()
-        self._index.clear()
 
     def prepare(self, texts: list[str]) -> None:
         """Warm the embedding cache with the scenario's texts in large batches (speed only)."""

@@ -159,3 +159,24 @@ class MemoryStore:
     def reset(self) -> None:
         """Forget everything."""
         self._subjects.clear()
+
+
+class IndexedMemory:
+    """Base for strategies that keep a `MemoryStore` plus a derived index per customer.
+
+    The index of a customer is dropped when the customer is forgotten and everything is
+    dropped on `reset()`, so a derived structure can never outlive what it was built from.
+    """
+
+    def __init__(self) -> None:
+        self.memory = MemoryStore()
+        self._index: dict = {}
+
+    def observe(self, event: Event) -> None:
+        self.memory.observe(event)
+        if isinstance(event, Forget):
+            self._index.pop(event.subject, None)
+
+    def reset(self) -> None:
+        self.memory.reset()
+        self._index.clear()

@@ -10,9 +10,9 @@ import numpy as np
 
 from .handoff import build_handoff
 from .health import HealthParams, health_report
-from .memory import RESOLUTION_ROLE, MemoryStore, SubjectHistory
+from .memory import RESOLUTION_ROLE, IndexedMemory, SubjectHistory
 from .packing import pack
-from .protocol import Bundle, ContextRequest, Event, Forget, Handoff, HealthReport
+from .protocol import Bundle, ContextRequest, Handoff, HealthReport
 from .text import is_urgent, keywords, overlap_ratio, words
 
 
@@ -175,7 +175,7 @@ class _Index:
         return counts
 
 
-class SessionAware:
+class SessionAware(IndexedMemory):
     """Session-aware ranking after the published Statewave design, with its defects fixed.
 
     Every candidate (each turn and each resolution record of the customer) scores
@@ -211,17 +211,8 @@ class SessionAware:
 
     def __init__(self, params: SessionAwareParams | None = None) -> None:
         self.params = params or self.Params()
-        self.memory = MemoryStore()
+        super().__init__()
         self._index: dict[str, _Index] = {}
-
-    def observe(self, event: Event) -> None:
-        self.memory.observe(event)
-        if isinstance(event, Forget):
-            self._index.pop(event.subject, None)
-
-    def reset(self) -> None:
-        self.memory.reset()
-        self._index.clear()
 
     def _synced(self, h: SubjectHistory) -> _Index:
         ix = self._index.get(h.subject)

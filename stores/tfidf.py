@@ -9,9 +9,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer
 
-from .memory import MemoryStore, SubjectHistory
+from .memory import IndexedMemory, SubjectHistory
 from .packing import pack
-from .protocol import Bundle, ContextRequest, Event, Forget
+from .protocol import Bundle, ContextRequest
 from .text import STOPWORDS
 
 TOKEN_PATTERN = r"[a-z0-9]+(?:['_.-][a-z0-9]+)*"
@@ -157,7 +157,7 @@ class _Index:
         return cos
 
 
-class TfidfRetrieval:
+class TfidfRetrieval(IndexedMemory):
     """Classic lexical retrieval: TF-IDF over the customer's turns and resolution records.
 
     The corpus is the subject's own items (their own text, never the rendered line), so
@@ -181,17 +181,8 @@ class TfidfRetrieval:
             ngram_range=(p.ngram_min, p.ngram_max),
             stop_words=sorted(STOPWORDS) if p.stop_words else None,
         ).build_analyzer()
-        self.memory = MemoryStore()
+        super().__init__()
         self._index: dict[str, _Index] = {}
-
-    def observe(self, event: Event) -> None:
-        self.memory.observe(event)
-        if isinstance(event, Forget):
-            self._index.pop(event.subject, None)
-
-    def reset(self) -> None:
-        self.memory.reset()
-        self._index.clear()
 
     def scores(self, h: SubjectHistory, task: str) -> np.ndarray:
         """Cosine of every item of `h` to `task` (index kept in step with `h`)."""

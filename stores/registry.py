@@ -70,30 +70,31 @@ class StrategySpec:
         return self.name
 
     def params(self):
-        """The strategy's frozen params with the overrides applied (validated and coerced)."""
+        """The strategy's frozen params with the overrides applied (validated and coerced).
+
+        A dotted key reaches into a nested params dataclass: `health.sla_resolution_hours=48`.
+        """
         cls = strategy_class(self.name)
         base = cls.Params()
         if not self.overrides:
             return base
-        known = {f.name for f in fields(base)}
-        hints = get_type_hints(type(base))
-        values: dict[str, Any] = {}
+        nested: dict[str, list[tuple[str, Any]]] = {}
+        flat: list[tuple[str, Any]] = []
         for key, raw in self.overrides:
-            if key not in known:
-                close = difflib.get_close_matches(key, known, n=3)
-                hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-                raise SpecError(
-                    f"strategy {self.name!r} has no parameter {key!r}{hint} (parameters: {', '.join(sorted(known))})"
-                )
-            from pydantic import TypeAdapter, ValidationError
-
+            head, dot, rest = key.partition(".")
+            (nested.setdefault(head, []).append((rest, raw)) if dot else flat.append((key, raw)))
+        values = _coerce(self.name, base, flat)
+        for head, items in nested.items():
+            if head not in {f.name for f in fields(base)}:
+                _coerce(self.name, base, [(head, None)])  # raises, naming the unknown key with suggestions
+            inner = getattr(base, head)
+            if not is_dataclass(inner):
+                raise SpecError(f"strategy {self.name!r} parameter {head!r} has no sub-parameters")
+            sub = _coerce(f"{self.name}.{head}", inner, items)
             try:
-                values[key] = TypeAdapter(hints[key]).validate_python(raw)
-            except ValidationError as e:
-                msg = e.errors()[0]["msg"]
-                raise SpecError(f"strategy {self.name!r} parameter {key!r}={raw!r}: {msg}") from None
-            if isinstance(values[key], float) and not math.isfinite(values[key]):
-                raise SpecError(f"strategy {self.name!r} parameter {key!r}={raw!r}: expected a finite number")
+                values[head] = replace(inner, **sub)
+            except (TypeError, ValueError) as e:
+                raise SpecError(f"strategy {self.name!r} parameter {head!r}: {e}") from None
         try:
             return replace(base, **values)
         except (TypeError, ValueError) as e:  # a Params class's own range checks (__post_init__)
@@ -108,6 +109,27 @@ class StrategySpec:
         p = self.params()
         payload = json.dumps({"name": self.name, "params": _plain(p)}, sort_keys=True, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def _coerce(owner: str, params: Any, items: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Validate and coerce `key=value` overrides against a params dataclass's fields and types."""
+    from pydantic import TypeAdapter, ValidationError
+
+    known = {f.name for f in fields(params)}
+    hints = get_type_hints(type(params))
+    values: dict[str, Any] = {}
+    for key, raw in items:
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=3)
+            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise SpecError(f"strategy {owner!r} has no parameter {key!r}{hint} (parameters: {', '.join(sorted(known))})")
+        try:
+            values[key] = TypeAdapter(hints[key]).validate_python(raw)
+        except ValidationError as e:
+            raise SpecError(f"strategy {owner!r} parameter {key!r}={raw!r}: {e.errors()[0]['msg']}") from None
+        if isinstance(values[key], float) and not math.isfinite(values[key]):
+            raise SpecError(f"strategy {owner!r} parameter {key!r}={raw!r}: expected a finite number")
+    return values
 
 
 def _plain(params: Any) -> dict[str, Any]:

@@ -66,18 +66,21 @@ def main(args: argparse.Namespace) -> int:
         TextColumn("{task.fields[rate]} probes/s"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
         console=console, disable=args.quiet, transient=False,
     ) as bar:
-        task = bar.add_task("probes", total=total_probes, rate="-")
+        done = 0
+        task = bar.add_task(f"scenarios 0/{len(scenarios)}, probes", total=total_probes, rate="-")
 
         def progress(probes: int, scenarios_done: int) -> None:
+            nonlocal done
+            done += scenarios_done
             bar.advance(task, probes)
             t = bar.tasks[task]
             rate = f"{t.completed / t.elapsed:.0f}" if t.elapsed else "-"
-            bar.update(task, rate=rate)
+            bar.update(task, rate=rate, description=f"scenarios {done}/{len(scenarios)}, probes")
 
         result = execute(scenarios, specs, out_dir, seed=args.seed, progress=progress, run_id=args.run_id,
                          workers=max(1, args.workers), executor=args.executor, scheduler=args.scheduler,
                          command="supportbench run " + " ".join(shlex.quote(a) for a in sys.argv[2:]))
-    console.print(f"{result.probes} probes in {result.seconds:.1f}s")
+    console.print(f"{result.scenarios} scenarios, {result.probes} probes in {result.seconds:.1f}s")
     if args.junit:
         from harness.ci.junit import run_junit, write_junit
         from harness.results import Results

@@ -48,3 +48,13 @@ def test_params_hash_changes_with_params_only():
 def test_non_finite_numbers_are_refused():
     with pytest.raises(SpecError, match="finite"):
         parse_spec("session_aware:recency_max=nan")
+
+
+def test_a_dotted_key_overrides_a_nested_parameter():
+    p = parse_spec("session_aware:health.sla_resolution_hours=48").params()
+    assert p.health.sla_resolution_hours == 48.0 and p.health.unresolved_cap == -45.0
+
+
+def test_a_misspelt_nested_parameter_is_named_with_a_suggestion():
+    with pytest.raises(SpecError, match="no parameter 'sla_hours'; did you mean 'sla_resolution_hours'"):
+        parse_spec("session_aware:health.sla_hours=1")

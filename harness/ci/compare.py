@@ -13,8 +13,6 @@ import pandas as pd
 
 from harness.results import Results
 
-from ._cases import case_rows, criterion_stats
-
 CRITERIA_COLUMNS = ["strategy", "criterion", "grp", "mean_a", "mean_b", "delta", "pass_rate_a", "pass_rate_b",
                     "pass_rate_delta", "n_a", "n_b"]
 FLIP_COLUMNS = ["direction", "strategy", "criterion", "case", "scenario", "probe_id", "status_a", "status_b",
@@ -46,45 +44,129 @@ class CompareResult:
         return self.flips[self.flips["direction"] == "improvement"]
 
 
-def _stats(res: Results, run: str, strategies, rename: dict[str, str] | None) -> pd.DataFrame:
-    s = criterion_stats(res, run, strategies)
-    if rename:
-        s = s.assign(strategy=s["strategy"].map(rename))
-    return s
+# The heavy lifting is DuckDB SQL over the `scores` view of `harness.results.Results`: per side one
+# GROUP BY for the criterion numbers, and one join of the two sides' case rows for the flipped and
+# one-sided cases, so only the rows shown (criteria, flips) reach pandas. The numbers are those of
+# `harness.ci._cases` (`criterion_stats`, `case_rows`): mean, n and pass rate of
+# `harness.aggregate.aggregate` (F1 for repeat_issue), verdicts with a missing `passed` as false.
+
+_STATS = """
+WITH s AS (SELECT * FROM scores WHERE run = $run AND ($strategies IS NULL OR list_contains($strategies::VARCHAR[], strategy))),
+counts AS (
+    SELECT strategy, criterion, any_value(grp) AS grp, count(*) AS n, sum(coalesce(value, 0)) AS total,
+           count_if(passed AND status = 'ok') AS passes
+    FROM s GROUP BY strategy, criterion
+),
+rep AS (  -- repeat detection counts, as harness.aggregate._REPEAT
+    SELECT s.strategy,
+           sum(CASE WHEN s.status IN ('ok', 'fail') THEN coalesce(json_extract(s.meta, '$.tp')::INT, 0) ELSE 0 END)::DOUBLE AS tp,
+           sum(CASE WHEN s.status IN ('ok', 'fail') THEN coalesce(json_extract(s.meta, '$.fp')::INT, 0)
+                    ELSE coalesce(json_array_length(json_extract(e.expect, '$.not_repeat_of')), 0) END)::DOUBLE AS fp,
+           sum(CASE WHEN s.status IN ('ok', 'fail') THEN coalesce(json_extract(s.meta, '$.fn')::INT, 0)
+                    ELSE CASE WHEN json_extract_string(e.expect, '$.repeat_of') IS NOT NULL THEN 1 ELSE 0 END END)::DOUBLE AS fn
+    FROM s LEFT JOIN events e ON e.run = s.run AND e.scenario = s.scenario AND e.kind = 'probe' AND e.item_id = s.probe_id
+    WHERE s.criterion = 'repeat_issue'
+    GROUP BY s.strategy
+),
+pr AS (  -- precision and recall as harness.aggregate.prf
+    SELECT strategy,
+           CASE WHEN tp + fp > 0 THEN tp / (tp + fp) ELSE (fn = 0)::DOUBLE END AS p,
+           CASE WHEN tp + fn > 0 THEN tp / (tp + fn) ELSE (fp = 0)::DOUBLE END AS r
+    FROM rep
+),
+f1 AS (SELECT strategy, CASE WHEN p + r > 0 THEN 2 * p * r / (p + r) ELSE 0.0 END AS f1 FROM pr)
+SELECT {label} AS strategy, c.criterion, c.grp,
+       CASE WHEN c.criterion = 'repeat_issue' THEN f.f1 ELSE c.total / c.n END AS mean,
+       c.n, c.passes / c.n AS pass_rate
+FROM counts c LEFT JOIN f1 f ON f.strategy = c.strategy AND c.criterion = 'repeat_issue'
+"""
+
+# one side's case rows (`case_rows`): `case` is `scenario/probe_id`, or `scenario` for a scenario-level case
+_SIDE = """
+SELECT {label} AS strategy, criterion, scenario, coalesce(probe_id, '') AS probe_id,
+       CASE WHEN coalesce(probe_id, '') = '' THEN scenario ELSE scenario || '/' || probe_id END AS "case",
+       status, value, coalesce(passed, false) AS passed, coalesce(explanation, '') AS explanation
+FROM scores WHERE run = ${side}_run AND (${side}_strategies IS NULL OR list_contains(${side}_strategies::VARCHAR[], strategy))
+"""
+
+_KEY = 'a.strategy = b.strategy AND a.criterion = b.criterion AND a."case" = b."case"'
+
+# verdicts that differ: regressions (pass -> not pass) worst value drop first, then improvements,
+# biggest gain first; ties by strategy, criterion, case
+_FLIPS = f"""
+WITH a AS ({{a}}), b AS ({{b}}),
+f AS (
+    SELECT CASE WHEN a.passed THEN 'regression' ELSE 'improvement' END AS direction,
+           a.strategy, a.criterion, a."case", a.scenario, a.probe_id, a.status AS status_a, b.status AS status_b,
+           a.value AS value_a, b.value AS value_b, coalesce(b.value, 0.0) - coalesce(a.value, 0.0) AS delta,
+           a.explanation AS explanation_a, b.explanation AS explanation_b
+    FROM a JOIN b ON {_KEY}
+    WHERE a.passed <> b.passed
+)
+SELECT * FROM f
+ORDER BY direction = 'improvement', CASE WHEN direction = 'regression' THEN delta ELSE -delta END,
+         strategy, criterion, "case"
+"""
+
+_ONE_SIDED = f"""
+WITH a AS ({{a}}), b AS ({{b}})
+SELECT strategy, criterion, "case", side FROM (
+    SELECT a.strategy, a.criterion, a."case", 'a' AS side FROM a ANTI JOIN b ON {_KEY}
+    UNION ALL
+    SELECT b.strategy, b.criterion, b."case", 'b' AS side FROM b ANTI JOIN a ON {_KEY}
+)
+ORDER BY strategy, criterion, "case"
+"""
 
 
-def _cases(res: Results, run: str, strategies, rename: dict[str, str] | None) -> pd.DataFrame:
-    c = case_rows(res, run, strategies)
-    if rename:
-        c = c.assign(strategy=c["strategy"].map(rename))
-    return c[["strategy", "criterion", "case", "scenario", "probe_id", "status", "value", "passed", "explanation", "grp"]]
+def _stats(res: Results, run: str, strategies: Sequence[str] | None, label: str | None) -> pd.DataFrame:
+    """`criterion_stats`' mean, n and pass_rate per strategy x criterion (n > 0), by SQL; every row
+    labelled `label` when given (one strategy compared with another)."""
+    sql = _STATS.format(label="$label::VARCHAR" if label else "c.strategy")
+    params = {"run": run, "strategies": list(strategies) if strategies is not None else None}
+    if label:
+        params["label"] = label
+    return res.df(sql, params)
 
 
-def _build(a: str, b: str, sa: pd.DataFrame, sb: pd.DataFrame, ca: pd.DataFrame, cb: pd.DataFrame) -> CompareResult:
+def _side(side: str, label: str | None) -> str:
+    return _SIDE.format(label=f"${side}_label::VARCHAR" if label else "strategy", side=side)
+
+
+def _build(a: str, b: str, sa: pd.DataFrame, sb: pd.DataFrame, flips: pd.DataFrame, one_sided: pd.DataFrame) -> CompareResult:
     key = ["strategy", "criterion"]
-    crit = sa.merge(sb, on=key, how="outer", suffixes=("_a", "_b"))
+    crit = sa.merge(sb, on=key, how="outer", suffixes=("_a", "_b"))  # a few dozen rows
     crit["grp"] = crit["grp_a"].fillna(crit["grp_b"])
     crit["delta"] = crit["mean_b"] - crit["mean_a"]
     crit["pass_rate_delta"] = crit["pass_rate_b"] - crit["pass_rate_a"]
     crit = crit[CRITERIA_COLUMNS].sort_values(key, kind="stable").reset_index(drop=True)
+    return CompareResult(a, b, crit, flips[FLIP_COLUMNS].reset_index(drop=True),
+                         one_sided[ONE_SIDED_COLUMNS].reset_index(drop=True))
 
-    ckey = ["strategy", "criterion", "case"]
-    both = ca.merge(cb, on=ckey, how="outer", suffixes=("_a", "_b"), indicator=True)
-    one = both[both["_merge"] != "both"]
-    one_sided = pd.DataFrame({"strategy": one["strategy"], "criterion": one["criterion"], "case": one["case"],
-                              "side": one["_merge"].map({"left_only": "a", "right_only": "b"}).astype(str)},
-                             columns=ONE_SIDED_COLUMNS).sort_values(ckey, kind="stable").reset_index(drop=True)
-    both = both[both["_merge"] == "both"]
-    pa_, pb_ = both["passed_a"].astype(bool), both["passed_b"].astype(bool)
-    fl = both[pa_ != pb_].copy()
-    fl["direction"] = ["regression" if x else "improvement" for x in fl["passed_a"].astype(bool)]
-    fl["scenario"], fl["probe_id"] = fl["scenario_a"], fl["probe_id_a"]
-    fl["delta"] = fl["value_b"].fillna(0.0) - fl["value_a"].fillna(0.0)
-    # regressions worst first, improvements best first; ties in a stable, readable order
-    fl["_order"] = [0 if d == "regression" else 1 for d in fl["direction"]]
-    fl["_size"] = [x if d == "regression" else -x for d, x in zip(fl["direction"], fl["delta"])]
-    fl = fl.sort_values(["_order", "_size", "strategy", "criterion", "case"], kind="stable")
-    return CompareResult(a, b, crit, fl[FLIP_COLUMNS].reset_index(drop=True), one_sided)
+
+def _case_frames(res_a: Results, res_b: Results, run_a: str, run_b: str, strategies_a: Sequence[str] | None,
+                 strategies_b: Sequence[str] | None, label: str | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Flipped and one-sided cases, joined in DuckDB. With one `Results` over both runs (the app),
+    the join reads both sides from its views; with two (the CLI), B's case rows are handed to A's
+    connection as an Arrow table for the join."""
+    pa = {"a_run": run_a, "a_strategies": list(strategies_a) if strategies_a is not None else None}
+    pb = {"b_run": run_b, "b_strategies": list(strategies_b) if strategies_b is not None else None}
+    if label:
+        pa["a_label"], pb["b_label"] = label, label
+    side_a, side_b = _side("a", label), _side("b", label)
+    if res_a.con is res_b.con:
+        params, registered = {**pa, **pb}, None
+    else:
+        registered = f"_compare_b_{id(res_b):x}"
+        res_a.con.register(registered, res_b.con.sql(side_b, params=pb).to_arrow_table())
+        params, side_b = pa, f"SELECT * FROM {registered}"
+    try:
+        flips = res_a.df(_FLIPS.format(a=side_a, b=side_b), params)
+        one = res_a.df(_ONE_SIDED.format(a=side_a, b=side_b), params)
+    finally:
+        if registered:
+            res_a.con.unregister(registered)
+    return flips, one
 
 
 def compare_runs(
@@ -102,8 +184,9 @@ def compare_runs(
         unknown = [s for s in strategies if s not in known]
         if unknown:
             raise ValueError(f"strategy {', '.join(unknown)} is in neither run (they have: {', '.join(sorted(known))})")
-    return _build(ra, rb, _stats(res_a, ra, strategies, None), _stats(res_b, rb, strategies, None),
-                  _cases(res_a, ra, strategies, None), _cases(res_b, rb, strategies, None))
+    sa, sb = _stats(res_a, ra, strategies, None), _stats(res_b, rb, strategies, None)
+    flips, one = _case_frames(res_a, res_b, ra, rb, strategies, strategies, None)
+    return _build(ra, rb, sa, sb, flips, one)
 
 
 def compare_strategies(res: Results, a: str, b: str, *, run: str | None = None) -> CompareResult:
@@ -114,6 +197,5 @@ def compare_strategies(res: Results, a: str, b: str, *, run: str | None = None) 
     if unknown:
         raise ValueError(f"strategy {', '.join(unknown)} not in run {run} (it has: {', '.join(sorted(labels))})")
     pair = f"{a} -> {b}"
-    return _build(f"{run}:{a}", f"{run}:{b}",
-                  _stats(res, run, [a], {a: pair}), _stats(res, run, [b], {b: pair}),
-                  _cases(res, run, [a], {a: pair}), _cases(res, run, [b], {b: pair}))
+    flips, one = _case_frames(res, res, run, run, [a], [b], pair)
+    return _build(f"{run}:{a}", f"{run}:{b}", _stats(res, run, [a], pair), _stats(res, run, [b], pair), flips, one)

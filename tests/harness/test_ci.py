@@ -258,3 +258,106 @@ def test_run_junit_option_writes_valid_junit(tmp_path):
     assert main(["run", str(scenario_file), "-s", "empty", "--out", str(tmp_path), "-q", "--junit", str(junit)]) == 0
     root = _junit(junit)
     assert int(root.get("tests")) > 0 and {s.get("name") for s in root.iter("testsuite")} == {"empty"}
+
+
+def _pandas_compare(a: str, b: str, sa, sb, ca, cb):
+    """The comparison as it was computed in pandas (before it moved to DuckDB SQL): the reference."""
+    import pandas as pd
+
+    from harness.ci.compare import CRITERIA_COLUMNS, FLIP_COLUMNS, ONE_SIDED_COLUMNS, CompareResult
+
+    sa, sb = (s[["strategy", "criterion", "grp", "mean", "n", "pass_rate"]] for s in (sa, sb))
+    crit = sa.merge(sb, on=["strategy", "criterion"], how="outer", suffixes=("_a", "_b"))
+    crit["grp"] = crit["grp_a"].fillna(crit["grp_b"])
+    crit["delta"] = crit["mean_b"] - crit["mean_a"]
+    crit["pass_rate_delta"] = crit["pass_rate_b"] - crit["pass_rate_a"]
+    crit = crit[CRITERIA_COLUMNS].sort_values(["strategy", "criterion"], kind="stable").reset_index(drop=True)
+    ckey = ["strategy", "criterion", "case"]
+    both = ca.merge(cb, on=ckey, how="outer", suffixes=("_a", "_b"), indicator=True)
+    one = both[both["_merge"] != "both"]
+    one_sided = pd.DataFrame({"strategy": one["strategy"], "criterion": one["criterion"], "case": one["case"],
+                              "side": one["_merge"].map({"left_only": "a", "right_only": "b"}).astype(str)},
+                             columns=ONE_SIDED_COLUMNS).sort_values(ckey, kind="stable").reset_index(drop=True)
+    both = both[both["_merge"] == "both"]
+    fl = both[both["passed_a"].astype(bool) != both["passed_b"].astype(bool)].copy()
+    fl["direction"] = ["regression" if x else "improvement" for x in fl["passed_a"].astype(bool)]
+    fl["scenario"], fl["probe_id"] = fl["scenario_a"], fl["probe_id_a"]
+    fl["delta"] = fl["value_b"].fillna(0.0) - fl["value_a"].fillna(0.0)
+    fl["_order"] = [0 if d == "regression" else 1 for d in fl["direction"]]
+    fl["_size"] = [x if d == "regression" else -x for d, x in zip(fl["direction"], fl["delta"])]
+    fl = fl.sort_values(["_order", "_size", "strategy", "criterion", "case"], kind="stable")
+    return CompareResult(a, b, crit, fl[FLIP_COLUMNS].reset_index(drop=True), one_sided)
+
+
+def _pandas_compare_runs(res_a, res_b, ra, rb):
+    from harness.ci._cases import case_rows, criterion_stats
+
+    return _pandas_compare(ra, rb, criterion_stats(res_a, ra), criterion_stats(res_b, rb), case_rows(res_a, ra), case_rows(res_b, rb))
+
+
+def _same_comparison(got, want):
+    import pandas as pd
+
+    assert (got.a, got.b) == (want.a, want.b)
+    pd.testing.assert_frame_equal(got.criteria, want.criteria)
+    for name in ("flips", "one_sided"):
+        g, w = getattr(got, name), getattr(want, name)
+        assert list(g.columns) == list(w.columns)
+        if len(w) or len(g):
+            pd.testing.assert_frame_equal(g, w, check_dtype=False)
+
+
+def two_needed(id="a_two"):
+    """A repeat whose context needs the live turn and the old resolution: half recall without the resolution."""
+    return scenario([
+        turn("a-1", "Exports fail with error 502.", 0, session="s1"),
+        resolve("s1", "Fixed by clearing the export cache.", 30),
+        turn("b-1", "Exports fail again with 502.", 60 * 24, session="s2"),
+        probe("p1", "exports failing", 60 * 24 + 1, session="s2", include=("b-1", "s1#resolution")),
+    ], id=id)
+
+
+def not_a_repeat(id="not_repeat"):
+    """A new question after a resolved issue: flagging the old session as a repeat is wrong."""
+    return scenario([
+        turn("a-1", "Exports fail with error 502.", 0, session="s1"),
+        resolve("s1", "Fixed by clearing the export cache.", 30),
+        turn("b-1", "How do I add a user to my workspace?", 60 * 24, session="s2"),
+        probe("p1", "adding a user", 60 * 24 + 1, session="s2", include=("b-1",), not_repeat_of=("s1",)),
+    ], id=id)
+
+
+def test_compare_in_sql_matches_the_pandas_reference(monkeypatch, tmp_path):
+    """Same frames as the pandas computation, with two `Results` (the CLI) or one over both runs
+    (the app): with flips of several sizes, cases on one side only, and errored cases (repeat_issue's
+    F1 then counts from the probe's gold)."""
+    from harness.ci._cases import case_rows, criterion_stats
+
+    scs = [outage_story(), needs_fix(), two_needed(), not_a_repeat()]
+    good = run(tmp_path / "good", "good", scs)
+    worse = run(tmp_path / "worse", "worse", scs, specs(include_resolutions=False))
+    fewer = run(tmp_path / "fewer", "fewer", scs[:2], specs()[:2])
+    monkeypatch.setitem(REGISTRY, "history_stuffing", f"{__name__}:Exploding")
+    crashed = run(tmp_path / "crash", "crashed", scs)
+    no_repeats = run(tmp_path / "crash2", "no_repeats", scs[1:])  # errored, with only a negative repeat case
+    for pa, pb in ((good, worse), (worse, good), (good, fewer), (fewer, good), (good, crashed), (crashed, worse),
+                   (no_repeats, good)):
+        ra, rb = pa.name, pb.name
+        with Results(pa) as a, Results(pb) as b:
+            want = _pandas_compare_runs(a, b, ra, rb)
+            _same_comparison(compare_runs(a, b), want)
+        with Results([pa, pb]) as both:
+            _same_comparison(compare_runs(both, both, run_a=ra, run_b=rb), want)
+    flips = 0
+    for path in (worse, crashed, no_repeats):
+        with Results(path) as res:
+            raw, stats = case_rows(res), criterion_stats(res)
+            for sa, sb in (("empty", "oracle"), ("history_stuffing[prod]", "oracle"), ("oracle", "history_stuffing[prod]")):
+                pair = {sa: f"{sa} -> {sb}", sb: f"{sa} -> {sb}"}
+                side = lambda df, s: df[df["strategy"] == s].assign(strategy=pair[s]).reset_index(drop=True)  # noqa: E731
+                want = _pandas_compare(f"{path.name}:{sa}", f"{path.name}:{sb}", side(stats, sa), side(stats, sb),
+                                       side(raw, sa), side(raw, sb))
+                got = compare_strategies(res, sa, sb)
+                _same_comparison(got, want)
+                flips += len(got.flips)
+    assert flips > 10

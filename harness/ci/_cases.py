@@ -1,4 +1,5 @@
-"""Case-level rows and per-criterion statistics of one run, the common ground of baseline, check and compare.
+"""Case-level rows and per-criterion statistics of one run, the common ground of baseline, check and JUnit
+(compare computes the same numbers in SQL; a test holds the two to the same results).
 
 A *case* is what a criterion judged once: `scenario/probe_id` for probe-level criteria and
 `scenario` for scenario-level ones (idempotency).

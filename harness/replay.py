@@ -13,7 +13,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any
 
 from stores.protocol import Bundle, ContextRequest, Forget, Handoff, HealthReport, Resolution, Turn
 
@@ -219,7 +219,9 @@ def _ask(scenario, strategy, probe: Probe, index, seen, forgotten, caps, broken)
     return out
 
 
-def idempotency_signatures(scenario: Scenario, make_strategy, first: Replay, strategy) -> dict[str, Any]:
+def idempotency_signatures(
+    scenario: Scenario, make_strategy, first: Replay, strategy, *, seen: dict[str, SeenItem] | None = None
+) -> dict[str, Any]:
     """Replay again after `reset()` and once more, fresh, with every event delivered twice.
 
     Returns, per probe id, the three signatures (plain, reset, twice) so the idempotency
@@ -228,16 +230,17 @@ def idempotency_signatures(scenario: Scenario, make_strategy, first: Replay, str
     under `error`, what raised during the check (in `reset()`, building the fresh instance,
     or in an `observe` after the last probe), or None.
     """
+    seen = build_seen(scenario) if seen is None else seen
     plain = {o.probe.id: _sig(o) for o in first.outcomes}
     result: dict[str, Any] = {"plain": plain, "reset": {}, "twice": {}, "candidates": {}, "error": None}
     step = "reset()"
     try:
         strategy.reset()
         step = "the replay after reset"
-        again = replay(scenario, strategy, record_health=False, prepare_first=False)
+        again = replay(scenario, strategy, record_health=False, prepare_first=False, seen=seen)
         _keep(result, "reset", again)
         step = "the replay with every event delivered twice"
-        twice = replay(scenario, make_strategy(), deliver_twice=True, record_health=False, prepare_first=False)
+        twice = replay(scenario, make_strategy(), deliver_twice=True, record_health=False, prepare_first=False, seen=seen)
         _keep(result, "twice", twice)
     except Exception as exc:
         result["error"] = f"{step} raised {_describe(exc)}"
@@ -275,8 +278,3 @@ def _sig(o: ProbeOutcome):
     if o.bundle is None:
         return ("error", o.error)
     return o.bundle.signature()
-
-
-def iter_events(scenario: Scenario) -> Iterable[tuple[int, ScenarioEvent]]:
-    """Events with their indexes (for tables)."""
-    return enumerate(scenario.events)

@@ -23,8 +23,8 @@ from stores.tokens import TOKENIZER_ID
 
 from .criteria import registry as criteria_registry
 from .criteria import score_probe, score_scenario
-from .replay import attach_replays, build_seen, idempotency_signatures, replay
-from .runstore import RunWriter, environment, new_run_id
+from .replay import SeenItem, attach_replays, build_seen, idempotency_signatures, replay
+from .runstore import RunWriter, environment, new_run_id, write_parts
 from .scenario import Scenario
 from .tables import TableBuffer
 
@@ -61,13 +61,17 @@ def _build(spec: StrategySpec):
         return _Unbuildable(spec, exc)
 
 
-def run_scenario(scenario: Scenario, spec: StrategySpec, buf: TableBuffer) -> int:
-    """Replay, check idempotency, score; add everything to `buf`. Returns the number of probes."""
+def run_scenario(scenario: Scenario, spec: StrategySpec, buf: TableBuffer, seen: dict[str, SeenItem] | None = None) -> int:
+    """Replay, check idempotency, score; add everything to `buf`. Returns the number of probes.
+
+    `seen` (the scenario's items, from `build_seen`) is shared by every strategy and replay of
+    the scenario; it is built here when not given.
+    """
     groups = {k: c.group for k, c in criteria_registry().items()}
-    seen = build_seen(scenario)
+    seen = build_seen(scenario) if seen is None else seen
     strategy = _build(spec)
     result = replay(scenario, strategy, seen=seen)
-    idem = idempotency_signatures(scenario, lambda: _build(spec), result, strategy)
+    idem = idempotency_signatures(scenario, lambda: _build(spec), result, strategy, seen=seen)
     attach_replays(result.outcomes, idem)  # self_recall also judges the reset and twice bundles
     for o in result.outcomes:
         buf.add_outcome(spec.label, spec.name, o)
@@ -85,9 +89,10 @@ def run_shard(
     buf = TableBuffer()
     for s in scenarios:
         buf.add_events(s)
+        seen = build_seen(s)
         probes = 0
         for spec in specs:
-            probes += run_scenario(s, spec, buf)
+            probes += run_scenario(s, spec, buf, seen)
         if progress:
             progress(probes, 1)
     return buf.tables()
@@ -107,15 +112,6 @@ def make_shards(scenarios: Sequence[Scenario], shard_size: int = 25, workers: in
     if workers > 1:
         size = max(1, min(size, -(-len(scenarios) // (workers * 8))))
     return [(n, list(scenarios[i : i + size])) for n, i in enumerate(range(0, len(scenarios), size))]
-
-
-def write_parts(folder: str | Path, index: int, tables: dict[str, pa.Table]) -> None:
-    """Write a shard's non-empty tables as `<folder>/<table>/part-<index>.parquet`."""
-    import pyarrow.parquet as pq
-
-    for name, table in tables.items():
-        if table.num_rows:
-            pq.write_table(table, Path(folder) / name / f"part-{index:06d}.parquet", compression="zstd")
 
 
 def run_shard_to_folder(index: int, scenarios: Sequence[Scenario], specs: Sequence[StrategySpec], folder: str) -> tuple[int, int]:

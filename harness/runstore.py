@@ -58,6 +58,21 @@ def environment() -> dict[str, Any]:
     return {"python": platform.python_version(), "platform": platform.platform(), "libraries": versions, "git_commit": commit}
 
 
+def write_part(folder: str | Path, table: str, index: int, data: pa.Table) -> Path:
+    """Write `data` as `<folder>/<table>/part-<index>.parquet`; sorted part names give a
+    deterministic order whichever process wrote them."""
+    path = Path(folder) / table / f"part-{index:06d}.parquet"
+    pq.write_table(data, path, compression="zstd")
+    return path
+
+
+def write_parts(folder: str | Path, index: int, tables: dict[str, pa.Table]) -> None:
+    """Write a shard's non-empty tables as parts numbered by the shard's index."""
+    for name, table in tables.items():
+        if table.num_rows:
+            write_part(folder, name, index, table)
+
+
 class RunWriter:
     """Writes a run's parts into a temporary folder; `commit` makes it visible atomically."""
 
@@ -74,20 +89,11 @@ class RunWriter:
             (self.tmp / name).mkdir()
         self._parts: dict[str, int] = {}
 
-    def write(self, table: str, data: pa.Table, part: str | None = None) -> Path:
-        """Write one Parquet part of `table`; parts are named so their sorted order is deterministic."""
-        if part is None:
-            n = self._parts.get(table, 0)
-            self._parts[table] = n + 1
-            part = f"{n:06d}"
-        path = self.tmp / table / f"part-{part}.parquet"
-        pq.write_table(data, path, compression="zstd")
-        return path
-
-    def write_all(self, tables: dict[str, pa.Table], part: str | None = None) -> None:
-        for name, t in tables.items():
-            if t.num_rows or part is not None:
-                self.write(name, t, part)
+    def write(self, table: str, data: pa.Table) -> Path:
+        """Write the next Parquet part of `table` (numbered in call order)."""
+        n = self._parts.get(table, 0)
+        self._parts[table] = n + 1
+        return write_part(self.tmp, table, n, data)
 
     def commit(self, manifest: dict[str, Any]) -> Path:
         """Write the manifest and move the run into place in one rename."""

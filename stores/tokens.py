@@ -38,24 +38,3 @@ def count_text_tokens(text: str) -> int:
     recounts them, so each distinct text is tokenized once."""
     return count_tokens(text)
 
-
-def count_many(texts: list[str]) -> list[int]:
-    """Token counts of many texts in one batched call."""
-    if not texts:
-        return []
-    return [len(e.ids) for e in _tokenizer().encode_batch(list(texts), add_special_tokens=False)]
-
-
-def truncate_to_tokens(text: str, max_tokens: int) -> str:
-    """The longest prefix of `text`, cut at a word boundary, with at most `max_tokens` tokens."""
-    if count_tokens(text) <= max_tokens:
-        return text
-    words = text.split(" ")
-    lo, hi = 0, len(words)
-    while lo < hi:  # binary search on the number of whole words kept
-        mid = (lo + hi + 1) // 2
-        if count_tokens(" ".join(words[:mid])) <= max_tokens:
-            lo = mid
-        else:
-            hi = mid - 1
-    return " ".join(words[:lo])

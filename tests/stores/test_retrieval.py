@@ -7,7 +7,7 @@ import multiprocessing as mp
 import numpy as np
 import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
-from store_events import at, request, resolve, turn, two_customer_history
+from store_events import at, request, resolve, two_customer_history
 
 from stores.encoder import Encoder
 from stores.text import STOPWORDS

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Sequence
 
 from pydantic import ValidationError
 
-from harness.issues import ScenarioError, ValidationIssue, did_you_mean, format_path, listing
+from harness.issues import ScenarioError, ValidationIssue, did_you_mean, format_path
 from harness.scenario import Expect, Probe, Scenario, Subject, TextNeedle
 from harness.scenario_checks import ResolvedEvent, SemanticChecker
 from harness.scenario_schema import (

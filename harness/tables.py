@@ -203,9 +203,10 @@ def _candidate_rows(label: str, o: ProbeOutcome, b: Bundle) -> dict[str, list]:
 
 
 def _health_row(label: str, scenario: str, event_index: int, probe_id: str, r: HealthReport, recomputed: bool = False) -> dict[str, Any]:
-    return {"recomputed": recomputed,
+    return {
         "strategy": label, "scenario": scenario, "subject": r.subject, "event_index": event_index,
         "probe_id": probe_id, "at": r.at, "score": float(r.score), "band": r.band, "base": float(r.base),
+        "recomputed": recomputed,
         "factors": json.dumps([
             {"signal": f.signal, "impact": f.impact, "detail": f.detail, "source_ids": list(f.source_ids)}
             for f in r.factors
@@ -279,6 +280,3 @@ class TableBuffer:
         else:
             out["candidates"] = SCHEMAS["candidates"].empty_table()
         return out
-
-    def __len__(self) -> int:
-        return sum(len(v) for v in self.rows.values()) + sum(len(c["rank"]) for c in self.candidate_cols)

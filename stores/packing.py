@@ -123,6 +123,14 @@ def _take(seq: list, order: np.ndarray) -> list:
     return list(itemgetter(*order.tolist())(seq))
 
 
+def total_score(components: dict[str, np.ndarray], n: int) -> np.ndarray:
+    """The ranking score of `n` items: the sum of their components, added in dict order."""
+    scores = np.zeros(n, dtype=np.float64)
+    for v in components.values():
+        scores = scores + v
+    return scores
+
+
 def pack(
     history: SubjectHistory,
     request: ContextRequest,
@@ -144,9 +152,7 @@ def pack(
         pool = np.arange(len(history))
     n = len(pool)
     comps = {k: np.broadcast_to(np.asarray(v, dtype=np.float64), (n,)) for k, v in components.items()}
-    scores = np.zeros(n, dtype=np.float64)
-    for v in comps.values():
-        scores = scores + v
+    scores = total_score(comps, n)
     order_local = np.argsort(-scores, kind="stable")
     order = pool[order_local] if n else pool
 

@@ -11,7 +11,7 @@ import numpy as np
 from .handoff import build_handoff
 from .health import HealthParams, health_report
 from .memory import RESOLUTION_ROLE, IndexedMemory, SubjectHistory
-from .packing import pack
+from .packing import pack, total_score
 from .protocol import Bundle, ContextRequest, Handoff, HealthReport
 from .text import is_urgent, keywords, overlap_ratio, words
 
@@ -253,7 +253,8 @@ class SessionAware(IndexedMemory):
                 out[s] = p.repeat_issue_with_summary if h.summaries.get(name, "").strip() else p.repeat_issue
         return out
 
-    def _components(self, h: SubjectHistory, request: ContextRequest) -> tuple[dict[str, np.ndarray], dict[int, float]]:
+    def _components(self, h: SubjectHistory, request: ContextRequest) -> tuple[dict[str, np.ndarray], frozenset[str]]:
+        """Every score component per item, and the names of the sessions matched as repeats."""
         p = self.params
         ix = self._synced(h)
         n = len(h)
@@ -290,7 +291,7 @@ class SessionAware(IndexedMemory):
             "urgency": np.where(ix.array("urgent"), p.urgency, 0.0),
             "idle_chatter": np.where(ix.array("lengths") < p.idle_chars, p.idle_chatter, 0.0),
         }
-        return comps, repeats
+        return comps, frozenset(names[s] for s in repeats)
 
     def context(self, request: ContextRequest) -> Bundle:
         h = self.memory.history(request.subject)
@@ -310,14 +311,11 @@ class SessionAware(IndexedMemory):
         """
         h = self.memory.history(request.subject)
         comps, repeats = self._components(h, request)
-        scores = sum(comps.values()) if len(h) else np.zeros(0)
-        ix = self._synced(h)
-        names = list(ix.sessions)
         return build_handoff(
             h,
             request,
-            scores=np.asarray(scores, dtype=np.float64),
-            repeat_sessions=frozenset(names[s] for s in repeats),
+            scores=total_score(comps, len(h)),
+            repeat_sessions=repeats,
             budget_tokens=self.params.handoff_budget if budget_tokens is None else budget_tokens,
             health=self.health(request.subject, request.now),
         )

@@ -244,15 +244,6 @@ def candidate_count(res: Results, strategy: str, scenario: str, probe_id: str) -
                         [strategy, scenario, probe_id])[0][0])
 
 
-def probe_scores(res: Results, scenario: str, probe_id: str, strategies: Sequence[str] = ()) -> pd.DataFrame:
-    sql = "SELECT strategy, criterion, status, value, passed, explanation FROM scores WHERE scenario = ? AND probe_id = ?"
-    params: list[Any] = [scenario, probe_id]
-    if strategies:
-        sql += " AND list_contains(?::VARCHAR[], strategy)"
-        params.append(list(strategies))
-    return res.df(sql + " ORDER BY criterion, strategy", params)
-
-
 # --- health ------------------------------------------------------------------------------------
 
 

@@ -12,7 +12,6 @@ import math
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import pandas as pd
 import streamlit as st
 
 from harness import queries
@@ -221,11 +220,8 @@ def no_run() -> bool:
 
 
 def pct(x: float | None) -> str:
+    """A share as a whole percentage, '–' when missing."""
     return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.0%}"
-
-
-def strategy_order(df: pd.DataFrame) -> list[str]:
-    return list(df["strategy"])
 
 
 def criterion_titles(run: str | None = None) -> dict[str, str]:

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from harness.queries import Filter
-from pages._shared import routed, current_run, go as go_page, manifest, no_run, q, root, url_multiselect, url_selectbox, url_toggle
+from pages._shared import routed, current_run, go as go_page, manifest, no_run, pct, q, root, url_multiselect, url_selectbox, url_toggle
 
 FAILURES = "pages/failures.py"
 
@@ -25,10 +25,6 @@ def cell_from_selection(event) -> tuple[str, str] | None:
         if cd and len(cd) >= 2:
             return str(cd[0]), str(cd[1])
     return None
-
-
-def _pct(x) -> str:
-    return "–" if x is None or x != x else f"{x:.0%}"
 
 
 def heatmap(cells, strategies: list[str], crit_keys: list[str], titles: dict[str, str],
@@ -52,8 +48,8 @@ def heatmap(cells, strategies: list[str], crit_keys: list[str], titles: dict[str
             extra = (f"<br>precision {r.precision:.2f} · recall {r.recall:.2f}"
                      if c == "repeat_issue" and r.precision == r.precision else "")
             hr.append(
-                f"<b>{s}</b> · {titles[c]}<br>{what} {r.mean:.3f} (95% CI {_pct(r.lo)}–{_pct(r.hi)}) over n={r.n}{extra}"
-                f"<br>pass rate {_pct(r.pass_rate)} (95% CI {_pct(r.pass_lo)}–{_pct(r.pass_hi)})"
+                f"<b>{s}</b> · {titles[c]}<br>{what} {r.mean:.3f} (95% CI {pct(r.lo)}–{pct(r.hi)}) over n={r.n}{extra}"
+                f"<br>pass rate {pct(r.pass_rate)} (95% CI {pct(r.pass_lo)}–{pct(r.pass_hi)})"
                 f"<br>fail {int(r.fails)} · unsupported {r.unsupported} · errors {r.errors}"
                 f"<br><i>click to open the failing cases</i>"
             )

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from harness.queries import components, gold_check, gold_marks, parse_expect
-from pages._shared import routed, current_run, no_run, q, url_multiselect, url_pagination, url_selectbox
+from pages._shared import routed, no_run, q, url_multiselect, url_pagination, url_selectbox
 
 RANK_PAGE = 15
 KIND_STYLE = {

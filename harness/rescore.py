@@ -214,8 +214,6 @@ def rescore(ref: str | Path, out_dir: str | Path | None = None, *, run_id: str |
             for part in sorted((src / table).glob("*.parquet")):
                 shutil.copy2(part, writer.tmp / table / part.name)
         writer.write("scores", scores)
-        from .criteria import registry as crit
-
         new = {
             **manifest,
             "run_id": writer.run_id,
@@ -226,7 +224,7 @@ def rescore(ref: str | Path, out_dir: str | Path | None = None, *, run_id: str |
                               "git_commit": manifest.get("git_commit"), "carried_over": list(CARRIED) + ["health errors"],
                               "plain_bundle_only": {"self_recall": "judged on the plain replay's bundles only: the run keeps "
                                                                    "none of the idempotency replays' bundles"}},
-            "criteria": [{"key": c.key, "title": c.title, "group": c.group, "level": c.level} for c in crit().values()],
+            "criteria": [{"key": c.key, "title": c.title, "group": c.group, "level": c.level} for c in registry().values()],
             **environment(),
         }
         return writer.commit(new)

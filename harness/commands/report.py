@@ -88,6 +88,8 @@ def grid(df: pd.DataFrame, titled: bool = True) -> tuple[list[str], list[list[st
 
 
 def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int) -> str:
+    from harness.aggregate import RESAMPLES
+
     strategies, rows = grid(df)
     lines = [f"# supportbench report: run {run_id}", ""]
     if df.empty:
@@ -96,7 +98,7 @@ def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int) -
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
     lines += [
         "",
-        f"Each cell: mean over cases [95% bootstrap interval over scenarios, {1000} resamples, seed {seed}]. "
+        f"Each cell: mean over cases [95% bootstrap interval over scenarios, {RESAMPLES} resamples, seed {seed}]. "
         "For repeat-issue detection the mean is F1, with precision (P) and recall (R). "
         "Cases that were unsupported or raised an error count as 0 and are listed in the cell. "
         "Totals weight each criterion equally; a criterion with no case for a strategy (n/a) is left out of its total. "

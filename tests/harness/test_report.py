@@ -27,4 +27,5 @@ def test_all_shows_the_controls_and_the_table_names_every_strategy(tmp_path, cap
     run = execute([outage_story()], parse_specs("oracle,empty"), tmp_path, run_id="r")
     assert main(["report", "latest", "--runs", str(tmp_path), "--all"]) == 0
     out = capsys.readouterr().out
+    assert f"run {run.path.name}:" in out  # `latest` resolved to the run just written
     assert "oracle" in out and "empty" in out and "recall" in out

@@ -87,6 +87,11 @@ def test_components_sum_to_score(name):
     for c in b.candidates:
         assert sum(c.components.values()) == pytest.approx(c.score, abs=1e-9), c.item_id
         assert c.included or c.reason
+    # what could actually break: rank order is best first, and reading a candidate by index
+    # gives the same record as iterating (a column-wise table builds them on two paths)
+    scores = [c.score for c in b.candidates]
+    assert scores == sorted(scores, reverse=True)
+    assert [b.candidates[i] for i in range(len(b.candidates))] == list(b.candidates)
 
 
 def test_an_unobserved_turn_never_appears(name):

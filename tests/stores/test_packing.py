@@ -39,6 +39,12 @@ def test_components_sum_to_the_score_and_ties_keep_pool_order():
     h = _history(turn("a", "first", 0), turn("b", "second", 1), turn("c", "third", 2))
     b = pack(h, _req(500), {"x": np.array([1.0, 2.0, 1.0]), "y": 0.5})
     assert [c.item_id for c in b.candidates] == ["b", "a", "c"]
+    # by hand: each candidate keeps its own components (reordered with it) and the scalar is broadcast
+    assert [(c.score, c.components) for c in b.candidates] == [
+        (2.5, {"x": 2.0, "y": 0.5}),
+        (1.5, {"x": 1.0, "y": 0.5}),
+        (1.5, {"x": 1.0, "y": 0.5}),
+    ]
     for c in b.candidates:
         assert abs(sum(c.components.values()) - c.score) < 1e-9
 

@@ -185,6 +185,13 @@ def score_row(res: Results, strategy: str, scenario: str, probe_id: str, criteri
                   [strategy, scenario, probe_id, criterion])
 
 
+def _of_strategies(sql: str, params: list[Any], strategies: Sequence[str], column: str) -> tuple[str, list[Any]]:
+    """`sql` (ending in a WHERE clause) narrowed to these strategies; no narrowing when none are given."""
+    if not strategies:
+        return sql, params
+    return sql + f" AND list_contains(?::VARCHAR[], {column})", [*params, list(strategies)]
+
+
 # --- scenarios, probes, transcripts ------------------------------------------------------------
 
 
@@ -215,11 +222,8 @@ def probe_events(res: Results, scenario: str) -> pd.DataFrame:
 
 def probe_rows(res: Results, scenario: str, probe_id: str, strategies: Sequence[str] = ()) -> pd.DataFrame:
     """The probes table rows (context, tokens, latency, handoff) for one probe."""
-    sql = "SELECT * EXCLUDE (run) FROM probes WHERE scenario = ? AND probe_id = ?"
-    params: list[Any] = [scenario, probe_id]
-    if strategies:
-        sql += " AND list_contains(?::VARCHAR[], strategy)"
-        params.append(list(strategies))
+    sql, params = _of_strategies("SELECT * EXCLUDE (run) FROM probes WHERE scenario = ? AND probe_id = ?",
+                                 [scenario, probe_id], strategies, "strategy")
     return res.df(sql + " ORDER BY strategy", params)
 
 
@@ -283,10 +287,7 @@ def health_timeline(res: Results, scenario: str, subject: str, strategies: Seque
         FROM health h LEFT JOIN events e ON e.scenario = h.scenario AND e.event_index = h.event_index
         WHERE h.scenario = ? AND h.subject = ? AND coalesce(h.probe_id, '') = ''
     """
-    params: list[Any] = [scenario, subject]
-    if strategies:
-        sql += " AND list_contains(?::VARCHAR[], h.strategy)"
-        params.append(list(strategies))
+    sql, params = _of_strategies(sql, [scenario, subject], strategies, "h.strategy")
     return res.df(sql + " ORDER BY h.strategy, h.event_index", params)
 
 

@@ -9,9 +9,8 @@ import numpy as np
 
 from .encoder import DEFAULT_MODEL, encoder
 from .memory import IndexedMemory, SubjectHistory
-from .packing import pack
+from .packing import pack, top_k_eligible
 from .protocol import Bundle, ContextRequest
-from .tfidf import _eligible
 
 COSINE_DECIMALS = 6
 """Cosines are rounded so float noise between batch shapes can never reorder items."""
@@ -104,7 +103,7 @@ class EmbeddingRetrieval(IndexedMemory):
     def context(self, request: ContextRequest) -> Bundle:
         h = self.memory.history(request.subject)
         cos = vector_index(self._index, h, self.params.model).cosine(h, request.task)
-        return pack(h, request, {"cosine": cos}, eligible=_eligible(cos, self.params), render=self.params.render)
+        return pack(h, request, {"cosine": cos}, eligible=top_k_eligible(cos, self.params), render=self.params.render)
 
 
 def vector_index(indexes: dict[str, VectorIndex], h: SubjectHistory, model_id: str) -> VectorIndex:

@@ -123,6 +123,17 @@ def _take(seq: list, order: np.ndarray) -> list:
     return list(itemgetter(*order.tolist())(seq))
 
 
+def top_k_eligible(scores: np.ndarray, p) -> np.ndarray:
+    """Top-k by score (stable on ties) and above the minimum; `p` carries `top_k` and `min_score`."""
+    ok = scores > p.min_score
+    if p.top_k >= 0 and ok.sum() > p.top_k:
+        order = np.argsort(-scores, kind="stable")
+        keep = np.zeros(len(scores), dtype=bool)
+        keep[order[: p.top_k]] = True
+        ok &= keep
+    return ok
+
+
 def total_score(components: dict[str, np.ndarray], n: int) -> np.ndarray:
     """The ranking score of `n` items: the sum of their components, added in dict order."""
     scores = np.zeros(n, dtype=np.float64)

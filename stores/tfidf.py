@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer
 
 from .memory import IndexedMemory, SubjectHistory
-from .packing import pack
+from .packing import pack, top_k_eligible
 from .protocol import Bundle, ContextRequest
 from .text import STOPWORDS
 
@@ -197,15 +197,5 @@ class TfidfRetrieval(IndexedMemory):
     def context(self, request: ContextRequest) -> Bundle:
         h = self.memory.history(request.subject)
         cos = self.scores(h, request.task)
-        return pack(h, request, {"cosine": cos}, eligible=_eligible(cos, self.params), render=self.params.render)
+        return pack(h, request, {"cosine": cos}, eligible=top_k_eligible(cos, self.params), render=self.params.render)
 
-
-def _eligible(scores: np.ndarray, p) -> np.ndarray:
-    """Top-k by score (stable on ties) and above the minimum; shared with `embedding`."""
-    ok = scores > p.min_score
-    if p.top_k >= 0 and ok.sum() > p.top_k:
-        order = np.argsort(-scores, kind="stable")
-        keep = np.zeros(len(scores), dtype=bool)
-        keep[order[: p.top_k]] = True
-        ok &= keep
-    return ok

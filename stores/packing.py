@@ -78,10 +78,6 @@ class CandidateTable(Sequence[Candidate]):
         )
 
 
-# the idempotency check replays every scenario twice more and gets the same texts back
-_text_tokens = count_text_tokens
-
-
 def header_for(request: ContextRequest) -> str:
     """First line of every context: whose memory this is, and as of when."""
     return (
@@ -171,7 +167,7 @@ def pack(
     ok = np.ones(n, dtype=bool) if eligible is None else np.asarray(eligible, dtype=bool)[order_local]
 
     header = header_for(request)
-    header_tokens = _text_tokens(header)
+    header_tokens = count_text_tokens(header)
     # newlines cost no tokens, so the text costs the header plus the lines packed
     included = _greedy(line_tokens, ok, request.budget_tokens - header_tokens)
     # ineligible: cutoff; eligible but not included: budget (kept a list: _render may edit it)
@@ -208,7 +204,7 @@ def _render(history, order, included, header, render, budget, reasons) -> tuple[
         if len(idx) == 0 and budget < count_tokens(header):
             return "", 0
         text = "\n".join([header, *(_take(history.lines, idx) if len(idx) else [])])
-        tokens = _text_tokens(text)
+        tokens = count_text_tokens(text)
         if tokens <= budget:
             return text, tokens
         worst = np.flatnonzero(included)

@@ -87,10 +87,13 @@ def _order(res: Results, run: str, df: pd.DataFrame) -> tuple[list[str], list[st
     return strategies, [c for c in known if c in crits] + sorted(c for c in crits if c not in known)
 
 
-_COUNTS = """
+CASE_COUNTS = "count(*) AS n, sum(coalesce(value, 0)) AS total, count_if(passed AND status = 'ok') AS passes"
+"""SQL aggregates over a group of score rows: its cases `n`, their summed value `total` (no verdict
+counts 0) and its `passes` (shared with `harness.ci.compare`)."""
+
+_COUNTS = f"""
 SELECT strategy, any_value(strategy_name) AS strategy_name, criterion, any_value(grp) AS grp, scenario,
-       count(*) AS n, sum(coalesce(value, 0)) AS total,
-       count_if(passed AND status = 'ok') AS passes,
+       {CASE_COUNTS},
        count_if(status = 'unsupported') AS unsupported, count_if(status = 'error') AS errors
 FROM scores WHERE run = $run
 GROUP BY strategy, criterion, scenario
@@ -99,17 +102,23 @@ GROUP BY strategy, criterion, scenario
 # repeat detection counts: from each scored case's meta, and for cases without a verdict from the
 # probe's gold (its positive missed, each negative wrongly flagged: a no-answer is never right)
 _REPEAT = """
-SELECT s.strategy, s.scenario,
-       sum(CASE WHEN s.status IN ('ok', 'fail') THEN coalesce(json_extract(s.meta, '$.tp')::INT, 0) ELSE 0 END) AS tp,
+SELECT {by},
+       sum(CASE WHEN s.status IN ('ok', 'fail') THEN coalesce(json_extract(s.meta, '$.tp')::INT, 0) ELSE 0 END)::DOUBLE AS tp,
        sum(CASE WHEN s.status IN ('ok', 'fail') THEN coalesce(json_extract(s.meta, '$.fp')::INT, 0)
-                ELSE coalesce(json_array_length(json_extract(e.expect, '$.not_repeat_of')), 0) END) AS fp,
+                ELSE coalesce(json_array_length(json_extract(e.expect, '$.not_repeat_of')), 0) END)::DOUBLE AS fp,
        sum(CASE WHEN s.status IN ('ok', 'fail') THEN coalesce(json_extract(s.meta, '$.fn')::INT, 0)
-                ELSE CASE WHEN json_extract_string(e.expect, '$.repeat_of') IS NOT NULL THEN 1 ELSE 0 END END) AS fn
-FROM scores s
+                ELSE CASE WHEN json_extract_string(e.expect, '$.repeat_of') IS NOT NULL THEN 1 ELSE 0 END END)::DOUBLE AS fn
+FROM {scores} s
 LEFT JOIN events e ON e.run = s.run AND e.scenario = s.scenario AND e.kind = 'probe' AND e.item_id = s.probe_id
-WHERE s.run = $run AND s.criterion = 'repeat_issue'
-GROUP BY s.strategy, s.scenario
+WHERE s.criterion = 'repeat_issue'
+GROUP BY {by}
 """
+
+
+def repeat_counts_sql(scores: str, by: str) -> str:
+    """SQL for repeat detection's tp, fp and fn over the `repeat_issue` rows of `scores` (a table or
+    a CTE of score rows, aliased `s`), grouped by `by` (e.g. `s.strategy`)."""
+    return _REPEAT.format(scores=scores, by=by)
 
 
 def aggregate(res: Results, *, include_controls: bool = False, run: str | None = None, seed: int = 0) -> pd.DataFrame:
@@ -131,7 +140,7 @@ def aggregate(res: Results, *, include_controls: bool = False, run: str | None =
     controls = set(per.loc[per["strategy_name"].isin(CONTROLS), "strategy"])
     shown = [s for s in strategies if include_controls or s not in controls]
     grp = per.groupby("criterion")["grp"].first().to_dict()
-    rep = res.df(_REPEAT, {"run": run}) if REPEAT in crits else None
+    rep = res.df(repeat_counts_sql("(SELECT * FROM scores WHERE run = $run)", "s.strategy, s.scenario"), {"run": run}) if REPEAT in crits else None
 
     rows = []
     for c in crits:

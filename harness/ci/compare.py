@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 
+from harness.aggregate import CASE_COUNTS, REPEAT, prf, repeat_counts_sql
 from harness.results import Results
 
 CRITERIA_COLUMNS = ["strategy", "criterion", "grp", "mean_a", "mean_b", "delta", "pass_rate_a", "pass_rate_b",
@@ -48,37 +50,15 @@ class CompareResult:
 # GROUP BY for the criterion numbers, and one join of the two sides' case rows for the flipped and
 # one-sided cases, so only the rows shown (criteria, flips) reach pandas. The numbers are those of
 # `harness.ci._cases` (`criterion_stats`, `case_rows`): mean, n and pass rate of
-# `harness.aggregate.aggregate` (F1 for repeat_issue), verdicts with a missing `passed` as false.
+# `harness.aggregate.aggregate` (F1 for repeat_issue, from the same counts and `prf`), verdicts with
+# a missing `passed` as false.
 
-_STATS = """
+_STATS = f"""
 WITH s AS (SELECT * FROM scores WHERE run = $run AND ($strategies IS NULL OR list_contains($strategies::VARCHAR[], strategy))),
-counts AS (
-    SELECT strategy, criterion, any_value(grp) AS grp, count(*) AS n, sum(coalesce(value, 0)) AS total,
-           count_if(passed AND status = 'ok') AS passes
-    FROM s GROUP BY strategy, criterion
-),
-rep AS (  -- repeat detection counts, as harness.aggregate._REPEAT
-    SELECT s.strategy,
-           sum(CASE WHEN s.status IN ('ok', 'fail') THEN coalesce(json_extract(s.meta, '$.tp')::INT, 0) ELSE 0 END)::DOUBLE AS tp,
-           sum(CASE WHEN s.status IN ('ok', 'fail') THEN coalesce(json_extract(s.meta, '$.fp')::INT, 0)
-                    ELSE coalesce(json_array_length(json_extract(e.expect, '$.not_repeat_of')), 0) END)::DOUBLE AS fp,
-           sum(CASE WHEN s.status IN ('ok', 'fail') THEN coalesce(json_extract(s.meta, '$.fn')::INT, 0)
-                    ELSE CASE WHEN json_extract_string(e.expect, '$.repeat_of') IS NOT NULL THEN 1 ELSE 0 END END)::DOUBLE AS fn
-    FROM s LEFT JOIN events e ON e.run = s.run AND e.scenario = s.scenario AND e.kind = 'probe' AND e.item_id = s.probe_id
-    WHERE s.criterion = 'repeat_issue'
-    GROUP BY s.strategy
-),
-pr AS (  -- precision and recall as harness.aggregate.prf
-    SELECT strategy,
-           CASE WHEN tp + fp > 0 THEN tp / (tp + fp) ELSE (fn = 0)::DOUBLE END AS p,
-           CASE WHEN tp + fn > 0 THEN tp / (tp + fn) ELSE (fp = 0)::DOUBLE END AS r
-    FROM rep
-),
-f1 AS (SELECT strategy, CASE WHEN p + r > 0 THEN 2 * p * r / (p + r) ELSE 0.0 END AS f1 FROM pr)
-SELECT {label} AS strategy, c.criterion, c.grp,
-       CASE WHEN c.criterion = 'repeat_issue' THEN f.f1 ELSE c.total / c.n END AS mean,
-       c.n, c.passes / c.n AS pass_rate
-FROM counts c LEFT JOIN f1 f ON f.strategy = c.strategy AND c.criterion = 'repeat_issue'
+counts AS (SELECT strategy, criterion, any_value(grp) AS grp, {CASE_COUNTS} FROM s GROUP BY strategy, criterion),
+rep AS ({repeat_counts_sql("s", "s.strategy")})
+SELECT {{label}} AS strategy, c.criterion, c.grp, c.total, c.n, c.passes / c.n AS pass_rate, r.tp, r.fp, r.fn
+FROM counts c LEFT JOIN rep r ON r.strategy = c.strategy AND c.criterion = '{REPEAT}'
 """
 
 # one side's case rows (`case_rows`): `case` is `scenario/probe_id`, or `scenario` for a scenario-level case
@@ -126,7 +106,10 @@ def _stats(res: Results, run: str, strategies: Sequence[str] | None, label: str 
     params = {"run": run, "strategies": list(strategies) if strategies is not None else None}
     if label:
         params["label"] = label
-    return res.df(sql, params)
+    df = res.df(sql, params)
+    _, _, f1 = prf(df["tp"], df["fp"], df["fn"])
+    mean = np.where(df["criterion"] == REPEAT, f1, df["total"] / df["n"])
+    return df.assign(mean=mean)[["strategy", "criterion", "grp", "mean", "n", "pass_rate"]]
 
 
 def _side(side: str, label: str | None) -> str:

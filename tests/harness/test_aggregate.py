@@ -76,6 +76,7 @@ def test_bootstrap_is_deterministic_with_the_seed_and_brackets_the_mean(tmp_path
 
 def test_intervals_of_a_strategy_do_not_depend_on_the_others_shown(tmp_path):
     rows = [row(s, f"s{i}", f"p{i}", "recall", float((i * (k + 1)) % 2)) for k, s in enumerate(("a", "oracle")) for i in range(6)]
+    rows += [row("oracle", f"s{i}", f"p{i}", "recall", 1.0) for i in range(6, 9)]  # scenarios only the control has
     run = make_run(tmp_path, rows, strategies=("a", "oracle"))
     with Results(run) as res:
         alone, with_controls = aggregate(res), aggregate(res, include_controls=True)

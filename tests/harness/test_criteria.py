@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 
@@ -384,13 +383,13 @@ def test_recall_counts_a_ranked_but_excluded_item_as_missing():
     assert s.value == 0.5 and "missing exp-1: 'CSV export fails" in s.explanation
 
 
-@pytest.mark.parametrize("key", [k for k in ("identity_persistence", "preference_surfacing", "session_ranking", "repeat_issue",
-                                             "known_fix_first", "recall")])
+@pytest.mark.parametrize("key", ["identity_persistence", "preference_surfacing", "session_ranking", "repeat_issue",
+                                 "known_fix_first", "recall"])
 def test_an_empty_context_scores_zero_wherever_something_must_be_recalled(key):
     o = outcome(story(identity=("intro",), preferences=("pref-email",), above=(("exp-1", "bill-1"),), repeat_of="a",
                       fix_before=(("exp-fix", "exp-try"),), include=("exp-1",)), [], text="")
     s = judge(key, o)
-    assert s.value == 0.0 and not s.passed and not math.isnan(s.value)
+    assert s.value == 0.0 and not s.passed  # 0, not NaN: a NaN is != 0.0
 
 
 # --- a bundle whose flags and text disagree -------------------------------------------------------

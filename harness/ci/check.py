@@ -217,14 +217,14 @@ def _criterion(label: str, criterion: str, cb, got: pd.DataFrame, st, tol: float
     """Findings for one baseline strategy x criterion, its row of deltas, and rows for its missing cases."""
     findings: list[Finding] = []
     where = f"{label} · {criterion}"
-    have = set(got["case"])
-    missing = [
-        {"strategy": label, "criterion": criterion, "case": c, "scenario": c.partition("/")[0], "probe_id": c.partition("/")[2],
-         "status": "missing", "passed": False, "value": None, "baseline": "pass" if c in set(cb.passing) else "fail",
-         "explanation": "scenario vanished from the suite" if c.partition("/")[0] in vanished else "no row in the run",
-         "verdict": "missing"}
-        for c in sorted(cb.cases - have)
-    ]
+    passing = set(cb.passing)
+    missing = []
+    for c in sorted(cb.cases - set(got["case"])):
+        scenario, _, probe_id = c.partition("/")
+        missing.append({"strategy": label, "criterion": criterion, "case": c, "scenario": scenario, "probe_id": probe_id,
+                        "status": "missing", "passed": False, "value": None, "baseline": "pass" if c in passing else "fail",
+                        "explanation": "scenario vanished from the suite" if scenario in vanished else "no row in the run",
+                        "verdict": "missing"})
     if got.empty or st is None:
         if cb.n:
             findings.append(Finding("regression", "criterion_empty",

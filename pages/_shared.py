@@ -208,15 +208,26 @@ def go(page: str, **params: Any) -> None:
     st.switch_page(page, query_params=qp)
 
 
+def scenario_select(where=st) -> str | None:
+    """The scenario picker (`?scenario=`), each scenario shown with its title."""
+    scen = q("scenarios")
+    titles = dict(zip(scen["scenario"], scen["title"]))
+    return url_selectbox("Scenario", list(scen["scenario"]), "scenario", where=where,
+                         format_func=lambda s: f"{s} — {titles.get(s, '')}")
+
+
 # --- small display helpers -----------------------------------------------------------------------
 
 
-def no_run() -> bool:
-    """Tell the reader there is nothing to show yet; True when the page should stop."""
-    if current_run() is None:
+def start(title: str) -> str | None:
+    """Open a page: route it, title it, and return the current run (None, after telling the
+    reader there is nothing to show yet, when there is no run: the page should stop)."""
+    routed()
+    st.title(title)
+    run = current_run()
+    if run is None:
         st.info("No run yet. Open **Get started** to run the canonical suite.")
-        return True
-    return False
+    return run
 
 
 def pct(x: float | None) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from pages._shared import (routed, wkey, criterion_titles, current_run, go as go_page, no_run, query, root, run_ids, url_multiselect,
+from pages._shared import (start, wkey, criterion_titles, go as go_page, query, root, run_ids, url_multiselect,
                            url_pagination, url_selectbox)
 
 MODES = {"runs": "Two runs", "strategies": "Two strategies in one run"}
@@ -31,9 +31,8 @@ def delta_chart(crit, titles) -> go.Figure:
 
 
 def render() -> None:
-    routed()
-    st.title("Compare")
-    if no_run():
+    run = start("Compare")
+    if run is None:
         return
     ids = run_ids()
     key, url = wkey("mode"), st.query_params.get("mode")
@@ -47,14 +46,13 @@ def render() -> None:
         if len(ids) < 2:
             st.info("Only one run on disk: compare two strategies of it instead, or write another run.")
             return
-        run_b = url_selectbox("Run B (new)", ids, "b", default=current_run(), where=c2)
+        run_b = url_selectbox("Run B (new)", ids, "b", default=run, where=c2)
         run_a = url_selectbox("Run A (baseline)", [r for r in ids if r != run_b], "a", where=c1)
         shared = sorted(set(query("strategies", (run_a,), root())["strategy"]) & set(query("strategies", (run_b,), root())["strategy"]))
         chosen = url_multiselect("Strategies", shared, "strategies", where=c3, placeholder="all shared strategies")
         result = query("compare", (run_a, run_b), root(), run_a, run_b, strategies=tuple(chosen or shared))
         case_run = run_b
     else:
-        run = current_run()
         names = list(query("strategies", (run,), root())["strategy"])
         sa = url_selectbox("Strategy A", names, "sa", where=c1)
         sb = url_selectbox("Strategy B", [n for n in names if n != sa], "sb", where=c2)

@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from harness.queries import FAILING, Filter, gap_label, gold_check, gold_marks, gold_view, hit, parse_expect, present
-from pages._shared import (routed, STATUS_ICONS, wkey, criterion_titles, no_run, q, url_multiselect, url_pagination,
+from pages._shared import (start, STATUS_ICONS, wkey, criterion_titles, q, url_multiselect, url_pagination,
                            url_selectbox, url_text, url_toggle)
 
 SEP = "|"
@@ -25,9 +25,7 @@ def case_key(r) -> str:
 
 
 def render() -> None:
-    routed()
-    st.title("Failures")
-    if no_run():
+    if start("Failures") is None:
         return
     titles = criterion_titles()
     strategies = list(q("strategies")["strategy"])

@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from pages._shared import routed, BAND_COLORS, wkey, no_run, q, url_multiselect, url_selectbox
+from pages._shared import start, BAND_COLORS, wkey, q, scenario_select, url_multiselect, url_selectbox
 
 # (name, low, high) per band, from `harness.queries.health_bands` (the strategy's own thresholds);
 # a comment, not a docstring: Streamlit's magic would print a bare string on the page
@@ -72,15 +72,10 @@ def waterfall(row, bands: Bands) -> go.Figure:
 
 
 def render() -> None:
-    routed()
-    st.title("Health")
-    if no_run():
+    if start("Health") is None:
         return
-    scen = q("scenarios")
-    titles = dict(zip(scen["scenario"], scen["title"]))
     c1, c2, c3 = st.columns([3, 2, 3])
-    scenario = url_selectbox("Scenario", list(scen["scenario"]), "scenario", where=c1,
-                             format_func=lambda s: f"{s} — {titles.get(s, '')}")
+    scenario = scenario_select(where=c1)
     subj = q("health_subjects", scenario)
     names = dict(zip(subj["subject"], subj["name"]))
     subject = url_selectbox("Subject", list(subj["subject"]), "subject", where=c2,

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from harness.queries import Filter
-from pages._shared import routed, current_run, go as go_page, manifest, no_run, pct, q, root, url_multiselect, url_selectbox, url_toggle
+from pages._shared import start, go as go_page, manifest, pct, q, root, url_multiselect, url_selectbox, url_toggle
 
 FAILURES = "pages/failures.py"
 
@@ -82,11 +82,9 @@ def heatmap(cells, strategies: list[str], crit_keys: list[str], titles: dict[str
 
 
 def render() -> None:
-    routed()
-    st.title("Leaderboard")
-    if no_run():
+    run = start("Leaderboard")
+    if run is None:
         return
-    run = current_run()
     m = manifest(run, root())
     counts = m.get("counts", {})
     st.caption(f"Run `{run}` · {counts.get('scenarios', '?')} scenarios · {counts.get('probes', '?')} probes · "

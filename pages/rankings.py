@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from harness.queries import components, gold_check, gold_marks, parse_expect
-from pages._shared import routed, no_run, q, url_multiselect, url_pagination, url_selectbox
+from pages._shared import start, q, scenario_select, url_multiselect, url_pagination, url_selectbox
 
 RANK_PAGE = 15
 KIND_STYLE = {
@@ -98,14 +98,9 @@ def ranking_chart(cands: pd.DataFrame, budget: int, marks: dict[str, str]) -> go
 
 
 def render() -> None:
-    routed()
-    st.title("Rankings per turn")
-    if no_run():
+    if start("Rankings per turn") is None:
         return
-    scen = q("scenarios")
-    titles = dict(zip(scen["scenario"], scen["title"]))
-    scenario = url_selectbox("Scenario", list(scen["scenario"]), "scenario",
-                             format_func=lambda s: f"{s} — {titles.get(s, '')}")
+    scenario = scenario_select()
     probes = q("probe_events", scenario)
     ev = q("events", scenario)
     probe_ids = list(probes["probe_id"])

@@ -261,6 +261,21 @@ def pair_verdict(v: View, first: str, second: str) -> tuple[bool, str]:
     return False, f"{second} (rank {r2}) is above {first} (rank {r1})"
 
 
+def wrong_pairs(v: View, pairs) -> list[tuple[str, str, str]]:
+    """`(first, second, why)` for each pair `pair_verdict` finds out of order, in the given order."""
+    out = []
+    for first, second in pairs:
+        right, why = pair_verdict(v, first, second)
+        if not right:
+            out.append((first, second, why))
+    return out
+
+
+def pair_ids(wrong: list[tuple[str, str, str]]) -> list[str]:
+    """The ids of the wrong pairs, each once, in order (a verdict's evidence)."""
+    return list(dict.fromkeys(x for first, second, _ in wrong for x in (first, second)))
+
+
 def plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from . import criterion, ok_or_fail
 from ..replay import ProbeOutcome
 from ._bundle import (
-    foreign_items, forgotten_items, hidden_note, hit, how, last_forgets, leaked_text, name, pair_verdict, plural, present, quote,
-    quote_all, rows, unmarked_note, view,
+    foreign_items, forgotten_items, hidden_note, hit, how, last_forgets, leaked_text, name, pair_ids, plural, present, quote,
+    quote_all, rows, unmarked_note, view, wrong_pairs,
 )
 
 
@@ -81,19 +81,13 @@ def stale_suppression(o: ProbeOutcome):
 def known_fix_first(o: ProbeOutcome):
     """Share of (fix, failure) pairs where the fix is included and ranked above the failure
     (or the failure is left out)."""
-    v = view(o)
     pairs = o.probe.expect.fix_before
-    wrong = []
-    for fix, failure in pairs:
-        right, reason = pair_verdict(v, fix, failure)
-        if not right:
-            wrong.append((fix, failure, reason))
+    wrong = wrong_pairs(view(o), pairs)
     why = f"{len(pairs) - len(wrong)} of {len(pairs)} known fix{'es' if len(pairs) != 1 else ''} ranked above the failed attempt"
     if wrong:
         fix, failure, reason = wrong[0]
         why += f"; the fix {quote(o, fix)} should come before {failure}, but {reason}"
-    return ok_or_fail("known_fix_first", (len(pairs) - len(wrong)) / len(pairs), not wrong, why,
-                      list(dict.fromkeys(x for a, b, _ in wrong for x in (a, b))))
+    return ok_or_fail("known_fix_first", (len(pairs) - len(wrong)) / len(pairs), not wrong, why, pair_ids(wrong))
 
 
 @criterion("recall", title="recall", group="extra", applies=lambda p: bool(p.expect.include))

@@ -13,8 +13,8 @@ from stores.tokens import count_text_tokens
 from . import criterion, errored, ok_or_fail
 from ..replay import ProbeOutcome
 from ._bundle import (
-    REPEAT_TOP, foreign_items, hidden_note, hit, in_context, lie, pair_verdict, plural, present, quote, quote_all, repeat_flagged,
-    rows, shown_rank, unmarked_note, view,
+    REPEAT_TOP, foreign_items, hidden_note, hit, in_context, lie, pair_ids, plural, present, quote, quote_all, repeat_flagged,
+    rows, shown_rank, unmarked_note, view, wrong_pairs,
 )
 
 HEALTH_TOLERANCE = 1e-6
@@ -141,12 +141,7 @@ def idempotency(scenario, outcomes, extra):
 def session_ranking(o: ProbeOutcome):
     """Share of `above` pairs ordered correctly: the first included and ranked above the
     second, or the second not included while the first is."""
-    v = view(o)
-    wrong = []
-    for a, b in o.probe.expect.above:
-        right, why = pair_verdict(v, a, b)
-        if not right:
-            wrong.append((a, b, why))
+    wrong = wrong_pairs(view(o), o.probe.expect.above)
     n = len(o.probe.expect.above)
     why = f"{n - len(wrong)} of {plural(n, 'ordering')} right"
     if wrong:
@@ -154,8 +149,7 @@ def session_ranking(o: ProbeOutcome):
         why += f"; {quote(o, a)} should come before {quote(o, b)}, but {reason}"
         if len(wrong) > 1:
             why += f"; also wrong: {', '.join(f'{x} over {y}' for x, y, _ in wrong[1:])}"
-    return ok_or_fail("session_ranking", (n - len(wrong)) / n, not wrong, why,
-                      list(dict.fromkeys(x for a, b, _ in wrong for x in (a, b))))
+    return ok_or_fail("session_ranking", (n - len(wrong)) / n, not wrong, why, pair_ids(wrong))
 
 
 @criterion("repeat_issue", title="repeat-issue detection",

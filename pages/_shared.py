@@ -175,6 +175,27 @@ def url_text(label: str, param: str, *, where=st, **kw) -> str:
     return value
 
 
+def url_seed(param: str, options: Sequence[Any], default: Any, parse: Callable[[str], Any] = str) -> str:
+    """For a widget the helpers above do not cover: put `?param=` (parsed) into its state when a
+    link brings a value, or the default when its state is not one of `options`; returns its key.
+    Call `url_keep` with the widget's value once it is drawn."""
+    key = wkey(param)
+    raw = st.query_params.get(param)
+    try:
+        url = None if raw is None else parse(raw)
+    except ValueError:
+        url = None
+    if (url in options and url != st.session_state.get(key + "__url")) or st.session_state.get(key) not in options:
+        st.session_state[key] = url if url in options else default
+    return key
+
+
+def url_keep(param: str, value: Any) -> None:
+    """Put a `url_seed` widget's value in the URL (always, default included) and remember it."""
+    st.query_params[param] = str(value)
+    st.session_state[wkey(param) + "__url"] = value
+
+
 def url_pagination(total: int, param: str = "page", *, page_size: int = PAGE_SIZE, where=st) -> tuple[int, int]:
     """Page controls when there is more than one page; returns (limit, offset)."""
     pages = max(1, math.ceil(total / page_size))

@@ -10,8 +10,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from pages._shared import (start, wkey, criterion_titles, go as go_page, query, root, run_ids, url_multiselect,
-                           url_pagination, url_selectbox)
+from pages._shared import (start, criterion_titles, go as go_page, query, root, run_ids, url_multiselect,
+                           url_keep, url_pagination, url_seed, url_selectbox)
 
 MODES = {"runs": "Two runs", "strategies": "Two strategies in one run"}
 
@@ -35,12 +35,9 @@ def render() -> None:
     if run is None:
         return
     ids = run_ids()
-    key, url = wkey("mode"), st.query_params.get("mode")
-    if (url in MODES and url != st.session_state.get(key + "__url")) or st.session_state.get(key) not in MODES:
-        st.session_state[key] = url if url in MODES else "runs"
+    key = url_seed("mode", list(MODES), "runs")
     mode = st.segmented_control("Compare", list(MODES), format_func=MODES.get, key=key) or "runs"
-    st.query_params["mode"] = mode
-    st.session_state[key + "__url"] = mode
+    url_keep("mode", mode)
     c1, c2, c3 = st.columns(3)
     if mode == "runs":
         if len(ids) < 2:

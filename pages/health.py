@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from pages._shared import start, BAND_COLORS, wkey, q, scenario_select, url_multiselect, url_selectbox
+from pages._shared import start, BAND_COLORS, q, scenario_select, url_keep, url_multiselect, url_seed, url_selectbox
 
 # (name, low, high) per band, from `harness.queries.health_bands` (the strategy's own thresholds);
 # a comment, not a docstring: Streamlit's magic would print a bare string on the page
@@ -94,13 +94,7 @@ def render() -> None:
     moments = list(dict.fromkeys(tl.sort_values("event_index")["event_index"]))
     ev_at = dict(zip(tl["event_index"], tl["at"]))
     ev_what = dict(zip(tl["event_index"], tl["kind"].fillna("") + " " + tl["item_id"].fillna("")))
-    key = wkey("at")
-    try:
-        url = int(st.query_params.get("at", -1))
-    except ValueError:
-        url = -1
-    if (url in moments and url != st.session_state.get(key + "__url")) or st.session_state.get(key) not in moments:
-        st.session_state[key] = url if url in moments else moments[-1]
+    key = url_seed("at", moments, moments[-1], parse=int)
 
     shown = [s for s in chosen if s in set(tl["strategy"])] or list(have)
     bands = q("health_bands", shown[0])
@@ -110,8 +104,7 @@ def render() -> None:
         st.caption(f"Band thresholds differ between these strategies; the chart shows {shown[0]}'s.")
     moment = st.select_slider("Moment", moments, key=key,
                               format_func=lambda i: f"{ev_at[i]:%Y-%m-%d %H:%M} · after {ev_what[i]}")
-    st.query_params["at"] = str(moment)
-    st.session_state[key + "__url"] = moment
+    url_keep("at", moment)
 
     if len(gold):
         st.markdown("##### Gold bands at the probes")

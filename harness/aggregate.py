@@ -154,14 +154,15 @@ def aggregate(res: Results, *, include_controls: bool = False, run: str | None =
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = summed["total"].to_numpy(float) / n
             pass_rate = summed["passes"].to_numpy(float) / n
-            boot = (W @ totals.to_numpy()) / (W @ counts.to_numpy())
+            drawn = W @ counts.to_numpy()  # cases in each resample
+            boot = (W @ totals.to_numpy()) / drawn
         precision = recall = np.full(len(shown), np.nan)
         if c == REPEAT and rep is not None:
             mats = [rep.pivot_table(index="scenario", columns="strategy", values=k, aggfunc="sum")
                     .reindex(index=scenarios, columns=shown).fillna(0.0).to_numpy() for k in ("tp", "fp", "fn")]
             precision, recall, mean = prf(*(m.sum(axis=0) for m in mats))
             _, _, boot = prf(*(W @ m for m in mats))
-            boot = np.where(W @ counts.to_numpy() > 0, boot, np.nan)
+            boot = np.where(drawn > 0, boot, np.nan)
             mean = np.where(n > 0, mean, np.nan)
             precision, recall = np.where(n > 0, precision, np.nan), np.where(n > 0, recall, np.nan)
         lo, hi = _interval(boot)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from .check import CheckResult, Finding
+from .check import EPS, CheckResult, Finding
 from .compare import CompareResult
 
 MAX_NOTES = 20
@@ -70,7 +70,7 @@ def check_markdown(r: CheckResult, baseline: str, source_run: str = "") -> str:
             lines += ["", f"**{title}**", ""]
             lines += [f"- {_md_cell(f.message)}" for f in fs]
     if len(r.criteria):
-        changed = r.criteria[(r.criteria["delta"].abs() > 1e-6) | (r.criteria["pass_rate_delta"].abs() > 1e-6)]
+        changed = r.criteria[(r.criteria["delta"].abs() > EPS) | (r.criteria["pass_rate_delta"].abs() > EPS)]
         rows = [[x.strategy, x.criterion, _num(x.base_mean), _num(x.mean), _num(x.delta, signed=True),
                  _num(x.base_pass_rate, ".1%"), _num(x.pass_rate, ".1%"), _num(x.tolerance)] for x in r.criteria.itertuples()]
         head = ["strategy", "criterion", "baseline mean", "mean", "Δ", "baseline pass", "pass", "tolerance"]

@@ -227,25 +227,14 @@ def probe_rows(res: Results, scenario: str, probe_id: str, strategies: Sequence[
     return res.df(sql + " ORDER BY strategy", params)
 
 
-def candidates(res: Results, strategy: str, scenario: str, probe_id: str, limit: int | None = None, offset: int = 0) -> pd.DataFrame:
-    """Ranked candidates with the running token total (for the budget cut line)."""
-    sql = """
+def candidates(res: Results, strategy: str, scenario: str, probe_id: str) -> pd.DataFrame:
+    """All ranked candidates of a probe, with the running token total (for the budget cut line)."""
+    return res.df("""
         SELECT rank, item_id, subject, session, text, score, components, source_ids, included, reason, tokens,
-               sum(tokens) OVER (ORDER BY rank) AS cum_tokens,
-               sum(CASE WHEN included THEN tokens ELSE 0 END) OVER (ORDER BY rank) AS cum_included_tokens
+               sum(tokens) OVER (ORDER BY rank) AS cum_tokens
         FROM candidates WHERE strategy = ? AND scenario = ? AND probe_id = ?
         ORDER BY rank
-    """
-    params: list[Any] = [strategy, scenario, probe_id]
-    if limit is not None:
-        sql += " LIMIT ? OFFSET ?"
-        params += [int(limit), int(offset)]
-    return res.df(sql, params)
-
-
-def candidate_count(res: Results, strategy: str, scenario: str, probe_id: str) -> int:
-    return int(res.rows("SELECT count(*) FROM candidates WHERE strategy = ? AND scenario = ? AND probe_id = ?",
-                        [strategy, scenario, probe_id])[0][0])
+    """, [strategy, scenario, probe_id])
 
 
 # --- health ------------------------------------------------------------------------------------

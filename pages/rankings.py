@@ -110,7 +110,7 @@ def render() -> None:
     probe = url_selectbox("Probe", probe_ids, "probe", where=c1, format_func=lambda p: f"{p} — {tasks.get(p, '')}")
     strat_df = q("strategies")
     names = list(strat_df["strategy"])
-    default = [s for s in names if not strat_df.set_index("strategy").loc[s, "control"]][:3] or names[:3]
+    default = list(strat_df.loc[~strat_df["control"], "strategy"])[:3] or names[:3]
     chosen = url_multiselect("Strategies side by side", names, "strategies", default=default, where=c2,
                              max_selections=4)
 
@@ -130,10 +130,11 @@ def render() -> None:
         with st.expander("Gold labels of this probe"):
             st.json(expect)
     rows = q("probe_rows", scenario, probe, tuple(chosen)).set_index("strategy")
-    counts = {s: q("candidate_count", s, scenario, probe) for s in chosen}
-    limit, offset = url_pagination(max(counts.values() or [0]), "rank_page", page_size=RANK_PAGE)
-    if max(counts.values() or [0]) > RANK_PAGE:
-        st.caption(f"Ranks {offset + 1}–{offset + limit} of up to {max(counts.values())} candidates")
+    cands = {s: q("candidates", s, scenario, probe) for s in chosen}  # all of them: the gold check reads every rank
+    most = max(len(c) for c in cands.values())
+    limit, offset = url_pagination(most, "rank_page", page_size=RANK_PAGE)
+    if most > RANK_PAGE:
+        st.caption(f"Ranks {offset + 1}–{offset + limit} of up to {most} candidates")
 
     cols = st.columns(len(chosen), gap="medium")
     for col, strat in zip(cols, chosen):
@@ -150,7 +151,7 @@ def render() -> None:
             a.metric("tokens", f"{r['tokens']}", f"{r['tokens'] - r['budget']:+d} vs budget", delta_color="inverse")
             b.metric("included", f"{r['n_included']} / {r['n_candidates']}")
             c.metric("latency", f"{r['latency_ms']:.1f} ms")
-            allc = q("candidates", strat, scenario, probe)
+            allc = cands[strat]
             gold = gold_check(expect, allc, r["context"])
             if not gold.empty:
                 ok = int(gold["ok"].sum())

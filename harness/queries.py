@@ -165,19 +165,23 @@ def _failure_where(f: Filter, statuses: Sequence[str], text: str) -> tuple[str, 
 _FAIL_FROM = "scores s LEFT JOIN probes p ON p.strategy = s.strategy AND p.scenario = s.scenario AND p.probe_id = s.probe_id"
 
 
-def failures(res: Results, f: Filter = Filter(), statuses: Sequence[str] = FAILING, text: str = "",
-             limit: int = 50, offset: int = 0) -> tuple[pd.DataFrame, int]:
-    """Failing (and optionally unsupported) cases, errors first then lowest value; one page and the total."""
+def failure_count(res: Results, f: Filter = Filter(), statuses: Sequence[str] = FAILING, text: str = "") -> int:
+    """How many cases `failures` pages through with the same filters."""
     where, params = _failure_where(f, statuses, text)
-    total = res.rows(f"SELECT count(*) FROM {_FAIL_FROM} WHERE {where}", params)[0][0]
-    page = res.df(f"""
+    return int(res.rows(f"SELECT count(*) FROM {_FAIL_FROM} WHERE {where}", params)[0][0])
+
+
+def failures(res: Results, f: Filter = Filter(), statuses: Sequence[str] = FAILING, text: str = "",
+             limit: int = 50, offset: int = 0) -> pd.DataFrame:
+    """One page of failing (and optionally unsupported) cases, errors first then lowest value."""
+    where, params = _failure_where(f, statuses, text)
+    return res.df(f"""
         SELECT s.status, s.strategy, s.scenario, s.probe_id, s.criterion, s.value, s.explanation,
                p.task, s.suite, s.tags
         FROM {_FAIL_FROM} WHERE {where}
         ORDER BY s.status = 'error' DESC, s.status = 'fail' DESC, coalesce(s.value, 0), s.scenario, s.probe_id, s.criterion, s.strategy
         LIMIT ? OFFSET ?
     """, params + [int(limit), int(offset)])
-    return page, int(total)
 
 
 def score_row(res: Results, strategy: str, scenario: str, probe_id: str, criterion: str) -> pd.DataFrame:

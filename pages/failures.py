@@ -45,7 +45,7 @@ def render() -> None:
 
     statuses = FAILING + (("unsupported",) if unsup else ())
     f = Filter(strategies=tuple(f_strat), criteria=tuple(f_crit), scenarios=tuple(f_scen), tags=tuple(f_tag))
-    _, total = q("failures", f, statuses, text, limit=1, offset=0)
+    total = q("failure_count", f, statuses, text)
     if total == 0:
         st.success("No failing cases match these filters.")
         opened = st.query_params.get("case")
@@ -54,7 +54,7 @@ def render() -> None:
         return
     st.caption(f"{total} case{'s' if total != 1 else ''} · errors first, then lowest value")
     limit, offset = url_pagination(total, "page", page_size=25)
-    page, _ = q("failures", f, statuses, text, limit=limit, offset=offset)
+    page = q("failures", f, statuses, text, limit=limit, offset=offset)
     page = page.assign(
         icon=page["status"].map(STATUS_ICONS).fillna("") + " " + page["status"],
         crit=page["criterion"].map(lambda k: titles.get(k, k)),

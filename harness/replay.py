@@ -101,6 +101,21 @@ def build_seen(scenario: Scenario) -> dict[str, SeenItem]:
     return seen
 
 
+def forgotten_at_probes(scenario: Scenario) -> dict[int, frozenset[str]]:
+    """Per probe (by event index): the subjects forgotten before it and not spoken to since
+    (a subject spoken to again starts a new history)."""
+    out: dict[int, frozenset[str]] = {}
+    forgotten: set[str] = set()
+    for i, ev in enumerate(scenario.events):
+        if isinstance(ev, Probe):
+            out[i] = frozenset(forgotten)
+        elif isinstance(ev, Forget):
+            forgotten.add(ev.subject)
+        else:
+            forgotten.discard(ev.subject)
+    return out
+
+
 def request_for(probe: Probe) -> ContextRequest:
     """The context request a probe makes of every strategy."""
     return ContextRequest(
@@ -158,16 +173,12 @@ def replay(
         prepare(scenario, strategy)
     outcomes: list[ProbeOutcome] = []
     timeline: list[HealthPoint] = []
-    forgotten: set[str] = set()
+    forgotten = forgotten_at_probes(scenario)
     broken: str | None = None
     for i, ev in enumerate(scenario.events):
         if isinstance(ev, Probe):
-            outcomes.append(_ask(scenario, strategy, ev, i, seen, frozenset(forgotten), caps, broken))
+            outcomes.append(_ask(scenario, strategy, ev, i, seen, forgotten[i], caps, broken))
             continue
-        if isinstance(ev, Forget):
-            forgotten.add(ev.subject)
-        elif ev.subject in forgotten:
-            forgotten.discard(ev.subject)  # spoken to again: a new history starts
         if broken is None:
             try:
                 strategy.observe(ev)

@@ -28,7 +28,7 @@ import pyarrow as pa
 from stores.protocol import Bundle, Candidate, Forget, HealthFactor, HealthReport, Resolution, Turn
 
 from .criteria import registry, score_probe
-from .replay import ProbeOutcome, build_seen
+from .replay import ProbeOutcome, build_seen, forgotten_at_probes
 from .results import Results, resolve_run
 from .runstore import RunWriter, environment, new_run_id, read_manifest
 from .scenario import Expect, Probe, Scenario, Subject, TextNeedle
@@ -105,19 +105,6 @@ def _report(r: dict[str, Any]) -> HealthReport:
     return HealthReport(r["subject"], _utc(r["at"]), r["base"], factors, r["score"], r["band"])
 
 
-def _forgotten_at(s: Scenario) -> dict[int, frozenset[str]]:
-    """Subjects forgotten (and not spoken to since) at each probe, as the replay tracks them."""
-    out, forgotten = {}, set()
-    for i, ev in enumerate(s.events):
-        if isinstance(ev, Probe):
-            out[i] = frozenset(forgotten)
-        elif isinstance(ev, Forget):
-            forgotten.add(ev.subject)
-        else:
-            forgotten.discard(ev.subject)
-    return out
-
-
 def _capabilities(manifest: dict[str, Any]) -> dict[str, frozenset[str]]:
     caps = {}
     for s in manifest.get("strategies", []):
@@ -150,7 +137,7 @@ def outcomes_from(res: Results, run: str, scenario: Scenario, strategy: str, cap
     for h in _records(res, f"SELECT *, {recomputed} AS again FROM health WHERE run = $run AND scenario = $scenario AND strategy = $strategy AND probe_id <> ''", p):
         health.setdefault(h["probe_id"], {})[bool(h["again"])] = _report(h)
     seen = build_seen(scenario)
-    forgotten = _forgotten_at(scenario)
+    forgotten = forgotten_at_probes(scenario)
     by_id = {e.id: (i, e) for i, e in enumerate(scenario.events) if isinstance(e, Probe)}
     out = []
     for row in probes:

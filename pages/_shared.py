@@ -223,6 +223,14 @@ def clear_params(*params: str) -> None:
         st.session_state.pop(wkey(p) + "__url", None)
 
 
+CASE_SEP = "|"
+
+
+def case_key(strategy: str, scenario: str, probe_id: str | None, criterion: str) -> str:
+    """The `?case=` value that opens one case on the Failures page (split it on `CASE_SEP`)."""
+    return CASE_SEP.join([strategy, scenario, probe_id or "", criterion])
+
+
 def go(page: str, **params: Any) -> None:
     """Open another page with its selection in the URL (the run is carried along)."""
     qp = {"run": current_run(), **{k: v for k, v in params.items() if v not in (None, "", [])}}

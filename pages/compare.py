@@ -10,7 +10,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from pages._shared import (start, criterion_titles, go as go_page, query, root, run_ids, url_multiselect,
+from pages._shared import (start, case_key, criterion_titles, go as go_page, query, root, run_ids, url_multiselect,
                            url_keep, url_pagination, url_seed, url_selectbox)
 
 MODES = {"runs": "Two runs", "strategies": "Two strategies in one run"}
@@ -106,7 +106,7 @@ def render() -> None:
                      icon=":material/report:"):
             st.query_params["run"] = case_run
             go_page("pages/failures.py", run=case_run,
-                    case="|".join([strat, r["scenario"], r["probe_id"] or "", r["criterion"]]))
+                    case=case_key(strat, r["scenario"], r["probe_id"], r["criterion"]))
 
 
 if __name__ == "__main__":  # Streamlit runs a page as __main__; tests may import it

@@ -13,15 +13,10 @@ import pandas as pd
 import streamlit as st
 
 from harness.queries import FAILING, Filter, gap_label, gold_check, gold_marks, gold_view, hit, parse_expect, present
-from pages._shared import (start, STATUS_ICONS, wkey, criterion_titles, q, url_multiselect, url_pagination,
+from pages._shared import (start, CASE_SEP, STATUS_ICONS, case_key, wkey, criterion_titles, q, url_multiselect, url_pagination,
                            url_selectbox, url_text, url_toggle)
 
-SEP = "|"
 GAP = pd.Timedelta(hours=1)
-
-
-def case_key(r) -> str:
-    return SEP.join([r.strategy, r.scenario, r.probe_id or "", r.criterion])
 
 
 def render() -> None:
@@ -50,7 +45,7 @@ def render() -> None:
         st.success("No failing cases match these filters.")
         opened = st.query_params.get("case")
         if opened:
-            render_case(*opened.split(SEP))
+            render_case(*opened.split(CASE_SEP))
         return
     st.caption(f"{total} case{'s' if total != 1 else ''} · errors first, then lowest value")
     limit, offset = url_pagination(total, "page", page_size=25)
@@ -66,7 +61,7 @@ def render() -> None:
         column_config={"icon": "status", "crit": "criterion", "value": st.column_config.NumberColumn("value", format="%.2f"),
                        "explanation": st.column_config.TextColumn("explanation", width="large")},
     )
-    keys = [case_key(r) for r in page.itertuples(index=False)]
+    keys = [case_key(r.strategy, r.scenario, r.probe_id, r.criterion) for r in page.itertuples(index=False)]
     try:
         rows = list(event["selection"]["rows"])
     except (KeyError, TypeError):
@@ -82,12 +77,12 @@ def render() -> None:
     def label(k: str) -> str:
         if not k:
             return "— pick a case (or click a row) —"
-        s, sc, p, c = k.split(SEP)
+        s, sc, p, c = k.split(CASE_SEP)
         return f"{sc} · {p or 'whole scenario'} · {titles.get(c, c)} · {s}"
 
     opened = url_selectbox("Open a case", options, "case", format_func=label)
     if opened:
-        render_case(*opened.split(SEP))
+        render_case(*opened.split(CASE_SEP))
     else:
         st.query_params.pop("case", None)
 

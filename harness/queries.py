@@ -64,10 +64,10 @@ class Filter:
 def criteria_meta(res: Results) -> pd.DataFrame:
     """Criteria that have rows in the run, with title and group, in the registry's order."""
     manifest = next(iter(res.manifests.values()))
-    order = {c["key"]: (i, c.get("title", c["key"]), c.get("group", "core")) for i, c in enumerate(manifest.get("criteria", []))}
+    known = {c["key"]: {"title": c.get("title", c["key"]), "grp": c.get("group", "core"), "order": i}
+             for i, c in enumerate(manifest.get("criteria", []))}
     keys = [r[0] for r in res.rows("SELECT DISTINCT criterion FROM scores")]
-    rows = [{"criterion": k, "title": order.get(k, (999, k, "core"))[1], "grp": order.get(k, (999, k, "core"))[2],
-             "order": order.get(k, (999,))[0]} for k in keys]
+    rows = [{"criterion": k, **known.get(k, {"title": k, "grp": "core", "order": 999})} for k in keys]
     rows.sort(key=lambda r: (r["grp"] != "core", r["order"], r["criterion"]))  # core first, registry order
     return pd.DataFrame(rows, columns=["criterion", "title", "grp", "order"])
 

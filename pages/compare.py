@@ -10,7 +10,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from pages._shared import (start, case_key, criterion_titles, go as go_page, query, root, run_ids, url_multiselect,
+from pages._shared import (start, case_key, criterion_titles, go as go_page, q, query, root, run_ids, url_multiselect,
                            url_keep, url_pagination, url_seed, url_selectbox)
 
 MODES = {"runs": "Two runs", "strategies": "Two strategies in one run"}
@@ -45,12 +45,12 @@ def render() -> None:
             return
         run_b = url_selectbox("Run B (new)", ids, "b", default=run, where=c2)
         run_a = url_selectbox("Run A (baseline)", [r for r in ids if r != run_b], "a", where=c1)
-        shared = sorted(set(query("strategies", (run_a,), root())["strategy"]) & set(query("strategies", (run_b,), root())["strategy"]))
+        shared = sorted(set(q("strategies", run=run_a)["strategy"]) & set(q("strategies", run=run_b)["strategy"]))
         chosen = url_multiselect("Strategies", shared, "strategies", where=c3, placeholder="all shared strategies")
         result = query("compare", (run_a, run_b), root(), run_a, run_b, strategies=tuple(chosen or shared))
         case_run = run_b
     else:
-        names = list(query("strategies", (run,), root())["strategy"])
+        names = list(q("strategies", run=run)["strategy"])
         sa = url_selectbox("Strategy A", names, "sa", where=c1)
         sb = url_selectbox("Strategy B", [n for n in names if n != sa], "sb", where=c2)
         c3.caption(f"in run `{run}`")

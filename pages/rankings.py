@@ -142,35 +142,38 @@ def render() -> None:
             st.markdown(f"#### {strat}")
             if strat not in rows.index:
                 st.warning("No row for this probe.")
-                continue
-            r = rows.loc[strat]
-            if r["error"]:
-                st.error(f"raised: {r['error']}")
-                continue
-            a, b, c = st.columns(3)
-            a.metric("tokens", f"{r['tokens']}", f"{r['tokens'] - r['budget']:+d} vs budget", delta_color="inverse")
-            b.metric("included", f"{r['n_included']} / {r['n_candidates']}")
-            c.metric("latency", f"{r['latency_ms']:.1f} ms")
-            allc = cands[strat]
-            gold = gold_check(expect, allc, r["context"])
-            if not gold.empty:
-                ok = int(gold["ok"].sum())
-                st.caption(f"gold: {ok} of {len(gold)} right")
-                st.dataframe(gold[["mark", "kind", "ref"]], hide_index=True, width="stretch",
-                             height=min(36 * (len(gold) + 1) + 3, 250))
-            page = allc.iloc[offset:offset + limit]
-            if page.empty:
-                st.caption("No candidates on this page.")
-                continue
-            st.plotly_chart(ranking_chart(page, int(prow["budget"]), marks), key=f"rank_{strat}",
-                            config={"displayModeBar": False})
-            table = page.assign(
-                gold=page["item_id"].map(marks).fillna(""),
-                status=page["included"].map({True: "included", False: "dropped"}),
-            )[["rank", "item_id", "score", "status", "reason", "tokens", "gold", "text"]]
-            st.dataframe(table, hide_index=True, width="stretch",
-                         column_config={"score": st.column_config.NumberColumn(format="%.2f")})
+            elif rows.loc[strat, "error"]:
+                st.error(f"raised: {rows.loc[strat, 'error']}")
+            else:
+                ranking_column(strat, rows.loc[strat], cands[strat], expect, marks, int(prow["budget"]),
+                               slice(offset, offset + limit))
 
+
+def ranking_column(strat: str, r: pd.Series, allc: pd.DataFrame, expect: dict, marks: dict[str, str], budget: int,
+                   ranks: slice) -> None:
+    """One strategy's answer to the probe: its numbers, the gold check over all its candidates,
+    then this page of its ranking as a chart and a table."""
+    a, b, c = st.columns(3)
+    a.metric("tokens", f"{r['tokens']}", f"{r['tokens'] - r['budget']:+d} vs budget", delta_color="inverse")
+    b.metric("included", f"{r['n_included']} / {r['n_candidates']}")
+    c.metric("latency", f"{r['latency_ms']:.1f} ms")
+    gold = gold_check(expect, allc, r["context"])
+    if not gold.empty:
+        ok = int(gold["ok"].sum())
+        st.caption(f"gold: {ok} of {len(gold)} right")
+        st.dataframe(gold[["mark", "kind", "ref"]], hide_index=True, width="stretch",
+                     height=min(36 * (len(gold) + 1) + 3, 250))
+    page = allc.iloc[ranks]
+    if page.empty:
+        st.caption("No candidates on this page.")
+        return
+    st.plotly_chart(ranking_chart(page, budget, marks), key=f"rank_{strat}", config={"displayModeBar": False})
+    table = page.assign(
+        gold=page["item_id"].map(marks).fillna(""),
+        status=page["included"].map({True: "included", False: "dropped"}),
+    )[["rank", "item_id", "score", "status", "reason", "tokens", "gold", "text"]]
+    st.dataframe(table, hide_index=True, width="stretch",
+                 column_config={"score": st.column_config.NumberColumn(format="%.2f")})
 
 if __name__ == "__main__":  # Streamlit runs a page as __main__; tests may import it
     render()

@@ -87,7 +87,7 @@ def render() -> None:
             if df.empty:
                 st.caption("None.")
                 continue
-            limit, offset = url_pagination(len(df), param, page_size=25)
+            limit, offset = url_pagination(len(df), param)
             page = df.iloc[offset:offset + limit]
             st.dataframe(
                 page.assign(criterion=page["criterion"].map(lambda k: titles.get(k, k)))[

@@ -48,7 +48,7 @@ def render() -> None:
             render_case(*opened.split(CASE_SEP))
         return
     st.caption(f"{total} case{'s' if total != 1 else ''} · errors first, then lowest value")
-    limit, offset = url_pagination(total, "page", page_size=25)
+    limit, offset = url_pagination(total, "page")
     page = q("failures", f, statuses, text, limit=limit, offset=offset)
     page = page.assign(
         icon=page["status"].map(STATUS_ICONS).fillna("") + " " + page["status"],

@@ -103,7 +103,8 @@ def render() -> None:
         st.warning("No scores match these filters.")
         return
     meta = q("criteria_meta")
-    crit_keys = [c for c in meta["criterion"] if c in set(cells["criterion"])]
+    scored = set(cells["criterion"])
+    crit_keys = [c for c in meta["criterion"] if c in scored]
     titles = dict(zip(meta["criterion"], meta["title"]))
     strategies = list(totals["strategy"])
 

@@ -59,8 +59,13 @@ def run_ids() -> list[str]:
 
 def current_run() -> str | None:
     """The run chosen in the sidebar (the app's router puts it in the URL before any page renders)."""
+    picked = st.session_state.get("qp_run")
+    if picked is not None:
+        # the router's picker, drawn earlier in this same script run, only holds a run it just
+        # listed: no second scan of the runs folder (and its manifests) for every query
+        return picked
     ids = run_ids()
-    rid = st.session_state.get("qp_run") or st.query_params.get("run")
+    rid = st.query_params.get("run")
     return rid if rid in ids else (ids[0] if ids else None)
 
 

@@ -96,7 +96,8 @@ def render() -> None:
     ev_what = dict(zip(tl["event_index"], tl["kind"].fillna("") + " " + tl["item_id"].fillna("")))
     key = url_seed("at", moments, moments[-1], parse=int)
 
-    shown = [s for s in chosen if s in set(tl["strategy"])] or list(have)
+    reported = set(tl["strategy"])
+    shown = [s for s in chosen if s in reported] or list(have)
     bands = q("health_bands", shown[0])
     st.plotly_chart(timeline(tl, gold, ev_at.get(st.session_state[key]), bands), key="health_timeline",
                     config={"displayModeBar": False})
@@ -109,7 +110,7 @@ def render() -> None:
     if len(gold):
         st.markdown("##### Gold bands at the probes")
         g = gold[gold["strategy"].isin(chosen) | gold["strategy"].isna()].copy()
-        g["agrees"] = g.apply(lambda r: "–" if pd.isna(r["band"]) else ("✓ agrees" if r["band"] == r["gold"] else "✗ disagrees"), axis=1)
+        g["agrees"] = g["band"].eq(g["gold"]).map({True: "✓ agrees", False: "✗ disagrees"}).where(g["band"].notna(), "–")
         g["gold"] = g["gold"].map(band_label)
         g["band"] = g["band"].map(lambda b: band_label(b) if isinstance(b, str) else "–")
         st.dataframe(g[["probe_id", "at", "gold", "strategy", "score", "band", "agrees"]], hide_index=True, width="stretch",

@@ -62,6 +62,20 @@ def test_run_picker_defaults_to_newest_and_lists_every_run(app_runs):
     assert at.query_params["run"] == MAIN
 
 
+@pytest.mark.parametrize("page", PAGES)
+def test_a_rerun_scans_the_runs_folder_once(app_runs, page, monkeypatch):
+    """The router lists the runs (reading every manifest); pages reuse its pick, not a scan per query.
+    Compare lists them once more, for its own run A / run B pickers."""
+    import harness.results as results
+
+    at = open_page(page)
+    reads, real = [], results.read_manifest
+    monkeypatch.setattr(results, "read_manifest", lambda p: reads.append(p) or real(p))
+    at.run()
+    no_exception(at)
+    assert len(reads) == len(app_runs) * (2 if page == "compare" else 1), reads
+
+
 def test_run_in_the_url_selects_that_run(app_runs):
     at = open_page("leaderboard", run=TIGHT)
     assert at.sidebar.selectbox[0].value == TIGHT

@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from harness.generate import write_suite  # noqa: E402
-from harness.loader import load_suite  # noqa: E402
-from harness.runner import execute  # noqa: E402
+from harness.format.loader import load_suite  # noqa: E402
+from harness.run.runner import execute  # noqa: E402
 from stores.registry import parse_specs  # noqa: E402
 
 NON_EMBEDDING = "history_stuffing,tfidf,session_aware,oracle,empty"
@@ -49,8 +49,8 @@ def _run(scenarios, strategies: str, out: Path, workers: int) -> tuple[float, in
 
 _FRESH = """
 import json, shutil, sys, time
-from harness.loader import load_suite
-from harness.runner import execute
+from harness.format.loader import load_suite
+from harness.run.runner import execute
 from stores.registry import parse_specs
 if __name__ == "__main__":
     paths, strategies, out, workers = json.loads(sys.argv[1])

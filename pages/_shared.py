@@ -2,7 +2,7 @@
 
 Selections are written to `st.query_params` on every run and read back from it when a widget
 first appears, so a copied link reproduces what someone saw. Queries go through
-`harness.queries` behind `st.cache_data`, keyed on the run ids and the parameters (runs
+`harness.analysis.queries` behind `st.cache_data`, keyed on the run ids and the parameters (runs
 never change once written, so a cached answer never goes stale).
 """
 
@@ -14,8 +14,8 @@ from typing import Any, Callable, Sequence
 
 import streamlit as st
 
-from harness import queries
-from harness.results import Results, list_runs, resolve_run, runs_root
+from harness.analysis import queries
+from harness.analysis.results import Results, list_runs, resolve_run, runs_root
 
 PAGE_SIZE = 25
 
@@ -71,7 +71,7 @@ def current_run() -> str | None:
 
 @st.cache_data(show_spinner=False, max_entries=512)
 def query(name: str, runs: tuple[str, ...], root_dir: str, *args: Any, **kwargs: Any) -> Any:
-    """`harness.queries.<name>(Results(runs), *args, **kwargs)`, cached by run ids and parameters."""
+    """`harness.analysis.queries.<name>(Results(runs), *args, **kwargs)`, cached by run ids and parameters."""
     with Results([resolve_run(r, root_dir) for r in runs]) as res:
         return getattr(queries, name)(res, *args, **kwargs)
 

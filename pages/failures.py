@@ -12,7 +12,7 @@ import re
 import pandas as pd
 import streamlit as st
 
-from harness.queries import FAILING, Filter, gap_label, gold_check, gold_marks, gold_view, hit, parse_expect, present
+from harness.analysis.queries import FAILING, Filter, gap_label, gold_check, gold_marks, gold_view, hit, parse_expect, present
 from pages._shared import (start, CASE_SEP, STATUS_ICONS, case_key, wkey, criterion_titles, q, url_multiselect, url_pagination,
                            url_selectbox, url_text, url_toggle)
 
@@ -146,7 +146,7 @@ def render_case(strategy: str, scenario: str, probe_id: str, criterion: str) -> 
 
 def transcript(ev: pd.DataFrame, cands: pd.DataFrame, expect: dict, context: str | None = None) -> None:
     """Turns as chat messages with session boundaries, resolutions, gaps, and context badges
-    (what counts as in the context is the criteria's rule, `harness.queries.gold_view`)."""
+    (what counts as in the context is the criteria's rule, `harness.analysis.queries.gold_view`)."""
     v = gold_view(cands, context)
     marks = gold_marks(expect)
     prev_at, prev_session = None, None

@@ -1,14 +1,14 @@
 """Get started: shown when no run exists; one button runs the canonical suite.
 
 This is the one place the app runs strategies, and it does so only through the harness API
-(`harness.runner.execute`), never by importing a strategy.
+(`harness.run.runner.execute`), never by importing a strategy.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from harness.results import runs_root
+from harness.analysis.results import runs_root
 from pages._shared import routed
 
 CANONICAL = "datasets/canonical"
@@ -31,11 +31,11 @@ def render() -> None:
 
 
 def run_canonical(names) -> None:
-    from harness.runner import execute
+    from harness.run.runner import execute
     from stores.registry import parse_specs
 
     try:
-        from harness.loader import load_suite
+        from harness.format.loader import load_suite
 
         scenarios = load_suite([CANONICAL])
     except Exception as exc:  # a broken suite is shown, not hidden

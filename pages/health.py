@@ -11,7 +11,7 @@ import streamlit as st
 
 from pages._shared import start, BAND_COLORS, q, scenario_select, url_keep, url_multiselect, url_seed, url_selectbox
 
-# (name, low, high) per band, from `harness.queries.health_bands` (the strategy's own thresholds);
+# (name, low, high) per band, from `harness.analysis.queries.health_bands` (the strategy's own thresholds);
 # a comment, not a docstring: Streamlit's magic would print a bare string on the page
 Bands = tuple[tuple[str, float, float], ...]
 LINE_COLORS = ["#1f77b4", "#ff7f0e", "#9467bd", "#17becf", "#8c564b"]

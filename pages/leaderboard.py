@@ -8,7 +8,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from harness.queries import Filter
+from harness.analysis.queries import Filter
 from pages._shared import start, go as go_page, manifest, pct, q, root, url_multiselect, url_selectbox, url_toggle
 
 FAILURES = "pages/failures.py"

@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from harness.queries import components, gold_check, gold_marks, parse_expect
+from harness.analysis.queries import components, gold_check, gold_marks, parse_expect
 from pages._shared import start, q, scenario_select, url_multiselect, url_pagination, url_selectbox
 
 RANK_PAGE = 15

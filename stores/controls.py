@@ -14,9 +14,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .memory import MemoryStore
-from .packing import pack
-from .protocol import Bundle, ContextRequest, Event, NoParams
+from stores.memory import MemoryStore
+from stores.packing import pack
+from stores.protocol import Bundle, ContextRequest, Event, NoParams
 
 
 class Empty:

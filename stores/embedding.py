@@ -7,10 +7,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from .encoder import DEFAULT_MODEL, encoder
-from .memory import IndexedMemory, SubjectHistory
-from .packing import pack, top_k_eligible
-from .protocol import Bundle, ContextRequest
+from stores.encoder import DEFAULT_MODEL, encoder
+from stores.memory import IndexedMemory, SubjectHistory
+from stores.packing import pack, top_k_eligible
+from stores.protocol import Bundle, ContextRequest
 
 COSINE_DECIMALS = 6
 """Cosines are rounded so float noise between batch shapes can never reorder items."""

@@ -25,10 +25,10 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from .memory import RESOLUTION_ROLE, SubjectHistory
-from .protocol import ContextRequest, Handoff, HealthReport
-from .text import is_urgent
-from .tokens import count_tokens
+from stores.memory import RESOLUTION_ROLE, SubjectHistory
+from stores.protocol import ContextRequest, Handoff, HealthReport
+from stores.text import is_urgent
+from stores.tokens import count_tokens
 
 HEADINGS = (
     "Who the customer is",

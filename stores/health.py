@@ -49,9 +49,9 @@ from datetime import datetime
 
 import numpy as np
 
-from .memory import RESOLUTION_ROLE, SubjectHistory
-from .protocol import HealthFactor, HealthReport
-from .text import is_urgent, keywords, overlap_ratio
+from stores.memory import RESOLUTION_ROLE, SubjectHistory
+from stores.protocol import HealthFactor, HealthReport
+from stores.text import is_urgent, keywords, overlap_ratio
 
 
 @dataclass(frozen=True)

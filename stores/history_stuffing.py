@@ -7,9 +7,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from .memory import MemoryStore
-from .packing import pack
-from .protocol import Bundle, ContextRequest, Event
+from stores.memory import MemoryStore
+from stores.packing import pack
+from stores.protocol import Bundle, ContextRequest, Event
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from .protocol import Event, Forget, Resolution, Turn
-from .tokens import count_tokens
+from stores.protocol import Event, Forget, Resolution, Turn
+from stores.tokens import count_tokens
 
 RESOLUTION_ROLE = "resolution"
 

@@ -15,9 +15,9 @@ from typing import Iterator, Literal, Sequence, overload
 
 import numpy as np
 
-from .memory import SubjectHistory
-from .protocol import DROP_BUDGET, DROP_CUTOFF, Bundle, Candidate, ContextRequest
-from .tokens import count_text_tokens, count_tokens
+from stores.memory import SubjectHistory
+from stores.protocol import DROP_BUDGET, DROP_CUTOFF, Bundle, Candidate, ContextRequest
+from stores.tokens import count_text_tokens, count_tokens
 
 
 @dataclass

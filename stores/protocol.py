@@ -3,7 +3,7 @@
 Strategies see only what a deployed memory layer would see: the events of the
 conversation (turns, resolutions, deletion requests) as they happen, and a
 context request at the moment the agent is about to answer. Gold labels live in
-the harness (`harness.scenario.Probe`) and never cross this boundary.
+the harness (`harness.format.model.Probe`) and never cross this boundary.
 """
 
 from __future__ import annotations

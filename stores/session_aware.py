@@ -8,12 +8,12 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from .handoff import build_handoff
-from .health import HealthParams, health_report
-from .memory import RESOLUTION_ROLE, IndexedMemory, SubjectHistory
-from .packing import pack, total_score
-from .protocol import Bundle, ContextRequest, Handoff, HealthReport
-from .text import is_urgent, keywords, overlap_ratio, words
+from stores.handoff import build_handoff
+from stores.health import HealthParams, health_report
+from stores.memory import RESOLUTION_ROLE, IndexedMemory, SubjectHistory
+from stores.packing import pack, total_score
+from stores.protocol import Bundle, ContextRequest, Handoff, HealthReport
+from stores.text import is_urgent, keywords, overlap_ratio, words
 
 
 @dataclass(frozen=True)

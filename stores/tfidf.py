@@ -9,10 +9,10 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer
 
-from .memory import IndexedMemory, SubjectHistory
-from .packing import pack, top_k_eligible
-from .protocol import Bundle, ContextRequest
-from .text import STOPWORDS
+from stores.memory import IndexedMemory, SubjectHistory
+from stores.packing import pack, top_k_eligible
+from stores.protocol import Bundle, ContextRequest
+from stores.text import STOPWORDS
 
 TOKEN_PATTERN = r"[a-z0-9]+(?:['_.-][a-z0-9]+)*"
 """The project's word pattern (`stores.text`), so TF-IDF and the other strategies see the same words."""

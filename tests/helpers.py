@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from harness.scenario import Expect, Probe, Scenario, Subject
+from harness.format.model import Expect, Probe, Scenario, Subject
 from stores.protocol import Forget, Resolution, Turn
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)

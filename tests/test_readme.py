@@ -4,7 +4,7 @@ import re
 from pathlib import Path
 
 from harness.cli import build_parser
-from harness.loader import load_scenario
+from harness.format.loader import load_scenario
 from stores.registry import load_config
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()

@@ -6,5 +6,5 @@
   (the same numbers the app's Compare page shows).
 - `junit`: JUnit XML from a run or from a check.
 
-Everything reads runs through `harness.results`; nothing here runs a strategy.
+Everything reads runs through `harness.analysis.results`; nothing here runs a strategy.
 """

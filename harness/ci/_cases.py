@@ -11,7 +11,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from harness.results import Results
+from harness.analysis.results import Results
 
 CASE_COLUMNS = ["strategy", "strategy_name", "suite", "scenario", "probe_id", "case", "criterion", "grp",
                 "value", "passed", "status", "explanation"]
@@ -40,11 +40,11 @@ def case_rows(res: Results, run: str | None = None, strategies: Sequence[str] | 
 def criterion_stats(res: Results, run: str | None = None, strategies: Sequence[str] | None = None) -> pd.DataFrame:
     """Per strategy x criterion with at least one case: mean, n, pass_rate, unsupported, errors.
 
-    The numbers of `harness.aggregate.aggregate` (controls included: CI guards them too), with
+    The numbers of `harness.analysis.aggregate.aggregate` (controls included: CI guards them too), with
     the run's own seed like `supportbench report`, so the check, the comparison, the report and
     the app agree; `repeat_issue`'s mean is F1.
     """
-    from harness.aggregate import aggregate
+    from harness.analysis.aggregate import aggregate
 
     run = res.pick_run(run)
     seed = int(res.manifests[run].get("seed", 0) or 0)

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Sequence
 
-from harness.results import Results
+from harness.analysis.results import Results
 
-from ._cases import case_rows, criterion_stats
+from harness.ci._cases import case_rows, criterion_stats
 
 FORMAT = "supportbench-baseline/1"
 DIGITS = 6
@@ -178,7 +178,7 @@ class Baseline:
         return json.dumps(self.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
     def write(self, path: str | Path) -> Path:
-        from ..runstore import write_text_atomic
+        from harness.run.runstore import write_text_atomic
 
         return write_text_atomic(path, self.dumps())
 

@@ -21,10 +21,10 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from harness.results import Results
+from harness.analysis.results import Results
 
-from ._cases import case_rows, criterion_stats
-from .baseline import Baseline, suites_of
+from harness.ci._cases import case_rows, criterion_stats
+from harness.ci.baseline import Baseline, suites_of
 
 Severity = Literal["unusable", "regression", "warning", "note"]
 SEVERITIES: tuple[Severity, ...] = ("unusable", "regression", "warning", "note")

@@ -12,8 +12,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from harness.aggregate import CASE_COUNTS, REPEAT, prf, repeat_counts_sql
-from harness.results import Results
+from harness.analysis.aggregate import CASE_COUNTS, REPEAT, prf, repeat_counts_sql
+from harness.analysis.results import Results
 
 CRITERIA_COLUMNS = ["strategy", "criterion", "grp", "mean_a", "mean_b", "delta", "pass_rate_a", "pass_rate_b",
                     "pass_rate_delta", "n_a", "n_b"]
@@ -46,11 +46,11 @@ class CompareResult:
         return self.flips[self.flips["direction"] == "improvement"]
 
 
-# The heavy lifting is DuckDB SQL over the `scores` view of `harness.results.Results`: per side one
+# The heavy lifting is DuckDB SQL over the `scores` view of `harness.analysis.results.Results`: per side one
 # GROUP BY for the criterion numbers, and one join of the two sides' case rows for the flipped and
 # one-sided cases, so only the rows shown (criteria, flips) reach pandas. The numbers are those of
 # `harness.ci._cases` (`criterion_stats`, `case_rows`): mean, n and pass rate of
-# `harness.aggregate.aggregate` (F1 for repeat_issue, from the same counts and `prf`), verdicts with
+# `harness.analysis.aggregate.aggregate` (F1 for repeat_issue, from the same counts and `prf`), verdicts with
 # a missing `passed` as false.
 
 _STATS = f"""

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.results import Results
+from harness.analysis.results import Results
 
-from ._cases import case_rows
-from .check import CheckResult
+from harness.ci._cases import case_rows
+from harness.ci.check import CheckResult
 
 MAX_MESSAGE = 2000
 
@@ -145,7 +145,7 @@ def check_junit(result: CheckResult) -> ET.Element:
 
 def write_junit(root: ET.Element, path: str | Path) -> Path:
     """Write the XML with a declaration, indented, atomically."""
-    from ..runstore import write_text_atomic
+    from harness.run.runstore import write_text_atomic
 
     ET.indent(root)
     return write_text_atomic(path, "<?xml version='1.0' encoding='utf-8'?>\n" + ET.tostring(root, encoding="unicode") + "\n")

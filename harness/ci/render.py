@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from .check import EPS, CheckResult, Finding
-from .compare import CompareResult
+from harness.ci.check import EPS, CheckResult, Finding
+from harness.ci.compare import CompareResult
 
 MAX_NOTES = 20
 MAX_FLIPS_MD = 50

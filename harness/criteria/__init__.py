@@ -20,8 +20,8 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
-from ..replay import ProbeOutcome
-from ..scenario import Probe, Scenario
+from harness.run.replay import ProbeOutcome
+from harness.format.model import Probe, Scenario
 
 Status = Literal["ok", "fail", "unsupported", "error"]
 

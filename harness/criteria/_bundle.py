@@ -22,8 +22,8 @@ from typing import Callable, Iterable, NamedTuple, TypeVar
 
 from stores.protocol import Forget
 
-from ..replay import ProbeOutcome
-from ..scenario import GoldRef, TextNeedle
+from harness.run.replay import ProbeOutcome
+from harness.format.model import GoldRef, TextNeedle
 
 T = TypeVar("T")
 
@@ -125,7 +125,7 @@ def index(candidates: Iterable, context: str | None) -> View:
     `text`) and the context text for gold lookups.
 
     The one place the criteria's reading rules live: the criteria call it on a bundle (`view`),
-    the app (`harness.queries.gold_check`) on the same rows read back from a run's Parquet.
+    the app (`harness.analysis.queries.gold_check`) on the same rows read back from a run's Parquet.
     A bundle's flags are not taken on trust: an item counts as in the context (`rank`, `hit`)
     only when it is marked included *and* its rendered text is in the context text; an item
     that must stay out counts as in it (`present`) when it is marked included *or* its text

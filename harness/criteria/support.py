@@ -10,9 +10,9 @@ import math
 
 from stores.tokens import count_text_tokens
 
-from . import criterion, errored, ok_or_fail
-from ..replay import ProbeOutcome
-from ._bundle import (
+from harness.criteria import criterion, errored, ok_or_fail
+from harness.run.replay import ProbeOutcome
+from harness.criteria._bundle import (
     REPEAT_TOP, foreign_items, hidden_note, hit, in_context, lie, pair_ids, plural, present, quote, quote_all, repeat_flagged,
     rows, shown_rank, unmarked_note, view, wrong_pairs,
 )

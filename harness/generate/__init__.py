@@ -17,8 +17,8 @@ from typing import Any
 
 import yaml
 
-from .compose import ScenarioWriter, State
-from .plan import PROFILES, CustomerPlan, plan_customer
+from harness.generate.compose import ScenarioWriter, State
+from harness.generate.plan import PROFILES, CustomerPlan, plan_customer
 
 __all__ = ["PROFILES", "generate_suite", "write_suite", "label_counts"]
 

@@ -17,9 +17,9 @@ from typing import Any
 
 from stores.tokens import count_tokens
 
-from . import catalog as C
-from .health import Item, clear_band
-from .plan import CustomerPlan, Profile, SessionPlan
+from harness.generate import catalog as C
+from harness.generate.health import Item, clear_band
+from harness.generate.plan import CustomerPlan, Profile, SessionPlan
 
 MIN = timedelta(minutes=1)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from . import catalog as C
+from harness.generate import catalog as C
 
 
 @dataclass(frozen=True)

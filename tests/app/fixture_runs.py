@@ -11,7 +11,7 @@ from pathlib import Path
 
 from helpers import forget, outage_story, probe, resolve, scenario, turn
 
-from harness.runner import execute
+from harness.run.runner import execute
 from stores.registry import parse_specs
 
 DAY = 60 * 24
@@ -76,7 +76,7 @@ def strategy_names() -> str:
 
 def tighten(s, budget: int = 60):
     """The same scenario with every probe's budget cut, so packing strategies drop more."""
-    from harness.scenario import Probe
+    from harness.format.model import Probe
 
     return replace(s, events=tuple(replace(e, budget=min(e.budget, budget)) if isinstance(e, Probe) else e for e in s.events))
 

@@ -1,7 +1,7 @@
 """The app's gold marks, health bands and aggregate seed agree with the harness's own rules.
 
 The Failures and Rankings pages mark each gold item of a probe (✓ included, ✗ missing, ...)
-with `harness.queries.gold_check`, on rows read back from a run's Parquet. Those marks must
+with `harness.analysis.queries.gold_check`, on rows read back from a run's Parquet. Those marks must
 never contradict the criteria's verdicts on the same bundle: both read it through
 `harness.criteria._bundle`.
 """
@@ -14,12 +14,12 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from harness import queries
-from harness.aggregate import aggregate
+from harness.analysis import queries
+from harness.analysis.aggregate import aggregate
 from harness.criteria import _bundle
-from harness.queries import gold_check, parse_expect
-from harness.results import Results
-from harness.runner import execute
+from harness.analysis.queries import gold_check, parse_expect
+from harness.analysis.results import Results
+from harness.run.runner import execute
 from stores.health import HealthParams
 from stores.registry import parse_specs
 
@@ -30,7 +30,7 @@ SEED = 7
 
 @pytest.fixture(scope="module")
 def canonical(tmp_path_factory):
-    loader = pytest.importorskip("harness.loader")
+    loader = pytest.importorskip("harness.format.loader")
     scenarios = loader.load_suite([str(CANONICAL)])
     result = execute(scenarios, parse_specs(STRATEGIES), tmp_path_factory.mktemp("runs"), run_id="gold", seed=SEED)
     with Results(result.path) as res:
@@ -166,7 +166,7 @@ def test_leaderboard_aggregates_with_the_run_seed(canonical):
 
 
 def test_ci_case_statistics_aggregate_with_the_run_seed(canonical, monkeypatch):
-    import harness.aggregate as agg
+    import harness.analysis.aggregate as agg
     from harness.ci._cases import criterion_stats
 
     seeds = []

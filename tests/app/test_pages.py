@@ -66,7 +66,7 @@ def test_run_picker_defaults_to_newest_and_lists_every_run(app_runs):
 def test_a_rerun_scans_the_runs_folder_once(app_runs, page, monkeypatch):
     """The router lists the runs (reading every manifest); pages reuse its pick, not a scan per query.
     Compare lists them once more, for its own run A / run B pickers."""
-    import harness.results as results
+    import harness.analysis.results as results
 
     at = open_page(page)
     reads, real = [], results.read_manifest

@@ -8,10 +8,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from harness.aggregate import aggregate, prf, resample_weights, totals, wilson
-from harness.results import Results
-from harness.runstore import RunWriter
-from harness.tables import SCHEMAS
+from harness.analysis.aggregate import aggregate, prf, resample_weights, totals, wilson
+from harness.analysis.results import Results
+from harness.run.runstore import RunWriter
+from harness.run.tables import SCHEMAS
 
 
 def row(strategy, scenario, probe, criterion, value, status=None, name=None, grp="core", **meta):

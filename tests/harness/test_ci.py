@@ -15,8 +15,8 @@ from harness.ci.baseline import BaselineError, build_baseline, load_baseline
 from harness.ci.compare import compare_runs, compare_strategies
 from harness.ci.junit import run_junit, write_junit
 from harness.cli import main
-from harness.results import Results
-from harness.runner import execute
+from harness.analysis.results import Results
+from harness.run.runner import execute
 from stores.history_stuffing import HistoryStuffing
 from stores.registry import REGISTRY, StrategySpec
 

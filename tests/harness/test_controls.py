@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.aggregate import aggregate
-from harness.loader import load_suite
-from harness.results import Results
-from harness.runner import execute
+from harness.analysis.aggregate import aggregate
+from harness.format.loader import load_suite
+from harness.analysis.results import Results
+from harness.run.runner import execute
 from stores.registry import parse_specs
 
 CANONICAL = Path(__file__).resolve().parents[2] / "datasets" / "canonical"

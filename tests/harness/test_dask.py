@@ -8,8 +8,8 @@ import os
 import pytest
 
 from harness.generate import write_suite
-from harness.loader import load_suite
-from harness.runner import execute
+from harness.format.loader import load_suite
+from harness.run.runner import execute
 from stores.registry import parse_specs
 
 from test_workers import assert_same_run

@@ -9,7 +9,7 @@ import yaml
 
 from harness.criteria import registry
 from harness.generate import catalog, generate_suite, label_counts, write_suite
-from harness.loader import load_suite, validate_paths
+from harness.format.loader import load_suite, validate_paths
 
 
 def test_same_seed_gives_the_same_bytes():

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.loader import ScenarioError, ValidationIssue, load_scenario, load_suite, validate_paths
-from harness.scenario import Probe, TextNeedle
+from harness.format.loader import ScenarioError, ValidationIssue, load_scenario, load_suite, validate_paths
+from harness.format.model import Probe, TextNeedle
 from stores.protocol import Forget, Resolution, Turn
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)

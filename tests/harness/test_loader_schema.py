@@ -8,7 +8,7 @@ import textwrap
 import jsonschema
 import pytest
 
-from harness.loader import SCHEMA_PATH, json_schema, load_scenario, yaml_data
+from harness.format.loader import SCHEMA_PATH, json_schema, load_scenario, yaml_data
 
 SAMPLE = textwrap.dedent(
     """\
@@ -66,7 +66,7 @@ def validator() -> jsonschema.Draft202012Validator:
 
 
 def test_committed_schema_equals_the_one_generated_from_the_models():
-    # regenerate with: python -m harness.loader
+    # regenerate with: python -m harness.format.loader
     assert json.loads(SCHEMA_PATH.read_text(encoding="utf-8")) == json_schema()
 
 

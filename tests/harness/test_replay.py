@@ -1,8 +1,8 @@
 from dataclasses import fields
 
-from harness.replay import attach_replays, idempotency_signatures, replay
-from harness.runner import execute
-from harness.results import Results
+from harness.run.replay import attach_replays, idempotency_signatures, replay
+from harness.run.runner import execute
+from harness.analysis.results import Results
 from helpers import outage_story, probe, scenario, turn
 from stores.history_stuffing import HistoryStuffing
 from stores.protocol import ContextRequest
@@ -172,7 +172,7 @@ def test_a_strategy_that_cannot_be_built_owes_error_rows_even_for_its_capabiliti
     monkeypatch.setattr(Unbuildable, "Params", SessionAware.Params)
     from dataclasses import replace
 
-    from harness.scenario import Probe
+    from harness.format.model import Probe
 
     s = outage_story()
     s = replace(s, events=tuple(replace(e, expect=replace(e.expect, health="watch")) if isinstance(e, Probe) else e

@@ -7,7 +7,7 @@ import json
 from helpers import outage_story
 
 from harness.cli import main
-from harness.runner import execute
+from harness.run.runner import execute
 from stores.registry import parse_specs
 
 

@@ -8,9 +8,9 @@ import pyarrow.parquet as pq
 import pytest
 from helpers import forget, outage_story, probe, scenario, turn
 
-from harness.rescore import rescore, scenarios_from
-from harness.results import Results
-from harness.runner import execute
+from harness.analysis.rescore import rescore, scenarios_from
+from harness.analysis.results import Results
+from harness.run.runner import execute
 from stores.history_stuffing import HistoryStuffing
 from stores.protocol import HealthFactor, HealthReport
 from stores.registry import REGISTRY, parse_specs

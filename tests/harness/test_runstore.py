@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.results import Results, list_runs, resolve_run
-from harness.runner import execute
-from harness.runstore import RunWriter
+from harness.analysis.results import Results, list_runs, resolve_run
+from harness.run.runner import execute
+from harness.run.runstore import RunWriter
 from helpers import outage_story
 from stores.registry import parse_specs
 
@@ -26,7 +26,7 @@ def test_a_run_is_visible_only_after_commit(tmp_path):
 
 
 def test_a_failed_run_leaves_nothing_behind(tmp_path, monkeypatch):
-    import harness.runner as runner
+    import harness.run.runner as runner
 
     def boom(*a, **k):
         raise RuntimeError("disk full")
@@ -63,7 +63,7 @@ def test_killing_a_run_midway_leaves_no_partial_run(tmp_path):
         import sys, time
         sys.path.insert(0, {str(ROOT / 'tests')!r})
         from helpers import outage_story
-        from harness.runner import execute
+        from harness.run.runner import execute
         from stores import registry
         from stores.history_stuffing import HistoryStuffing
 

@@ -6,8 +6,8 @@ import duckdb
 import pytest
 
 from harness.generate import write_suite
-from harness.loader import load_suite
-from harness.runner import execute, make_shards
+from harness.format.loader import load_suite
+from harness.run.runner import execute, make_shards
 from stores.registry import parse_specs
 
 KEYS = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from .common import out
+from harness.cli.common import out
 
 
 def register(sub) -> None:
@@ -27,7 +27,7 @@ def main(args) -> int:
             t.add_row(name, ",".join(sorted(cls.capabilities)) or "-", params or "-", "control" if name in CONTROLS else "")
         out.print(t)
     elif args.what == "scenarios":
-        from .common import load_or_exit
+        from harness.cli.common import load_or_exit
 
         t = Table("scenario", "suite", "subjects", "turns", "probes", "tags", "title")
         for s in load_or_exit(args.paths):
@@ -41,7 +41,7 @@ def main(args) -> int:
             t.add_row(c.key, c.group, c.level, c.requires or "-", c.description.splitlines()[0] if c.description else c.title)
         out.print(t)
     else:
-        from harness.results import list_runs, runs_root
+        from harness.analysis.results import list_runs, runs_root
 
         runs = list_runs()
         if not runs:

@@ -27,12 +27,12 @@ import pyarrow as pa
 
 from stores.protocol import Bundle, Candidate, Forget, HealthFactor, HealthReport, Resolution, Turn
 
-from .criteria import registry, score_probe
-from .replay import ProbeOutcome, build_seen, forgotten_at_probes
-from .results import Results, resolve_run
-from .runstore import RunWriter, environment, new_run_id, read_manifest
-from .scenario import Expect, Probe, Scenario, Subject, TextNeedle
-from .tables import SCHEMAS, TableBuffer
+from harness.criteria import registry, score_probe
+from harness.run.replay import ProbeOutcome, build_seen, forgotten_at_probes
+from harness.analysis.results import Results, resolve_run
+from harness.run.runstore import RunWriter, environment, new_run_id, read_manifest
+from harness.format.model import Expect, Probe, Scenario, Subject, TextNeedle
+from harness.run.tables import SCHEMAS, TableBuffer
 
 CARRIED = ("idempotency",)
 """Scenario-level verdicts that need a replay: copied from the original run."""

@@ -17,7 +17,7 @@ from typing import Any
 
 from stores.protocol import Bundle, ContextRequest, Forget, Handoff, HealthReport, Resolution, Turn
 
-from .scenario import Probe, Scenario, ScenarioEvent
+from harness.format.model import Probe, Scenario, ScenarioEvent
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@
 Validation happens in two layers and reports every problem of every file at once, each with
 file, line and document path, before anything runs:
 
-1. structure: the pydantic models of `harness.scenario_schema` (unknown keys, types, enums);
-2. meaning: `harness.scenario_checks` (times, subjects, sessions, ids, gold labels).
+1. structure: the pydantic models of `harness.format.schema` (unknown keys, types, enums);
+2. meaning: `harness.format.checks` (times, subjects, sessions, ids, gold labels).
 
 Public API: `load_scenario`, `load_suite`, `validate_paths`, `json_schema`, `write_json_schema`,
 `ValidationIssue`, `ScenarioError`.
@@ -20,10 +20,10 @@ from typing import Any, Iterable, Sequence
 
 from pydantic import ValidationError
 
-from harness.issues import ScenarioError, ValidationIssue, did_you_mean, format_path
-from harness.scenario import Expect, Probe, Scenario, Subject, TextNeedle
-from harness.scenario_checks import ResolvedEvent, SemanticChecker
-from harness.scenario_schema import (
+from harness.format.issues import ScenarioError, ValidationIssue, did_you_mean, format_path
+from harness.format.model import Expect, Probe, Scenario, Subject, TextNeedle
+from harness.format.checks import ResolvedEvent, SemanticChecker
+from harness.format.schema import (
     CHOICES,
     EVENT_KINDS,
     KEYS_BY_KIND,
@@ -37,8 +37,8 @@ from harness.scenario_schema import (
     event_kind,
     json_schema,
 )
-from harness.timeparse import parse_absolute
-from harness.yamldoc import YamlDoc, YamlSyntaxError, read_yaml
+from harness.format.timeparse import parse_absolute
+from harness.format.yamldoc import YamlDoc, YamlSyntaxError, read_yaml
 from stores.protocol import Forget, Resolution, Turn
 
 __all__ = [
@@ -53,7 +53,7 @@ __all__ = [
     "SCHEMA_PATH",
 ]
 
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "datasets" / "schema" / "scenario.schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "datasets" / "schema" / "scenario.schema.json"
 """Where the committed JSON Schema lives."""
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
@@ -371,5 +371,5 @@ def _expect(e: ExpectModel, evidence: list[str] | None) -> Expect:
     )
 
 
-if __name__ == "__main__":  # python -m harness.loader: regenerate the committed schema
+if __name__ == "__main__":  # python -m harness.format.loader: regenerate the committed schema
     print(f"wrote {write_json_schema()}")

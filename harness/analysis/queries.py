@@ -18,9 +18,9 @@ import pandas as pd
 from stores.health import HealthParams
 from stores.registry import CONTROLS
 
-from .criteria import _bundle
-from .criteria._bundle import View, gold_ref, hit, index, pair_verdict, present, repeat_flagged
-from .results import Results
+from harness.criteria import _bundle
+from harness.criteria._bundle import View, gold_ref, hit, index, pair_verdict, present, repeat_flagged
+from harness.analysis.results import Results
 
 FAILING = ("fail", "error")
 
@@ -96,7 +96,7 @@ def run_seed(res: Results, run: str | None = None) -> int:
 
 def _restrict_scores(res: Results, f: Filter) -> None:
     """Make the `scores` view of this (private, per-query) `Results` show only the filtered rows,
-    so `harness.aggregate` computes its numbers, intervals included, over the selection."""
+    so `harness.analysis.aggregate` computes its numbers, intervals included, over the selection."""
     where, params = f.sql()
     if where == "TRUE":
         return
@@ -113,14 +113,14 @@ def _sql_str(v: Any) -> str:
 
 
 def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The leaderboard over the filtered scores, from one `harness.aggregate` pass: `(cells, totals)`.
+    """The leaderboard over the filtered scores, from one `harness.analysis.aggregate` pass: `(cells, totals)`.
 
     `cells`: strategy x criterion (mean, n, pass rate, intervals, unsupported, errors,
     precision/recall for repeat_issue) plus a `fails` count. `totals`: per strategy, the total
-    over core criteria and over extras (equal weights, `harness.aggregate.totals`), cases,
+    over core criteria and over extras (equal weights, `harness.analysis.aggregate.totals`), cases,
     failing and unsupported counts, tokens and latency at probes; best total first.
     """
-    from .aggregate import aggregate, totals
+    from harness.analysis.aggregate import aggregate, totals
 
     _restrict_scores(res, replace(f, include_controls=True))
     agg = aggregate(res, include_controls=f.include_controls, run=res.run_ids[0], seed=run_seed(res))
@@ -302,7 +302,7 @@ def compare(res: Results, run_a: str, run_b: str, strategy_a: str | None = None,
             strategies: Sequence[str] | None = None):
     """B against A via `harness.ci.compare` (the CLI's numbers): two runs matched by strategy label,
     or, with `strategy_a` and `strategy_b`, two strategies of one run (`run_a`)."""
-    from .ci.compare import compare_runs, compare_strategies
+    from harness.ci.compare import compare_runs, compare_strategies
 
     if strategy_a and strategy_b:
         return compare_strategies(res, strategy_a, strategy_b, run=run_a)

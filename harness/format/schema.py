@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag, WithJsonSchema
 
-from harness.scenario import Band
-from harness.timeparse import ABSOLUTE_PATTERN, WHEN_PATTERN, parse_absolute, parse_when
+from harness.format.model import Band
+from harness.format.timeparse import ABSOLUTE_PATTERN, WHEN_PATTERN, parse_absolute, parse_when
 from stores.protocol import Role, Status, TurnKind
 
 Label = Literal["profile", "preference", "episodic", "sentiment", "system_owned"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import console
+from harness.cli.common import console
 
 
 def register(sub) -> None:
@@ -16,8 +16,8 @@ def register(sub) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from harness.rescore import rescore
-    from harness.results import resolve_run
+    from harness.analysis.rescore import rescore
+    from harness.analysis.results import resolve_run
 
     try:
         src = resolve_run(args.run)

@@ -24,7 +24,7 @@ import pandas as pd
 
 from stores.registry import CONTROLS
 
-from .results import Results
+from harness.analysis.results import Results
 
 Z95 = 1.959963984540054
 RESAMPLES = 1000
@@ -77,7 +77,7 @@ def _interval(boot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _order(res: Results, run: str, df: pd.DataFrame) -> tuple[list[str], list[str]]:
     """Strategies in the manifest's order, criteria in the registry's (doc) order."""
-    from .criteria import registry
+    from harness.criteria import registry
 
     manifest = [s["label"] for s in res.manifests.get(run, {}).get("strategies", [])]
     present = list(dict.fromkeys(df["strategy"]))

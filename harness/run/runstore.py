@@ -22,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .tables import SCHEMAS
+from harness.run.tables import SCHEMAS
 
 MANIFEST = "manifest.json"
 _LIBS = ("supportbench", "torch", "sentence-transformers", "scikit-learn", "pandas", "duckdb", "pyarrow", "numpy", "streamlit", "tokenizers")
@@ -44,7 +44,7 @@ def environment() -> dict[str, Any]:
             pass
     commit = None
     try:
-        root = Path(__file__).resolve().parent.parent
+        root = Path(__file__).resolve().parents[2]
         commit = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5
         ).stdout.strip() or None

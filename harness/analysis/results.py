@@ -15,8 +15,8 @@ from typing import Any, Sequence
 import duckdb
 import pandas as pd
 
-from .runstore import MANIFEST, UnusableRun, is_run, read_manifest
-from .tables import SCHEMAS
+from harness.run.runstore import MANIFEST, UnusableRun, is_run, read_manifest
+from harness.run.tables import SCHEMAS
 
 ENV_RUNS = "SUPPORTBENCH_RUNS"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .common import console
+from harness.cli.common import console
 
 
 def register(sub) -> None:
@@ -21,7 +21,7 @@ def register(sub) -> None:
 
 def main(args) -> int:
     from harness.ci.baseline import BaselineError, Tolerances, build_baseline, load_baseline
-    from harness.results import Results, resolve_run
+    from harness.analysis.results import Results, resolve_run
 
     try:
         path = resolve_run(args.run, args.runs)

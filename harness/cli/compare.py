@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .common import console
+from harness.cli.common import console
 
 
 def register(sub) -> None:
@@ -22,7 +22,7 @@ def register(sub) -> None:
 def main(args) -> int:
     from harness.ci.compare import compare_runs, compare_strategies
     from harness.ci.render import compare_markdown, compare_text
-    from harness.results import Results, resolve_run
+    from harness.analysis.results import Results, resolve_run
 
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()] if args.strategies else None
     if len(args.runs_) > 2:

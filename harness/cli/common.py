@@ -15,7 +15,7 @@ DEFAULT_SUITE = Path("datasets/canonical")
 
 def load_or_exit(paths: list[str]):
     """Load and validate scenarios; on any problem print every issue and exit 1."""
-    from harness.loader import ScenarioError, load_suite
+    from harness.format.loader import ScenarioError, load_suite
 
     try:
         return load_suite(paths or [str(DEFAULT_SUITE)])

@@ -6,7 +6,7 @@ import argparse
 import shutil
 from pathlib import Path
 
-from .common import console
+from harness.cli.common import console
 
 
 def register(sub) -> None:
@@ -23,7 +23,7 @@ def register(sub) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from harness.generate import generate_suite, label_counts
-    from harness.loader import validate_paths
+    from harness.format.loader import validate_paths
 
     if args.customers < 1:
         console.print("[red]error[/red] --customers must be at least 1")

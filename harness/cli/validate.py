@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import DEFAULT_SUITE, console, out
+from harness.cli.common import DEFAULT_SUITE, console, out
 
 
 def register(sub) -> None:
@@ -12,7 +12,7 @@ def register(sub) -> None:
 
 
 def main(args) -> int:
-    from harness.loader import validate_paths
+    from harness.format.loader import validate_paths
 
     paths = args.paths or [str(DEFAULT_SUITE)]
     issues = validate_paths(paths)

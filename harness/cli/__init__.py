@@ -1,6 +1,6 @@
 """The `supportbench` command line.
 
-Each subcommand lives in its own module under `harness.commands`, exposing
+Each subcommand lives in its own module under `harness.cli`, exposing
 `register(subparsers)`; this file only routes. Exit codes: 0 success, 1 a verdict
 against you (invalid scenarios, a regression), 2 unusable input.
 """
@@ -12,15 +12,15 @@ import importlib
 import sys
 
 COMMANDS = (
-    "harness.commands.run",
-    "harness.commands.validate",
-    "harness.commands.generate",
-    "harness.commands.ls",
-    "harness.commands.report",
-    "harness.commands.rescore",
-    "harness.commands.baseline",
-    "harness.commands.check",
-    "harness.commands.compare",
+    "harness.cli.run",
+    "harness.cli.validate",
+    "harness.cli.generate",
+    "harness.cli.ls",
+    "harness.cli.report",
+    "harness.cli.rescore",
+    "harness.cli.baseline",
+    "harness.cli.check",
+    "harness.cli.compare",
 )
 
 

@@ -22,9 +22,9 @@ import pyarrow as pa
 from stores.packing import CandidateTable
 from stores.protocol import Bundle, Forget, HealthReport, Resolution, Turn
 
-from .criteria import Score
-from .replay import HealthPoint, ProbeOutcome
-from .scenario import Probe, Scenario
+from harness.criteria import Score
+from harness.run.replay import HealthPoint, ProbeOutcome
+from harness.format.model import Probe, Scenario
 
 _ts = pa.timestamp("us", tz="UTC")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .common import console
+from harness.cli.common import console
 
 
 def register(sub) -> None:
@@ -25,7 +25,7 @@ def main(args) -> int:
     from harness.ci.check import check_run
     from harness.ci.junit import check_junit, write_junit
     from harness.ci.render import check_markdown, check_text
-    from harness.results import Results, resolve_run
+    from harness.analysis.results import Results, resolve_run
 
     try:
         path = resolve_run(args.run, args.runs)

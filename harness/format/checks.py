@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Callable
 
-from harness.issues import did_you_mean, listing
-from harness.scenario_schema import event_kind
-from harness.timeparse import DEFAULT_STEP, parse_absolute, parse_when
+from harness.format.issues import did_you_mean, listing
+from harness.format.schema import event_kind
+from harness.format.timeparse import DEFAULT_STEP, parse_absolute, parse_when
 
 Report = Callable[[tuple, str], None]
 """report(document path, message)."""

@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from stores.registry import DEFAULT_STRATEGIES, SpecError, load_config, parse_specs
 
-from .common import console, load_or_exit
+from harness.cli.common import console, load_or_exit
 
 
 def register(sub) -> None:
@@ -53,8 +53,8 @@ def specs_from(args) -> list:
 
 
 def main(args: argparse.Namespace) -> int:
-    from harness.results import runs_root
-    from harness.runner import execute
+    from harness.analysis.results import runs_root
+    from harness.run.runner import execute
 
     specs = specs_from(args)
     scenarios = load_or_exit(args.paths)
@@ -83,7 +83,7 @@ def main(args: argparse.Namespace) -> int:
     console.print(f"{result.scenarios} scenarios, {result.probes} probes in {result.seconds:.1f}s")
     if args.junit:
         from harness.ci.junit import run_junit, write_junit
-        from harness.results import Results
+        from harness.analysis.results import Results
 
         with Results(result.path) as res:
             write_junit(run_junit(res), args.junit)

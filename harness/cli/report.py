@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from .common import console, out
+from harness.cli.common import console, out
 
 FIELDS = ("mean", "n", "pass_rate", "lo", "hi", "unsupported", "errors")
 
@@ -68,7 +68,7 @@ def cell(r: dict[str, Any]) -> str:
 
 def grid(df: pd.DataFrame, titled: bool = True) -> tuple[list[str], list[list[str]]]:
     """Rows = criteria (doc order) then the totals, columns = strategies (`titled`: long names)."""
-    from harness.aggregate import totals
+    from harness.analysis.aggregate import totals
     from harness.criteria import registry
 
     titles = {k: c.title for k, c in registry().items()}
@@ -88,7 +88,7 @@ def grid(df: pd.DataFrame, titled: bool = True) -> tuple[list[str], list[list[st
 
 
 def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int) -> str:
-    from harness.aggregate import RESAMPLES
+    from harness.analysis.aggregate import RESAMPLES
 
     strategies, rows = grid(df)
     lines = [f"# supportbench report: run {run_id}", ""]
@@ -102,7 +102,7 @@ def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int) -
         "For repeat-issue detection the mean is F1, with precision (P) and recall (R). "
         "Cases that were unsupported or raised an error count as 0 and are listed in the cell. "
         "Totals weight each criterion equally; a criterion with no case for a strategy (n/a) is left out of its total. "
-        "Pass rates (with Wilson intervals) are in `--format json` and `harness.aggregate`.",
+        "Pass rates (with Wilson intervals) are in `--format json` and `harness.analysis.aggregate`.",
         "",
         "Controls (oracle, empty) are " + ("included." if include_controls else "left out (`--all` shows them)."),
         "",
@@ -113,9 +113,9 @@ def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int) -
 def main(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from harness.aggregate import aggregate
-    from harness.results import Results, resolve_run
-    from harness.runstore import write_text_atomic
+    from harness.analysis.aggregate import aggregate
+    from harness.analysis.results import Results, resolve_run
+    from harness.run.runstore import write_text_atomic
 
     try:
         path = resolve_run(args.run, args.runs)

@@ -21,12 +21,12 @@ import pyarrow as pa
 from stores.registry import StrategySpec, strategy_class
 from stores.tokens import TOKENIZER_ID
 
-from .criteria import registry as criteria_registry
-from .criteria import score_probe, score_scenario
-from .replay import SeenItem, attach_replays, build_seen, idempotency_signatures, replay
-from .runstore import RunWriter, environment, new_run_id, write_parts
-from .scenario import Scenario
-from .tables import TableBuffer
+from harness.criteria import registry as criteria_registry
+from harness.criteria import score_probe, score_scenario
+from harness.run.replay import SeenItem, attach_replays, build_seen, idempotency_signatures, replay
+from harness.run.runstore import RunWriter, environment, new_run_id, write_parts
+from harness.format.model import Scenario
+from harness.run.tables import TableBuffer
 
 Progress = Callable[[int, int], None]
 """Called as `progress(probes_just_done, scenarios_just_done)`."""
@@ -142,7 +142,7 @@ def _run_in_processes(shards: list[Shard], specs, folder: Path, progress: Progre
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     ctx = multiprocessing.get_context(method)
     if method == "forkserver":
-        ctx.set_forkserver_preload(["harness.runner"])
+        ctx.set_forkserver_preload(["harness.run.runner"])
     order = sorted(shards, key=lambda sh: (-_cost(sh), sh[0]))
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         pending = set()

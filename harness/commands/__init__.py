@@ -1,1 +1,0 @@
-"""One module per `supportbench` subcommand; each exposes `register(subparsers)`."""

@@ -132,7 +132,7 @@ def suite(n_turns: int, every: int) -> tuple[list, list[tuple[int, ContextReques
 def run_suite(events, probes) -> float:
     """The suite through `embedding` as the harness runs it: `prepare` with the scenario's texts
     (turns, resolution summaries and probe tasks in event order), then the replay; timed whole."""
-    from stores.embedding import EmbeddingRetrieval
+    from stores.retrieval.embedding import EmbeddingRetrieval
 
     s = EmbeddingRetrieval()
     at = dict(probes)

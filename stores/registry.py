@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 REGISTRY: dict[str, str] = {
-    "history_stuffing": "stores.history_stuffing:HistoryStuffing",
-    "tfidf": "stores.tfidf:TfidfRetrieval",
-    "embedding": "stores.embedding:EmbeddingRetrieval",
-    "session_aware": "stores.session_aware:SessionAware",
-    "hybrid": "stores.hybrid:Hybrid",
+    "history_stuffing": "stores.retrieval.history_stuffing:HistoryStuffing",
+    "tfidf": "stores.retrieval.tfidf:TfidfRetrieval",
+    "embedding": "stores.retrieval.embedding:EmbeddingRetrieval",
+    "session_aware": "stores.session.session_aware:SessionAware",
+    "hybrid": "stores.session.hybrid:Hybrid",
     "oracle": "stores.controls:Oracle",
     "empty": "stores.controls:Empty",
 }

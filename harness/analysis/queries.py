@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from stores.health import HealthParams
+from stores.session.health import HealthParams
 from stores.registry import CONTROLS
 
 from harness.criteria import _bundle
@@ -246,7 +246,7 @@ def candidates(res: Results, strategy: str, scenario: str, probe_id: str) -> pd.
 
 def health_bands(res: Results, strategy: str | None = None) -> tuple[tuple[str, float, float], ...]:
     """Health bands as (name, low, high), healthy first, from the thresholds the strategy ran
-    with (`params.health` in the run manifest), else the `stores.health.HealthParams` defaults.
+    with (`params.health` in the run manifest), else the `stores.session.health.HealthParams` defaults.
     With no strategy given, the first strategy of the run that has health thresholds."""
     defaults = HealthParams()
     manifest = next(iter(res.manifests.values()))

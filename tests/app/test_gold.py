@@ -20,7 +20,7 @@ from harness.criteria import _bundle
 from harness.analysis.queries import gold_check, parse_expect
 from harness.analysis.results import Results
 from harness.run.runner import execute
-from stores.health import HealthParams
+from stores.session.health import HealthParams
 from stores.registry import parse_specs
 
 CANONICAL = Path("datasets/canonical")

@@ -17,7 +17,7 @@ from harness.ci.junit import run_junit, write_junit
 from harness.cli import main
 from harness.analysis.results import Results
 from harness.run.runner import execute
-from stores.history_stuffing import HistoryStuffing
+from stores.retrieval.history_stuffing import HistoryStuffing
 from stores.registry import REGISTRY, StrategySpec
 
 XSD = Path(__file__).resolve().parent.parent / "data" / "junit.xsd"

@@ -4,7 +4,7 @@ from harness.run.replay import attach_replays, idempotency_signatures, replay
 from harness.run.runner import execute
 from harness.analysis.results import Results
 from helpers import outage_story, probe, scenario, turn
-from stores.history_stuffing import HistoryStuffing
+from stores.retrieval.history_stuffing import HistoryStuffing
 from stores.protocol import ContextRequest
 from stores.registry import parse_specs
 
@@ -159,7 +159,7 @@ def test_a_strategy_raising_in_the_check_replays_gets_error_not_fail(tmp_path, m
 
 
 def test_a_strategy_that_cannot_be_built_owes_error_rows_even_for_its_capabilities(tmp_path, monkeypatch):
-    from stores.session_aware import SessionAware
+    from stores.session.session_aware import SessionAware
 
     class Unbuildable(SessionAware):
         def __init__(self, params=None):

@@ -11,7 +11,7 @@ from helpers import forget, outage_story, probe, scenario, turn
 from harness.analysis.rescore import rescore, scenarios_from
 from harness.analysis.results import Results
 from harness.run.runner import execute
-from stores.history_stuffing import HistoryStuffing
+from stores.retrieval.history_stuffing import HistoryStuffing
 from stores.protocol import HealthFactor, HealthReport
 from stores.registry import REGISTRY, parse_specs
 

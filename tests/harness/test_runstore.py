@@ -65,7 +65,7 @@ def test_killing_a_run_midway_leaves_no_partial_run(tmp_path):
         from helpers import outage_story
         from harness.run.runner import execute
         from stores import registry
-        from stores.history_stuffing import HistoryStuffing
+        from stores.retrieval.history_stuffing import HistoryStuffing
 
         class Slow(HistoryStuffing):
             def context(self, request):

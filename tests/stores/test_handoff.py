@@ -7,8 +7,8 @@ import re
 import pytest
 from store_events import at, request, two_customer_history
 
-from stores.handoff import HEADINGS
-from stores.session_aware import SessionAware
+from stores.session.handoff import HEADINGS
+from stores.session.session_aware import SessionAware
 from stores.tokens import count_tokens
 
 REQ = request("a3", "CSV export fails with error 502 again", at(days=10, minutes=5))

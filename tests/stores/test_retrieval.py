@@ -9,9 +9,9 @@ import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 from store_events import at, request, resolve, two_customer_history
 
-from stores.encoder import Encoder
+from stores.retrieval.encoder import Encoder
 from stores.text import STOPWORDS
-from stores.tfidf import TOKEN_PATTERN, TfidfRetrieval
+from stores.retrieval.tfidf import TOKEN_PATTERN, TfidfRetrieval
 
 TASK = "CSV export fails with error 502 again, export"
 
@@ -92,7 +92,7 @@ def test_compaction_keeps_every_vector(tmp_path):
 
 
 def test_a_digest_ending_in_a_nul_byte_survives_the_round_trip(tmp_path):
-    from stores.encoder import text_key
+    from stores.retrieval.encoder import text_key
 
     text = next(f"text {i}" for i in range(10_000) if text_key(f"text {i}").endswith(b"\0"))
     Encoder(cache_dir=tmp_path).encode([text])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from store_events import at, request, resolve, turn
 
-from stores.session_aware import SessionAware, SessionAwareParams
+from stores.session.session_aware import SessionAware, SessionAwareParams
 
 KW10 = "alpha bravo charlie delta echo foxtrot golf hotel india juliet"
 

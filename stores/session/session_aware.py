@@ -8,8 +8,8 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from stores.handoff import build_handoff
-from stores.health import HealthParams, health_report
+from stores.session.handoff import build_handoff
+from stores.session.health import HealthParams, health_report
 from stores.memory import RESOLUTION_ROLE, IndexedMemory, SubjectHistory
 from stores.packing import pack, total_score
 from stores.protocol import Bundle, ContextRequest, Handoff, HealthReport
@@ -55,7 +55,7 @@ class SessionAwareParams:
     render: Literal["rank", "chronological"] = "rank"
     """Order of the packed lines in the context text."""
     health: HealthParams = field(default_factory=HealthParams)
-    """Constants of the health model (`stores.health`)."""
+    """Constants of the health model (`stores.session.health`)."""
     handoff_budget: int = 4000
     """Hard token ceiling of a handoff brief."""
 
@@ -301,7 +301,7 @@ class SessionAware(IndexedMemory):
     # -- capabilities ----------------------------------------------------------------------
 
     def health(self, subject: str, now: datetime) -> HealthReport:
-        """The reference health model over the subject's history (see `stores.health`)."""
+        """The reference health model over the subject's history (see `stores.session.health`)."""
         return health_report(self.memory.history(subject), now, self.params.health)
 
     def handoff(self, request: ContextRequest, budget_tokens: int | None = None) -> Handoff:

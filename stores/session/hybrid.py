@@ -7,11 +7,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from stores.embedding import VectorIndex, vector_index, warm_cache
-from stores.encoder import DEFAULT_MODEL
+from stores.retrieval.embedding import VectorIndex, vector_index, warm_cache
+from stores.retrieval.encoder import DEFAULT_MODEL
 from stores.memory import SubjectHistory
 from stores.protocol import ContextRequest, Event, Forget
-from stores.session_aware import SessionAware, SessionAwareParams, _Index
+from stores.session.session_aware import SessionAware, SessionAwareParams, _Index
 
 
 @dataclass(frozen=True)

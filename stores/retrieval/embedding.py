@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from stores.encoder import DEFAULT_MODEL, encoder
+from stores.retrieval.encoder import DEFAULT_MODEL, encoder
 from stores.memory import IndexedMemory, SubjectHistory
 from stores.packing import pack, top_k_eligible
 from stores.protocol import Bundle, ContextRequest
@@ -84,7 +84,7 @@ class EmbeddingRetrieval(IndexedMemory):
     Candidates are every turn and resolution record of the customer, ranked by cosine
     (component `cosine`); the `top_k` best above `min_score` are eligible and packed
     greedily into the budget. Embeddings come from the on-disk cache keyed by (model id,
-    sha256 of text) (`stores.encoder`), so a rerun of the same suite encodes nothing.
+    sha256 of text) (`stores.retrieval.encoder`), so a rerun of the same suite encodes nothing.
     """
 
     name: ClassVar[str] = "embedding"
@@ -120,6 +120,6 @@ def warm_cache(model_id: str, texts: list[str]) -> None:
     """Encode the non-empty `texts` not yet cached, in one call (a strategy's `prepare`).
 
     Only the cache is touched, and the vectors are bitwise the ones a per-probe encode would
-    have stored: `stores.encoder` encodes without padding, so batch composition cannot matter.
+    have stored: `stores.retrieval.encoder` encodes without padding, so batch composition cannot matter.
     """
     encoder(model_id).warm([t for t in texts if t.strip()])

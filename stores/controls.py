@@ -76,7 +76,8 @@ class Oracle:
         h = self.memory.history(request.subject)
         n = len(h)
         wanted = _ordered_wanted(gold)
-        for needle in (x["text"].lower() for x in gold.get("include", ()) if isinstance(x, dict)):
+        needles = [x for key in _WANTED_NEEDLES for x in gold.get(key, ())]
+        for needle in (x["text"].lower() for x in needles if isinstance(x, dict)):
             hit = next((i for i, line in zip(h.ids, h.lines) if needle in line.lower()), None)
             if hit is not None and hit not in wanted:
                 wanted.append(hit)
@@ -89,16 +90,24 @@ class Oracle:
         return pack(h, request, {"gold": score}, eligible=eligible, render=self.params.render, cutoff_reason="not_gold")
 
 
+_WANTED_NEEDLES = ("include", "known_fixes", "known_failures")
+"""Keys whose text needles the oracle matches against the history's lines."""
+
+
 def _ordered_wanted(gold: dict[str, Any]) -> list[str]:
-    """Ids the gold wants in the context, ordered so every `above` and `fix_before` pair holds."""
-    avoid = set(gold.get("exclude", ())) | set(gold.get("superseded", ()))
+    """Ids the gold wants in the context, ordered so every `above` and `fix_before` pair holds
+    (and every known fix sits above every known failure, so a reply reading it leads with the fix)."""
+    avoid = set(gold.get("exclude", ())) | set(gold.get("superseded", ())) | set(gold.get("expired", ()))
     for s in gold.get("not_repeat_of", ()):
         avoid.add(f"{s}#resolution")
     pairs = [tuple(p) for p in gold.get("above", ())]
     for fix, failure in (tuple(p) for p in gold.get("fix_before", ())):
         pairs.append((fix, failure))
+    fixes = [x for x in gold.get("known_fixes", ()) if isinstance(x, str)]
+    failures = [x for x in gold.get("known_failures", ()) if isinstance(x, str)]
+    pairs += [(fix, failure) for fix in fixes for failure in failures]
     want: list[str] = []
-    for key in ("evidence", "identity", "preferences", "include"):
+    for key in ("evidence", "identity", "preferences", "include", "known_fixes", "known_failures"):
         want += [x for x in gold.get(key, ()) if isinstance(x, str)]
     want += [a for a, _ in pairs]
     # the second of a pair is only kept when it is wanted on its own; then it must sit below

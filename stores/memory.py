@@ -4,7 +4,8 @@ One `SubjectHistory` per customer holds every turn and resolution record observe
 column-wise (lists plus numpy views built on demand) so that strategies can score ten
 thousand items with array operations. Observing the same event twice changes nothing
 (idempotent by id); a later resolution of a session replaces its record in place; a
-`Forget` drops the customer's history entirely.
+`Forget` drops the customer's history entirely. A `Signal` is a fact about the customer's
+systems, not something said: it adds no item (strategies that act on signals keep their own state).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from stores.protocol import Event, Forget, Resolution, Turn
+from stores.protocol import Event, Forget, Resolution, Signal, Turn
 from stores.tokens import count_tokens
 
 RESOLUTION_ROLE = "resolution"
@@ -141,6 +142,8 @@ class MemoryStore:
             return self.history(event.subject, create=True).add_resolution(event)
         if isinstance(event, Forget):
             return self._subjects.pop(event.subject, None) is not None
+        if isinstance(event, Signal):
+            return False
         raise TypeError(f"unknown event type {type(event).__name__}")
 
     def history(self, subject: str, create: bool = False) -> SubjectHistory:

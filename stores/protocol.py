@@ -1,7 +1,7 @@
 """The contract between the replay harness and every memory strategy.
 
 Strategies see only what a deployed memory layer would see: the events of the
-conversation (turns, resolutions, deletion requests) as they happen, and a
+conversation (turns, resolutions, deletion requests, system signals) as they happen, and a
 context request at the moment the agent is about to answer. Gold labels live in
 the harness (`harness.format.model.Probe`) and never cross this boundary.
 """
@@ -68,7 +68,24 @@ class Forget:
     """Simulated time of the request."""
 
 
-Event = Union[Turn, Resolution, Forget]
+@dataclass(frozen=True, slots=True)
+class Signal:
+    """A system event the agent's systems emit (a shipment delivered, an RMA closed, a callback
+    done). A strategy observes it like a turn; it may ignore it. It is not a retrievable item."""
+
+    subject: str
+    """The customer it concerns."""
+    session: str
+    """The session it arrived in."""
+    name: str
+    """What happened, e.g. `rma_closed`."""
+    ref: str | None
+    """What it closes, e.g. `RMA 5531` (memories whose text contains it), or None."""
+    at: datetime
+    """Simulated time of the signal."""
+
+
+Event = Union[Turn, Resolution, Forget, Signal]
 """What a strategy observes, in time order."""
 
 
@@ -250,6 +267,7 @@ __all__ = [
     "Turn",
     "Resolution",
     "Forget",
+    "Signal",
     "Event",
     "ContextRequest",
     "Candidate",

@@ -21,6 +21,12 @@ from stores.registry import CONTROLS
 from harness.criteria import _bundle
 from harness.criteria._bundle import View, gold_ref, hit, index, pair_verdict, present, repeat_flagged
 from harness.analysis.results import Results
+from harness.format.gold import ITEMS, declared, keys_of
+from harness.format.model import Expect
+from harness.format.schema import ExpectModel
+
+_BAND = keys_of(ExpectModel, "band")[0]
+"""The `expect` key of a probe's gold health band."""
 
 FAILING = ("fail", "error")
 
@@ -287,12 +293,12 @@ def health_timeline(res: Results, scenario: str, subject: str, strategies: Seque
 def health_gold(res: Results, scenario: str, subject: str) -> pd.DataFrame:
     """Probes of the subject with a gold health band, and each strategy's report at that probe."""
     return res.df("""
-        SELECT e.item_id AS probe_id, e.at, e.event_index, json_extract_string(e.expect, '$.health') AS gold,
+        SELECT e.item_id AS probe_id, e.at, e.event_index, json_extract_string(e.expect, $band) AS gold,
                h.strategy, h.score, h.band
         FROM events e LEFT JOIN health h ON h.scenario = e.scenario AND h.probe_id = e.item_id AND h.subject = e.subject
-        WHERE e.scenario = ? AND e.subject = ? AND e.kind = 'probe' AND json_extract_string(e.expect, '$.health') IS NOT NULL
+        WHERE e.scenario = $scenario AND e.subject = $subject AND e.kind = 'probe' AND json_extract_string(e.expect, $band) IS NOT NULL
         ORDER BY e.event_index, h.strategy
-    """, [scenario, subject])
+    """, {"scenario": scenario, "subject": subject, "band": f"$.{_BAND}"})
 
 
 # --- compare -----------------------------------------------------------------------------------
@@ -349,12 +355,17 @@ def gold_view(cands: pd.DataFrame, context: str | None) -> View:
 def gold_check(expect: dict[str, Any], cands: pd.DataFrame, context: str | None) -> pd.DataFrame:
     """The probe's gold labels against what a strategy put in the context, by the criteria's rules.
 
-    Returns one row per gold item: `kind` (must include, identity, preference, repeat evidence,
-    must exclude, superseded, not a repeat, above, known fix first), `ref`, `ok` (bool), `mark`
-    (✓ included / ✗ missing / ⚠ present / ✓ absent, ...) and `detail`. Whether an item counts
-    is decided by the criteria's own functions (`harness.criteria._bundle`), so a mark never
-    disagrees with the verdict; the detail only says where the item was among the candidates.
+    Returns one row per gold item of every key with a polarity (`harness.format.gold`): first
+    what must be in the context, then what must stay out, then the orderings, each key in
+    declaration order. `kind` is the key's display name (must include, identity, preference,
+    repeat evidence, must exclude, superseded, not a repeat, expired, above, known fix first),
+    `ref`, `ok` (bool), `mark` (✓ included / ✗ missing / ⚠ present / ✓ absent, ...) and `detail`.
+    Whether an item counts is decided by the criteria's own functions (`harness.criteria._bundle`),
+    so a mark never disagrees with the verdict; the detail only says where the item was among
+    the candidates. A resolved session that must stay out is judged on its resolution record
+    and the criteria's repeat limit (`_bundle.REPEAT_TOP`).
     """
+    gold = Expect.from_data(expect)
     v = gold_view(cands, context)
     considered: dict[str, tuple[int, bool]] = {}
     for r in cands.itertuples(index=False) if len(cands) else ():
@@ -377,47 +388,47 @@ def gold_check(expect: dict[str, Any], cands: pd.DataFrame, context: str | None)
         return ref if isinstance(ref, str) else f'"{ref.text}"'
 
     rows: list[dict[str, Any]] = []
-    positives = [("must include", expect.get("include", [])), ("identity", expect.get("identity", [])),
-                 ("preference", expect.get("preferences", []))]
-    if expect.get("repeat_of"):
-        positives.append(("repeat evidence", expect.get("evidence") or [f"{expect['repeat_of']}#resolution"]))
-    for kind, items in positives:
-        for g in items:
-            ok = hit(v, gold_ref(g))
-            rows.append({"kind": kind, "ref": disp(g), "ok": ok, "mark": "✓ included" if ok else "✗ missing", "detail": where(g)})
-    for kind, items in (("must exclude", expect.get("exclude", [])), ("superseded", expect.get("superseded", []))):
-        for g in items:
-            bad = present(v, gold_ref(g))
-            detail = where(g)
+    for key, g in declared(ExpectModel, "in"):
+        for item in getattr(gold, key):
+            ok = hit(v, item)
+            rows.append({"kind": g.name(key), "ref": disp(item), "ok": ok, "mark": "✓ included" if ok else "✗ missing",
+                         "detail": where(item)})
+    for key, g in declared(ExpectModel, "out"):
+        for item in getattr(gold, key):
+            if g.ref == "sessions":  # a resolved session: judged on its resolution record near the top
+                ref = f"{item}#resolution"
+                r, top = repeat_flagged(v, item), _bundle.REPEAT_TOP
+                rows.append({"kind": g.name(key), "ref": ref, "ok": r is None,
+                             "mark": f"⚠ in top {top}" if r is not None else f"✓ not in top {top}", "detail": where(ref)})
+                continue
+            bad = present(v, item)
+            detail = where(item)
             if bad and detail.startswith("ranked"):  # shown although not in the context by the positive reading
                 detail = detail.split(",")[0].split(" but")[0] + "; shown: marked included or its text is in the context"
-            rows.append({"kind": kind, "ref": disp(g), "ok": not bad, "mark": "⚠ present" if bad else "✓ absent", "detail": detail})
-    for sess in expect.get("not_repeat_of", []):
-        ref = f"{sess}#resolution"
-        r, top = repeat_flagged(v, sess), _bundle.REPEAT_TOP
-        rows.append({"kind": "not a repeat", "ref": ref, "ok": r is None,
-                     "mark": f"⚠ in top {top}" if r is not None else f"✓ not in top {top}", "detail": where(ref)})
-    for kind, pairs in (("above", expect.get("above", [])), ("known fix first", expect.get("fix_before", []))):
-        for first, second in pairs:
+            rows.append({"kind": g.name(key), "ref": disp(item), "ok": not bad, "mark": "⚠ present" if bad else "✓ absent",
+                         "detail": detail})
+    for key, g in declared(ExpectModel, "order"):
+        for first, second in getattr(gold, key):
             ok, why = pair_verdict(v, first, second)
-            rows.append({"kind": kind, "ref": f"{first} above {second}", "ok": ok,
+            rows.append({"kind": g.name(key), "ref": f"{first} above {second}", "ok": ok,
                          "mark": "✓ right order" if ok else "✗ wrong order", "detail": why})
     return pd.DataFrame(rows, columns=["kind", "ref", "ok", "mark", "detail"])
 
 
 def gold_marks(expect: dict[str, Any]) -> dict[str, str]:
-    """Item id -> marker for candidate lists: ✓ gold (should be in), ⚠ excluded (should be out)."""
+    """Item id -> marker for candidate lists: ✓ gold (should be in: every item of a key of
+    polarity `in`, and the first of each ordered pair), ⚠ excluded (an item of a key of polarity
+    `out`; it wins over ✓ when an id is both)."""
+    gold = Expect.from_data(expect)
     marks: dict[str, str] = {}
-    for key in ("exclude", "superseded"):
-        for g in expect.get(key, []):
-            if not isinstance(g, dict):
-                marks[str(g)] = "⚠ must exclude"
-    positives = list(expect.get("include", [])) + list(expect.get("identity", [])) + list(expect.get("preferences", []))
-    if expect.get("repeat_of"):
-        positives += expect.get("evidence") or [f"{expect['repeat_of']}#resolution"]
-    for pair in list(expect.get("above", [])) + list(expect.get("fix_before", [])):
-        positives.append(pair[0])
-    for g in positives:
-        if not isinstance(g, dict):
-            marks.setdefault(str(g), "✓ gold")
+    for key, g in declared(ExpectModel, "out"):
+        if g.ref in ITEMS:
+            for item in getattr(gold, key):
+                if isinstance(item, str):
+                    marks[item] = "⚠ must exclude"
+    positives: list[Any] = [item for key, _ in declared(ExpectModel, "in") for item in getattr(gold, key)]
+    positives += [first for key, _ in declared(ExpectModel, "order") for first, _second in getattr(gold, key)]
+    for item in positives:
+        if isinstance(item, str):
+            marks.setdefault(item, "✓ gold")
     return marks

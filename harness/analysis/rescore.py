@@ -25,13 +25,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from stores.protocol import Bundle, Candidate, Forget, HealthFactor, HealthReport, Resolution, Turn
+from stores.protocol import Bundle, Candidate, Forget, HealthFactor, HealthReport, Resolution, Signal, Turn
 
 from harness.criteria import registry, score_probe
 from harness.run.replay import ProbeOutcome, build_seen, forgotten_at_probes
 from harness.analysis.results import Results, resolve_run
 from harness.run.runstore import RunWriter, environment, new_run_id, read_manifest
-from harness.format.model import Expect, Probe, Scenario, Subject, TextNeedle
+from harness.format.model import Expect, Fault, Probe, Scenario, Subject, TurnGold, TurnSignals
 from harness.run.tables import SCHEMAS, TableBuffer
 
 CARRIED = ("idempotency",)
@@ -50,17 +50,7 @@ def _records(res: Results, sql: str, params: dict | None = None) -> list[dict[st
 
 def expect_from_json(text: str | None) -> Expect:
     """The inverse of the events table's `expect` JSON."""
-    d = json.loads(text) if text else {}
-    refs = lambda xs: tuple(TextNeedle(x["text"]) if isinstance(x, dict) else x for x in xs)  # noqa: E731
-    pairs = lambda xs: tuple((a, b) for a, b in xs)  # noqa: E731
-    return Expect(
-        include=refs(d.get("include", ())), exclude=refs(d.get("exclude", ())),
-        identity=tuple(d.get("identity", ())), preferences=tuple(d.get("preferences", ())),
-        superseded=tuple(d.get("superseded", ())), above=pairs(d.get("above", ())),
-        repeat_of=d.get("repeat_of"), evidence=tuple(d.get("evidence", ())),
-        not_repeat_of=tuple(d.get("not_repeat_of", ())), fix_before=pairs(d.get("fix_before", ())),
-        health=d.get("health"),
-    )
+    return Expect.from_json(text)
 
 
 def scenarios_from(res: Results, run: str) -> list[Scenario]:
@@ -77,11 +67,18 @@ def scenarios_from(res: Results, run: str) -> list[Scenario]:
     out = []
     for sid in order:
         evs, subjects = [], {}
+        turn_gold, turn_signals = {}, {}
         for r in by[sid]:
             at = _utc(r["at"])
-            subjects.setdefault(r["subject"], Subject(r["subject"], r["subject_name"] or ""))
+            if r["subject"] is not None:
+                subjects.setdefault(r["subject"], Subject(r["subject"], r["subject_name"] or ""))
             if r["kind"] == "turn":
                 evs.append(Turn(r["item_id"], r["subject"], r["session"], r["role"], r["turn_kind"], r["text"], at))
+                gold = TurnGold.from_columns(r)
+                if gold != TurnGold():
+                    turn_gold[r["item_id"]] = gold
+                if r.get("signals"):
+                    turn_signals[r["item_id"]] = TurnSignals.from_data(json.loads(r["signals"]))
             elif r["kind"] == "resolve":
                 evs.append(Resolution(r["subject"], r["session"], r["status"], r["text"] or "", at))
             elif r["kind"] == "probe":
@@ -89,12 +86,17 @@ def scenarios_from(res: Results, run: str) -> list[Scenario]:
                                  expect_from_json(r["expect"]), r["on_turn"], line=int(r["line"] or 0)))
             elif r["kind"] == "forget":
                 evs.append(Forget(r["subject"], at))
+            elif r["kind"] == "signal":
+                evs.append(Signal(r["subject"], r["session"], r["signal"], r["ref"], at))
+            elif r["kind"] == "fault":
+                evs.append(Fault(r["fault"], at, r["subject"], r["session"]))
         first = by[sid][0]
         meta = versions.get(sid, {})
         out.append(Scenario(
             id=sid, version=int(meta.get("version", 1)), title=first["scenario_title"] or "", tags=tuple(first["tags"] or ()),
             start=evs[0].at if evs else datetime.fromtimestamp(0, timezone.utc), subjects=subjects, events=tuple(evs),
             path=first["path"] or "", content_hash=meta.get("sha256", ""), suite=first["suite"] or "",
+            turn_gold=turn_gold, turn_signals=turn_signals,
         ))
     return out
 

@@ -22,7 +22,7 @@ def register(sub) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from harness.generate import generate_suite, label_counts
+    from harness.generate import REPORTED, generate_suite, label_counts
     from harness.format.loader import validate_paths
 
     if args.customers < 1:
@@ -51,8 +51,7 @@ def main(args: argparse.Namespace) -> int:
     c = label_counts(files)
     console.print(
         f"wrote {c['scenarios']} scenario files ({c['subjects']} customers, {c['probes']} probes) to {out}: "
-        + ", ".join(f"{k} {c[k]}" for k in ("identity", "preferences", "superseded", "include", "exclude", "above",
-                                              "repeat_of", "not_repeat_of", "fix_before", "health", "on", "forget"))
+        + ", ".join(f"{k} {c[k]}" for k in REPORTED)
     )
     print(out)
     return 0

@@ -10,17 +10,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Callable
+from typing import Any, Callable, get_args
 
+from harness.format.gold import declared
 from harness.format.issues import did_you_mean, listing
-from harness.format.schema import event_kind
+from harness.format.schema import ExpectModel, MemoryType, OnlyOn, TurnEvent, TurnSignalsModel, event_kind
 from harness.format.timeparse import DEFAULT_STEP, parse_absolute, parse_when
 
 Report = Callable[[tuple, str], None]
 """report(document path, message)."""
 
-_GOLD_LISTS = ("include", "exclude", "identity", "preferences", "superseded", "evidence")
-_GOLD_PAIRS = ("above", "fix_before")
+
+def _only_on(model: type) -> dict[str, str]:
+    """Key -> the role a turn must have to carry it (`OnlyOn` in the key's declaration)."""
+    return {k: m.role for k, info in model.model_fields.items() for m in info.metadata if isinstance(m, OnlyOn)}
+
+
+_TURN_ROLES = _only_on(TurnEvent)
+_SIGNAL_ROLES = _only_on(TurnSignalsModel)
+_MEMORY_RULES = {"outcome": "ATTEMPT", "status": "INCIDENT"}
+"""A gold memory's field -> the only memory type that may have it."""
 
 
 @dataclass
@@ -36,8 +45,6 @@ class ResolvedEvent:
     """A turn's id (explicit or default)."""
     task: str | None = None
     """A probe's task (explicit, or the `on` turn's text)."""
-    evidence: list[str] | None = None
-    """A probe's evidence, with the `repeat_of` default applied."""
 
 
 @dataclass
@@ -49,6 +56,8 @@ class _Item:
     index: int
     line: int | None
     text: str | None = None
+    turn: bool = True
+    """A turn (else a session's resolution record)."""
 
 
 @dataclass
@@ -107,14 +116,17 @@ class SemanticChecker:
                 session=previous.session,
                 line=self.line_of(("events", i)),
             )
-            if kind == "turn" or kind == "probe":
+            if kind in ("turn", "probe", "signal"):
                 self._subject_and_session(i, ev, here)
             elif kind == "resolve":
                 self._resolve(i, ev, here)
             elif kind == "forget":
                 self._forget(i, ev, here)
+            elif kind == "fault":
+                self._fault(i, ev, here)
             if kind == "turn":
                 self._turn(i, ev, here)
+                self._roles(i, ev)
             elif kind == "probe":
                 self._probe(i, ev, here)
             self.resolved.append(here)
@@ -215,6 +227,21 @@ class SemanticChecker:
         for probe_index in self.pending_on.pop(here.session, []):
             self.on_turns.append((probe_index, here))
 
+    def _roles(self, i: int, ev: dict) -> None:
+        """Keys only a turn of one role may carry: decision gold on customer turns, what the
+        scripted agent did on agent turns."""
+        role = ev.get("role", "customer")
+        if not isinstance(role, str):
+            return
+        signals = ev.get("signals")
+        given = [((key,), need) for key, need in _TURN_ROLES.items() if ev.get(key) is not None]
+        if isinstance(signals, dict):
+            given += [(("signals", key), need) for key, need in _SIGNAL_ROLES.items() if signals.get(key) is not None]
+        for path, need in given:
+            if role != need:
+                self.report(("events", i) + path,
+                            f"{path[-1]} is only for {need} turns; this turn's role is {role}")
+
     def _check_on(self, probe_index: int, turn: ResolvedEvent) -> None:
         on = self.events[probe_index]["on"]
         if on == turn.id:
@@ -265,7 +292,8 @@ class SemanticChecker:
             )
         session.statuses.append((i, ev.get("status"), here.line))
         if f"{session_id}#resolution" not in self.items:  # a later resolve replaces the record, same id
-            self.items[f"{session_id}#resolution"] = _Item(f"{session_id}#resolution", session.subject, i, here.line)
+            self.items[f"{session_id}#resolution"] = _Item(f"{session_id}#resolution", session.subject, i, here.line,
+                                                           turn=False)
 
     def _forget(self, i: int, ev: dict, here: ResolvedEvent) -> None:
         subject = _text(ev, "forget")
@@ -278,6 +306,14 @@ class SemanticChecker:
         here.subject = subject
         if _text(ev, "session"):
             here.session = _text(ev, "session")
+
+    def _fault(self, i: int, ev: dict, here: ResolvedEvent) -> None:
+        # a fault concerns the whole system: it may name a subject or session, but needs neither
+        subject, session = _text(ev, "subject"), _text(ev, "session")
+        if subject and self._check_subject(("events", i, "subject"), subject):
+            here.subject = subject
+        if session:
+            here.session = session
 
     def _probe(self, i: int, ev: dict, here: ResolvedEvent) -> None:
         probe_id = _text(ev, "probe")
@@ -296,37 +332,59 @@ class SemanticChecker:
     # -- gold labels, checked once the whole history is known -----------------------------
 
     def _gold(self, i: int, ev: dict, here: ResolvedEvent) -> None:
+        """Every reference of the probe's gold, by the kind its key declares, then the rules
+        between keys."""
         expect = ev.get("expect")
         if not isinstance(expect, dict):
             return
         base = ("events", i, "expect")
-        for key in _GOLD_LISTS:
-            values = expect.get(key)
-            if isinstance(values, list):
-                for j, ref in enumerate(values):
+        for key, g in declared(ExpectModel):
+            value = expect.get(key)
+            path = base + (key,)
+            if g.ref in ("ids", "needles") and isinstance(value, list):
+                for j, ref in enumerate(value):
                     if isinstance(ref, str):
-                        self._check_ref(i, here, base + (key, j), ref, other_subjects_ok=key == "exclude")
-        for key in _GOLD_PAIRS:
-            pairs = expect.get(key)
-            if isinstance(pairs, list):
-                for j, pair in enumerate(pairs):
+                        self._check_ref(i, here, path + (j,), ref, other_subjects_ok=g.any_subject)
+            elif g.ref == "pairs" and isinstance(value, list):
+                for j, pair in enumerate(value):
                     for ref in pair if isinstance(pair, list) else ():
                         if isinstance(ref, str):
-                            self._check_ref(i, here, base + (key, j), ref, other_subjects_ok=False)
+                            self._check_ref(i, here, path + (j,), ref, other_subjects_ok=False)
+            elif g.ref == "session" and isinstance(value, str):
+                self._check_resolved_session(i, here, path, value)
+            elif g.ref == "sessions" and isinstance(value, list):
+                for j, session in enumerate(value):
+                    if isinstance(session, str):
+                        self._check_resolved_session(i, here, path + (j,), session)
+            elif g.ref == "records" and isinstance(value, list):
+                for j, record in enumerate(value):
+                    if isinstance(record, dict):
+                        self._memory(i, here, path + (j,), record)
+        self._repeat_rules(base, expect)
+
+    def _repeat_rules(self, base: tuple, expect: dict) -> None:
         repeat_of = expect.get("repeat_of")
-        if isinstance(repeat_of, str):
-            self._check_resolved_session(i, here, base + ("repeat_of",), repeat_of)
-            if expect.get("evidence") is None or expect.get("evidence") == []:
-                here.evidence = [f"{repeat_of}#resolution"]
-        elif expect.get("evidence"):
+        if not isinstance(repeat_of, str) and expect.get("evidence"):
             self.report(base + ("evidence",), "evidence without repeat_of: evidence says what proves a repeat was recalled")
         not_repeat = expect.get("not_repeat_of")
-        if isinstance(not_repeat, list):
-            for j, session in enumerate(not_repeat):
-                if isinstance(session, str):
-                    self._check_resolved_session(i, here, base + ("not_repeat_of", j), session)
-                    if session == repeat_of:
-                        self.report(base + ("not_repeat_of", j), f"'{session}' is also repeat_of")
+        for j, session in enumerate(not_repeat if isinstance(not_repeat, list) else ()):
+            if isinstance(session, str) and session == repeat_of:
+                self.report(base + ("not_repeat_of", j), f"'{session}' is also repeat_of")
+
+    def _memory(self, i: int, here: ResolvedEvent, path: tuple, record: dict) -> None:
+        """A gold memory: outcome only on an ATTEMPT, status only on an INCIDENT, and its
+        source a turn of the probe's subject that happened before the probe."""
+        kind = record.get("type")
+        for key, only in _MEMORY_RULES.items():
+            if record.get(key) is not None and kind in get_args(MemoryType) and kind != only:
+                self.report(path + (key,), f"{key} is only for {only} memories; this one is {kind}")
+        source = record.get("source")
+        if isinstance(source, str):
+            item = self.items.get(source)
+            if item is not None and not item.turn:
+                self.report(path + ("source",), f"'{source}' is a resolution record; a memory's source is a turn id")
+                return
+            self._check_ref(i, here, path + ("source",), source, other_subjects_ok=False)
 
     def _check_ref(self, i: int, here: ResolvedEvent, path: tuple, ref: str, other_subjects_ok: bool) -> None:
         item = self.items.get(ref)

@@ -1,4 +1,4 @@
-"""Load and validate scenario files (format: the scenario format doc; schema: `json_schema()`).
+"""Load and validate scenario files (format: docs/scenario-format.md; schema: `json_schema()`).
 
 Validation happens in two layers and reports every problem of every file at once, each with
 file, line and document path, before anything runs:
@@ -21,25 +21,26 @@ from typing import Any, Iterable, Sequence
 from pydantic import ValidationError
 
 from harness.format.issues import ScenarioError, ValidationIssue, did_you_mean, format_path
-from harness.format.model import Expect, Probe, Scenario, Subject, TextNeedle
+from harness.format.model import Expect, Fault, Probe, Scenario, Subject, TurnGold, TurnSignals
 from harness.format.checks import ResolvedEvent, SemanticChecker
 from harness.format.schema import (
-    CHOICES,
     EVENT_KINDS,
-    KEYS_BY_KIND,
-    ExpectModel,
+    NEEDLE_KEYS,
+    PAIR_KEYS,
+    FaultEvent,
     ProbeEvent,
     ResolveEvent,
     ScenarioModel,
-    SubjectModel,
-    TextNeedleModel,
+    SignalEvent,
     TurnEvent,
+    choices_at,
     event_kind,
     json_schema,
+    keys_at,
 )
 from harness.format.timeparse import parse_absolute
 from harness.format.yamldoc import YamlDoc, YamlSyntaxError, read_yaml
-from stores.protocol import Forget, Resolution, Turn
+from stores.protocol import Forget, Resolution, Signal, Turn
 
 __all__ = [
     "load_scenario",
@@ -230,7 +231,7 @@ def _real_path(loc: tuple) -> tuple:
         part = parts[i]
         out.append(part)
         tagged = (len(out) == 2 and out[0] == "events" and isinstance(part, int)) or (
-            isinstance(part, int) and len(out) >= 2 and out[-2] in ("include", "exclude")
+            isinstance(part, int) and len(out) >= 2 and out[-2] in NEEDLE_KEYS
         )
         if tagged and i + 1 < len(parts):
             i += 1  # skip the tag
@@ -249,23 +250,6 @@ def _value_at(data: Any, path: tuple) -> Any:
     return data
 
 
-def _allowed_keys(path: tuple, data: dict) -> tuple[str, ...]:
-    """The keys allowed in the mapping at `path`."""
-    if not path:
-        return tuple(ScenarioModel.model_fields)
-    if path[0] == "subjects":
-        return tuple(SubjectModel.model_fields)
-    if path[0] == "events" and len(path) >= 2:
-        if len(path) == 2:
-            kind = event_kind(_value_at(data, path))
-            return KEYS_BY_KIND.get(kind, ())
-        if len(path) == 3 and path[2] == "expect":
-            return tuple(ExpectModel.model_fields)
-        if len(path) == 5 and path[2] == "expect":
-            return tuple(TextNeedleModel.model_fields)
-    return ()
-
-
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -275,35 +259,36 @@ def _structural_issue(error: dict, data: dict, report: _FileReport) -> None:
     kind, loc, value = error["type"], tuple(error["loc"]), error.get("input")
     path = _real_path(loc)
     message = error["msg"]
+    kinds = ", ".join(EVENT_KINDS)
     if kind == "extra_forbidden":
         key, parent = path[-1], path[:-1]
-        allowed = _allowed_keys(parent, data)
-        message = f"unknown key '{key}'" + did_you_mean(key, allowed) + (f" (allowed here: {', '.join(allowed)})" if allowed else "")
+        allowed, noun = keys_at(parent, data)
+        message = f"unknown {noun} '{key}'" + did_you_mean(key, allowed) + (f" (allowed here: {', '.join(allowed)})" if allowed else "")
     elif kind == "missing":
         key, path = path[-1], path[:-1]
         message = f"missing required key '{key}'"
     elif kind == "event_kind":
         present = [k for k in EVENT_KINDS if isinstance(value, dict) and k in value]
         if not isinstance(value, dict):
-            message = f"an event is a mapping with one of turn, resolve, probe, forget; got {_short(value)}"
+            message = f"an event is a mapping with one of {kinds}; got {_short(value)}"
         elif present:
-            message = f"an event has exactly one of turn, resolve, probe, forget; this one has {' and '.join(present)}"
+            message = f"an event has exactly one of {kinds}; this one has {' and '.join(present)}"
         else:
             keys = ", ".join(str(k) for k in value) or "none"
-            message = f"an event needs one of turn, resolve, probe, forget (its keys: {keys})" + did_you_mean(
+            message = f"an event needs one of {kinds} (its keys: {keys})" + did_you_mean(
                 next((k for k in value if isinstance(k, str)), None), EVENT_KINDS
             )
     elif kind == "literal_error":
         field = next((p for p in reversed(path) if isinstance(p, str)), "")
-        choices = CHOICES.get(field, ())
+        choices = choices_at(path, data)
         expected = " | ".join(choices) if choices else error.get("ctx", {}).get("expected", "")
         message = f"unknown {field} {_short(value)} (expected {expected})" + did_you_mean(value, choices)
     elif kind == "value_error":
         message = str(error.get("ctx", {}).get("error", message)).removeprefix("Value error, ")
-    elif kind in ("too_short", "too_long") and len(path) >= 2 and path[-2] in ("above", "fix_before"):
+    elif kind in ("too_short", "too_long") and len(path) >= 2 and path[-2] in PAIR_KEYS:
         message = f"expected a pair [first, second], got {len(value) if isinstance(value, list) else '?'} item(s)"
     elif kind == "string_type" and isinstance(value, dict) and "text" in value:
-        message = "text needles ({text: ...}) are allowed only in include and exclude; here give an id"
+        message = f"text needles ({{text: ...}}) are allowed only in {', '.join(NEEDLE_KEYS)}; here give an id"
     else:
         message = f"{message[:1].lower()}{message[1:]}, got {_short(value)}"
     report(path, message)
@@ -314,10 +299,17 @@ def _structural_issue(error: dict, data: dict, report: _FileReport) -> None:
 
 def _build(model: ScenarioModel, resolved: list[ResolvedEvent], file: str, raw: bytes) -> Scenario:
     events: list[Any] = []
+    turn_gold: dict[str, Any] = {}
+    turn_signals: dict[str, Any] = {}
     for ev, here in zip(model.events, resolved):
-        assert here.at is not None and here.subject is not None  # guaranteed when there are no issues
+        assert here.at is not None  # guaranteed when there are no issues
         if isinstance(ev, TurnEvent):
             events.append(Turn(here.id, here.subject, here.session, ev.role, ev.kind, ev.turn, here.at))
+            gold = TurnGold.from_file(ev)
+            if gold != TurnGold():
+                turn_gold[here.id] = gold
+            if ev.signals is not None and ev.signals.model_dump(exclude_none=True):
+                turn_signals[here.id] = TurnSignals.from_data(ev.signals.model_dump(exclude_none=True))
         elif isinstance(ev, ResolveEvent):
             events.append(Resolution(here.subject, ev.resolve, ev.status, ev.summary, here.at))
         elif isinstance(ev, ProbeEvent):
@@ -329,12 +321,16 @@ def _build(model: ScenarioModel, resolved: list[ResolvedEvent], file: str, raw: 
                     task=here.task or "",
                     budget=ev.budget,
                     at=here.at,
-                    expect=_expect(ev.expect, here.evidence),
+                    expect=Expect.from_file(ev.expect),
                     on=ev.on,
                     handoff=ev.handoff,
                     line=here.line or 0,
                 )
             )
+        elif isinstance(ev, SignalEvent):
+            events.append(Signal(here.subject, here.session, ev.signal, ev.ref, here.at))
+        elif isinstance(ev, FaultEvent):
+            events.append(Fault(ev.fault, here.at, here.subject, here.session))
         else:
             events.append(Forget(here.subject, here.at))
     return Scenario(
@@ -348,26 +344,8 @@ def _build(model: ScenarioModel, resolved: list[ResolvedEvent], file: str, raw: 
         path=file,
         content_hash=hashlib.sha256(raw).hexdigest(),
         suite=Path(file).resolve().parent.name,
-    )
-
-
-def _gold(items: list) -> tuple:
-    return tuple(TextNeedle(i.text) if isinstance(i, TextNeedleModel) else i for i in items)
-
-
-def _expect(e: ExpectModel, evidence: list[str] | None) -> Expect:
-    return Expect(
-        include=_gold(e.include),
-        exclude=_gold(e.exclude),
-        identity=tuple(e.identity),
-        preferences=tuple(e.preferences),
-        superseded=tuple(e.superseded),
-        above=tuple((a, b) for a, b in e.above),
-        repeat_of=e.repeat_of,
-        evidence=tuple(evidence if evidence is not None else (e.evidence or ())),
-        not_repeat_of=tuple(e.not_repeat_of),
-        fix_before=tuple((a, b) for a, b in e.fix_before),
-        health=e.health,
+        turn_gold=turn_gold,
+        turn_signals=turn_signals,
     )
 
 

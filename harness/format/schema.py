@@ -1,26 +1,59 @@
 """The structural layer of the scenario format: pydantic models of the YAML as written.
 
-They refuse unknown keys, wrong types and unknown roles, kinds, statuses, bands and labels,
-and the JSON Schema in `datasets/schema/scenario.schema.json` is generated from them
-(`json_schema()`). Meaning across events (ids, times, subjects, sessions) is checked by the
-loader on top of them.
+They refuse unknown keys, wrong types and unknown roles, kinds, statuses, bands, labels,
+plans, routes, signals and memory types, and the JSON Schema in
+`datasets/schema/scenario.schema.json` is generated from them (`json_schema()`). Meaning
+across events (ids, times, subjects, sessions) is checked by `harness.format.checks` on top
+of them. The format is described in docs/scenario-format.md.
+
+These models are also the one declaration of the gold vocabulary: every gold key (the fields
+of `ExpectModel`, and a turn's `label`, `plan` and `route`) carries a `harness.format.gold.Gold`
+saying what it refers to, its polarity and its display name; the runtime types, the run
+tables' JSON and the app's gold marks are derived from it.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, Union
+import types
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, StrictBool, Tag, WithJsonSchema
 
-from harness.format.model import Band
+from harness.format.gold import Gold, keys_of
 from harness.format.timeparse import ABSOLUTE_PATTERN, WHEN_PATTERN, parse_absolute, parse_when
 from stores.protocol import Role, Status, TurnKind
 
-Label = Literal["profile", "preference", "episodic", "sentiment", "system_owned"]
-"""Gold annotations of a turn (never shown to strategies)."""
+Band = Literal["healthy", "watch", "at_risk"]
+"""Health bands, best first."""
 
-EVENT_KINDS = ("turn", "resolve", "probe", "forget")
+Label = Literal["profile", "preference", "episodic", "sentiment", "system_owned"]
+"""The memory classes a turn can be labelled with (gold, never shown to strategies)."""
+
+Plan = Literal["continue", "clarify", "offer_live", "transfer", "escalate", "csat"]
+"""What the system should do on a customer turn (decision gold)."""
+
+Route = Literal["knowledge", "recommendation", "retention"]
+"""Which agent owns the answer (decision gold): the knowledge / FAQ agent, the recommendation
+agent, retention outreach."""
+
+Sensitivity = Literal["none", "harm", "crisis"]
+"""How sensitive a customer message is, as a producer reports it."""
+
+FaultKind = Literal["locker_down", "locker_up"]
+"""Infrastructure faults a scenario can inject for decision policies."""
+
+MemoryType = Literal["ATTEMPT", "INCIDENT", "PROFILE"]
+"""Types of a structured memory: a step tried, an incident, a fact about the customer."""
+
+Outcome = Literal["worked", "failed", "in_progress"]
+"""How an ATTEMPT went."""
+
+IncidentStatus = Literal["open", "resolved"]
+"""Where an INCIDENT stands."""
+
+EVENT_KINDS = ("turn", "resolve", "probe", "forget", "signal", "fault")
 """The keys that say what an event is; an event has exactly one of them."""
 
 SLUG_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
@@ -54,10 +87,22 @@ Start = Annotated[
 ]
 Slug = Annotated[str, AfterValidator(_check_slug), WithJsonSchema({"type": "string", "pattern": SLUG_PATTERN})]
 Pair = Annotated[list[Id], Field(min_length=2, max_length=2)]
+Text = Annotated[str, Field(min_length=1)]
+
+
+@dataclass(frozen=True)
+class OnlyOn:
+    """A turn key that only a turn of this role may carry (checked by `harness.format.checks`)."""
+
+    role: Role
+    """The role the turn must have."""
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    noun: ClassVar[str] = "key"
+    """What an unknown key of this mapping is called in messages."""
 
 
 class TextNeedleModel(_Strict):
@@ -78,31 +123,96 @@ GoldItem = Annotated[
 """A turn id, `<session>#resolution`, or `{text: ...}`."""
 
 
+class MemoryModel(_Strict):
+    """A typed memory a structured store should hold (matched on type, outcome or status, text and source)."""
+
+    type: MemoryType
+    """ATTEMPT (a step tried), INCIDENT (an issue) or PROFILE (a fact about the customer)."""
+    text: Text
+    """A case-insensitive needle of the memory's text."""
+    outcome: Outcome | None = None
+    """How the attempt went (ATTEMPT only)."""
+    status: IncidentStatus | None = None
+    """Where the incident stands (INCIDENT only)."""
+    source: Id | None = None
+    """A turn id that must be among the memory's source ids."""
+
+
+def _repeat_evidence(values: dict[str, Any]) -> tuple[str, ...]:
+    """Without evidence, the repeated session's resolution is what proves the repeat was recalled."""
+    repeat_of = values.get("repeat_of")
+    return (f"{repeat_of}#resolution",) if repeat_of else ()
+
+
 class ExpectModel(_Strict):
     """What a good context contains at the probe (all optional)."""
 
-    include: list[GoldItem] = []
+    include: Annotated[list[GoldItem], Gold("needles", "in", "must include")] = []
     """Must be in the context (recall)."""
-    exclude: list[GoldItem] = []
+    exclude: Annotated[list[GoldItem], Gold("needles", "out", "must exclude", any_subject=True)] = []
     """Must not be in the context (stale, superseded, another customer's); may name other subjects' items."""
-    identity: list[Id] = []
+    identity: Annotated[list[Id], Gold("ids", "in", "identity")] = []
     """Profile facts from earlier sessions that must surface."""
-    preferences: list[Id] = []
+    preferences: Annotated[list[Id], Gold("ids", "in", "preference")] = []
     """Stated preferences that must surface."""
-    superseded: list[Id] = []
+    superseded: Annotated[list[Id], Gold("ids", "out", "superseded")] = []
     """Older preferences the newer ones replaced: must not be included."""
-    above: list[Pair] = []
+    above: Annotated[list[Pair], Gold("pairs", "order", "above")] = []
     """Pairs [a, b]: a must outrank b."""
-    repeat_of: Id | None = None
+    repeat_of: Annotated[Id | None, Gold("session", "other", "repeat of")] = None
     """The resolved session this one repeats."""
-    evidence: list[Id] | None = None
+    evidence: Annotated[list[Id] | None, Gold("ids", "in", "repeat evidence", default=_repeat_evidence)] = None
     """What proves the repeat was recalled (default: `<repeat_of>#resolution`)."""
-    not_repeat_of: list[Id] = []
+    not_repeat_of: Annotated[list[Id], Gold("sessions", "out", "not a repeat")] = []
     """Resolved sessions that are NOT the same issue (negative controls)."""
-    fix_before: list[Pair] = []
+    fix_before: Annotated[list[Pair], Gold("pairs", "order", "known fix first")] = []
     """Pairs [fix, failure]: the known fix must outrank the failed attempt."""
-    health: Band | None = None
+    health: Annotated[Band | None, Gold("band", "other", "health band")] = None
     """Expected health band of the subject now."""
+    returning: Annotated[StrictBool | None, Gold("bool", "other", "returning customer")] = None
+    """Whether the customer has relevant prior history."""
+    memories: Annotated[list[MemoryModel] | None, Gold("records", "other", "typed memories")] = None
+    """The complete set of typed memories a structured store should hold for the subject now."""
+    known_fixes: Annotated[list[GoldItem], Gold("needles", "other", "known fix")] = []
+    """What worked before: the reply must lead with these."""
+    known_failures: Annotated[list[GoldItem], Gold("needles", "other", "known failure")] = []
+    """What failed before: the reply must list them as already tried and never propose them."""
+    expired: Annotated[list[Id], Gold("ids", "out", "expired")] = []
+    """Must be out of the context and carry an expiry reason in the receipt."""
+
+
+class TurnSignalsModel(_Strict):
+    """What the producers (classifiers) report for a turn, as scripted: an input for decision
+    policies (a key given here overrides the rule-based producer for that key only), never gold."""
+
+    noun: ClassVar[str] = "signal"
+
+    sensitive: Sensitivity | None = None
+    """A sensitive message, and how severe."""
+    human_request: StrictBool | None = None
+    """The customer asks for a human."""
+    short_affirmative: StrictBool | None = None
+    """A bare "yes", "ok", "the first one"."""
+    hostile: StrictBool | None = None
+    """An abusive or hostile message."""
+    meaningless: StrictBool | None = None
+    """Noise such as "asdfgh"."""
+    complexity: StrictBool | None = None
+    """Too complex for the bot to handle."""
+    time_critical: StrictBool | None = None
+    """It cannot wait."""
+    retrieval_empty: StrictBool | None = None
+    """Retrieval for this turn found nothing."""
+    same_answer_repeated: StrictBool | None = None
+    """The answer to this turn repeats an earlier one."""
+    resolved_confirmation: StrictBool | None = None
+    """The customer confirms the issue is resolved."""
+    explicit_intent: Text | None = None
+    """An intent the customer states, e.g. `recommendation`."""
+    offer_live: Annotated[StrictBool | None, OnlyOn("agent")] = None
+    """The scripted agent offered live support on this turn (agent turns only)."""
+    asked_question: Annotated[StrictBool | None, OnlyOn("agent")] = None
+    """The scripted agent asked the customer something (agent turns only)."""
 
 
 class _EventBase(_Strict):
@@ -125,8 +235,14 @@ class TurnEvent(_EventBase):
     """`action` for a step the agent tried."""
     id: Id | None = None
     """Default `<session>#<n>`, n = 1-based position among the session's turns."""
-    label: list[Label] = []
-    """Gold annotations, never shown to strategies."""
+    label: Annotated[list[Label], Gold("classes", "other", "memory class", column="labels")] = []
+    """Gold memory classes of the turn, never shown to strategies."""
+    plan: Annotated[Plan | None, Gold("choice", "other", "plan"), OnlyOn("customer")] = None
+    """Gold: the plan the system should make on this customer turn."""
+    route: Annotated[Route | None, Gold("choice", "other", "route"), OnlyOn("customer")] = None
+    """Gold: which agent owns the answer to this customer turn."""
+    signals: TurnSignalsModel | None = None
+    """Input for decision policies: what the producers report for this turn."""
 
 
 class ResolveEvent(_EventBase):
@@ -164,8 +280,32 @@ class ForgetEvent(_EventBase):
     """The subject to forget."""
 
 
+class SignalEvent(_EventBase):
+    """A system event the agent's systems emit (shipment delivered, RMA closed, callback done);
+    strategies observe it like a turn."""
+
+    signal: Slug
+    """Its name, e.g. `rma_closed`."""
+    ref: Text | None = None
+    """What it closes: memories whose text contains it (case-insensitive)."""
+
+
+class FaultEvent(_EventBase):
+    """An infrastructure fault for decision policies (never shown to memory strategies)."""
+
+    fault: FaultKind
+    """`locker_down` makes the session-state store unavailable until `locker_up`."""
+
+
+EVENT_MODELS: dict[str, type[_EventBase]] = {
+    "turn": TurnEvent, "resolve": ResolveEvent, "probe": ProbeEvent,
+    "forget": ForgetEvent, "signal": SignalEvent, "fault": FaultEvent,
+}
+"""The model of each kind of event."""
+
+
 def event_kind(value: Any) -> str | None:
-    """`turn`, `resolve`, `probe` or `forget` when the event has exactly one of those keys."""
+    """The event's kind (one of `EVENT_KINDS`) when it has exactly one of those keys."""
     if not isinstance(value, dict):
         return None
     present = [k for k in EVENT_KINDS if k in value]
@@ -173,16 +313,11 @@ def event_kind(value: Any) -> str | None:
 
 
 Event = Annotated[
-    Union[
-        Annotated[TurnEvent, Tag("turn")],
-        Annotated[ResolveEvent, Tag("resolve")],
-        Annotated[ProbeEvent, Tag("probe")],
-        Annotated[ForgetEvent, Tag("forget")],
-    ],
+    Union[tuple(Annotated[model, Tag(kind)] for kind, model in EVENT_MODELS.items())],  # type: ignore[valid-type]
     Discriminator(
         event_kind,
         custom_error_type="event_kind",
-        custom_error_message="an event needs exactly one of turn, resolve, probe, forget",
+        custom_error_message=f"an event needs exactly one of {', '.join(EVENT_KINDS)}",
     ),
 ]
 
@@ -214,23 +349,98 @@ class ScenarioModel(_Strict):
     subjects: dict[Id, SubjectModel] = Field(min_length=1)
     """Customers by id; ids are stable across sessions."""
     events: list[Event] = Field(min_length=1)
-    """Turns, resolutions, probes and deletion requests, in time order."""
+    """Turns, resolutions, probes, deletion requests, system signals and faults, in time order."""
 
 
-KEYS_BY_KIND: dict[str, tuple[str, ...]] = {
-    kind: tuple(model.model_fields)
-    for kind, model in {"turn": TurnEvent, "resolve": ResolveEvent, "probe": ProbeEvent, "forget": ForgetEvent}.items()
-}
+KEYS_BY_KIND: dict[str, tuple[str, ...]] = {kind: tuple(model.model_fields) for kind, model in EVENT_MODELS.items()}
 """The keys each kind of event allows."""
 
-CHOICES: dict[str, tuple[str, ...]] = {
-    "role": Role.__args__,
-    "kind": TurnKind.__args__,
-    "status": Status.__args__,
-    "health": Band.__args__,
-    "label": Label.__args__,
-}
-"""The allowed values of enumerated keys, by key."""
+NEEDLE_KEYS = keys_of(ExpectModel, "needles")
+"""The `expect` keys whose items may be text needles."""
+
+PAIR_KEYS = keys_of(ExpectModel, "pairs")
+"""The `expect` keys whose items are pairs."""
+
+
+# -- what is allowed where (for messages) ------------------------------------------------------
+
+
+def _strip(annotation: Any) -> Any:
+    """The type inside `Annotated[...]`."""
+    while hasattr(annotation, "__metadata__"):
+        annotation = annotation.__origin__
+    return annotation
+
+
+def _members(annotation: Any) -> list[Any]:
+    annotation = _strip(annotation)
+    if get_origin(annotation) in (Union, types.UnionType):
+        return [m for a in get_args(annotation) for m in _members(a)]
+    return [annotation]
+
+
+def _is_model(t: Any) -> bool:
+    return isinstance(t, type) and issubclass(t, BaseModel)
+
+
+def _pick(annotation: Any, value: Any) -> Any:
+    """The member of a union that describes `value` (an event's kind, a needle's mapping)."""
+    members = [m for m in _members(annotation) if m is not type(None)]
+    if len(members) == 1:
+        return members[0]
+    models = [m for m in members if _is_model(m)]
+    if isinstance(value, dict) and models:
+        kind = event_kind(value)
+        if kind is not None and EVENT_MODELS[kind] in models:
+            return EVENT_MODELS[kind]
+        return models[0] if len(models) == 1 else None
+    rest = [m for m in members if not _is_model(m)]
+    return rest[0] if len(rest) == 1 else None
+
+
+def annotation_at(path: tuple, data: Any) -> Any:
+    """The type the document expects at `path` (None when the path leads nowhere known)."""
+    annotation: Any = ScenarioModel
+    value = data
+    for part in path:
+        annotation = _pick(annotation, value)
+        if annotation is None:
+            return None
+        if _is_model(annotation):
+            if not isinstance(part, str) or part not in annotation.model_fields:
+                return None
+            annotation = annotation.model_fields[part].annotation
+        elif get_origin(annotation) is list and isinstance(part, int):
+            annotation = get_args(annotation)[0]
+        elif get_origin(annotation) is dict:
+            annotation = get_args(annotation)[1]
+        else:
+            return None
+        value = value.get(part) if isinstance(value, dict) else (
+            value[part] if isinstance(value, list) and isinstance(part, int) and part < len(value) else None)
+    return _pick(annotation, value)
+
+
+def keys_at(path: tuple, data: Any) -> tuple[tuple[str, ...], str]:
+    """The keys the mapping at `path` allows, and what such a key is called ("key", "signal")."""
+    model = annotation_at(path, data)
+    if not _is_model(model):
+        return (), "key"
+    return tuple(model.model_fields), model.noun
+
+
+def choices_at(path: tuple, data: Any) -> tuple[str, ...]:
+    """The allowed values of the enumerated value at `path` (empty when it is not enumerated)."""
+    parent = annotation_at(path[:-1], data)
+    annotation = None
+    if _is_model(parent) and isinstance(path[-1], str) and path[-1] in parent.model_fields:
+        annotation = parent.model_fields[path[-1]].annotation
+    elif get_origin(parent) is list:
+        annotation = get_args(parent)[0]
+    for member in _members(annotation) if annotation is not None else ():
+        if get_origin(member) is Literal:
+            return tuple(get_args(member))
+    return ()
 
 
 def json_schema() -> dict[str, Any]:

@@ -20,7 +20,11 @@ import yaml
 from harness.generate.compose import ScenarioWriter, State
 from harness.generate.plan import PROFILES, CustomerPlan, plan_customer
 
-__all__ = ["PROFILES", "generate_suite", "write_suite", "label_counts"]
+__all__ = ["PROFILES", "generate_suite", "write_suite", "label_counts", "REPORTED"]
+
+REPORTED = ("identity", "preferences", "superseded", "include", "exclude", "above",
+            "repeat_of", "not_repeat_of", "fix_before", "health", "on", "forget")
+"""What `supportbench generate` reports counts of (the gold keys it writes, `on`, `forget`), in order."""
 
 EPOCH = datetime(2025, 1, 6, 9, 0, tzinfo=timezone.utc)
 ISOLATION_P = 0.12

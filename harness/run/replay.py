@@ -4,7 +4,9 @@ Events are delivered in order; at each probe the strategy is asked for context a
 bundle is recorded with everything a criterion needs to judge it. Gold labels stay here:
 only a strategy with the `gold` capability (the oracle control) is handed them, through
 `peek_gold`. An exception inside a strategy becomes an error on the probes it affected and
-the replay goes on.
+the replay goes on. Strategies observe turns, resolutions, forgets and system signals; a
+`Fault` is never delivered to them: it goes to the replay's `on_fault` (where decision
+policies get it).
 """
 
 from __future__ import annotations
@@ -13,11 +15,11 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Callable
 
-from stores.protocol import Bundle, ContextRequest, Forget, Handoff, HealthReport, Resolution, Turn
+from stores.protocol import Bundle, ContextRequest, Forget, Handoff, HealthReport, Resolution, Signal, Turn
 
-from harness.format.model import Probe, Scenario, ScenarioEvent
+from harness.format.model import Fault, Probe, Scenario, ScenarioEvent
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,7 @@ def forgotten_at_probes(scenario: Scenario) -> dict[int, frozenset[str]]:
             out[i] = frozenset(forgotten)
         elif isinstance(ev, Forget):
             forgotten.add(ev.subject)
-        else:
+        elif isinstance(ev, (Turn, Resolution)):  # a signal or a fault is not the customer speaking
             forgotten.discard(ev.subject)
     return out
 
@@ -159,13 +161,16 @@ def replay(
     record_health: bool = True,
     seen: dict[str, SeenItem] | None = None,
     prepare_first: bool = True,
+    on_fault: Callable[[Fault], None] | None = None,
 ) -> Replay:
     """Replay `scenario` through `strategy` (which should be fresh or reset).
 
-    With `deliver_twice`, every turn, resolution and forget is observed twice in a row
+    With `deliver_twice`, every turn, resolution, forget and signal is observed twice in a row
     (same ids): an idempotent memory must not change. Probes are asked once either way.
     With `prepare_first`, the strategy's optional `prepare` hook is called before the first
     event (it is for speed only, so the idempotency replays skip it).
+    A `Fault` event is never delivered to the strategy: it is handed, in order, to `on_fault`
+    (the decision policies' side of the replay; without it, faults change nothing).
     """
     caps = frozenset(getattr(strategy, "capabilities", frozenset()))
     seen = build_seen(scenario) if seen is None else seen
@@ -178,6 +183,10 @@ def replay(
     for i, ev in enumerate(scenario.events):
         if isinstance(ev, Probe):
             outcomes.append(_ask(scenario, strategy, ev, i, seen, forgotten[i], caps, broken))
+            continue
+        if isinstance(ev, Fault):  # infrastructure, for decision policies: a memory strategy never sees it
+            if on_fault is not None:
+                on_fault(ev)
             continue
         if broken is None:
             try:
@@ -197,6 +206,8 @@ def replay(
 def _event_id(ev: ScenarioEvent) -> str:
     if isinstance(ev, Forget):
         return f"forget {ev.subject}"
+    if isinstance(ev, Signal):
+        return f"signal {ev.name}"
     return ev.id
 
 
@@ -216,7 +227,7 @@ def _ask(scenario, strategy, probe: Probe, index, seen, forgotten, caps, broken)
     except Exception as exc:
         out.error = f"context() raised {_describe(exc)}"
         return out
-    if "health" in caps and probe.expect.health is not None:
+    if "health" in caps and probe.expect.asks("band"):
         try:
             out.health = strategy.health(probe.subject, probe.at)
             out.health_again = strategy.health(probe.subject, probe.at)

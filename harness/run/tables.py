@@ -3,7 +3,8 @@
 These tables are the contract between the harness and everything that reads runs (the
 report, the CI check, the app). One row per thing, never aggregated here:
 
-- `events`: each scenario's transcript (turns, resolutions, probes with their gold, forgets).
+- `events`: each scenario's transcript (turns with their gold and scripted signals,
+  resolutions, probes with their gold, forgets, system signals, faults).
 - `probes`: one row per strategy x probe: the context text, tokens, latency, error, handoff.
 - `candidates`: one row per candidate a strategy considered at a probe, with its components.
 - `scores`: one row per strategy x case x criterion that applies, whatever happened.
@@ -13,20 +14,25 @@ report, the CI check, the app). One row per thing, never aggregated here:
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from stores.packing import CandidateTable
-from stores.protocol import Bundle, Forget, HealthReport, Resolution, Turn
+from stores.protocol import Bundle, Forget, HealthReport, Resolution, Signal, Turn
 
 from harness.criteria import Score
 from harness.run.replay import HealthPoint, ProbeOutcome
-from harness.format.model import Probe, Scenario
+from harness.format.model import Fault, Probe, Scenario, TurnGold
 
 _ts = pa.timestamp("us", tz="UTC")
+
+_GOLD_ARROW = {"classes": pa.list_(pa.string()), "choice": pa.string()}
+"""Column type of a turn's gold key, by its kind of reference."""
+
+TURN_GOLD_COLUMNS = [(column, _GOLD_ARROW[ref]) for _key, column, ref in TurnGold.columns()]
+"""One `events` column per gold key of a turn (declared in `harness.format.schema.TurnEvent`)."""
 
 SCHEMAS: dict[str, pa.Schema] = {
     "events": pa.schema(
@@ -36,7 +42,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("scenario_title", pa.string()),
             ("tags", pa.list_(pa.string())),
             ("event_index", pa.int32()),
-            ("kind", pa.string()),  # turn | resolve | probe | forget
+            ("kind", pa.string()),  # turn | resolve | probe | forget | signal | fault
             ("item_id", pa.string()),  # turn id, <session>#resolution, probe id
             ("subject", pa.string()),
             ("subject_name", pa.string()),
@@ -51,6 +57,11 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("expect", pa.string()),  # JSON of the probe's gold labels
             ("line", pa.int32()),
             ("path", pa.string()),
+            *TURN_GOLD_COLUMNS,  # a turn's gold: labels (memory classes), plan, route
+            ("signals", pa.string()),  # JSON of a turn's scripted producer signals (decision policies' input)
+            ("signal", pa.string()),  # a signal event's name
+            ("ref", pa.string()),  # what a signal event closes
+            ("fault", pa.string()),  # a fault event: locker_down | locker_up
         ]
     ),
     "probes": pa.schema(
@@ -132,12 +143,6 @@ SCHEMAS: dict[str, pa.Schema] = {
 }
 
 
-def _gold_json(probe: Probe) -> str:
-    """The probe's gold labels as JSON (text needles become `{"text": ...}`)."""
-    d = {k: v for k, v in asdict(probe.expect).items() if v not in (None, (), [])}
-    return json.dumps(d, sort_keys=True)
-
-
 def event_rows(s: Scenario) -> list[dict[str, Any]]:
     """The scenario's transcript, one row per event."""
     rows = []
@@ -148,16 +153,24 @@ def event_rows(s: Scenario) -> list[dict[str, Any]]:
         }
         row["subject_name"] = s.subjects[ev.subject].name if ev.subject in s.subjects else ""
         if isinstance(ev, Turn):
-            row.update(kind="turn", item_id=ev.id, session=ev.session, role=ev.role, turn_kind=ev.kind, text=ev.text)
+            row.update(kind="turn", item_id=ev.id, session=ev.session, role=ev.role, turn_kind=ev.kind, text=ev.text,
+                       **s.gold_of(ev.id).to_columns())
+            signals = s.signals_of(ev.id).scripted()
+            if signals:
+                row["signals"] = json.dumps(signals, sort_keys=True)
         elif isinstance(ev, Resolution):
             row.update(kind="resolve", item_id=ev.id, session=ev.session, status=ev.status, text=ev.summary)
         elif isinstance(ev, Probe):
             row.update(
                 kind="probe", item_id=ev.id, session=ev.session, text=ev.task, budget=ev.budget,
-                on_turn=ev.on, expect=_gold_json(ev), line=ev.line,
+                on_turn=ev.on, expect=ev.expect.to_json(), line=ev.line,
             )
         elif isinstance(ev, Forget):
             row.update(kind="forget", item_id=f"forget:{ev.subject}")
+        elif isinstance(ev, Signal):
+            row.update(kind="signal", item_id=f"signal:{ev.name}", session=ev.session, signal=ev.name, ref=ev.ref)
+        elif isinstance(ev, Fault):
+            row.update(kind="fault", item_id=f"fault:{ev.name}", session=ev.session, fault=ev.name)
         rows.append(row)
     return rows
 

@@ -242,7 +242,7 @@ def test_missing_top_level_key(tmp_path):
 def test_event_with_two_kinds_is_refused(tmp_path):
     issue = only(problems(tmp_path, TWO_TURNS + "- turn: x\n  probe: p\n"))
     assert issue.path == "events[2]"
-    assert "exactly one of turn, resolve, probe, forget; this one has turn and probe" in issue.message
+    assert "exactly one of turn, resolve, probe, forget, signal, fault; this one has turn and probe" in issue.message
 
 
 def test_event_without_a_kind_is_refused(tmp_path):
@@ -267,9 +267,9 @@ def test_pairs_need_exactly_two_ids(tmp_path):
     assert "expected a pair" in issue.message
 
 
-def test_text_needles_are_refused_outside_include_and_exclude(tmp_path):
+def test_text_needles_are_refused_outside_the_keys_that_take_them(tmp_path):
     issue = only(problems(tmp_path, TWO_TURNS + "- probe: p\n  task: t\n  expect: {identity: [{text: x}]}\n"))
-    assert "only in include and exclude" in issue.message
+    assert "only in include, exclude, known_fixes, known_failures; here give an id" in issue.message
 
 
 def test_scenario_id_must_be_a_slug(tmp_path):

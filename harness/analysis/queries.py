@@ -357,8 +357,7 @@ def gold_check(expect: dict[str, Any], cands: pd.DataFrame, context: str | None)
 
     Returns one row per gold item of every key with a polarity (`harness.format.gold`): first
     what must be in the context, then what must stay out, then the orderings, each key in
-    declaration order. `kind` is the key's display name (must include, identity, preference,
-    repeat evidence, must exclude, superseded, not a repeat, expired, above, known fix first),
+    declaration order. `kind` is the key's display name (`harness.format.gold.Gold.display`),
     `ref`, `ok` (bool), `mark` (✓ included / ✗ missing / ⚠ present / ✓ absent, ...) and `detail`.
     Whether an item counts is decided by the criteria's own functions (`harness.criteria._bundle`),
     so a mark never disagrees with the verdict; the detail only says where the item was among

@@ -204,6 +204,11 @@ class GoldValues:
         return cls(**{k: _runtime(g.ref, getattr(model, k), cls.__records__.get(k)) for k, g in cls.__gold__.items()})
 
     @classmethod
+    def record_of(cls, item: type[BaseModel]) -> type:
+        """The runtime type of the records built from the file model `item`."""
+        return next(r for r in cls.__records__.values() if r.__item__ is item)
+
+    @classmethod
     def columns(cls) -> list[tuple[str, str, str]]:
         """(key, column, kind of reference) of each key, for tables with a column per key."""
         return [(k, g.column or k, g.ref) for k, g in cls.__gold__.items()]
@@ -301,4 +306,5 @@ def record_type(model: type[BaseModel], name: str, doc: str, module: str) -> typ
             optional.append((key, _optional(info.annotation), field(default=None, metadata=meta)))
     cls = make_dataclass(name, required + optional, bases=(RecordValues,), frozen=True, namespace={"__doc__": doc})
     cls.__module__ = module
+    cls.__item__ = model
     return cls

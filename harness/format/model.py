@@ -19,11 +19,11 @@ from datetime import datetime
 from typing import Union
 
 from harness.format.gold import GoldRef, TextNeedle, record_type, runtime_type
-from harness.format.schema import Band, ExpectModel, FaultKind, TurnEvent, TurnSignalsModel
+from harness.format.schema import Band, ExpectModel, FaultKind, MemoryModel, TurnEvent, TurnSignalsModel
 from stores.protocol import Forget, Resolution, Signal, Turn
 
 __all__ = [
-    "Band", "TextNeedle", "GoldRef", "Expect", "TurnGold", "TurnSignals", "Probe", "Fault",
+    "Band", "TextNeedle", "GoldRef", "Expect", "ExpectMemory", "TurnGold", "TurnSignals", "Probe", "Fault",
     "ScenarioEvent", "Subject", "Scenario",
 ]
 
@@ -31,6 +31,9 @@ Expect = runtime_type(
     ExpectModel, "Expect", "What a good context contains at a probe (all optional): one field per gold key of "
     "`harness.format.schema.ExpectModel`; frozen and hashable.", __name__)
 """The gold labels of a probe, as the criteria read them (`probe.expect.<key>`)."""
+
+ExpectMemory = Expect.record_of(MemoryModel)
+"""A gold typed memory (`type`, `text`, `outcome`, `status`, `source`; None when not given)."""
 
 TurnGold = runtime_type(
     TurnEvent, "TurnGold", "The gold of one turn (memory classes, and for a customer turn the plan and route "

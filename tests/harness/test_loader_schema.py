@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 import jsonschema
 import pytest
 
-from harness.format.loader import SCHEMA_PATH, json_schema, load_scenario, yaml_data
+from harness.format.loader import SCHEMA_PATH, json_schema, load_scenario, validate_paths, yaml_data
 
 SAMPLE = textwrap.dedent(
     """\
@@ -95,3 +96,33 @@ def test_a_good_sample_validates_against_the_schema_and_loads(tmp_path):
 def test_the_schema_refuses_what_the_loader_refuses(old, new):
     assert old in SAMPLE
     assert list(validator().iter_errors(yaml_data(SAMPLE.replace(old, new, 1))))
+
+
+EXTENSIONS = Path("tests/data/scenarios/extensions.yaml")
+
+
+def test_the_extensions_sample_validates_against_the_schema():
+    assert list(validator().iter_errors(yaml_data(EXTENSIONS.read_text(encoding="utf-8")))) == []
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("plan: transfer", "plan: handover"),
+        ("route: knowledge", "route: games"),
+        ("signals: {short_affirmative: true}", "signals: {short_affirmative: true, shout: true}"),
+        ("signals: {short_affirmative: true}", "signals: {short_affirmative: maybe}"),
+        ("- fault: locker_up", "- fault: locker_sideways"),
+        ("type: PROFILE", "type: HOBBY"),
+        ("outcome: failed", "outcome: meh"),
+        ("returning: true", "returning: sometimes"),
+        ("signal: rma_closed", "signal: rma closed"),
+    ],
+)
+def test_the_schema_refuses_what_the_loader_refuses_in_the_extensions(old, new, tmp_path):
+    text = EXTENSIONS.read_text(encoding="utf-8")
+    assert old in text
+    bad = text.replace(old, new, 1)
+    assert list(validator().iter_errors(yaml_data(bad)))
+    (tmp_path / "bad.yaml").write_text(bad, encoding="utf-8")
+    assert validate_paths([tmp_path / "bad.yaml"])

@@ -182,3 +182,62 @@ def test_a_strategy_that_cannot_be_built_owes_error_rows_even_for_its_capabiliti
         statuses = dict(res.rows("select criterion, any_value(status) from scores group by 1"))
     assert statuses["health"] == "error"
     assert set(statuses.values()) == {"error"}
+
+
+EXTENSIONS = "tests/data/scenarios/extensions.yaml"
+
+
+def test_strategies_observe_signals_and_never_faults():
+    from harness.format.loader import load_scenario
+
+    s = load_scenario(EXTENSIONS)
+    spy, faults = Spy(), []
+    replay(s, spy, on_fault=faults.append)
+    assert {type(e).__name__ for e in spy.events} == {"Turn", "Resolution", "Signal"}
+    assert [e.name for e in spy.events if type(e).__name__ == "Signal"] == ["rma_closed", "callback_done"]
+    assert [f.name for f in faults] == ["locker_down", "locker_up"]  # in order, to the decision side only
+
+
+def test_a_doubled_replay_delivers_each_signal_twice_and_no_fault():
+    from harness.format.loader import load_scenario
+
+    spy = Spy()
+    replay(load_scenario(EXTENSIONS), spy, deliver_twice=True)
+    names = [e.name for e in spy.events if type(e).__name__ == "Signal"]
+    assert names == ["rma_closed", "rma_closed", "callback_done", "callback_done"]
+    assert not [e for e in spy.events if type(e).__name__ == "Fault"]
+
+
+def test_a_signal_does_not_bring_a_forgotten_subject_back():
+    from harness.format.model import Fault
+    from harness.run.replay import forgotten_at_probes
+    from helpers import at, forget
+    from stores.protocol import Signal
+
+    s = scenario([
+        turn("a", "hello", 0),
+        forget("c1", 1),
+        Signal("c1", "s1", "rma_closed", None, at(2)),
+        Fault("locker_down", at(3)),
+        probe("p", "anything left?", 4),
+        turn("b", "hello again", 5),
+        probe("q", "and now?", 6),
+    ])
+    assert forgotten_at_probes(s) == {4: frozenset({"c1"}), 6: frozenset()}
+
+
+def test_the_events_table_carries_turn_gold_signals_and_faults(tmp_path):
+    from harness.format.loader import load_scenario
+
+    r = execute([load_scenario(EXTENSIONS)], parse_specs("history_stuffing"), tmp_path)
+    with Results(r.path) as res:
+        rows = {k: dict(zip(("kind", "labels", "plan", "route", "signals", "signal", "ref", "fault"), v)) for k, *v in res.rows(
+            "select item_id, kind, labels, plan, route, signals, signal, ref, fault from events")}
+        probes = res.rows("select count(*) from probes")[0][0]
+    assert rows["t1-crash"] == {"kind": "turn", "labels": ["episodic"], "plan": "clarify", "route": "knowledge",
+                                "signals": '{"complexity": false, "sensitive": "none"}', "signal": None, "ref": None, "fault": None}
+    assert rows["t1#2"]["labels"] == [] and rows["t1#2"]["plan"] is None and rows["t1#2"]["signals"] == '{"asked_question": true}'
+    assert rows["signal:rma_closed"] == {"kind": "signal", "labels": None, "plan": None, "route": None, "signals": None,
+                                         "signal": "rma_closed", "ref": "RMA 5531", "fault": None}
+    assert rows["fault:locker_up"]["kind"] == "fault" and rows["fault:locker_up"]["fault"] == "locker_up"
+    assert probes == 1

@@ -103,3 +103,16 @@ def test_rescore_applies_changed_criteria_without_replaying(tmp_path, monkeypatc
     monkeypatch.setitem(registry(), "recall", type(c)(**{**c.__dict__, "fn": lambda o: None}))
     again = scores(rescore(live.path, tmp_path, run_id="again"))
     assert "recall" in set(scores(live.path).criterion) and "recall" not in set(again.criterion)
+
+
+def test_rescore_rebuilds_turn_gold_signals_faults_and_the_new_probe_keys(tmp_path):
+    from harness.format.loader import load_scenario
+
+    s = load_scenario("tests/data/scenarios/extensions.yaml")
+    live = execute([s], parse_specs("empty"), tmp_path, run_id="live")
+    with Results(live.path) as res:
+        (r,) = scenarios_from(res, "live")
+    assert r.events == s.events  # signals and faults included, probes with every new key
+    assert r.turn_gold == s.turn_gold and r.turn_signals == s.turn_signals
+    assert r.probes[0].expect.memories == s.probes[0].expect.memories and r.probes[0].expect.returning is True
+    assert set(r.subjects) == set(s.subjects)

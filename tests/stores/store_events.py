@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from stores.protocol import ContextRequest, Forget, Resolution, Turn
+from stores.protocol import ContextRequest, Forget, Resolution, Signal, Turn
 
 T0 = datetime(2024, 3, 1, 9, 0, tzinfo=timezone.utc)
 
@@ -22,6 +22,11 @@ def turn(id, session, role, text, when, subject="acme", kind="message") -> Turn:
 def resolve(session, when, summary="", status="resolved", subject="acme") -> Resolution:
     """A resolution record."""
     return Resolution(subject=subject, session=session, status=status, summary=summary, at=when)
+
+
+def signal(name, session, when, ref=None, subject="acme") -> Signal:
+    """A system signal (e.g. an RMA closed)."""
+    return Signal(subject=subject, session=session, name=name, ref=ref, at=when)
 
 
 def request(session, task, when, budget=2000, subject="acme") -> ContextRequest:

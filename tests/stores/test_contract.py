@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from store_events import at, forget, request, resolve, turn, two_customer_history
+from store_events import at, forget, request, resolve, signal, turn, two_customer_history
 
 from stores.packing import header_for
 from stores.registry import REGISTRY, strategy_class
@@ -80,6 +80,33 @@ def test_reset_then_replay_gives_the_same_bundle(name):
     s.reset()
     assert len(s.context(REQ).candidates) == 0
     assert replay(s, two_customer_history()).context(REQ).signature() == first.signature()
+
+
+def with_signals(events):
+    """The history with system signals between its events; what they close (`ref`) names
+    nothing in it, so no memory has a reason to change."""
+    out = []
+    for i, e in enumerate(events):
+        out.append(e)
+        if i % 3 == 1:
+            out.append(signal("rma_closed" if i % 2 else "callback_done", getattr(e, "session", "x"), e.at,
+                              ref="RMA 0000" if i % 2 else None, subject=e.subject))
+    return out
+
+
+def test_signals_are_observed_without_error_and_change_no_bundle(name):
+    history = with_signals(two_customer_history())
+    assert len(history) > len(two_customer_history())
+    plain = replay(build(name), two_customer_history()).context(REQ)
+    signalled = replay(build(name), history).context(REQ)
+    assert signalled.signature() == plain.signature()
+
+
+def test_every_signal_delivered_twice_changes_nothing(name):
+    history = with_signals(two_customer_history())
+    once = replay(build(name), history).context(REQ)
+    twice = replay(build(name), [e for e in history for _ in (0, 1)]).context(REQ)
+    assert twice.signature() == once.signature()
 
 
 def test_components_sum_to_score(name):

@@ -57,8 +57,8 @@ def listing(items: Iterable[str], limit: int = 8) -> str:
 def format_path(path: Sequence[object], kinds: Sequence[str | None] = ()) -> str:
     """A document path as text: `events[7].probe.expect.above[0]`.
 
-    Inside an event, its kind (`turn`, `resolve`, `probe`, `forget`) follows its index, as in the
-    format doc, unless the key is the kind itself: `events[3]` is the event, `events[3].resolve`
+    Inside an event, its kind (`turn`, `resolve`, `probe`, `forget`, `signal`, `fault`) follows its
+    index, as in docs/scenario-format.md, unless the key is the kind itself: `events[3]` is the event, `events[3].resolve`
     the resolve's value, `events[3].resolve.status` its status.
     """
     out = ""

@@ -1,1 +1,1 @@
-"""The scenario format: the file model, its schema, checks and loader, YAML positions, time parsing, issues."""
+"""The scenario format: the file model (and the gold vocabulary declared on it), the runtime model, its schema, checks and loader, YAML positions, time parsing, issues."""

@@ -1,37 +1,105 @@
-"""supportbench workbench: routes to the pages and holds the run picker. Nothing else lives here.
+"""supportbench workbench: the router. Every page is declared once here; nothing else lives here.
 
     streamlit run app.py          # runs are read from $SUPPORTBENCH_RUNS or runs/
+
+A page is a function, `render()` in its module under `pages/`, given to `st.Page` with the URL
+path, title and icon declared in `VIEWS` below. `main()` draws the run picker in the sidebar,
+hands the views to `st.navigation` and runs the one the URL names.
+
+Adding a page: write `pages/<name>.py` with a `render()` that opens with `start(title)` and ends
+with the guard every page module has (below), then add one `View` line to `VIEWS`.
+
+    if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)
+        from pages._shared import hand_over
+
+        hand_over()
+
+The view's URL path is the module's file name (`/failures` is `pages/failures.py`): that is the
+file a fresh server runs for the link, and `tests/app/test_router.py` holds every view to it.
+Other pages open it with `go("<url path>", **params)` from `pages._shared`.
+
+Why the guard: a `pages/` folder next to the entry file is also the folder of Streamlit's legacy
+multipage mode, which a server process uses until some session has called `st.navigation`
+(Streamlit's documented rule: from then on the folder is ignored, in every session). So the first
+link a fresh server receives, `/failures?case=...`, runs `pages/failures.py` as a script of its
+own. Pages here are only ever called as functions by this router, so a page file running as a
+script can only mean that; it hands over to `main()`, whose `st.navigation` call switches the
+process to router mode and runs the page the URL names, under the router.
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import streamlit as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # `pages._shared` and `harness` from any cwd
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # `pages` and `harness` from any cwd
 
-from pages._shared import run_ids, run_summary, url_selectbox  # noqa: E402
+from pages import compare, failures, get_started, health, leaderboard, rankings  # noqa: E402
+from pages._shared import CURRENT_PAGE, run_ids, run_summary, url_selectbox  # noqa: E402
 
-st.set_page_config(page_title="supportbench", page_icon=":material/support_agent:", layout="wide")
 
-PAGES = {
-    "leaderboard": st.Page("pages/leaderboard.py", title="Leaderboard", icon=":material/leaderboard:", default=True),
-    "rankings": st.Page("pages/rankings.py", title="Rankings per turn", icon=":material/format_list_numbered:"),
-    "health": st.Page("pages/health.py", title="Health", icon=":material/monitor_heart:"),
-    "failures": st.Page("pages/failures.py", title="Failures", icon=":material/report:"),
-    "compare": st.Page("pages/compare.py", title="Compare runs", icon=":material/compare_arrows:"),
-}
-GET_STARTED = st.Page("pages/get_started.py", title="Get started", icon=":material/play_circle:", default=True)
+@dataclass(frozen=True)
+class View:
+    """One page of the app, as the router registers it."""
 
-ids = run_ids()
-if ids:
-    with st.sidebar:
-        run = url_selectbox("Run", ids, "run", default=ids[0], help="Runs under $SUPPORTBENCH_RUNS (or runs/), newest first.")
-        run_summary(run)
-    nav = st.navigation(list(PAGES.values()))
-    st.query_params["run"] = run  # a page switch clears the URL; the run stays with the reader
-else:
-    nav = st.navigation([GET_STARTED])
-nav.run()
+    url_path: str
+    """The page's path in links (`/<url_path>?...`) and its name for `go()` and the widget keys."""
+    title: str
+    """Its name in the navigation and the browser tab."""
+    icon: str
+    """A Material icon (`:material/<name>:`)."""
+    render: Callable[[], None]
+    """The function that draws the page."""
+
+
+# The pages shown when there is a run; the first is the default (the app's root URL). Comments, not
+# docstrings, at this level: Streamlit's magic would print a bare string of the entry file.
+VIEWS: tuple[View, ...] = (
+    View("leaderboard", "Leaderboard", ":material/leaderboard:", leaderboard.render),
+    View("rankings", "Rankings per turn", ":material/format_list_numbered:", rankings.render),
+    View("health", "Health", ":material/monitor_heart:", health.render),
+    View("failures", "Failures", ":material/report:", failures.render),
+    View("compare", "Compare runs", ":material/compare_arrows:", compare.render),
+)
+
+# The only page while there is no run.
+GET_STARTED = View("get_started", "Get started", ":material/play_circle:", get_started.render)
+
+
+def view(url_path: str) -> View:
+    """The view registered under `url_path` (KeyError naming the known ones when there is none)."""
+    for v in (*VIEWS, GET_STARTED):
+        if v.url_path == url_path:
+            return v
+    raise KeyError(f"no page {url_path!r}; known: {', '.join(v.url_path for v in (*VIEWS, GET_STARTED))}")
+
+
+def page(url_path: str, *, default: bool = False) -> st.Page:
+    """A fresh `st.Page` for the view at `url_path` (what `st.navigation` and `st.switch_page` take)."""
+    v = view(url_path)
+    return st.Page(v.render, title=v.title, icon=v.icon, url_path=v.url_path, default=default)
+
+
+def main() -> None:
+    """Route one script run: page config, run picker, navigation, then the page itself."""
+    st.set_page_config(page_title="supportbench", page_icon=":material/support_agent:", layout="wide")
+    ids = run_ids()
+    views = VIEWS if ids else (GET_STARTED,)
+    pages = {v.url_path: page(v.url_path, default=(v is views[0])) for v in views}
+    if ids:
+        with st.sidebar:
+            run = url_selectbox("Run", ids, "run", default=ids[0], help="Runs under $SUPPORTBENCH_RUNS (or runs/), newest first.")
+            run_summary(run)
+    nav = st.navigation(list(pages.values()))
+    if ids:
+        st.query_params["run"] = run  # a page switch clears the URL; the run stays with the reader
+    st.session_state[CURRENT_PAGE] = next(k for k, p in pages.items() if p is nav)
+    nav.run()
+
+
+if __name__ == "__main__":  # Streamlit runs the entry file as __main__; pages import it for `page()`
+    main()

@@ -9,7 +9,6 @@ never change once written, so a cached answer never goes stale).
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import streamlit as st
@@ -26,23 +25,20 @@ STATUS_ICONS = {"ok": "✓", "fail": "✗", "error": "‼", "unsupported": "–"
 
 # --- routing ---------------------------------------------------------------------------------
 
+CURRENT_PAGE = "router_page"
+"""Session-state key where the router (app.py) records the URL path of the page it is about to run."""
 
-def routed() -> None:
-    """Make sure the page runs under the router (app.py), not on its own.
 
-    A `pages/` folder next to the entry file makes a fresh Streamlit process start in its old
-    folder-based mode, which runs a deep-linked page directly: no `st.navigation`, no sidebar,
-    no run picker. When that happens, switch the process to `st.navigation` mode and run the
-    router in place (it renders this page again, under it), then stop this bare run.
+def hand_over() -> None:
+    """Run the router in place of a page file that Streamlit ran as a script of its own.
+
+    Only Streamlit's legacy `pages/` folder mode does that (the first link a fresh server process
+    receives, before any session has called `st.navigation`; see app.py). The router's
+    `st.navigation` ends that mode for the whole process and runs the page the URL names.
     """
-    from streamlit.runtime.pages_manager import PagesManager
+    import app
 
-    if not PagesManager.uses_pages_directory:
-        return
-    PagesManager.uses_pages_directory = False
-    app = Path(__file__).resolve().parent.parent / "app.py"
-    exec(compile(app.read_text(), str(app), "exec"), {"__name__": "__main__", "__file__": str(app)})  # noqa: S102
-    st.stop()
+    app.main()
 
 
 # --- runs and queries ------------------------------------------------------------------------
@@ -104,11 +100,7 @@ def wkey(param: str) -> str:
     the run, which the sidebar keeps across pages."""
     if param == "run":
         return "qp_run"
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    page = ctx.page_script_hash[:8] if ctx is not None else ""
-    return f"qp_{page}_{param}"
+    return f"qp_{st.session_state.get(CURRENT_PAGE, '')}_{param}"
 
 
 def _arrived(key: str, url: Any) -> bool:
@@ -237,9 +229,12 @@ def case_key(strategy: str, scenario: str, probe_id: str | None, criterion: str)
 
 
 def go(page: str, **params: Any) -> None:
-    """Open another page with its selection in the URL (the run is carried along)."""
+    """Open the page registered under the URL path `page` (see app.py) with its selection in the
+    URL (the run is carried along)."""
+    import app
+
     qp = {"run": current_run(), **{k: v for k, v in params.items() if v not in (None, "", [])}}
-    st.switch_page(page, query_params=qp)
+    st.switch_page(app.page(page), query_params=qp)
 
 
 def scenario_select(where=st) -> str | None:
@@ -254,9 +249,8 @@ def scenario_select(where=st) -> str | None:
 
 
 def start(title: str) -> str | None:
-    """Open a page: route it, title it, and return the current run (None, after telling the
-    reader there is nothing to show yet, when there is no run: the page should stop)."""
-    routed()
+    """Open a page: title it and return the current run (None, after telling the reader there is
+    nothing to show yet, when there is no run: the page should stop)."""
     st.title(title)
     run = current_run()
     if run is None:
@@ -272,3 +266,7 @@ def pct(x: float | None) -> str:
 def criterion_titles(run: str | None = None) -> dict[str, str]:
     meta = q("criteria_meta", run=run)
     return dict(zip(meta["criterion"], meta["title"]))
+
+
+if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)
+    hand_over()

@@ -105,9 +105,11 @@ def render() -> None:
         if st.button(f"Open the worst regression in Failures ({r['case']} · {titles.get(r['criterion'], r['criterion'])})",
                      icon=":material/report:"):
             st.query_params["run"] = case_run
-            go_page("pages/failures.py", run=case_run,
+            go_page("failures", run=case_run,
                     case=case_key(strat, r["scenario"], r["probe_id"], r["criterion"]))
 
 
-if __name__ == "__main__":  # Streamlit runs a page as __main__; tests may import it
-    render()
+if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)
+    from pages._shared import hand_over
+
+    hand_over()

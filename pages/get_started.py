@@ -9,13 +9,11 @@ from __future__ import annotations
 import streamlit as st
 
 from harness.analysis.results import runs_root
-from pages._shared import routed
 
 CANONICAL = "datasets/canonical"
 
 
 def render() -> None:
-    routed()
     st.title("supportbench")
     st.write(
         "supportbench replays scripted support conversations through memory strategies and scores what each "
@@ -58,5 +56,7 @@ def run_canonical(names) -> None:
     st.rerun()
 
 
-if __name__ == "__main__":  # Streamlit runs a page as __main__; tests may import it
-    render()
+if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)
+    from pages._shared import hand_over
+
+    hand_over()

@@ -132,5 +132,7 @@ def _color(band: str) -> str:
     return {"healthy": "green", "watch": "orange", "at_risk": "red"}.get(band, "gray")
 
 
-if __name__ == "__main__":  # Streamlit runs a page as __main__; tests may import it
-    render()
+if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)
+    from pages._shared import hand_over
+
+    hand_over()

@@ -11,7 +11,7 @@ import streamlit as st
 from harness.analysis.queries import Filter
 from pages._shared import start, go as go_page, manifest, pct, q, root, url_multiselect, url_selectbox, url_toggle
 
-FAILURES = "pages/failures.py"
+FAILURES = "failures"
 
 
 def cell_from_selection(event) -> tuple[str, str] | None:
@@ -145,5 +145,7 @@ def render() -> None:
         },
     )
 
-if __name__ == "__main__":  # Streamlit runs a page as __main__; tests may import it
-    render()
+if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)
+    from pages._shared import hand_over
+
+    hand_over()

@@ -175,5 +175,7 @@ def ranking_column(strat: str, r: pd.Series, allc: pd.DataFrame, expect: dict, m
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={"score": st.column_config.NumberColumn(format="%.2f")})
 
-if __name__ == "__main__":  # Streamlit runs a page as __main__; tests may import it
-    render()
+if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)
+    from pages._shared import hand_over
+
+    hand_over()

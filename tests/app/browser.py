@@ -17,7 +17,9 @@ import subprocess
 import tempfile
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -85,9 +87,18 @@ class Chromium:
                     raise RuntimeError(f"{method}: {msg['error']}")
                 return msg.get("result", {})
 
-    def text(self) -> str:
-        r = self.call("Runtime.evaluate", expression="document.body ? document.body.innerText : ''", returnByValue=True)
-        return r.get("result", {}).get("value", "") or ""
+    def evaluate(self, expression: str):
+        """The value of a JavaScript expression in the page."""
+        return self.call("Runtime.evaluate", expression=expression, returnByValue=True).get("result", {}).get("value")
+
+    def text(self, selector: str | None = None) -> str:
+        """The rendered text of the page, or of the first element matching the CSS `selector` ('' if none)."""
+        target = f"document.querySelector({json.dumps(selector)})" if selector else "document.body"
+        return self.evaluate(f"(() => {{ const e = {target}; return e ? e.innerText : ''; }})()") or ""
+
+    def input_values(self, selector: str) -> list[str]:
+        """The values of the inputs inside the elements matching `selector` (a selectbox shows its choice in one)."""
+        return self.evaluate(f"[...document.querySelectorAll({json.dumps(selector + ' input')})].map(i => i.value)") or []
 
     def open(self, url: str, expect: list[str], timeout: float = 60.0, settle: float = 1.5) -> str:
         """Load `url` and wait until every string of `expect` is on the page (then let charts settle)."""
@@ -118,6 +129,22 @@ class Chromium:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
             shutil.rmtree(self.profile, ignore_errors=True)
+
+
+@contextmanager
+def serve(root: Path, runs: Path) -> Iterator[str]:
+    """A fresh `streamlit run app.py` process on a free port; yields its base URL once it answers."""
+    port = free_port()
+    proc = start_app(root, runs, port)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/_stcore/health", timeout=90)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 def start_app(root: Path, runs: Path, port: int) -> subprocess.Popen:

@@ -15,25 +15,25 @@ from pathlib import Path
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
-PAGES = {
-    "leaderboard": {"controls": "1"},
-    "rankings": {},
-    "health": {},
-    "failures": {},
-    "compare": {"mode": "strategies"},
-}
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+PARAMS = {"leaderboard": {"controls": "1"}, "compare": {"mode": "strategies"}}
+"""URL parameters per page beyond the run (every page of the router is measured)."""
 
 
 def main() -> int:
     run = sys.argv[1] if len(sys.argv) > 1 else None
     print(f"runs folder: {os.environ.get('SUPPORTBENCH_RUNS', 'runs')}")
-    for page, params in PAGES.items():
-        at = AppTest.from_file(APP, default_timeout=600).run()
-        run = run or at.query_params["run"]
-        at.query_params.clear()
-        at.query_params.update({"run": run, **params})
-        at.switch_page(f"pages/{page}.py")
+    sys.path.insert(0, str(ROOT))
+    import app as router
+
+    for v in router.VIEWS:
+        page = v.url_path
+        run = run or AppTest.from_file(APP, default_timeout=600).run().query_params["run"]
+        at = AppTest.from_file(APP, default_timeout=600)
+        at.query_params.update({"run": run, **PARAMS.get(page, {})})
+        if v is not router.VIEWS[0]:  # the default page is the root URL
+            at.switch_page(f"pages/{page}.py")
         st.cache_data.clear()
         t = time.perf_counter()
         at.run()

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from browser import Chromium, chromium_binary, free_port, scroll_to, start_app, wait_http
+from browser import Chromium, chromium_binary, scroll_to, serve
+
+import app as router
 
 pytestmark = pytest.mark.browser
 
@@ -25,9 +26,9 @@ MAIN = "20260102-000000-main"
 TIGHT = "20260101-000000-tight"
 CASE = "session_aware|billing-repeat|p-bill|preference_surfacing"
 
-# (screenshot name, url path, query params, texts that must render, text to scroll to before the shot)
+# (screenshot name, the router's url path of the page, query params, texts that must render, text to scroll to before the shot)
 VIEWS = [
-    ("leaderboard", "", {"controls": "1"}, ["Leaderboard", "Score by criterion", "Totals, tokens and latency"], None),
+    ("leaderboard", "leaderboard", {"controls": "1"}, ["Leaderboard", "Score by criterion", "Totals, tokens and latency"], None),
     ("rankings", "rankings", {"scenario": "billing-repeat", "probe": "p-bill", "strategies": ["history_stuffing", "session_aware"]},
      ["Rankings per turn", "Probe p-bill", "session_aware"], None),
     ("rankings-candidates", "rankings", {"scenario": "billing-repeat", "probe": "p-bill", "strategies": ["history_stuffing", "session_aware"]},
@@ -38,6 +39,16 @@ VIEWS = [
      "billing-repeat · p-bill"),
     ("compare", "compare", {"mode": "runs", "a": TIGHT, "b": MAIN}, ["Compare", "Per-criterion deltas", "Cases that flipped"], None),
 ]
+
+
+def link(server: str, url_path: str, params: dict) -> str:
+    """The link to a page of the router: the default page is the root URL."""
+    path = "" if url_path == router.VIEWS[0].url_path else url_path
+    return f"{server}/{path}?{urlencode(params, doseq=True)}"
+
+
+def test_every_page_of_the_router_is_opened_in_the_browser():
+    assert {v[1] for v in VIEWS} == {v.url_path for v in router.VIEWS}
 
 
 @pytest.fixture(scope="module")
@@ -53,17 +64,8 @@ def chromium():
 
 @pytest.fixture(scope="module")
 def server(app_runs, chromium):
-    port = free_port()
-    proc = start_app(ROOT, Path(app_runs["main"]).parent, port)
-    try:
-        wait_http(f"http://127.0.0.1:{port}/_stcore/health", timeout=90)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    with serve(ROOT, Path(app_runs["main"]).parent) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +77,7 @@ def browser(chromium):
 
 @pytest.mark.parametrize("name,path,params,expect,scroll", VIEWS, ids=[v[0] for v in VIEWS])
 def test_page_renders_in_chromium(server, browser, name, path, params, expect, scroll):
-    url = f"{server}/{path}?{urlencode({'run': MAIN, **params}, doseq=True)}"
-    text = browser.open(url, expect, timeout=90)
+    text = browser.open(link(server, path, {"run": MAIN, **params}), expect, timeout=90)
     assert "Traceback" not in text and "Error" not in text.split("\n")[0]
     if scroll:
         scroll_to(browser, scroll)
@@ -92,3 +93,23 @@ def test_deep_link_restores_selection_in_the_browser(server, browser):
     url = f"{server}/rankings?{urlencode({'run': TIGHT, 'scenario': 'long-history', 'probe': 'p-long', 'strategies': 'empty'})}"
     text = browser.open(url, ["Probe p-long", "#### empty".removeprefix("#### ")], timeout=90)
     assert "budget 60 tokens" in text  # the tight run's budget: the run came from the URL too
+
+
+# (url path, query params, texts the page must render): links a PM would paste into a ticket
+FIRST_LINKS = [
+    ("failures", {"run": TIGHT, "case": CASE}, ["Transcript up to the probe", "Context against the gold"]),
+    ("rankings", {"run": TIGHT, "scenario": "billing-repeat", "probe": "p-bill"}, ["Rankings per turn", "Probe p-bill"]),
+]
+
+
+@pytest.mark.parametrize("path,params,expect", FIRST_LINKS, ids=[f[0] for f in FIRST_LINKS])
+def test_a_deep_link_that_is_a_fresh_servers_first_request_runs_under_the_router(app_runs, browser, path, params, expect):
+    """Before any session has routed, Streamlit would run `pages/<path>.py` by itself (no picker,
+    no navigation): the page must hand over to the router."""
+    with serve(ROOT, Path(app_runs["main"]).parent) as url:
+        browser.open(link(url, path, params), expect, timeout=90)
+        sidebar = browser.text('[data-testid="stSidebar"]')
+        picked = browser.input_values('[data-testid="stSidebar"] [data-testid="stSelectbox"]')
+    missing = [v.title for v in router.VIEWS if v.title not in sidebar]
+    assert not missing, f"navigation lacks {missing}; sidebar reads {sidebar[:300]!r}"
+    assert "Run" in sidebar and picked == [TIGHT], f"no run picker showing the linked run: {picked}; sidebar reads {sidebar[:300]!r}"

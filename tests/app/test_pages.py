@@ -8,20 +8,22 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import app as router
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 MAIN = "20260102-000000-main"
 TIGHT = "20260101-000000-tight"
-PAGES = ["leaderboard", "rankings", "health", "failures", "compare"]
+PAGES = [v.url_path for v in router.VIEWS]
 
 
 def open_page(page: str, **params) -> AppTest:
-    """Load the app, then arrive at `page` with exactly these URL parameters (a deep link)."""
+    """Open `page` as a link does in a fresh server process: the first script run of the session
+    gets the page's URL path and exactly these URL parameters (a deep link)."""
     at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    at.query_params.clear()
     at.query_params.update({"run": MAIN, **params})
-    at.switch_page(f"pages/{page}.py")
+    if page != PAGES[0]:  # the default page is the root URL
+        at.switch_page(f"pages/{page}.py")  # before the first run AppTest names the page by its file, as a fresh server does
     return at.run()
 
 

@@ -19,8 +19,9 @@ from harness.analysis.aggregate import aggregate
 from harness.criteria import _bundle
 from harness.analysis.queries import gold_check, parse_expect
 from harness.analysis.results import Results
+from harness.format.loader import load_suite
 from harness.run.runner import execute
-from stores.session.health import HealthParams
+from stores.session.health import HealthParams, band_for
 from stores.registry import parse_specs
 
 CANONICAL = Path("datasets/canonical")
@@ -30,8 +31,7 @@ SEED = 7
 
 @pytest.fixture(scope="module")
 def canonical(tmp_path_factory):
-    loader = pytest.importorskip("harness.format.loader")
-    scenarios = loader.load_suite([str(CANONICAL)])
+    scenarios = load_suite([str(CANONICAL)])
     result = execute(scenarios, parse_specs(STRATEGIES), tmp_path_factory.mktemp("runs"), run_id="gold", seed=SEED)
     with Results(result.path) as res:
         yield res
@@ -139,7 +139,16 @@ def test_health_bands_fall_back_to_the_health_model_defaults():
     expected = (("healthy", d.healthy_min, 100.0), ("watch", d.watch_min, d.healthy_min), ("at_risk", 0.0, d.watch_min))
     assert queries.health_bands(_res([{"label": "plain", "name": "tfidf", "params": {}}]), "plain") == expected
     assert queries.health_bands(_res([])) == expected
-    assert not hasattr(queries, "BANDS") and not hasattr(queries, "band_of")
+
+
+@pytest.mark.parametrize("health", [{}, {"healthy_min": 80.0, "watch_min": 55.0}])
+def test_a_score_falls_in_the_band_the_health_model_gives_it(health):
+    """The chart's band edges (low inclusive; 100 is healthy) classify every score as the model does."""
+    bands = queries.health_bands(_res([{"label": "s", "name": "session_aware", "params": {"health": health}}]), "s")
+    params = HealthParams(**health)
+    for score in [x / 2 for x in range(201)]:
+        drawn = [name for name, lo, hi in bands if lo <= score < hi or (score == hi == 100.0)]
+        assert drawn == [band_for(score, params)], score
 
 
 def test_health_chart_draws_the_bands_it_is_given(canonical):
@@ -165,12 +174,13 @@ def test_leaderboard_aggregates_with_the_run_seed(canonical):
     assert not got.equals(other.set_index(key)[["lo", "hi"]].sort_index()), "seed should matter for some interval"
 
 
-def test_ci_case_statistics_aggregate_with_the_run_seed(canonical, monkeypatch):
-    import harness.analysis.aggregate as agg
+def test_ci_case_statistics_are_the_numbers_the_leaderboard_shows(canonical):
+    """`check` and `compare` judge a run on the same per-criterion numbers the app shows."""
     from harness.ci._cases import criterion_stats
 
-    seeds = []
-    real = agg.aggregate
-    monkeypatch.setattr(agg, "aggregate", lambda *a, **k: seeds.append(k.get("seed")) or real(*a, **k))
-    criterion_stats(canonical)
-    assert seeds == [SEED]
+    key, cols = ["strategy", "criterion"], ["mean", "n", "pass_rate", "unsupported", "errors"]
+    stats = criterion_stats(canonical).set_index(key)[cols].sort_index()
+    cells, _ = queries.leaderboard(Results(canonical.paths[0]), queries.Filter(include_controls=True))
+    shown = cells[cells["n"] > 0].set_index(key)[cols].sort_index()
+    assert len(stats) > 50 and {"oracle", "empty"} <= set(stats.index.get_level_values("strategy"))
+    pd.testing.assert_frame_equal(stats, shown, check_dtype=False)

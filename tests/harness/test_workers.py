@@ -64,6 +64,6 @@ def test_two_workers_write_the_same_run_as_one(scenarios, tmp_path):
 
 
 def test_an_unknown_executor_leaves_no_run_behind(scenarios, tmp_path):
-    with pytest.raises(Exception):
+    with pytest.raises(ValueError, match=r"^unknown executor 'nope' \(known: process, dask\)$"):
         execute(scenarios, parse_specs("oracle"), tmp_path, run_id="bad", workers=2, executor="nope")
     assert not any(tmp_path.iterdir())

@@ -1,6 +1,7 @@
 # Two commands do all the setup on a fresh machine:
 #   make demo   create the environment, run the canonical suite, open the workbench app
 #   make test   create the environment, run the tests and the canonical regression check
+#   make test-quick   the tests without those marked slow (browser, processes, dask), for a developer's loop
 PYTHON ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -8,7 +9,7 @@ RUNS ?= runs
 PORT ?= 8501
 STAMP := $(VENV)/.installed
 
-.PHONY: demo app run test check browser clean
+.PHONY: demo app run test test-quick check browser clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +33,10 @@ browser:
 test: $(STAMP) browser
 	$(BIN)/python -m pytest
 	$(MAKE) --no-print-directory check
+
+# A developer's loop: every test but the slow ones (browser, extra processes, dask); `make test` runs them all.
+test-quick: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow"
 
 # The project's own regression gate: the canonical suite against the approved baseline.
 check: $(STAMP)

@@ -1,12 +1,35 @@
-"""Shared test setup: `tests/` importable (for `helpers`), caches kept out of the work tree."""
+"""Shared test setup: `tests/` importable (for `helpers`), caches kept out of the work tree.
+
+Every cache a test session writes goes to one temporary folder, removed when the session ends:
+the embedding cache (`SUPPORTBENCH_CACHE`), the model hub's home, and the XDG cache and config
+folders (chromium writes there despite its temporary profile). It is set here, at import, before
+any test module imports a library that reads these variables once. Each session therefore starts
+cold: no test passes because an earlier session warmed a cache, and the encoder-cache tests that
+compare cold and warm runs use folders of their own.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 sys.path.insert(0, str(TESTS))
 os.chdir(ROOT)  # scenario paths and default folders are relative to the project root
+
+SESSION_CACHE = Path(tempfile.mkdtemp(prefix="supportbench-tests-"))
+"""The one folder for every cache this test session writes."""
+os.environ["SUPPORTBENCH_CACHE"] = str(SESSION_CACHE / "supportbench")
+os.environ["HF_HOME"] = str(SESSION_CACHE / "huggingface")
+os.environ["XDG_CACHE_HOME"] = str(SESSION_CACHE / "xdg-cache")
+os.environ["XDG_CONFIG_HOME"] = str(SESSION_CACHE / "xdg-config")
+os.environ["HF_HUB_OFFLINE"] = "1"  # nothing is downloaded, in this process or the ones it starts
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+
+def pytest_unconfigure(config) -> None:
+    shutil.rmtree(SESSION_CACHE, ignore_errors=True)

@@ -17,7 +17,7 @@ from browser import Chromium, chromium_binary, scroll_to, serve
 
 import app as router
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # each server start and page load takes seconds
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "screenshots"

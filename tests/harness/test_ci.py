@@ -327,6 +327,7 @@ def not_a_repeat(id="not_repeat"):
     ], id=id)
 
 
+@pytest.mark.slow  # five runs written and seven pairs compared three ways
 def test_compare_in_sql_matches_the_pandas_reference(monkeypatch, tmp_path):
     """Same frames as the pandas computation, with two `Results` (the CLI) or one over both runs
     (the app): with flips of several sizes, cases on one side only, and errored cases (repeat_issue's

@@ -21,6 +21,7 @@ if importlib.util.find_spec("distributed") is None:
                 allow_module_level=True)
 
 
+@pytest.mark.slow  # starts a local dask cluster
 def test_a_dask_run_equals_the_local_run(tmp_path):
     folder = tmp_path / "suite"
     write_suite(folder, 10, seed=12, profile="small")

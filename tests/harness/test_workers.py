@@ -46,6 +46,7 @@ def test_shards_cover_every_scenario_once_in_order(scenarios):
     assert [i for i, _ in shards] == list(range(len(shards))) and len(shards) > 2
 
 
+@pytest.mark.slow  # starts worker processes
 def test_two_workers_write_the_same_run_as_one(scenarios, tmp_path):
     specs = parse_specs(SPECS)
     done = {1: [0, 0], 2: [0, 0]}

@@ -64,6 +64,7 @@ def _encode_in_child(path, texts, q):
     q.put(e.encoded)
 
 
+@pytest.mark.slow  # two fresh processes each load torch and the model
 def test_two_processes_writing_at_once_leave_a_complete_cache(tmp_path):
     ctx = mp.get_context("spawn")  # fork after torch has started its threads can deadlock
     q = ctx.Queue()

@@ -212,7 +212,7 @@ class Handoff:
     session: str
     """The session being handed over."""
     sections: tuple[tuple[str, str], ...]
-    """(heading, body) in the fixed order of the reference design."""
+    """(heading, body) in the fixed order of the handoff brief (docs/reference.md)."""
     text: str
     """The rendered brief."""
     tokens: int

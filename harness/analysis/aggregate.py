@@ -1,7 +1,7 @@
 """Per-strategy, per-criterion results of a run, with their uncertainty.
 
 Counting happens in DuckDB over the run's `scores` table (one `GROUP BY`); only the
-bootstrap is done here, in numpy. The rules, from the criteria doc:
+bootstrap is done here, in numpy. The rules (docs/criteria.md, "Aggregation and intervals"):
 
 - every case that has a row counts in `n`; `unsupported` and `error` rows score 0 (value and
   pass) and are also counted in their own columns so a reader sees why;

@@ -67,7 +67,7 @@ class Criterion:
 
 
 CRITERIA: dict[str, Criterion] = {}
-"""Every criterion, in registration order (the order of the criteria doc)."""
+"""Every criterion, in registration order (the order of docs/criteria.md)."""
 
 
 def criterion(
@@ -91,7 +91,7 @@ def criterion(
 
 
 def _load() -> None:
-    # registration order is the order of the criteria doc: the eight, then the extras
+    # registration order is the order of docs/criteria.md: the eight, then the extras
     importlib.import_module(f"{__name__}.support")
     importlib.import_module(f"{__name__}.extra")
 

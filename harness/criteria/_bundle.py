@@ -1,6 +1,6 @@
 """What a bundle covers, where, and how to quote it: the shared reading of a bundle.
 
-Every criterion reads a bundle the same way (the criteria doc's rules):
+Every criterion reads a bundle the same way (docs/criteria.md, "How a bundle is read"):
 
 - an item *covers* a gold id when that id is in the item's `source_ids`;
 - only items in the context count: a gold item that is not included is missing, whatever its
@@ -244,7 +244,7 @@ def quote_all(o: ProbeOutcome, ids, limit: int = 3) -> str:
 
 
 def pair_verdict(v: View, first: str, second: str) -> tuple[bool, str]:
-    """Whether `first` outranks `second` by the doc's rule, and why not when it does not.
+    """Whether `first` outranks `second` by the pair rule of docs/criteria.md, and why not when it does not.
 
     Right when the first is in the context (`hit`) and either the second is not or the first's
     best rank in the context is strictly better (one item covering both does not order them).

@@ -1,4 +1,4 @@
-"""The criteria beyond the eight (group `extra`), same rules, in the criteria doc's order."""
+"""The criteria beyond the eight (group `extra`), same rules, in the order of docs/criteria.md."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The eight support criteria of the criteria doc, each one registered function, in its order.
+"""The eight support criteria of docs/criteria.md, each one registered function, in its order.
 
 Every verdict is computed from the bundle and the gold labels alone (see `_bundle` for how a
 bundle is read); nothing here knows which strategy produced the bundle.

@@ -6,7 +6,7 @@ that shares the surface words of the first but is a different problem (a look-al
 words match, the fix does not). Slots in braces (`{wh}`, `{idp}` ...) are filled per customer
 and stay the same for that customer across sessions.
 
-Texts avoid urgency markers (see the reference design's list) except where a turn is meant to
+Texts avoid urgency markers (docs/reference.md lists them) except where a turn is meant to
 be urgent; the generator checks that with its own marker list before computing health.
 """
 

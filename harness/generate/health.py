@@ -1,4 +1,4 @@
-"""The reference design's health table, computed from the generation plan (not from any strategy).
+"""The reference design's health table (docs/reference.md), computed from the generation plan (not from any strategy).
 
 This is a separate implementation on purpose: gold bands must not come from the code under
 test. Where the table leaves room for interpretation (keyword overlap near the 0.30 threshold,

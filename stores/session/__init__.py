@@ -1,1 +1,1 @@
-"""The session-aware reference design: its ranking, the hybrid variant, the health model and the handoff brief."""
+"""The session-aware reference design (docs/reference.md): its ranking, the hybrid variant, the health model and the handoff brief."""

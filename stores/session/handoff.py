@@ -1,4 +1,4 @@
-"""Handoff brief: what the human who takes over a session needs, within a hard token ceiling.
+"""Handoff brief: what the human who takes over a session needs, within a hard token ceiling (docs/reference.md).
 
 `build_handoff` is shared by every strategy with the `handoff` capability; the strategy
 supplies its ranking scores (which decide "related history") and the resolved sessions it

@@ -1,4 +1,4 @@
-"""Customer health: the reference design's table, itemized, computed fresh from the history.
+"""Customer health: the reference design's table (docs/reference.md), itemized, computed fresh from the history.
 
 `health_report(history, now, params)` starts at `base`, applies the factors below in this
 fixed order, and clamps to 0..100. There is no model call and no cache in the score path:

@@ -1,4 +1,4 @@
-"""session_aware: the reference design's session-aware ranking, every constant a parameter."""
+"""session_aware: the reference design's session-aware ranking, every constant a parameter (docs/reference.md)."""
 
 from __future__ import annotations
 
@@ -180,7 +180,7 @@ class SessionAware(IndexedMemory):
 
     Every candidate (each turn and each resolution record of the customer) scores
     `base + recency + overlap + active_session + open_issue + resolved_session +
-    repeat_issue + action_step + urgency + idle_chatter` (REFERENCE.md's table; every
+    repeat_issue + action_step + urgency + idle_chatter` (the table of docs/reference.md; every
     constant is a field of `SessionAwareParams`), and the bundle carries each component.
     A resolution record counts as an item like a turn: it gets `base`, and its role is not
     `agent`, so no `action_step`.

@@ -1,4 +1,4 @@
-"""`supportbench report`: the machine-readable object of the criteria doc, and report.md in the run."""
+"""`supportbench report`: the machine-readable object of docs/criteria.md, and report.md in the run."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hand-computed cases of the session-aware arithmetic (REFERENCE.md's table)."""
+"""Hand-computed cases of the session-aware arithmetic (the table of docs/reference.md)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,71 @@
+"""Docs the code cites exist, links resolve, and the README's layout table is the tree."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+SOURCES = sorted(p for top in ("app.py", "pages", "harness", "stores", "bench", "tests")
+                 for p in ([ROOT / top] if top.endswith(".py") else (ROOT / top).rglob("*.py")))
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+CITED = re.compile(r"\bdocs/[A-Za-z0-9_./-]+\.md\b")
+VAGUE = re.compile(r"REFERENCE\.md|CRITERIA\.md|SCENARIOS\.md|the criteria doc\b|the scenario format doc\b|the reference doc\b")
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+def cited_docs(text: str) -> set[str]:
+    return set(CITED.findall(text))
+
+
+def test_every_docs_path_cited_in_the_code_or_the_readme_exists():
+    cites = {(p.relative_to(ROOT).as_posix(), d) for p in (*SOURCES, README, *DOCS) for d in cited_docs(p.read_text())}
+    assert {d for _, d in cites} >= {"docs/criteria.md", "docs/reference.md"}
+    missing = sorted(f"{where} cites {d}" for where, d in cites if not (ROOT / d).is_file())
+    assert not missing, missing
+
+
+def test_the_code_cites_docs_by_path_not_by_a_name_outside_the_repository():
+    found = [f"{p.relative_to(ROOT)}:{n}: {m.group(0)}" for p in SOURCES if p.name != "test_docs.py"
+             for n, line in enumerate(p.read_text().splitlines(), 1) for m in [VAGUE.search(line)] if m]
+    assert not found, found
+
+
+def test_relative_links_in_the_readme_and_docs_resolve():
+    broken = [f"{md.relative_to(ROOT)} -> {target}" for md in (README, *DOCS) for target in LINK.findall(md.read_text())
+              if "://" not in target and not (md.parent / target).exists()]
+    assert not broken, broken
+
+
+def test_the_citation_check_finds_a_missing_doc():
+    missing = "docs/" + "nope-1.md"  # spelled in two parts, or the scan of this file would find it
+    assert cited_docs(f"see docs/criteria.md and ({missing})") == {"docs/criteria.md", missing}
+    assert VAGUE.search('"""Ranked as in REFERENCE.md."""') and VAGUE.search("in the criteria doc's order")
+
+
+def _layout_paths() -> list[str]:
+    """The paths named in the first column of the README's Layout table."""
+    section = README.read_text().split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1] for line in section.splitlines() if line.startswith("| `")]
+    return [p.rstrip("/") for row in rows for p in re.findall(r"`([^`]+)`", row)]
+
+
+def _ignored(name: str) -> bool:
+    patterns = [p.strip().rstrip("/") for p in (ROOT / ".gitignore").read_text().splitlines() if p.strip() and not p.startswith("#")]
+    return any(fnmatch.fnmatch(name, p) for p in patterns)
+
+
+def test_the_readme_layout_table_matches_the_tree():
+    named = _layout_paths()
+    assert not [p for p in named if not (ROOT / p).exists()], "named in the layout table but not in the tree"
+    top = [p.name for p in ROOT.iterdir() if not _ignored(p.name) and (not p.name.startswith(".") or p.name == ".ci")]
+    top = [t if t != ".ci" else ".ci/run" for t in top if t != "README.md"]
+    packages = [p.parent.relative_to(ROOT).as_posix() for base in ("harness", "stores") for p in (ROOT / base).glob("*/__init__.py")]
+    docs = [f"docs/{p.name}" for p in DOCS]
+    unnamed = [t for t in top if not any(n == t or n.startswith(t + "/") for n in named)]
+    unnamed += [p for p in packages if p not in named]
+    assert not unnamed, f"in the tree but not in the README's layout table: {unnamed}"
+    docs_row = next(line for line in README.read_text().split("\n## Layout\n", 1)[1].splitlines() if line.startswith("| `docs/`"))
+    assert not [d for d in docs if f"`{d.removeprefix('docs/')}`" not in docs_row], "a doc missing from the layout table's docs row"

@@ -1,4 +1,4 @@
-"""Shared test setup: `tests/` importable (for `helpers`), caches kept out of the work tree.
+"""Shared test setup: `tests/` and the project root importable, caches kept out of the work tree.
 
 Every cache a test session writes goes to one temporary folder, removed when the session ends:
 the embedding cache (`SUPPORTBENCH_CACHE`), the model hub's home, and the XDG cache and config
@@ -18,7 +18,7 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
-sys.path.insert(0, str(TESTS))
+sys.path[:0] = [str(TESTS), str(ROOT)]  # `helpers`; the router (`app`) and `pages`, which are not installed
 os.chdir(ROOT)  # scenario paths and default folders are relative to the project root
 
 SESSION_CACHE = Path(tempfile.mkdtemp(prefix="supportbench-tests-"))

@@ -1,0 +1,103 @@
+"""Hostile scenario files: refused with file:line, in bounded time and memory, the rest still checked."""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+from hostile_cli import CORPUS, sb
+
+from harness.format.loader import load_scenario, validate_paths
+from harness.format.yamldoc import ALIAS_BUDGET, MAX_DEPTH, read_yaml
+
+VALID = """\
+id: fine
+version: 1
+title: a valid scenario next to the hostile ones
+start: 2026-03-02T09:00:00Z
+subjects: {c1: {name: Dana}}
+events:
+  - turn: "The export times out."
+    subject: c1
+    session: s1
+"""
+
+WRONG_KEY = VALID.replace("id: fine", "id: wrong-key").replace("    session: s1", "    sesion: s1")
+
+
+def corpus_folder(tmp_path):
+    folder = tmp_path / "suite"
+    shutil.copytree(CORPUS, folder, ignore=shutil.ignore_patterns("*.toml"))
+    (folder / "fine.yaml").write_text(VALID)
+    (folder / "wrong-key.yaml").write_text(WRONG_KEY)
+    return folder
+
+
+def by_file(issues):
+    return {i.file.rsplit("/", 1)[-1]: i for i in issues}
+
+
+def test_the_alias_bomb_is_refused_at_the_alias_that_crosses_the_budget():
+    issues = validate_paths([CORPUS / "alias-bomb.yaml"])
+    assert len(issues) == 1
+    assert issues[0].line == 11 and "alias *l3" in issues[0].message and f"{ALIAS_BUDGET:,}" in issues[0].message
+
+
+def test_validating_the_alias_bomb_takes_bounded_time_and_memory():
+    t0 = time.monotonic()
+    p = sb("validate", CORPUS / "alias-bomb.yaml", memory_mb=1500, timeout=60)
+    assert time.monotonic() - t0 < 30
+    assert p.returncode == 1, p.stderr
+    assert "alias-bomb.yaml:11: YAML error: alias *l3" in p.stdout and "Traceback" not in p.stderr
+
+
+def test_a_nul_byte_is_a_file_line_error():
+    (issue,) = validate_paths([CORPUS / "nul-byte.yaml"])
+    assert issue.line == 7 and "control character #x0000" in issue.message
+
+
+def test_nesting_a_thousand_levels_deep_is_a_file_line_error():
+    for name in ("deep-flow.yaml", "deep-block.yaml"):
+        (issue,) = validate_paths([CORPUS / name])
+        assert issue.line and f"nested deeper than {MAX_DEPTH} levels" in issue.message, issue
+
+
+def test_nesting_deep_enough_to_crash_libyaml_is_refused_not_composed():
+    # 100,000 levels: libyaml's recursive composer dies with SIGSEGV on this (measured)
+    text = "id: x\nevents: " + "[" * 100_000 + "]" * 100_000 + "\n"
+    try:
+        read_yaml(text)
+    except ValueError as e:
+        assert e.line == 2 and "nested deeper" in e.message
+    else:
+        raise AssertionError("accepted")
+
+
+def test_a_recursive_alias_is_refused_with_its_line():
+    (issue,) = validate_paths([CORPUS / "recursive-alias.yaml"])
+    assert issue.line == 10 and "recursive aliases are not allowed" in issue.message
+
+
+def test_every_file_of_a_folder_is_still_checked_next_to_hostile_ones(tmp_path):
+    folder = corpus_folder(tmp_path)
+    p = sb("validate", folder, memory_mb=1500, timeout=60)
+    assert p.returncode == 1 and "Traceback" not in p.stderr + p.stdout
+    found = {line.split(":", 1)[0].rsplit("/", 1)[-1] for line in p.stdout.splitlines()}
+    assert found == {"alias-bomb.yaml", "nul-byte.yaml", "deep-flow.yaml", "deep-block.yaml", "recursive-alias.yaml",
+                     "wrong-key.yaml"}, p.stdout
+    assert "unknown key 'sesion'" in p.stdout
+
+
+def test_honest_aliases_still_load(tmp_path):
+    text = VALID + """\
+  - probe: p1
+    task: export
+    expect: &gold {include: [s1#1]}
+  - probe: p2
+    task: export again
+    expect: *gold
+"""
+    path = tmp_path / "anchors.yaml"
+    path.write_text(text)
+    s = load_scenario(path)
+    assert [p.expect.include for p in s.probes] == [("s1#1",), ("s1#1",)]

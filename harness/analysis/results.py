@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import duckdb
 import pandas as pd
 
+from harness.run.integrity import parts_problem
 from harness.run.runstore import MANIFEST, UnusableRun, is_run, read_manifest
 from harness.run.tables import SCHEMAS
 
@@ -28,9 +29,16 @@ def runs_root(root: str | Path | None = None) -> Path:
 
 @dataclass(frozen=True)
 class RunInfo:
+    """A run folder under the runs root."""
+
     run_id: str
+    """The folder name."""
     path: Path
+    """The folder."""
     manifest: dict[str, Any]
+    """Its manifest (empty when it could not be read)."""
+    problem: str | None = None
+    """Why the run cannot be read (damaged manifest or tables), None for a usable run."""
 
     @property
     def started(self) -> str:
@@ -41,36 +49,61 @@ class RunInfo:
         return [s["label"] for s in self.manifest.get("strategies", [])]
 
 
-def list_runs(root: str | Path | None = None) -> list[RunInfo]:
-    """Complete runs under the root, newest first (half-written runs are invisible)."""
+def list_runs(root: str | Path | None = None, *, include_damaged: bool = False) -> list[RunInfo]:
+    """Complete runs under the root, newest first (half-written runs are invisible).
+
+    A damaged run (a manifest readers cannot use, tables that are not whole) is left out, or
+    with `include_damaged` listed after the usable ones with its `problem`.
+    """
     base = runs_root(root)
     if not base.is_dir():
         return []
-    runs = []
+    runs, damaged = [], []
     for p in base.iterdir():
         if is_run(p):
             try:
-                runs.append(RunInfo(p.name, p, read_manifest(p)))
-            except UnusableRun:
-                continue  # a damaged run is not offered; resolve_run names the problem when asked for it
-    return sorted(runs, key=lambda r: (r.started, r.run_id), reverse=True)
+                manifest = read_manifest(p)
+            except UnusableRun as e:
+                damaged.append(RunInfo(p.name, p, {}, _reason(e, p)))
+                continue
+            problem = parts_problem(p)
+            if problem:
+                damaged.append(RunInfo(p.name, p, manifest, problem))
+            else:
+                runs.append(RunInfo(p.name, p, manifest))
+    runs.sort(key=lambda r: (r.started, r.run_id), reverse=True)
+    return runs + (sorted(damaged, key=lambda r: r.run_id) if include_damaged else [])
+
+
+def _reason(e: UnusableRun, run: Path) -> str:
+    """The problem relative to the run folder (a listing names the run already)."""
+    return str(e).replace(f"{run}{os.sep}", "", 1)
+
+
+def checked_run(p: Path) -> Path:
+    """`p` if its manifest and tables are usable, else `UnusableRun` naming the problem."""
+    read_manifest(p)  # raises UnusableRun, naming the file, when the manifest is damaged
+    problem = parts_problem(p)
+    if problem:
+        raise UnusableRun(f"run {p} is damaged: {problem}")
+    return p
 
 
 def resolve_run(ref: str | Path, root: str | Path | None = None) -> Path:
-    """A run folder from a path, a run id under the root, or `latest`."""
+    """A usable run folder from a path, a run id under the root, or `latest` (the newest usable run)."""
     p = Path(ref)
     if is_run(p):
-        read_manifest(p)  # raises UnusableRun, naming the file, when the manifest is damaged
-        return p
+        return checked_run(p)
     if str(ref) == "latest":
-        runs = list_runs(root)
-        if not runs:
-            raise FileNotFoundError(f"no runs under {runs_root(root)}")
-        return runs[0].path
+        every = list_runs(root, include_damaged=True)
+        usable = [r for r in every if r.problem is None]
+        if not usable:
+            damaged = f" ({len(every)} damaged: see `supportbench ls runs`)" if every else ""
+            raise FileNotFoundError(f"no usable runs under {runs_root(root)}{damaged}")
+        return usable[0].path
     q = runs_root(root) / str(ref)
     if is_run(q):
-        read_manifest(q)
-        return q
+        return checked_run(q)
     if p.is_dir() and not (p / MANIFEST).exists():
         raise FileNotFoundError(f"{p} is not a complete run (no {MANIFEST}); an interrupted run leaves none")
     raise FileNotFoundError(f"no run {str(ref)!r} (looked for a folder with {MANIFEST} at {p} and {q})")
@@ -85,8 +118,11 @@ class Results:
         self.manifests = {p.name: read_manifest(p) for p in self.paths}
         self.con = duckdb.connect(":memory:")
         for table in SCHEMAS:
+            # A view cannot take bound parameters (DuckDB refuses them in CREATE VIEW), so the
+            # run name and the files are quoted literals; the files are listed, not globbed,
+            # so a folder name is never read as a pattern.
             parts = " UNION ALL ".join(
-                f"SELECT '{p.name}' AS run, * FROM read_parquet('{_sql_path(p / table)}/*.parquet', union_by_name=true)"
+                f"SELECT {sql_string(p.name)} AS run, * FROM read_parquet([{_files(p / table)}], union_by_name=true)"
                 for p in self.paths
             )
             self.con.execute(f"CREATE VIEW {table} AS {parts}")
@@ -122,5 +158,10 @@ class Results:
         self.close()
 
 
-def _sql_path(p: Path) -> str:
-    return str(p).replace("'", "''")
+def sql_string(text: str) -> str:
+    """`text` as a DuckDB string literal (single quotes doubled; DuckDB has no backslash escapes)."""
+    return "'" + str(text).replace("'", "''") + "'"
+
+
+def _files(folder: Path) -> str:
+    return ", ".join(sql_string(f) for f in sorted(str(f) for f in folder.glob("*.parquet")))

@@ -190,8 +190,10 @@ def load_baseline(path: str | Path) -> Baseline:
         d = json.loads(path.read_text())
     except FileNotFoundError:
         raise BaselineError(f"{path}: no such baseline file (write one with `supportbench baseline RUN --out {path}`)") from None
+    except UnicodeDecodeError as e:
+        raise BaselineError(f"{path}: not a JSON baseline (not UTF-8 text: {e.reason} at byte {e.start})") from None
     except (OSError, json.JSONDecodeError) as e:
-        raise BaselineError(f"{path}: not a readable JSON baseline: {e}") from None
+        raise BaselineError(f"{path}: not a readable JSON baseline: {e.strerror if isinstance(e, OSError) else e}") from None
     if not isinstance(d, dict) or d.get("format") != FORMAT:
         got = d.get("format") if isinstance(d, dict) else type(d).__name__
         raise BaselineError(f"{path}: expected format {FORMAT!r}, got {got!r}")
@@ -256,7 +258,7 @@ def build_baseline(
                 round(float(st["mean"]), DIGITS), round(float(st["pass_rate"]), DIGITS), int(st["n"]),
                 sorted(g.loc[g["passed"].astype(bool), "case"]), sorted(g.loc[~g["passed"].astype(bool), "case"]),
             )
-        out[label] = StrategyBaseline(s["name"], _jsonable(s.get("params") or {}), s["params_hash"], crit)
+        out[label] = StrategyBaseline(s["name"], _jsonable(s.get("params") or {}), s.get("params_hash", ""), crit)
     source = {"run_id": run, "git_commit": manifest.get("git_commit"), "finished": manifest.get("finished")}
     return Baseline(suites_of(manifest), out, tolerances or Tolerances(), source)
 

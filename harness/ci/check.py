@@ -138,11 +138,11 @@ def check_run(res: Results, base: Baseline, run: str | None = None, *, allow_par
             findings.append(Finding("regression", "strategy_missing",
                                     f"strategy {label} is in the baseline but not in the run (the run has: {', '.join(specs) or 'none'})",
                                     strategy=label))
-        elif s["params_hash"] != b.params_hash:
+        elif s.get("params_hash", "") != b.params_hash:
             sev: Severity = "warning" if allow_param_changes else "unusable"
             findings.append(Finding(sev, "params_changed",
                                     f"strategy {label} params changed since the baseline: {_param_diff(b.params, s.get('params') or {})} "
-                                    f"(params_hash {b.params_hash} -> {s['params_hash']}); "
+                                    f"(params_hash {b.params_hash} -> {s.get('params_hash') or '(none)'}); "
                                     + ("judged against the old numbers as allowed" if allow_param_changes
                                        else "re-approve the baseline if this is deliberate"),
                                     strategy=label))

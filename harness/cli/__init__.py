@@ -2,14 +2,20 @@
 
 Each subcommand lives in its own module under `harness.cli`, exposing
 `register(subparsers)`; this file only routes. Exit codes: 0 success, 1 a verdict
-against you (invalid scenarios, a regression), 2 unusable input.
+against you (invalid scenarios, a regression), 2 unusable input (always with a one-line
+reason, never a traceback), 3 an internal error (a bug: `SUPPORTBENCH_TRACEBACK=1` shows
+where), 130 interrupted (SIGINT), 143 terminated (SIGTERM); an interrupted or terminated
+run leaves nothing behind.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
+from contextlib import contextmanager
 
 COMMANDS = (
     "harness.cli.run",
@@ -24,6 +30,10 @@ COMMANDS = (
 )
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived: unwinds like Ctrl-C, so every `finally` and abort path cleans up."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="supportbench",
@@ -36,17 +46,64 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@contextmanager
+def _terminate_cleanly():
+    """While a command runs, SIGTERM raises `Terminated` in the main thread (as SIGINT raises
+    KeyboardInterrupt), instead of killing the process before it can remove its temporary run."""
+
+    def raise_terminated(signum, frame):
+        raise Terminated()
+
+    try:
+        old = signal.signal(signal.SIGTERM, raise_terminated)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def unusable(e: BaseException) -> bool:
+    """Whether an exception means the input or output cannot be used (exit 2), as opposed to a bug."""
+    from harness.ci.baseline import BaselineError
+    from harness.run.runstore import RunIdError
+    from stores.registry import SpecError
+
+    if isinstance(e, (OSError, UnicodeError, BaselineError, SpecError, RunIdError)):
+        return True
+    # duckdb and pyarrow errors come from reading tables a user pointed us at
+    return any(c.__module__.split(".")[0] in ("duckdb", "_duckdb", "pyarrow") for c in type(e).__mro__)
+
+
+def one_line(e: BaseException) -> str:
+    """The exception's message on one line (DuckDB adds the SQL and a caret below it)."""
+    text = str(e).strip() or type(e).__name__
+    first = text.splitlines()[0]
+    return first if not isinstance(e, UnicodeDecodeError) else f"not UTF-8 text ({e.reason} at byte {e.start})"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except KeyboardInterrupt:
-        print("interrupted: nothing was written", file=sys.stderr)
-        return 130
-    except (FileNotFoundError, FileExistsError, NotADirectoryError, PermissionError) as e:
-        # unusable input or output location: exit 2, with the message instead of a traceback
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    with _terminate_cleanly():
+        try:
+            return int(args.func(args) or 0)
+        except KeyboardInterrupt:
+            print("interrupted: nothing was written", file=sys.stderr)
+            return 130
+        except Terminated:
+            print("terminated: nothing was written", file=sys.stderr)
+            return 143
+        except Exception as e:
+            if unusable(e):
+                print(f"error: {one_line(e)}", file=sys.stderr)
+                return 2
+            if os.environ.get("SUPPORTBENCH_TRACEBACK"):
+                raise
+            print(f"internal error: {type(e).__name__}: {one_line(e)} (a bug in supportbench; "
+                  "rerun with SUPPORTBENCH_TRACEBACK=1 to see where)", file=sys.stderr)
+            return 3
 
 
 if __name__ == "__main__":

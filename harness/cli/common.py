@@ -7,8 +7,11 @@ from pathlib import Path
 
 from rich.console import Console
 
-console = Console(stderr=True, highlight=False)
-out = Console(highlight=False, soft_wrap=True)
+# markup off: labels like `session_aware[no_repeat_boost]` and specs like `tfidf[v1:top_k=3` are
+# user text, which rich would otherwise read as style tags and swallow; soft wrap keeps one
+# message on one line whatever the terminal width
+console = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
+out = Console(highlight=False, soft_wrap=True, markup=False)
 
 DEFAULT_SUITE = Path("datasets/canonical")
 

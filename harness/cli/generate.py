@@ -26,11 +26,11 @@ def main(args: argparse.Namespace) -> int:
     from harness.format.loader import validate_paths
 
     if args.customers < 1:
-        console.print("[red]error[/red] --customers must be at least 1")
+        console.print("error: --customers must be at least 1")
         return 2
     out = Path(args.out)
     if out.exists() and any(p.suffix != ".yaml" for p in out.iterdir()):
-        console.print(f"[red]error[/red] {out} holds files that are not scenarios; choose an empty or generated folder")
+        console.print(f"error: {out} holds files that are not scenarios; choose an empty or generated folder")
         return 2
     files = generate_suite(args.customers, args.seed, args.profile)
     tmp = out.with_name(f".{out.name}.tmp")
@@ -41,7 +41,7 @@ def main(args: argparse.Namespace) -> int:
     issues = validate_paths([str(tmp)])
     if issues:  # a generator bug: show it and leave nothing half-valid behind
         for i in issues[:50]:
-            console.print(f"[red]error[/red] {i}", markup=True, highlight=False)
+            console.print(f"error: {i}")
         console.print(f"{len(issues)} problem(s) in generated files; nothing was written to {out}")
         shutil.rmtree(tmp, ignore_errors=True)
         return 1

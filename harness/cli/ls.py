@@ -43,13 +43,16 @@ def main(args) -> int:
     else:
         from harness.analysis.results import list_runs, runs_root
 
-        runs = list_runs()
+        runs = list_runs(include_damaged=True)
         if not runs:
             out.print(f"no runs under {runs_root()}")
             return 0
-        t = Table("run", "started", "strategies", "scenarios", "probes")
+        t = Table("run", "started", "strategies", "scenarios", "probes", "state")
         for r in runs:
+            if r.problem:  # listed, so nobody wonders where it went; `latest` skips it
+                t.add_row(r.run_id, "", "", "", "", f"damaged: {r.problem}")
+                continue
             c = r.manifest.get("counts", {})
-            t.add_row(r.run_id, r.started[:19], ", ".join(r.strategies), str(c.get("scenarios", "")), str(c.get("probes", "")))
+            t.add_row(r.run_id, r.started[:19], ", ".join(r.strategies), str(c.get("scenarios", "")), str(c.get("probes", "")), "ok")
         out.print(t)
     return 0

@@ -120,7 +120,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         path = resolve_run(args.run, args.runs)
     except FileNotFoundError as e:
-        console.print(f"[red]error[/red] {e}")
+        console.print(f"error: {e}")
         return 2
     with Results(path) as res:
         manifest = res.manifests[path.name]
@@ -128,10 +128,12 @@ def main(args: argparse.Namespace) -> int:
         df = aggregate(res, include_controls=args.all, seed=seed)
     run_id = manifest.get("run_id", path.name)
     md = markdown(run_id, df, args.all, seed)
+    written = True
     try:
         write_text_atomic(path / "report.md", md)
     except OSError as e:  # a read-only run folder must not stop the report
-        console.print(f"[yellow]warning[/yellow] could not write {path / 'report.md'}: {e}")
+        written = False
+        console.print(f"warning: could not write {path / 'report.md'}: {(e.strerror or str(e)).lower()}")
     if args.format == "json":
         sys.stdout.write(json.dumps(as_json(run_id, df), indent=2, allow_nan=False) + "\n")
         return 0
@@ -149,5 +151,6 @@ def main(args: argparse.Namespace) -> int:
     for i, r in enumerate(rows):
         table.add_row(*r, end_section=(i == len(rows) - 3))
     out.print(table)
-    console.print(f"report written to {path / 'report.md'}")
+    if written:
+        console.print(f"report written to {path / 'report.md'}")
     return 0

@@ -18,12 +18,14 @@ def register(sub) -> None:
 def main(args: argparse.Namespace) -> int:
     from harness.analysis.rescore import rescore
     from harness.analysis.results import resolve_run
+    from harness.run.runstore import check_destination
 
     try:
         src = resolve_run(args.run)
     except FileNotFoundError as e:
-        console.print(f"[red]error[/red] {e}")
+        console.print(f"error: {e}")
         return 2
+    check_destination(args.out if args.out is not None else src.parent, args.run_id)
     path = rescore(src, args.out, run_id=args.run_id)
     console.print(f"re-scored {src.name} without replaying (idempotency verdicts carried over)")
     print(path)

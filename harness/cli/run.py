@@ -21,7 +21,8 @@ def register(sub) -> None:
     p.add_argument("--config", help="TOML file of [[strategy]] tables (name, variant, params); added to --strategies")
     p.add_argument("--out", default=None, help="folder to write runs into (default: $SUPPORTBENCH_RUNS or runs/)")
     p.add_argument("--seed", type=int, default=0, help="seed for anything random (bootstrap intervals); default 0")
-    p.add_argument("--run-id", default=None, help="name of the run folder (default: timestamp + random suffix)")
+    p.add_argument("--run-id", default=None,
+                   help="name of the run folder: letters, digits, '.', '_' and '-' (default: timestamp + random suffix)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
     p.add_argument("--workers", "-w", type=int, default=1,
                    help="processes to shard scenarios over (default 1: in this process); results are identical")
@@ -31,6 +32,8 @@ def register(sub) -> None:
                    help="with --executor dask: address of an existing scheduler, e.g. tcp://10.0.0.5:8786 "
                         "(default: a LocalCluster with --workers workers); --out must then be storage every worker can write")
     p.add_argument("--junit", default=None, help="after the run is written, write JUnit XML of its raw verdicts to this file")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 when any strategy raised on any case (the run is still written; default: warn only)")
     p.set_defaults(func=main)
 
 
@@ -42,24 +45,49 @@ def specs_from(args) -> list:
         if not specs:
             specs = parse_specs(",".join(DEFAULT_STRATEGIES))
     except SpecError as e:
-        console.print(f"[red]error[/red] {e}")
+        console.print(f"error: {e}")
         sys.exit(2)
     labels = [s.label for s in specs]
     dupes = sorted({x for x in labels if labels.count(x) > 1})
     if dupes:
-        console.print(f"[red]error[/red] strategy {', '.join(dupes)} given twice")
+        console.print(f"error: strategy {', '.join(dupes)} given twice")
         sys.exit(2)
     return specs
+
+
+def strategy_errors(path) -> list[tuple[str, int, int, str]]:
+    """(label, cases that raised, cases that could have a verdict, first error) for every
+    strategy that raised on some case of the run at `path`."""
+    from harness.analysis.results import Results
+
+    with Results(path) as res:
+        rows = res.rows(
+            "SELECT strategy, count(*) FILTER (WHERE status = 'error'), count(*) FILTER (WHERE status <> 'unsupported'), "
+            "min(explanation) FILTER (WHERE status = 'error') FROM scores GROUP BY strategy "
+            "HAVING count(*) FILTER (WHERE status = 'error') > 0 ORDER BY strategy")
+    return [(label, int(errors), int(n), first or "") for label, errors, n, first in rows]
+
+
+def warn_errors(errors: list[tuple[str, int, int, str]]) -> None:
+    """Say loudly which strategies raised: a strategy that raised on every case measured nothing."""
+    for label, n_err, n, first in errors:
+        if n_err == n:
+            console.print(f"WARNING: strategy {label} raised on every case ({n_err} of {n}): its scores are all errors. "
+                          f"First error: {first}")
+        else:
+            console.print(f"warning: strategy {label} raised on {n_err} of {n} cases. First error: {first}")
 
 
 def main(args: argparse.Namespace) -> int:
     from harness.analysis.results import runs_root
     from harness.run.runner import execute
+    from harness.run.runstore import check_destination
 
     specs = specs_from(args)
+    out_dir = runs_root(args.out)
+    check_destination(out_dir, args.run_id)  # exit 2 now, not after the work: run id taken, folder read-only...
     scenarios = load_or_exit(args.paths)
     total_probes = sum(len(s.probes) for s in scenarios) * len(specs)
-    out_dir = runs_root(args.out)
     console.print(f"running {len(scenarios)} scenarios x {len(specs)} strategies ({', '.join(s.label for s in specs)})")
     with Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -81,6 +109,8 @@ def main(args: argparse.Namespace) -> int:
                          workers=max(1, args.workers), executor=args.executor, scheduler=args.scheduler,
                          command="supportbench run " + " ".join(shlex.quote(a) for a in sys.argv[2:]))
     console.print(f"{result.scenarios} scenarios, {result.probes} probes in {result.seconds:.1f}s")
+    errors = strategy_errors(result.path)
+    warn_errors(errors)
     if args.junit:
         from harness.ci.junit import run_junit, write_junit
         from harness.analysis.results import Results
@@ -89,4 +119,7 @@ def main(args: argparse.Namespace) -> int:
             write_junit(run_junit(res), args.junit)
         console.print(f"wrote JUnit to {args.junit}")
     print(result.path)
+    if errors and args.strict:
+        console.print(f"--strict: {len(errors)} strategy(ies) raised; exit 1")
+        return 1
     return 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from harness.run.replay import SeenItem, attach_replays, build_seen, idempotency
 from harness.run.runstore import RunWriter, environment, new_run_id, write_parts
 from harness.format.model import Scenario
 from harness.run.tables import TableBuffer
+from harness.run.workers import init_worker, stop_workers
 
 Progress = Callable[[int, int], None]
 """Called as `progress(probes_just_done, scenarios_just_done)`."""
@@ -144,7 +146,8 @@ def _run_in_processes(shards: list[Shard], specs, folder: Path, progress: Progre
     if method == "forkserver":
         ctx.set_forkserver_preload(["harness.run.runner"])
     order = sorted(shards, key=lambda sh: (-_cost(sh), sh[0]))
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    # workers exit when this process is gone, and are stopped (not awaited) when it stops early
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=init_worker, initargs=(os.getpid(),)) as pool:
         pending = set()
         try:
             # keep a few shards queued per worker, not the whole suite, so memory stays bounded
@@ -162,8 +165,10 @@ def _run_in_processes(shards: list[Shard], specs, folder: Path, progress: Progre
                     if nxt is not None:
                         pending.add(pool.submit(run_shard_to_folder, nxt[0], nxt[1], specs, str(folder)))
         except BaseException:
-            for f in pending:
-                f.cancel()
+            # Stop the workers before anything else: cancelling a future here while the pool's
+            # manager thread later fails it as broken crashed that thread (InvalidStateError)
+            # and hung the exit. The pool fails what was in flight; shutdown drops the rest.
+            stop_workers(pool)
             pool.shutdown(wait=True, cancel_futures=True)
             raise
 

@@ -10,7 +10,7 @@ breaks either is a scorer bug.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -44,7 +44,7 @@ class Empty:
 class OracleParams:
     """Parameters of `oracle`."""
 
-    render: str = "rank"
+    render: Literal["rank", "chronological"] = "rank"
     """`rank` or `chronological` rendering of the packed context."""
 
 

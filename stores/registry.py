@@ -13,6 +13,7 @@ import hashlib
 import importlib
 import json
 import math
+import re
 import tomllib
 from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
@@ -40,6 +41,8 @@ class SpecError(ValueError):
 
 def strategy_class(name: str):
     """Import and return the class registered under `name`, or fail with 'did you mean'."""
+    if not isinstance(name, str):
+        raise SpecError(f"a strategy name is a string, got {name!r} (known: {', '.join(REGISTRY)})")
     target = REGISTRY.get(name)
     if target is None:
         close = difflib.get_close_matches(name, REGISTRY, n=3)
@@ -96,9 +99,11 @@ class StrategySpec:
             except (TypeError, ValueError) as e:
                 raise SpecError(f"strategy {self.name!r} parameter {head!r}: {e}") from None
         try:
-            return replace(base, **values)
+            result = replace(base, **values)
         except (TypeError, ValueError) as e:  # a Params class's own range checks (__post_init__)
             raise SpecError(f"strategy {self.name!r}: {e}") from None
+        _check_relations(self.name, result)
+        return result
 
     def build(self):
         """A fresh strategy instance."""
@@ -116,20 +121,38 @@ def _coerce(owner: str, params: Any, items: list[tuple[str, Any]]) -> dict[str, 
     from pydantic import TypeAdapter, ValidationError
 
     known = {f.name for f in fields(params)}
-    hints = get_type_hints(type(params))
+    hints = get_type_hints(type(params), include_extras=True)  # extras: the ranges of `stores.bounds`
     values: dict[str, Any] = {}
     for key, raw in items:
         if key not in known:
             close = difflib.get_close_matches(key, known, n=3)
             hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
             raise SpecError(f"strategy {owner!r} has no parameter {key!r}{hint} (parameters: {', '.join(sorted(known))})")
+        if isinstance(raw, float) and not math.isfinite(raw):  # before the ranges, which nan would fail obscurely
+            raise SpecError(f"strategy {owner!r} parameter {key!r}={raw!r}: expected a finite number")
         try:
             values[key] = TypeAdapter(hints[key]).validate_python(raw)
         except ValidationError as e:
-            raise SpecError(f"strategy {owner!r} parameter {key!r}={raw!r}: {e.errors()[0]['msg']}") from None
+            msg = e.errors()[0]["msg"].removeprefix("Value error, ")
+            raise SpecError(f"strategy {owner!r} parameter {key!r}={raw!r}: {msg}") from None
         if isinstance(values[key], float) and not math.isfinite(values[key]):
             raise SpecError(f"strategy {owner!r} parameter {key!r}={raw!r}: expected a finite number")
     return values
+
+
+def _check_relations(owner: str, params: Any) -> None:
+    """Ranges between parameters (`stores.bounds.NotBelow`...), on the finished params, nested ones included."""
+    from stores.bounds import relations
+
+    hints = get_type_hints(type(params), include_extras=True)
+    for f in fields(params):
+        value = getattr(params, f.name)
+        if is_dataclass(value):
+            _check_relations(f"{owner}.{f.name}", value)
+        for rel in relations(hints.get(f.name)):
+            other = getattr(params, rel.other)
+            if not rel.holds(value, other):
+                raise SpecError(f"strategy {owner!r} parameter {f.name!r}={value!r}: must be {rel.expected()} ({other!r})")
 
 
 def _plain(params: Any) -> dict[str, Any]:
@@ -159,6 +182,7 @@ def parse_spec(text: str) -> StrategySpec:
         if not head.endswith("]"):
             raise SpecError(f"bad strategy spec {text!r}: expected name[variant]")
         head, _, variant = head[:-1].partition("[")
+        _check_variant(variant, f"bad strategy spec {text!r}: ")
     strategy_class(head)  # fail early on unknown names
     overrides = []
     if tail:
@@ -189,13 +213,44 @@ def parse_specs(text: str) -> list[StrategySpec]:
     return [parse_spec(s) for s in specs]
 
 
+VARIANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+"""A variant name: it becomes part of the label `name[variant]`, so no brackets, commas or spaces."""
+
+
+def _check_variant(variant: Any, where: str) -> str:
+    if not isinstance(variant, str) or (variant and not VARIANT.fullmatch(variant)):
+        raise SpecError(f"{where}variant {variant!r}: expected a name of letters, digits, '_', '.' and '-'")
+    return variant
+
+
+def _flatten(params: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """`{health: {sla_resolution_hours: 48}}` -> `[("health.sla_resolution_hours", 48)]`."""
+    out: list[tuple[str, Any]] = []
+    for key, value in params.items():
+        if isinstance(value, dict):
+            out += _flatten(value, f"{prefix}{key}.")
+        else:
+            out.append((f"{prefix}{key}", value))
+    return out
+
+
 def load_config(path: str | Path) -> list[StrategySpec]:
-    """Strategies from a TOML file: `[[strategy]]` tables with `name`, optional `variant`, `params`."""
+    """Strategies from a TOML file: `[[strategy]]` tables with `name`, optional `variant`, `params`.
+
+    Any problem is one `SpecError` line naming the file (and the table): not a file, not UTF-8,
+    not TOML, a table of the wrong shape, an unknown strategy or parameter, a value out of range.
+    """
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise SpecError(f"{path}: no such strategy config") from None
+    except IsADirectoryError:
+        raise SpecError(f"{path}: is a folder; expected a TOML file of [[strategy]] tables") from None
+    except UnicodeDecodeError as e:
+        raise SpecError(f"{path}: not a TOML file (not UTF-8 text: {e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise SpecError(f"{path}: cannot read: {(e.strerror or str(e)).lower()}") from None
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"{path}: not valid TOML: {e}") from None
     entries = data.get("strategy")
@@ -203,24 +258,24 @@ def load_config(path: str | Path) -> list[StrategySpec]:
         raise SpecError(f"{path}: expected one or more [[strategy]] tables with a name")
     specs = []
     for i, entry in enumerate(entries):
+        where = f"{path}: strategy[{i}]: "
+        if not isinstance(entry, dict):
+            raise SpecError(f"{where}expected a table with keys name, variant, params; got {entry!r}")
         unknown = set(entry) - {"name", "variant", "params"}
         if unknown or "name" not in entry:
-            raise SpecError(
-                f"{path}: strategy[{i}]: expected keys name, variant, params; got {', '.join(sorted(entry))}"
-            )
+            raise SpecError(f"{where}expected keys name, variant, params; got {', '.join(sorted(entry)) or 'none'}")
+        params = entry.get("params", {})
+        if not isinstance(params, dict):
+            raise SpecError(f"{where}params: expected a table of parameter = value, got {params!r}")
         try:
             strategy_class(entry["name"])
-            spec = StrategySpec(
-                entry["name"], tuple(sorted((entry.get("params") or {}).items())), entry.get("variant", "")
-            )
+            spec = StrategySpec(entry["name"], tuple(sorted(_flatten(params))), _check_variant(entry.get("variant", ""), ""))
             spec.params()
         except SpecError as e:
-            raise SpecError(f"{path}: strategy[{i}]: {e}") from None
+            raise SpecError(f"{where}{e}") from None
         specs.append(spec)
     labels = [s.label for s in specs]
     dupes = sorted({x for x in labels if labels.count(x) > 1})
     if dupes:
         raise SpecError(f"{path}: duplicate strategy labels {dupes}: give each variant its own name")
     return specs
-
-

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 import numpy as np
 
+from stores.bounds import Cosine, ModelRef, PositiveInt
 from stores.retrieval.encoder import DEFAULT_MODEL, encoder
 from stores.memory import IndexedMemory, SubjectHistory
 from stores.packing import pack, top_k_eligible
@@ -20,13 +21,13 @@ COSINE_DECIMALS = 6
 class EmbeddingParams:
     """Parameters of `embedding`."""
 
-    top_k: int = 12
+    top_k: PositiveInt = 12
     """At most this many items are eligible; the rest are dropped as `rank_cutoff`."""
-    min_score: float = 0.0
+    min_score: Cosine = 0.0
     """Items with cosine <= this are dropped as `rank_cutoff`."""
-    model: str = DEFAULT_MODEL
+    model: ModelRef = DEFAULT_MODEL
     """Sentence-transformers model id (the offline MiniLM) or a local model folder."""
-    render: str = "rank"
+    render: Literal["rank", "chronological"] = "rank"
     """`rank` or `chronological` order of the packed lines."""
 
 

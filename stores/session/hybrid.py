@@ -7,6 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from stores.bounds import ModelRef, NonNegative
 from stores.retrieval.embedding import VectorIndex, vector_index, warm_cache
 from stores.retrieval.encoder import DEFAULT_MODEL
 from stores.memory import SubjectHistory
@@ -18,9 +19,9 @@ from stores.session.session_aware import SessionAware, SessionAwareParams, _Inde
 class HybridParams(SessionAwareParams):
     """Parameters of `hybrid`: every `session_aware` constant, plus the semantic term."""
 
-    semantic_weight: float = 1.0
+    semantic_weight: NonNegative = 1.0
     """Relevance = `min(overlap_max, semantic_weight * overlap_max * max(cosine, 0))`."""
-    model: str = DEFAULT_MODEL
+    model: ModelRef = DEFAULT_MODEL
     """Sentence-transformers model id (the offline MiniLM) or a local model folder."""
 
 

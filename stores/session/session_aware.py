@@ -8,6 +8,7 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
+from stores.bounds import NonNegative, NonNegativeInt, Positive, PositiveInt, Share
 from stores.session.handoff import build_handoff
 from stores.session.health import HealthParams, health_report
 from stores.memory import RESOLUTION_ROLE, IndexedMemory, SubjectHistory
@@ -24,11 +25,11 @@ class SessionAwareParams:
     """Base priority of every candidate (turns and resolution records)."""
     recency: Literal["minmax", "half_life"] = "minmax"
     """`minmax` over the subject's pool (faithful) or `half_life` on the absolute age at `now`."""
-    recency_max: float = 5.0
+    recency_max: NonNegative = 5.0
     """Largest recency component."""
-    half_life_days: float = 14.0
+    half_life_days: Positive = 14.0
     """Age at which half-life recency halves (only with `recency="half_life"`)."""
-    overlap_max: float = 5.0
+    overlap_max: NonNegative = 5.0
     """Largest relevance component: `min(max, max * |T ∩ C| / |T|)`."""
     overlap_words: Literal["words", "keywords"] = "words"
     """Which words count for overlap: all words (faithful) or issue keywords (stopwords out)."""
@@ -42,7 +43,7 @@ class SessionAwareParams:
     """Bonus for items of a resolved session that matches the current issue."""
     repeat_issue_with_summary: float = 6.0
     """The repeat bonus instead, when that session's resolution has a non-empty summary."""
-    repeat_threshold: float = 0.30
+    repeat_threshold: Share = 0.30
     """Match when |current ∩ prior| / |current| >= this (issue keywords)."""
     action_step: float = 2.0
     """Bonus for agent turns and `kind: action` turns."""
@@ -50,13 +51,13 @@ class SessionAwareParams:
     """Bonus for items whose text carries an urgency marker."""
     idle_chatter: float = -2.0
     """Penalty for items whose text is shorter than `idle_chars`."""
-    idle_chars: int = 20
+    idle_chars: NonNegativeInt = 20
     """Length (characters of the item's own text) below which it is idle chatter."""
     render: Literal["rank", "chronological"] = "rank"
     """Order of the packed lines in the context text."""
     health: HealthParams = field(default_factory=HealthParams)
     """Constants of the health model (`stores.session.health`)."""
-    handoff_budget: int = 4000
+    handoff_budget: PositiveInt = 4000
     """Hard token ceiling of a handoff brief."""
 
 

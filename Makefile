@@ -7,6 +7,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 RUNS ?= runs
 PORT ?= 8501
+# The app listens on this machine only; `make app HOST=0.0.0.0` exposes it on purpose.
+HOST ?= 127.0.0.1
 STAMP := $(VENV)/.installed
 
 .PHONY: demo app run test test-quick check browser clean
@@ -22,7 +24,7 @@ run: $(STAMP)
 	$(BIN)/supportbench run datasets/canonical --out $(RUNS)
 
 app: $(STAMP)
-	SUPPORTBENCH_RUNS=$(RUNS) $(BIN)/streamlit run app.py --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
+	SUPPORTBENCH_RUNS=$(RUNS) $(BIN)/streamlit run app.py --server.address $(HOST) --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
 # The browser tests need Debian's chromium; install it when we may (root), else they skip locally.
 browser:

@@ -39,7 +39,8 @@ import streamlit as st
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # `pages` and `harness` from any cwd
 
 from pages import compare, failures, get_started, health, leaderboard, rankings  # noqa: E402
-from pages._shared import CURRENT_PAGE, run_ids, run_summary, url_selectbox  # noqa: E402
+from pages._safety import damaged_notice, guarded, run_listing  # noqa: E402
+from pages._shared import CURRENT_PAGE, run_summary, url_selectbox  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -87,18 +88,19 @@ def page(url_path: str, *, default: bool = False) -> st.Page:
 def main() -> None:
     """Route one script run: page config, run picker, navigation, then the page itself."""
     st.set_page_config(page_title="supportbench", page_icon=":material/support_agent:", layout="wide")
-    ids = run_ids()
+    ids, damaged = run_listing()  # damaged runs are named in the sidebar, never offered
     views = VIEWS if ids else (GET_STARTED,)
     pages = {v.url_path: page(v.url_path, default=(v is views[0])) for v in views}
-    if ids:
-        with st.sidebar:
+    with st.sidebar:
+        if ids:
             run = url_selectbox("Run", ids, "run", default=ids[0], help="Runs under $SUPPORTBENCH_RUNS (or runs/), newest first.")
-            run_summary(run)
+            guarded(lambda: run_summary(run), "this run's summary")
+        damaged_notice(damaged)
     nav = st.navigation(list(pages.values()))
     if ids:
         st.query_params["run"] = run  # a page switch clears the URL; the run stays with the reader
     st.session_state[CURRENT_PAGE] = next(k for k, p in pages.items() if p is nav)
-    nav.run()
+    guarded(nav.run)  # a page that raises says so briefly; the traceback goes to the server log
 
 
 if __name__ == "__main__":  # Streamlit runs the entry file as __main__; pages import it for `page()`

@@ -15,6 +15,7 @@ import streamlit as st
 
 from harness.analysis import queries
 from harness.analysis.results import Results, list_runs, resolve_run, runs_root
+from harness.run.runstore import read_manifest
 
 PAGE_SIZE = 25
 
@@ -79,8 +80,7 @@ def q(name: str, *args: Any, run: str | None = None, **kwargs: Any) -> Any:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def manifest(run: str, root_dir: str) -> dict:
-    with Results(resolve_run(run, root_dir)) as res:
-        return res.manifests[res.run_ids[0]]
+    return read_manifest(resolve_run(run, root_dir))
 
 
 def run_summary(run: str) -> None:
@@ -224,8 +224,17 @@ CASE_SEP = "|"
 
 
 def case_key(strategy: str, scenario: str, probe_id: str | None, criterion: str) -> str:
-    """The `?case=` value that opens one case on the Failures page (split it on `CASE_SEP`)."""
+    """The `?case=` value that opens one case on the Failures page (read it with `parse_case`)."""
     return CASE_SEP.join([strategy, scenario, probe_id or "", criterion])
+
+
+def parse_case(value: object) -> tuple[str, str, str, str] | None:
+    """(strategy, scenario, probe id, criterion) of a `case_key`, None when `value` is not one
+    (a hand-edited or truncated link)."""
+    parts = value.split(CASE_SEP) if isinstance(value, str) else []
+    if len(parts) != 4 or not all((parts[0], parts[1], parts[3])):
+        return None
+    return parts[0], parts[1], parts[2], parts[3]
 
 
 def go(page: str, **params: Any) -> None:

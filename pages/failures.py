@@ -13,8 +13,8 @@ import pandas as pd
 import streamlit as st
 
 from harness.analysis.queries import FAILING, Filter, gap_label, gold_check, gold_marks, gold_view, hit, parse_expect, present
-from pages._shared import (start, CASE_SEP, STATUS_ICONS, case_key, wkey, criterion_titles, q, url_multiselect, url_pagination,
-                           url_selectbox, url_text, url_toggle)
+from pages._shared import (start, STATUS_ICONS, case_key, parse_case, wkey, criterion_titles, q, url_multiselect,
+                           url_pagination, url_selectbox, url_text, url_toggle)
 
 GAP = pd.Timedelta(hours=1)
 
@@ -45,7 +45,7 @@ def render() -> None:
         st.success("No failing cases match these filters.")
         opened = st.query_params.get("case")
         if opened:
-            render_case(*opened.split(CASE_SEP))
+            open_case(opened)
         return
     st.caption(f"{total} case{'s' if total != 1 else ''} · errors first, then lowest value")
     limit, offset = url_pagination(total, "page")
@@ -72,19 +72,39 @@ def render() -> None:
             st.session_state["_picked_row"] = picked
             st.session_state[wkey("case")] = picked
     url_case = st.query_params.get("case")
+    if url_case and parse_case(url_case) is None:
+        not_a_case(url_case)
+        url_case = None
     options = [""] + keys + ([url_case] if url_case and url_case not in keys else [])
 
     def label(k: str) -> str:
         if not k:
             return "— pick a case (or click a row) —"
-        s, sc, p, c = k.split(CASE_SEP)
+        case = parse_case(k)
+        if case is None:  # not among the options (malformed links are left out); shown as given
+            return k
+        s, sc, p, c = case
         return f"{sc} · {p or 'whole scenario'} · {titles.get(c, c)} · {s}"
 
     opened = url_selectbox("Open a case", options, "case", format_func=label)
     if opened:
-        render_case(*opened.split(CASE_SEP))
+        open_case(opened)
     else:
         st.query_params.pop("case", None)
+
+
+def open_case(value: str) -> None:
+    """Show the case a `?case=` value names, or say the link is not one."""
+    case = parse_case(value)
+    if case is None:
+        not_a_case(value)
+    else:
+        render_case(*case)
+
+
+def not_a_case(value: str) -> None:
+    st.warning(f"The link's case `{value[:80]}` is not a case: a case reads strategy|scenario|probe|criterion. "
+               "Pick one from the table instead.", icon=":material/link_off:")
 
 
 def render_case(strategy: str, scenario: str, probe_id: str, criterion: str) -> None:

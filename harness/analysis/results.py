@@ -8,6 +8,7 @@ lock on the files: a run being read can be read by any number of processes.
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -20,6 +21,8 @@ from harness.run.runstore import MANIFEST, UnusableRun, is_run, read_manifest
 from harness.run.tables import SCHEMAS
 
 ENV_RUNS = "SUPPORTBENCH_RUNS"
+_QUERY_MISTAKES = (duckdb.BinderException, duckdb.ParserException, duckdb.CatalogException,
+                   duckdb.NotImplementedException, duckdb.ConversionException)
 
 
 def runs_root(root: str | Path | None = None) -> Path:
@@ -142,11 +145,26 @@ class Results:
         return run
 
     def df(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> pd.DataFrame:
-        """Run a query and return a DataFrame."""
-        return self.con.execute(sql, params or []).df()
+        """Run a query and return a DataFrame; `UnusableRun` when the run's files cannot be read."""
+        with self._reading():
+            return self.con.execute(sql, params or []).df()
 
     def rows(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> list[tuple]:
-        return self.con.execute(sql, params or []).fetchall()
+        """Run a query and return its rows; `UnusableRun` when the run's files cannot be read."""
+        with self._reading():
+            return self.con.execute(sql, params or []).fetchall()
+
+    @contextmanager
+    def _reading(self):
+        """A damaged part that passed the framing check fails here, when DuckDB decodes it: say
+        which run (a mistake in a query itself stays the DuckDB error it is)."""
+        try:
+            yield
+        except _QUERY_MISTAKES:
+            raise
+        except duckdb.Error as e:
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise UnusableRun(f"run {', '.join(self.run_ids)}: its tables cannot be read ({first})") from e
 
     def close(self) -> None:
         self.con.close()

@@ -42,8 +42,15 @@ def main(args) -> int:
         console.print(f"error: run {path} is unreadable: {e}", markup=False)
         console.print("UNUSABLE (exit 2)", markup=False)
         return 2
-    with res:
-        result = check_run(res, base, allow_param_changes=args.allow_param_changes)
+    from harness.run.runstore import UnusableRun
+
+    try:
+        with res:
+            result = check_run(res, base, allow_param_changes=args.allow_param_changes)
+    except UnusableRun as e:  # a part that decodes badly only fails when it is read
+        console.print(f"error: {e}", markup=False)
+        console.print("UNUSABLE (exit 2)", markup=False)
+        return 2
     source = str(base.source.get("run_id") or "")
     print(check_markdown(result, args.baseline, source) if args.format == "md" else check_text(result, args.baseline, source))
     if args.summary:

@@ -43,9 +43,7 @@ def _utc(t: datetime | None) -> datetime | None:
 
 
 def _records(res: Results, sql: str, params: dict | None = None) -> list[dict[str, Any]]:
-    cur = res.con.execute(sql, params or {})
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, row)) for row in cur.fetchall()]
+    return res.records(sql, params or {})
 
 
 def expect_from_json(text: str | None) -> Expect:

@@ -154,6 +154,13 @@ class Results:
         with self._reading():
             return self.con.execute(sql, params or []).fetchall()
 
+    def records(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Run a query and return its rows as dicts by column name."""
+        with self._reading():
+            cur = self.con.execute(sql, params or [])
+            cols = [d[0] for d in cur.description]
+            return [dict(zip(cols, row)) for row in cur.fetchall()]
+
     @contextmanager
     def _reading(self):
         """A damaged part that passed the framing check fails here, when DuckDB decodes it: say

@@ -1,0 +1,38 @@
+"""A real run to damage: a small generated suite through the cheap strategies, written by the CLI."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from hostile_cli import sb  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def small_suite(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("hostile-suite") / "small"
+    p = sb("generate", "--customers", "5", "--seed", "1", "--profile", "small", "--out", out)
+    assert p.returncode == 0, p.stderr
+    return out
+
+
+@pytest.fixture(scope="session")
+def pristine_run(small_suite, tmp_path_factory) -> Path:
+    runs = tmp_path_factory.mktemp("hostile-runs")
+    p = sb("run", small_suite, "-s", "oracle,empty,history_stuffing", "--out", runs, "--run-id", "good", "-q")
+    assert p.returncode == 0, p.stderr
+    return runs / "good"
+
+
+@pytest.fixture
+def runs(pristine_run, tmp_path) -> Path:
+    """A fresh runs folder holding a copy of the good run."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    shutil.copytree(pristine_run, folder / "good")
+    return folder

@@ -68,7 +68,7 @@ def _terminate_cleanly():
 def unusable(e: BaseException) -> bool:
     """Whether an exception means the input or output cannot be used (exit 2), as opposed to a bug."""
     from harness.ci.baseline import BaselineError
-    from harness.run.runstore import RunIdError
+    from harness.run.destination import RunIdError
     from stores.registry import SpecError
 
     if isinstance(e, (OSError, UnicodeError, BaselineError, SpecError, RunIdError)):

@@ -18,7 +18,7 @@ def register(sub) -> None:
 def main(args: argparse.Namespace) -> int:
     from harness.analysis.rescore import rescore
     from harness.analysis.results import resolve_run
-    from harness.run.runstore import check_destination
+    from harness.run.destination import check_destination
 
     try:
         src = resolve_run(args.run)

@@ -81,7 +81,7 @@ def warn_errors(errors: list[tuple[str, int, int, str]]) -> None:
 def main(args: argparse.Namespace) -> int:
     from harness.analysis.results import runs_root
     from harness.run.runner import execute
-    from harness.run.runstore import check_destination
+    from harness.run.destination import check_destination
 
     specs = specs_from(args)
     out_dir = runs_root(args.out)

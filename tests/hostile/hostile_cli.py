@@ -33,10 +33,3 @@ def sb(*args: str, timeout: float = 300, memory_mb: int | None = None, cwd: Path
 
     return subprocess.run(cli_command(*args), cwd=cwd or ROOT, env=cli_env(**env), capture_output=True, text=True,
                           timeout=timeout, preexec_fn=limit if memory_mb else None)
-
-
-def one_line_error(p: subprocess.CompletedProcess) -> str:
-    """The error a command printed, asserting it is a reason and not a traceback."""
-    text = p.stderr + p.stdout
-    assert "Traceback" not in text, text
-    return text

@@ -122,6 +122,7 @@ def served(damaged_runs):
             proc.kill()
 
 
+@pytest.mark.slow
 def test_the_app_listens_on_127_0_0_1_only(served):
     port, _ = served
     assert listening_addresses(port) == {"0100007F"}  # 127.0.0.1, and no IPv6 or wildcard socket
@@ -134,6 +135,7 @@ def test_make_app_binds_localhost_unless_told_otherwise():
     assert "--server.address 0.0.0.0" in told.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_no_traceback_reaches_the_browser(served, runs):
     from browser import Chromium, chromium_binary

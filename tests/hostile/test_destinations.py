@@ -15,7 +15,8 @@ import pytest
 from hostile_cli import ROOT, cli_env, sb
 
 from harness.analysis.results import Results
-from harness.run.runstore import RunWriter, collect_stale
+from harness.run.destination import collect_stale
+from harness.run.runstore import RunWriter
 
 
 def can_mount() -> bool:

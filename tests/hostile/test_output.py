@@ -51,6 +51,7 @@ def not_a_model(tmp_path_factory):
     return folder
 
 
+@pytest.mark.slow
 def test_a_strategy_that_raised_on_every_case_is_said_loudly(tmp_path, not_a_model):
     p = sb("run", SCENARIO, "-s", f"embedding:model={not_a_model},oracle", "--out", tmp_path, "-q", timeout=300)
     assert p.returncode == 0, p.stderr
@@ -59,6 +60,7 @@ def test_a_strategy_that_raised_on_every_case_is_said_loudly(tmp_path, not_a_mod
     assert "oracle" not in line and p.stdout.strip().startswith(str(tmp_path))  # the run is still written
 
 
+@pytest.mark.slow
 def test_strict_makes_a_strategy_that_raised_exit_1(tmp_path, not_a_model):
     p = sb("run", SCENARIO, "-s", f"embedding:model={not_a_model},oracle", "--out", tmp_path, "-q", "--strict", timeout=300)
     assert p.returncode == 1, p.stderr

@@ -199,25 +199,27 @@ def _shallow(text: str) -> bool:
 
 
 def _aliases_within_budget(root: Node) -> bool:
-    """After libyaml composed the graph: no recursive alias, expansion within the budget."""
+    """After libyaml composed the graph: not too deep, no recursive alias, expansion within the
+    budget (False sends the text to the Python loader, which says which and where)."""
     distinct: dict[int, Node] = {}
-    stack, on_path, memo = [(root, False)], set(), {}
-    while stack:  # iterative DFS: finds a cycle (recursive alias) before sizes are computed
-        node, done = stack.pop()
+    stack: list[tuple[Node, bool, int]] = [(root, False, 0)]
+    on_path: set[int] = set()
+    while stack:  # iterative DFS: finds depth and cycles before the (recursive) sizes are computed
+        node, done, depth = stack.pop()
         if done:
             on_path.discard(id(node))
             continue
-        if id(node) in on_path:
+        if id(node) in on_path or depth > MAX_DEPTH:
             return False
         if id(node) in distinct:
             continue
         distinct[id(node)] = node
         if isinstance(node, CollectionNode):
             on_path.add(id(node))
-            stack.append((node, True))
+            stack.append((node, True, depth))
             children = node.value if isinstance(node, SequenceNode) else [x for kv in node.value for x in kv]
-            stack.extend((child, False) for child in children)
-    return expanded_size(root, memo) - len(distinct) <= ALIAS_BUDGET
+            stack.extend((child, False, depth + 1) for child in children)
+    return expanded_size(root, {}) - len(distinct) <= ALIAS_BUDGET
 
 
 def _read(text: str, loader_class: type, check_aliases: bool = False) -> YamlDoc:

@@ -73,6 +73,17 @@ def test_nesting_deep_enough_to_crash_libyaml_is_refused_not_composed():
         raise AssertionError("accepted")
 
 
+def test_deep_nesting_next_to_an_alias_is_refused_not_a_recursion_error():
+    # one bracket a line: few brackets and short lines, so libyaml composes it (safely, at this depth)
+    text = "id: x\nanchor: &a [1]\nalias: *a\nevents:\n" + "  [\n" * 3_000 + "  ]\n" * 3_000
+    try:
+        read_yaml(text)
+    except ValueError as e:
+        assert e.line == 36 and "nested deeper" in e.message  # the 33rd level: the root, then 32 brackets
+    else:
+        raise AssertionError("accepted")
+
+
 def test_a_recursive_alias_is_refused_with_its_line():
     (issue,) = validate_paths([CORPUS / "recursive-alias.yaml"])
     assert issue.line == 10 and "recursive aliases are not allowed" in issue.message

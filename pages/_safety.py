@@ -42,3 +42,9 @@ def guarded(render: Callable[[], None], what: str = "this page") -> None:
         log.exception("%s failed", what)
         st.error(f"Something went wrong showing {what} ({type(e).__name__}). The details are in the app's log; "
                  "the other pages and runs still work.", icon=":material/error:")
+
+
+if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)
+    from pages._shared import hand_over
+
+    hand_over()

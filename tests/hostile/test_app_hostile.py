@@ -31,11 +31,11 @@ def damaged_runs(runs, monkeypatch):
 
 
 def page(name: str, **params) -> AppTest:
+    """Open `page` as a link does (the default page is the root URL)."""
     at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    at.query_params.clear()
     at.query_params.update(params)
-    at.switch_page(f"pages/{name}.py")
+    if name != PAGES[0]:
+        at.switch_page(f"pages/{name}.py")
     return at.run()
 
 
@@ -69,8 +69,9 @@ def test_a_page_that_raises_says_so_briefly_and_the_app_carries_on(runs, monkeyp
     assert err.value.startswith("Something went wrong showing this page") and "log" in err.value
     assert "Traceback" not in shown(at) and "File \"" not in shown(at)
     assert at.sidebar.selectbox[0].options == ["scrambled", "good"]
+    at.query_params["run"] = "good"  # the same session moves on to another run (AppTest keeps the URL it was given)
     at.sidebar.selectbox[0].set_value("good").run()
-    assert not at.error and not at.exception
+    assert at.sidebar.selectbox[0].value == "good" and not at.error and not at.exception
 
 
 @pytest.mark.parametrize("case", ["foo", "a|b", "|||", "x|y|z|w|extra"])

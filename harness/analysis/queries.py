@@ -18,8 +18,8 @@ import pandas as pd
 from stores.session.health import HealthParams
 from stores.registry import CONTROLS
 
-from harness.criteria import _bundle
-from harness.criteria._bundle import View, gold_ref, hit, index, pair_verdict, present, repeat_flagged
+from harness.criteria import bundle
+from harness.criteria.bundle import View, gold_ref, hit, index, pair_verdict, present, repeat_flagged
 from harness.analysis.results import Results
 from harness.format.gold import ITEMS, declared, keys_of
 from harness.format.model import Expect
@@ -345,7 +345,7 @@ def parse_expect(js: str | None) -> dict[str, Any]:
 
 
 def gold_view(cands: pd.DataFrame, context: str | None) -> View:
-    """What the criteria read of a probe's bundle (`harness.criteria._bundle.index`), from the
+    """What the criteria read of a probe's bundle (`harness.criteria.bundle.index`), from the
     candidate rows of a run (`candidates()`) and the probe's context text."""
     if len(cands) and not cands["rank"].is_monotonic_increasing:
         cands = cands.sort_values("rank")
@@ -359,10 +359,10 @@ def gold_check(expect: dict[str, Any], cands: pd.DataFrame, context: str | None)
     what must be in the context, then what must stay out, then the orderings, each key in
     declaration order. `kind` is the key's display name (`harness.format.gold.Gold.display`),
     `ref`, `ok` (bool), `mark` (✓ included / ✗ missing / ⚠ present / ✓ absent, ...) and `detail`.
-    Whether an item counts is decided by the criteria's own functions (`harness.criteria._bundle`),
+    Whether an item counts is decided by the criteria's own functions (`harness.criteria.bundle`),
     so a mark never disagrees with the verdict; the detail only says where the item was among
     the candidates. A resolved session that must stay out is judged on its resolution record
-    and the criteria's repeat limit (`_bundle.REPEAT_TOP`).
+    and the criteria's repeat limit (`bundle.REPEAT_TOP`).
     """
     gold = Expect.from_data(expect)
     v = gold_view(cands, context)
@@ -396,7 +396,7 @@ def gold_check(expect: dict[str, Any], cands: pd.DataFrame, context: str | None)
         for item in getattr(gold, key):
             if g.ref == "sessions":  # a resolved session: judged on its resolution record near the top
                 ref = f"{item}#resolution"
-                r, top = repeat_flagged(v, item), _bundle.REPEAT_TOP
+                r, top = repeat_flagged(v, item), bundle.REPEAT_TOP
                 rows.append({"kind": g.name(key), "ref": ref, "ok": r is None,
                              "mark": f"⚠ in top {top}" if r is not None else f"✓ not in top {top}", "detail": where(ref)})
                 continue

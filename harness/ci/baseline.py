@@ -17,7 +17,7 @@ from typing import Any, Literal, Sequence
 
 from harness.analysis.results import Results
 
-from harness.ci._cases import case_rows, criterion_stats
+from harness.ci.cases import case_rows, criterion_stats
 
 FORMAT = "supportbench-baseline/1"
 DIGITS = 6

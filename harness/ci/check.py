@@ -23,7 +23,7 @@ import pandas as pd
 
 from harness.analysis.results import Results
 
-from harness.ci._cases import case_rows, criterion_stats
+from harness.ci.cases import case_rows, criterion_stats
 from harness.ci.baseline import Baseline, suites_of
 
 Severity = Literal["unusable", "regression", "warning", "note"]

@@ -49,7 +49,7 @@ class CompareResult:
 # The heavy lifting is DuckDB SQL over the `scores` view of `harness.analysis.results.Results`: per side one
 # GROUP BY for the criterion numbers, and one join of the two sides' case rows for the flipped and
 # one-sided cases, so only the rows shown (criteria, flips) reach pandas. The numbers are those of
-# `harness.ci._cases` (`criterion_stats`, `case_rows`): mean, n and pass rate of
+# `harness.ci.cases` (`criterion_stats`, `case_rows`): mean, n and pass rate of
 # `harness.analysis.aggregate.aggregate` (F1 for repeat_issue, from the same counts and `prf`), verdicts with
 # a missing `passed` as false.
 

@@ -1,6 +1,6 @@
 """The eight support criteria of docs/criteria.md, each one registered function, in its order.
 
-Every verdict is computed from the bundle and the gold labels alone (see `_bundle` for how a
+Every verdict is computed from the bundle and the gold labels alone (see `bundle` for how a
 bundle is read); nothing here knows which strategy produced the bundle.
 """
 
@@ -12,7 +12,7 @@ from stores.tokens import count_text_tokens
 
 from harness.criteria import criterion, errored, ok_or_fail
 from harness.run.replay import ProbeOutcome
-from harness.criteria._bundle import (
+from harness.criteria.bundle import (
     REPEAT_TOP, foreign_items, hidden_note, hit, in_context, lie, pair_ids, plural, present, quote, quote_all, repeat_flagged,
     rows, shown_rank, unmarked_note, view, wrong_pairs,
 )

@@ -12,7 +12,7 @@ from stores.retrieval.embedding import VectorIndex, vector_index, warm_cache
 from stores.retrieval.encoder import DEFAULT_MODEL
 from stores.memory import SubjectHistory
 from stores.protocol import ContextRequest, Event, Forget
-from stores.session.session_aware import SessionAware, SessionAwareParams, _Index
+from stores.session.session_aware import SessionAware, SessionAwareParams, SessionIndex
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ class Hybrid(SessionAware):
         """Warm the embedding cache with the scenario's texts in large batches (speed only)."""
         warm_cache(self.params.model, texts)
 
-    def _relevance(self, h: SubjectHistory, ix: _Index, request: ContextRequest) -> tuple[str, np.ndarray]:
+    def _relevance(self, h: SubjectHistory, ix: SessionIndex, request: ContextRequest) -> tuple[str, np.ndarray]:
         p = self.params
         cos = vector_index(self._vectors, h, p.model).cosine(h, request.task)
         return "semantic", np.minimum(p.overlap_max, p.semantic_weight * p.overlap_max * np.maximum(cos, 0.0))

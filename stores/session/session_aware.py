@@ -61,8 +61,9 @@ class SessionAwareParams:
     """Hard token ceiling of a handoff brief."""
 
 
-class _Index:
-    """Per-subject features, kept in step with a `SubjectHistory` incrementally.
+class SessionIndex:
+    """One customer's ranking features, kept in step with a `SubjectHistory` incrementally
+    (what `SessionAware` and its subclasses, e.g. `hybrid`, rank from).
 
     Everything a probe needs that does not depend on the task is computed once per item
     here (word sets, urgency, length, role flags, session index) plus an inverted index
@@ -213,12 +214,12 @@ class SessionAware(IndexedMemory):
     def __init__(self, params: SessionAwareParams | None = None) -> None:
         self.params = params or self.Params()
         super().__init__()
-        self._index: dict[str, _Index] = {}
+        self._index: dict[str, SessionIndex] = {}
 
-    def _synced(self, h: SubjectHistory) -> _Index:
+    def _synced(self, h: SubjectHistory) -> SessionIndex:
         ix = self._index.get(h.subject)
         if ix is None:
-            ix = _Index()
+            ix = SessionIndex()
             if len(h):
                 self._index[h.subject] = ix
         ix.sync(h)
@@ -226,7 +227,7 @@ class SessionAware(IndexedMemory):
 
     # -- ranking ---------------------------------------------------------------------------
 
-    def _relevance(self, h: SubjectHistory, ix: _Index, request: ContextRequest) -> tuple[str, np.ndarray]:
+    def _relevance(self, h: SubjectHistory, ix: SessionIndex, request: ContextRequest) -> tuple[str, np.ndarray]:
         """The relevance component: word overlap with the task (hybrid swaps in embeddings)."""
         p = self.params
         kind = p.overlap_words
@@ -236,7 +237,7 @@ class SessionAware(IndexedMemory):
         hits = ix.hits(task, kind)
         return "overlap", np.minimum(p.overlap_max, p.overlap_max * hits / len(task))
 
-    def _repeat_sessions(self, h: SubjectHistory, ix: _Index, request: ContextRequest) -> dict[int, float]:
+    def _repeat_sessions(self, h: SubjectHistory, ix: SessionIndex, request: ContextRequest) -> dict[int, float]:
         """Resolved sessions (by index) that match the current issue, with their bonus."""
         p = self.params
         active = ix.sessions.get(request.session)

@@ -3,7 +3,7 @@
 The Failures and Rankings pages mark each gold item of a probe (✓ included, ✗ missing, ...)
 with `harness.analysis.queries.gold_check`, on rows read back from a run's Parquet. Those marks must
 never contradict the criteria's verdicts on the same bundle: both read it through
-`harness.criteria._bundle`.
+`harness.criteria.bundle`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 
 from harness.analysis import queries
 from harness.analysis.aggregate import aggregate
-from harness.criteria import _bundle
+from harness.criteria import bundle
 from harness.analysis.queries import gold_check, parse_expect
 from harness.analysis.results import Results
 from harness.format.loader import load_suite
@@ -105,14 +105,14 @@ def test_only_source_ids_cover_a_gold_id():
 
 
 def test_not_a_repeat_uses_the_criteria_top_limit(monkeypatch):
-    top = _bundle.REPEAT_TOP
+    top = bundle.REPEAT_TOP
     filler = [(f"x{i}", [f"x{i}"], True, f"x{i}") for i in range(1, top)]
     at_top = _cands(*filler, ("pw#resolution", ["pw#resolution"], True, "reset"))
     below = _cands(*filler, ("y", ["y"], True, "y"), ("pw#resolution", ["pw#resolution"], True, "reset"))
     expect = {"not_repeat_of": ["pw"]}
     assert not gold_check(expect, at_top, "")["ok"].iloc[0]
     assert gold_check(expect, below, "")["ok"].iloc[0]
-    monkeypatch.setattr(_bundle, "REPEAT_TOP", top + 1)  # one constant: move it and the app follows
+    monkeypatch.setattr(bundle, "REPEAT_TOP", top + 1)  # one constant: move it and the app follows
     row = gold_check(expect, below, "").iloc[0]
     assert not row["ok"] and row["mark"] == f"⚠ in top {top + 1}"
 
@@ -176,7 +176,7 @@ def test_leaderboard_aggregates_with_the_run_seed(canonical):
 
 def test_ci_case_statistics_are_the_numbers_the_leaderboard_shows(canonical):
     """`check` and `compare` judge a run on the same per-criterion numbers the app shows."""
-    from harness.ci._cases import criterion_stats
+    from harness.ci.cases import criterion_stats
 
     key, cols = ["strategy", "criterion"], ["mean", "n", "pass_rate", "unsupported", "errors"]
     stats = criterion_stats(canonical).set_index(key)[cols].sort_index()

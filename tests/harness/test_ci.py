@@ -290,7 +290,7 @@ def _pandas_compare(a: str, b: str, sa, sb, ca, cb):
 
 
 def _pandas_compare_runs(res_a, res_b, ra, rb):
-    from harness.ci._cases import case_rows, criterion_stats
+    from harness.ci.cases import case_rows, criterion_stats
 
     return _pandas_compare(ra, rb, criterion_stats(res_a, ra), criterion_stats(res_b, rb), case_rows(res_a, ra), case_rows(res_b, rb))
 
@@ -332,7 +332,7 @@ def test_compare_in_sql_matches_the_pandas_reference(monkeypatch, tmp_path):
     """Same frames as the pandas computation, with two `Results` (the CLI) or one over both runs
     (the app): with flips of several sizes, cases on one side only, and errored cases (repeat_issue's
     F1 then counts from the probe's gold)."""
-    from harness.ci._cases import case_rows, criterion_stats
+    from harness.ci.cases import case_rows, criterion_stats
 
     scs = [outage_story(), needs_fix(), two_needed(), not_a_repeat()]
     good = run(tmp_path / "good", "good", scs)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from harness.analysis.queries import Filter
+from harness.analysis.queries import Filter, total_columns
 from pages._shared import start, go as go_page, manifest, pct, q, root, url_multiselect, url_selectbox, url_toggle
 
 FAILURES = "failures"
@@ -27,9 +27,10 @@ def cell_from_selection(event) -> tuple[str, str] | None:
     return None
 
 
-def heatmap(cells, strategies: list[str], crit_keys: list[str], titles: dict[str, str],
-            groups: dict[str, str] | None = None) -> go.Figure:
-    groups = groups or {}
+def heatmap(cells, strategies: list[str], crit_keys: list[str], meta) -> go.Figure:
+    """Strategies x criteria; `meta` is `criteria_meta` (title, group, metric headline and columns)."""
+    info = meta.set_index("criterion")
+    titles = info["title"].to_dict()
     by = {(r.strategy, r.criterion): r for r in cells.itertuples(index=False)}
     z, text, hover, xs, ys, cds = [], [], [], [], [], []
     for s in strategies:
@@ -44,11 +45,11 @@ def heatmap(cells, strategies: list[str], crit_keys: list[str], titles: dict[str
             zr.append(r.mean)
             label = "unsup." if r.unsupported == r.n else f"{r.mean:.2f}" + (" ⚠" if r.errors else "")
             tr.append(label)
-            what = "F1" if c == "repeat_issue" else "mean"
-            extra = (f"<br>precision {r.precision:.2f} · recall {r.recall:.2f}"
-                     if c == "repeat_issue" and r.precision == r.precision else "")
+            beside = [(k, getattr(r, k)) for k in info.at[c, "metric_columns"]]
+            extra = ("<br>" + " · ".join(f"{k} {v:.2f}" for k, v in beside)
+                     if beside and all(v == v for _, v in beside) else "")
             hr.append(
-                f"<b>{s}</b> · {titles[c]}<br>{what} {r.mean:.3f} (95% CI {pct(r.lo)}–{pct(r.hi)}) over n={r.n}{extra}"
+                f"<b>{s}</b> · {titles[c]}<br>{info.at[c, 'headline']} {r.mean:.3f} (95% CI {pct(r.lo)}–{pct(r.hi)}) over n={r.n}{extra}"
                 f"<br>pass rate {pct(r.pass_rate)} (95% CI {pct(r.pass_lo)}–{pct(r.pass_hi)})"
                 f"<br>fail {int(r.fails)} · unsupported {r.unsupported} · errors {r.errors}"
                 f"<br><i>click to open the failing cases</i>"
@@ -69,11 +70,13 @@ def heatmap(cells, strategies: list[str], crit_keys: list[str], titles: dict[str
         x=xs, y=ys, customdata=cds, mode="markers", hoverinfo="skip", showlegend=False,
         marker=dict(size=40, symbol="square", color="rgba(0,0,0,0)", opacity=0.01),
     ))
-    n_core = sum(1 for c in crit_keys if groups.get(c, "core") == "core")
-    if 0 < n_core < len(crit_keys):
-        fig.add_vline(x=n_core - 0.5, line=dict(color="#333", width=2))
-        fig.add_annotation(x=n_core - 0.5, y=1.0, yref="paper", yanchor="bottom", xanchor="left", showarrow=False,
-                           text=" extras →", font=dict(size=11, color="#555"))
+    # a rule where each group after the first begins (criteria come sorted by group)
+    keys = [info.at[c, "grp"] for c in crit_keys]
+    for i in range(1, len(keys)):
+        if keys[i] != keys[i - 1]:
+            fig.add_vline(x=i - 0.5, line=dict(color="#333", width=2))
+            fig.add_annotation(x=i - 0.5, y=1.0, yref="paper", yanchor="bottom", xanchor="left", showarrow=False,
+                               text=f" {info.at[crit_keys[i], 'group_title']} →", font=dict(size=11, color="#555"))
     fig.update_layout(
         height=110 + 46 * len(strategies), margin=dict(l=10, r=10, t=30, b=10), clickmode="event+select",
         xaxis=dict(side="top", tickangle=-25), yaxis=dict(autorange="reversed"), dragmode=False,
@@ -109,9 +112,10 @@ def render() -> None:
     strategies = list(totals["strategy"])
 
     st.subheader("Score by criterion")
-    st.caption("Mean per case (unsupported and errors count as 0; repeat-issue detection shows F1). Hover for n and "
+    shows = "".join(f"; {r.title} shows {r.headline}" for r in meta.itertuples() if r.criterion in scored and r.headline != "mean")
+    st.caption(f"Mean per case (unsupported and errors count as 0{shows}). Hover for n and "
                "the 95% intervals; click a cell to open its failing cases.")
-    event = st.plotly_chart(heatmap(cells, strategies, crit_keys, titles, dict(zip(meta["criterion"], meta["grp"]))), on_select="rerun",
+    event = st.plotly_chart(heatmap(cells, strategies, crit_keys, meta), on_select="rerun",
                             selection_mode="points", key="heat", config={"displayModeBar": False})
     clicked = cell_from_selection(event)
     if clicked:
@@ -126,15 +130,18 @@ def render() -> None:
 
     st.subheader("Totals, tokens and latency")
     st.caption("Total weights every criterion equally. Tokens are the context the model would see at a probe.")
+    feeding = total_columns()
     view = totals.assign(budget_use=totals["tokens_mean"] / totals["budget_mean"], pass_rate=100 * totals["pass_rate"])[
-        ["strategy", "total", "extra", "pass_rate", "cases", "failing", "unsupported", "tokens_mean", "budget_use",
+        ["strategy", *(col for col, _ in feeding), "pass_rate", "cases", "failing", "unsupported", "tokens_mean", "budget_use",
          "latency_p50", "latency_p95", "probe_errors"]]
+    (head, head_title), *rest = feeding
     st.dataframe(
         view, hide_index=True, width="stretch",
         column_config={
-            "total": st.column_config.ProgressColumn("total (core)", min_value=0, max_value=1, format="%.2f",
-                                                     help="Mean of the core criteria's means, equal weights"),
-            "extra": st.column_config.NumberColumn("extras", format="%.2f", help="Mean over the extra criteria"),
+            head: st.column_config.ProgressColumn(f"total ({head_title})", min_value=0, max_value=1, format="%.2f",
+                                                  help=f"Mean of the {head_title} criteria's means, equal weights"),
+            **{col: st.column_config.NumberColumn(title, format="%.2f", help=f"Mean over the {title} criteria's means, equal weights")
+               for col, title in rest},
             "pass_rate": st.column_config.NumberColumn("cases passed", format="%.0f%%"),
             "tokens_mean": st.column_config.NumberColumn("tokens / probe", format="%.0f"),
             "budget_use": st.column_config.ProgressColumn("budget used", min_value=0, max_value=1, format="percent",

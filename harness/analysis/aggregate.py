@@ -5,9 +5,10 @@ bootstrap is done here, in numpy. The rules (docs/criteria.md, "Aggregation and 
 
 - every case that has a row counts in `n`; `unsupported` and `error` rows score 0 (value and
   pass) and are also counted in their own columns so a reader sees why;
-- `mean` is the mean per-case value; for `repeat_issue` it is the F1 over all positive and
-  negative cases, with `precision` and `recall` beside it (an `error` row counts its positive
-  as missed and each of its negatives as wrongly flagged);
+- `mean` is the criterion's metric over its cases (`harness.criteria.metrics`, declared where the
+  criterion registers): the mean case value by default; a metric that counts (F1 over `tp`, `fp`,
+  `fn`) sums its counts from each row's `meta` and adds its own columns (`precision`, `recall`);
+  a row without a verdict carries the counts its metric gave it when it was scored;
 - `pass_lo`/`pass_hi`: 95% Wilson interval of `pass_rate`;
 - `lo`/`hi`: 95% percentile-bootstrap interval of `mean`, resampling whole scenarios (cases of
   one scenario are not independent). One resample matrix per criterion, drawn from `seed` and
@@ -25,12 +26,34 @@ import pandas as pd
 from stores.registry import CONTROLS
 
 from harness.analysis.results import Results
+from harness.criteria import groups, registry
+from harness.criteria.metrics import Mean, Metric
 
 Z95 = 1.959963984540054
 RESAMPLES = 1000
-COLUMNS = ["strategy", "criterion", "grp", "mean", "n", "pass_rate", "lo", "hi", "pass_lo", "pass_hi",
-           "unsupported", "errors", "precision", "recall"]
-REPEAT = "repeat_issue"
+BASE_COLUMNS = ["strategy", "criterion", "grp", "mean", "n", "pass_rate", "lo", "hi", "pass_lo", "pass_hi",
+                "unsupported", "errors"]
+
+
+def metric_of(criterion: str) -> Metric:
+    """The metric `criterion` registered with (the plain mean for a key the registry does not know)."""
+    c = registry().get(criterion)
+    return c.metric if c is not None else Mean()
+
+
+def metric_columns() -> list[str]:
+    """The columns registered metrics add beside the headline, in registry order, once each."""
+    return list(dict.fromkeys(col.key for c in registry().values() for col in c.metric.columns))
+
+
+def count_keys() -> list[str]:
+    """The per-case counts registered metrics sum (`Metric.counts`), in registry order, once each."""
+    return list(dict.fromkeys(k for c in registry().values() for k in c.metric.counts))
+
+
+def columns() -> list[str]:
+    """The columns of `aggregate`'s frame."""
+    return BASE_COLUMNS + metric_columns()
 
 
 def wilson(passes, n, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
@@ -43,17 +66,6 @@ def wilson(passes, n, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
         centre = (p + z * z / (2 * n)) / denom
         half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
     return np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
-
-
-def prf(tp, fp, fn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Precision, recall and F1 (vectorized). With nothing flagged, precision is 1 if nothing was
-    missed either, else 0; with nothing to find, recall is 1 if nothing was wrongly flagged."""
-    tp, fp, fn = (np.asarray(x, dtype=float) for x in (tp, fp, fn))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = np.where(tp + fp > 0, tp / (tp + fp), (fn == 0).astype(float))
-        r = np.where(tp + fn > 0, tp / (tp + fn), (fp == 0).astype(float))
-        f = np.where(p + r > 0, 2 * p * r / (p + r), 0.0)
-    return p, r, f
 
 
 def resample_weights(n_scenarios: int, key: str, seed: int, resamples: int = RESAMPLES) -> np.ndarray:
@@ -77,8 +89,6 @@ def _interval(boot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _order(res: Results, run: str, df: pd.DataFrame) -> tuple[list[str], list[str]]:
     """Strategies in the manifest's order, criteria in the registry's (doc) order."""
-    from harness.criteria import registry
-
     manifest = [s["label"] for s in res.manifests.get(run, {}).get("strategies", [])]
     present = list(dict.fromkeys(df["strategy"]))
     strategies = [s for s in manifest if s in present] + sorted(s for s in present if s not in manifest)
@@ -91,106 +101,115 @@ CASE_COUNTS = "count(*) AS n, sum(coalesce(value, 0)) AS total, count_if(passed 
 """SQL aggregates over a group of score rows: its cases `n`, their summed value `total` (no verdict
 counts 0) and its `passes` (shared with `harness.ci.compare`)."""
 
-_COUNTS = f"""
+
+def count_sums(alias: str = "") -> str:
+    """SQL aggregates summing each registered metric count from the rows' `meta` (a missing key
+    counts 0), one `DOUBLE` column per count; empty when no metric counts anything."""
+    col = f"{alias}.meta" if alias else "meta"
+    return "".join(f", sum(coalesce(json_extract({col}, '$.{k}')::INT, 0))::DOUBLE AS {k}" for k in count_keys())
+
+
+def _counts_sql() -> str:
+    return f"""
 SELECT strategy, any_value(strategy_name) AS strategy_name, criterion, any_value(grp) AS grp, scenario,
        {CASE_COUNTS},
-       count_if(status = 'unsupported') AS unsupported, count_if(status = 'error') AS errors
+       count_if(status = 'unsupported') AS unsupported, count_if(status = 'error') AS errors{count_sums()}
 FROM scores WHERE run = $run
 GROUP BY strategy, criterion, scenario
 """
 
-# repeat detection counts: from each scored case's meta, and for cases without a verdict from the
-# probe's gold (its positive missed, each negative wrongly flagged: a no-answer is never right)
-_REPEAT = """
-SELECT {by},
-       sum(CASE WHEN s.status IN ('ok', 'fail') THEN coalesce(json_extract(s.meta, '$.tp')::INT, 0) ELSE 0 END)::DOUBLE AS tp,
-       sum(CASE WHEN s.status IN ('ok', 'fail') THEN coalesce(json_extract(s.meta, '$.fp')::INT, 0)
-                ELSE coalesce(json_array_length(json_extract(e.expect, '$.not_repeat_of')), 0) END)::DOUBLE AS fp,
-       sum(CASE WHEN s.status IN ('ok', 'fail') THEN coalesce(json_extract(s.meta, '$.fn')::INT, 0)
-                ELSE CASE WHEN json_extract_string(e.expect, '$.repeat_of') IS NOT NULL THEN 1 ELSE 0 END END)::DOUBLE AS fn
-FROM {scores} s
-LEFT JOIN events e ON e.run = s.run AND e.scenario = s.scenario AND e.kind = 'probe' AND e.item_id = s.probe_id
-WHERE s.criterion = 'repeat_issue'
-GROUP BY {by}
-"""
 
-
-def repeat_counts_sql(scores: str, by: str) -> str:
-    """SQL for repeat detection's tp, fp and fn over the `repeat_issue` rows of `scores` (a table or
-    a CTE of score rows, aliased `s`), grouped by `by` (e.g. `s.strategy`)."""
-    return _REPEAT.format(scores=scores, by=by)
+def metric_means(df: pd.DataFrame, value: str = "total", cases: str = "n") -> np.ndarray:
+    """Each row's metric headline (`mean`) from its summed `value`, `cases` and metric counts, by
+    the metric of the row's `criterion` (rows of one strategy x criterion each)."""
+    out = np.full(len(df), np.nan)
+    for crit, idx in df.groupby("criterion", sort=False).indices.items():
+        sub = df.iloc[idx]
+        m = metric_of(crit)
+        sums = {"value": sub[value].to_numpy(float), "cases": sub[cases].to_numpy(float)}
+        sums.update({k: sub[k].to_numpy(float) for k in m.counts})
+        out[idx] = m.summarize(sums)["mean"]
+    return out
 
 
 def aggregate(res: Results, *, include_controls: bool = False, run: str | None = None, seed: int = 0) -> pd.DataFrame:
     """One row per (strategy, criterion) of a run.
 
-    Columns: `strategy`, `criterion`, `grp` (core | extra), `mean` (mean case value; F1 for
-    `repeat_issue`), `n` (cases, unsupported and errors included), `pass_rate`, `lo`/`hi`
-    (bootstrap 95% interval of `mean`, over scenarios), `pass_lo`/`pass_hi` (Wilson 95% interval
-    of `pass_rate`), `unsupported`, `errors`, and `precision`/`recall` (repeat_issue only, else
-    NaN). A strategy with no case of a criterion another strategy has (provenance of an always
+    Columns (`columns()`): `strategy`, `criterion`, `grp` (its group), `mean` (the headline of
+    the criterion's metric: the mean case value, or e.g. F1), `n` (cases, unsupported and errors
+    included), `pass_rate`, `lo`/`hi` (bootstrap 95% interval of `mean`, over scenarios),
+    `pass_lo`/`pass_hi` (Wilson 95% interval of `pass_rate`), `unsupported`, `errors`, then the
+    columns registered metrics add (`precision`, `recall`), NaN for criteria whose metric has
+    none. A strategy with no case of a criterion another strategy has (provenance of an always
     empty context) gets a row with `n` 0 and NaN values. Controls (`oracle`, `empty`) are left
     out unless `include_controls`. `run` picks one run when `res` holds several.
     """
+    cols = columns()
     run = res.pick_run(run)
-    per = res.df(_COUNTS, {"run": run})
+    per = res.df(_counts_sql(), {"run": run})
     if per.empty:
-        return pd.DataFrame(columns=COLUMNS)
+        return pd.DataFrame(columns=cols)
     strategies, crits = _order(res, run, per)
     controls = set(per.loc[per["strategy_name"].isin(CONTROLS), "strategy"])
     shown = [s for s in strategies if include_controls or s not in controls]
     grp = per.groupby("criterion")["grp"].first().to_dict()
-    rep = res.df(repeat_counts_sql("(SELECT * FROM scores WHERE run = $run)", "s.strategy, s.scenario"), {"run": run}) if REPEAT in crits else None
+    extra_cols = metric_columns()
 
     rows = []
     for c in crits:
+        metric = metric_of(c)
         sub = per[per["criterion"] == c]
         scenarios = sorted(sub["scenario"].unique())  # over every strategy, controls too: stable resamples
         W = resample_weights(len(scenarios), c, seed)
-        totals = sub.pivot_table(index="scenario", columns="strategy", values="total", aggfunc="sum").reindex(index=scenarios, columns=shown).fillna(0.0)
-        counts = sub.pivot_table(index="scenario", columns="strategy", values="n", aggfunc="sum").reindex(index=scenarios, columns=shown).fillna(0.0)
-        summed = sub.groupby("strategy")[["n", "total", "passes", "unsupported", "errors"]].sum().reindex(shown).fillna(0)
+
+        def matrix(col: str) -> np.ndarray:
+            """scenario x strategy sums of `col`."""
+            return (sub.pivot_table(index="scenario", columns="strategy", values=col, aggfunc="sum")
+                    .reindex(index=scenarios, columns=shown).fillna(0.0).to_numpy())
+
+        summed = sub.groupby("strategy")[["n", "total", "passes", "unsupported", "errors", *metric.counts]].sum().reindex(shown).fillna(0)
         n = summed["n"].to_numpy(float)
+        drawn = W @ matrix("n")  # cases in each resample
+        overall = {"value": summed["total"].to_numpy(float), "cases": n}
+        resampled = {"value": W @ matrix("total"), "cases": drawn}
+        for k in metric.counts:
+            overall[k] = summed[k].to_numpy(float)
+            resampled[k] = W @ matrix(k)
         with np.errstate(invalid="ignore", divide="ignore"):
-            mean = summed["total"].to_numpy(float) / n
             pass_rate = summed["passes"].to_numpy(float) / n
-            drawn = W @ counts.to_numpy()  # cases in each resample
-            boot = (W @ totals.to_numpy()) / drawn
-        precision = recall = np.full(len(shown), np.nan)
-        if c == REPEAT and rep is not None:
-            mats = [rep.pivot_table(index="scenario", columns="strategy", values=k, aggfunc="sum")
-                    .reindex(index=scenarios, columns=shown).fillna(0.0).to_numpy() for k in ("tp", "fp", "fn")]
-            precision, recall, mean = prf(*(m.sum(axis=0) for m in mats))
-            _, _, boot = prf(*(W @ m for m in mats))
-            boot = np.where(drawn > 0, boot, np.nan)
-            mean = np.where(n > 0, mean, np.nan)
-            precision, recall = np.where(n > 0, precision, np.nan), np.where(n > 0, recall, np.nan)
+            got = {k: np.where(n > 0, v, np.nan) for k, v in metric.summarize(overall).items()}
+            boot = np.where(drawn > 0, metric.summarize(resampled)["mean"], np.nan)
         lo, hi = _interval(boot)
         plo, phi = wilson(summed["passes"].to_numpy(float), n)
+        nan = np.full(len(shown), np.nan)
         for j, s in enumerate(shown):
             rows.append({
-                "strategy": s, "criterion": c, "grp": grp.get(c, "core"), "mean": mean[j], "n": int(n[j]),
+                "strategy": s, "criterion": c, "grp": grp.get(c, groups.DEFAULT), "mean": got["mean"][j], "n": int(n[j]),
                 "pass_rate": pass_rate[j], "lo": lo[j], "hi": hi[j], "pass_lo": plo[j], "pass_hi": phi[j],
                 "unsupported": int(summed["unsupported"].iloc[j]), "errors": int(summed["errors"].iloc[j]),
-                "precision": precision[j], "recall": recall[j],
+                **{k: got.get(k, nan)[j] for k in extra_cols},
             })
-    return pd.DataFrame(rows, columns=COLUMNS)
+    return pd.DataFrame(rows, columns=cols)
 
 
 def totals(df: pd.DataFrame) -> pd.DataFrame:
-    """Each strategy's total: the equal-weight mean of its criterion means.
+    """Each strategy's totals: per group that feeds one (`harness.criteria.groups`), the
+    equal-weight mean of its criterion means.
 
-    Columns: `strategy`, `total` (over the core criteria), `core_criteria` (how many),
-    `extra` (over the extra criteria, reported separately), `extra_criteria`. A criterion the
-    strategy has no case of (n = 0) is left out of its mean rather than counted as 0.
+    Columns: `strategy`, then per such group, in order, its total column (`total` for the core
+    criteria, `extra` for the extras) and `<group>_criteria` (how many criteria it averaged). A
+    criterion the strategy has no case of (n = 0) is left out of its mean rather than counted as
+    0; groups without a total (none yet) are in no mean.
     """
+    feeding = groups.totals()
+    cols = ["strategy"] + [x for g in feeding for x in (g.total, f"{g.key}_criteria")]
     rows = []
     for s in dict.fromkeys(df["strategy"]):
         d = df[(df["strategy"] == s) & (df["n"] > 0)]
-        core, extra = d[d["grp"] == "core"], d[d["grp"] == "extra"]
-        rows.append({
-            "strategy": s,
-            "total": core["mean"].mean() if len(core) else np.nan, "core_criteria": len(core),
-            "extra": extra["mean"].mean() if len(extra) else np.nan, "extra_criteria": len(extra),
-        })
-    return pd.DataFrame(rows, columns=["strategy", "total", "core_criteria", "extra", "extra_criteria"])
+        row = {"strategy": s}
+        for g in feeding:
+            part = d[d["grp"] == g.key]
+            row[g.total] = part["mean"].mean() if len(part) else np.nan
+            row[f"{g.key}_criteria"] = len(part)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=cols)

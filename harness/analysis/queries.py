@@ -68,14 +68,33 @@ class Filter:
 
 
 def criteria_meta(res: Results) -> pd.DataFrame:
-    """Criteria that have rows in the run, with title and group, in the registry's order."""
+    """Criteria that have rows in the run, with title, group and metric, groups in their order
+    (`harness.criteria.groups`), criteria in the registry's order within a group.
+
+    `group_title` is how readers call its group; `headline` is what the criterion's `mean` holds (`mean`, `F1`) and `metric_columns` the
+    columns its metric reports beside it (`("precision", "recall")`), as `aggregate` computes them.
+    """
+    from harness.analysis.aggregate import metric_of
+    from harness.criteria import groups
+
     manifest = next(iter(res.manifests.values()))
-    known = {c["key"]: {"title": c.get("title", c["key"]), "grp": c.get("group", "core"), "order": i}
+    known = {c["key"]: {"title": c.get("title", c["key"]), "grp": c.get("group", groups.DEFAULT), "order": i}
              for i, c in enumerate(manifest.get("criteria", []))}
     keys = [r[0] for r in res.rows("SELECT DISTINCT criterion FROM scores")]
-    rows = [{"criterion": k, **known.get(k, {"title": k, "grp": "core", "order": 999})} for k in keys]
-    rows.sort(key=lambda r: (r["grp"] != "core", r["order"], r["criterion"]))  # core first, registry order
-    return pd.DataFrame(rows, columns=["criterion", "title", "grp", "order"])
+    rows = [{"criterion": k, **known.get(k, {"title": k, "grp": groups.DEFAULT, "order": 999})} for k in keys]
+    for r in rows:
+        m = metric_of(r["criterion"])
+        r["headline"], r["metric_columns"] = m.headline, tuple(c.key for c in m.columns)
+        r["group_title"] = groups.of(r["grp"]).title
+    rows.sort(key=lambda r: (groups.order(r["grp"]), r["order"], r["criterion"]))
+    return pd.DataFrame(rows, columns=["criterion", "title", "grp", "group_title", "order", "headline", "metric_columns"])
+
+
+def total_columns() -> list[tuple[str, str]]:
+    """(column of `leaderboard`'s totals, group title) per group that feeds a total, headline first."""
+    from harness.criteria import groups
+
+    return [(g.total, g.title) for g in groups.totals()]
 
 
 def strategies(res: Results) -> pd.DataFrame:
@@ -121,12 +140,14 @@ def _sql_str(v: Any) -> str:
 def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The leaderboard over the filtered scores, from one `harness.analysis.aggregate` pass: `(cells, totals)`.
 
-    `cells`: strategy x criterion (mean, n, pass rate, intervals, unsupported, errors,
-    precision/recall for repeat_issue) plus a `fails` count. `totals`: per strategy, the total
-    over core criteria and over extras (equal weights, `harness.analysis.aggregate.totals`), cases,
-    failing and unsupported counts, tokens and latency at probes; best total first.
+    `cells`: strategy x criterion (mean, n, pass rate, intervals, unsupported, errors, the
+    columns of each criterion's metric, e.g. precision/recall beside an F1) plus a `fails` count.
+    `totals`: per strategy, one total per group that feeds one (equal weights,
+    `harness.analysis.aggregate.totals`: `total` over the core criteria, `extra` over the extras),
+    cases, failing and unsupported counts, tokens and latency at probes; best headline total first.
     """
     from harness.analysis.aggregate import aggregate, totals
+    from harness.criteria import groups
 
     _restrict_scores(res, replace(f, include_controls=True))
     agg = aggregate(res, include_controls=f.include_controls, run=res.run_ids[0], seed=run_seed(res))
@@ -151,7 +172,8 @@ def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.Da
         FROM probes p WHERE {pwhere} GROUP BY strategy
     """, pparams)
     out = tot.merge(per, on="strategy", how="left").merge(cost, on="strategy", how="left")
-    out = out.sort_values(["total", "strategy"], ascending=[False, True], na_position="last").reset_index(drop=True)
+    headline = groups.totals()[0].total
+    out = out.sort_values([headline, "strategy"], ascending=[False, True], na_position="last").reset_index(drop=True)
     return cells, out
 
 

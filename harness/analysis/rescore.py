@@ -27,6 +27,7 @@ import pyarrow as pa
 
 from stores.protocol import Bundle, Candidate, Forget, HealthFactor, HealthReport, Resolution, Signal, Turn
 
+from harness.criteria import describe as describe_criteria
 from harness.criteria import registry, score_probe
 from harness.run.replay import ProbeOutcome, build_seen, forgotten_at_probes
 from harness.analysis.results import Results, resolve_run
@@ -211,7 +212,7 @@ def rescore(ref: str | Path, out_dir: str | Path | None = None, *, run_id: str |
                               "git_commit": manifest.get("git_commit"), "carried_over": list(CARRIED) + ["health errors"],
                               "plain_bundle_only": {"self_recall": "judged on the plain replay's bundles only: the run keeps "
                                                                    "none of the idempotency replays' bundles"}},
-            "criteria": [{"key": c.key, "title": c.title, "group": c.group, "level": c.level} for c in registry().values()],
+            "criteria": describe_criteria(),
             **environment(),
         }
         return writer.commit(new)

@@ -42,7 +42,7 @@ def criterion_stats(res: Results, run: str | None = None, strategies: Sequence[s
 
     The numbers of `harness.analysis.aggregate.aggregate` (controls included: CI guards them too), with
     the run's own seed like `supportbench report`, so the check, the comparison, the report and
-    the app agree; `repeat_issue`'s mean is F1.
+    the app agree; `mean` is each criterion's metric headline (F1 for a precision/recall metric).
     """
     from harness.analysis.aggregate import aggregate
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-import numpy as np
 import pandas as pd
 
-from harness.analysis.aggregate import CASE_COUNTS, REPEAT, prf, repeat_counts_sql
+from harness.analysis.aggregate import CASE_COUNTS, count_keys, count_sums, metric_means
 from harness.analysis.results import Results
 
 CRITERIA_COLUMNS = ["strategy", "criterion", "grp", "mean_a", "mean_b", "delta", "pass_rate_a", "pass_rate_b",
@@ -50,16 +49,19 @@ class CompareResult:
 # GROUP BY for the criterion numbers, and one join of the two sides' case rows for the flipped and
 # one-sided cases, so only the rows shown (criteria, flips) reach pandas. The numbers are those of
 # `harness.ci.cases` (`criterion_stats`, `case_rows`): mean, n and pass rate of
-# `harness.analysis.aggregate.aggregate` (F1 for repeat_issue, from the same counts and `prf`), verdicts with
-# a missing `passed` as false.
+# `harness.analysis.aggregate.aggregate` (each criterion's metric over the same sums, e.g. F1 over the
+# cases' counts), verdicts with a missing `passed` as false.
 
-_STATS = f"""
+
+def _stats_sql(label: str) -> str:
+    counts = "".join(f", c.{k}" for k in count_keys())
+    return f"""
 WITH s AS (SELECT * FROM scores WHERE run = $run AND ($strategies IS NULL OR list_contains($strategies::VARCHAR[], strategy))),
-counts AS (SELECT strategy, criterion, any_value(grp) AS grp, {CASE_COUNTS} FROM s GROUP BY strategy, criterion),
-rep AS ({repeat_counts_sql("s", "s.strategy")})
-SELECT {{label}} AS strategy, c.criterion, c.grp, c.total, c.n, c.passes / c.n AS pass_rate, r.tp, r.fp, r.fn
-FROM counts c LEFT JOIN rep r ON r.strategy = c.strategy AND c.criterion = '{REPEAT}'
+counts AS (SELECT strategy, criterion, any_value(grp) AS grp, {CASE_COUNTS}{count_sums()} FROM s GROUP BY strategy, criterion)
+SELECT {label} AS strategy, c.criterion, c.grp, c.total, c.n, c.passes / c.n AS pass_rate{counts}
+FROM counts c
 """
+
 
 # one side's case rows (`case_rows`): `case` is `scenario/probe_id`, or `scenario` for a scenario-level case
 _SIDE = """
@@ -102,14 +104,12 @@ ORDER BY strategy, criterion, "case"
 def _stats(res: Results, run: str, strategies: Sequence[str] | None, label: str | None) -> pd.DataFrame:
     """`criterion_stats`' mean, n and pass_rate per strategy x criterion (n > 0), by SQL; every row
     labelled `label` when given (one strategy compared with another)."""
-    sql = _STATS.format(label="$label::VARCHAR" if label else "c.strategy")
+    sql = _stats_sql("$label::VARCHAR" if label else "c.strategy")
     params = {"run": run, "strategies": list(strategies) if strategies is not None else None}
     if label:
         params["label"] = label
     df = res.df(sql, params)
-    _, _, f1 = prf(df["tp"], df["fp"], df["fn"])
-    mean = np.where(df["criterion"] == REPEAT, f1, df["total"] / df["n"])
-    return df.assign(mean=mean)[["strategy", "criterion", "grp", "mean", "n", "pass_rate"]]
+    return df.assign(mean=metric_means(df))[["strategy", "criterion", "grp", "mean", "n", "pass_rate"]]
 
 
 def _side(side: str, label: str | None) -> str:

@@ -36,9 +36,10 @@ def main(args) -> int:
     elif args.what == "criteria":
         from harness.criteria import registry
 
-        t = Table("criterion", "group", "level", "needs", "what it checks")
+        t = Table("criterion", "group", "level", "metric", "needs", "what it checks")
         for c in registry().values():
-            t.add_row(c.key, c.group, c.level, c.requires or "-", c.description.splitlines()[0] if c.description else c.title)
+            metric = c.metric.headline + "".join(f", {col.key}" for col in c.metric.columns)
+            t.add_row(c.key, c.group, c.level, metric, c.requires or "-", c.description.splitlines()[0] if c.description else c.title)
         out.print(t)
     else:
         from harness.analysis.results import list_runs, runs_root

@@ -41,12 +41,15 @@ def _num(x: Any) -> Any:
 
 def as_json(run_id: str, df: pd.DataFrame) -> dict[str, Any]:
     """`{"run": ID, "strategies": {NAME: {KEY: {mean, n, pass_rate, lo, hi, unsupported, errors}}}}`;
-    `lo`/`hi` bound the mean; `repeat_issue` also has `precision` and `recall` (its mean is F1)."""
+    `lo`/`hi` bound the mean, which is the headline of the criterion's metric; a metric with
+    columns beside its headline adds them (F1's `precision` and `recall`)."""
+    from harness.analysis.aggregate import metric_of
+
     strategies: dict[str, dict[str, Any]] = {}
     for r in df.to_dict("records"):
         cell = {k: _num(r[k]) for k in FIELDS}
-        if r["criterion"] == "repeat_issue":
-            cell["precision"], cell["recall"] = _num(r["precision"]), _num(r["recall"])
+        for col in metric_of(r["criterion"]).columns:
+            cell[col.key] = _num(r[col.key])
         strategies.setdefault(r["strategy"], {})[r["criterion"]] = cell
     return {"run": run_id, "strategies": strategies}
 
@@ -56,35 +59,57 @@ def _f(x: Any, digits: int = 2) -> str:
 
 
 def cell(r: dict[str, Any]) -> str:
-    """`0.83 [0.71–0.92]`, with why it is low when cases had no verdict."""
+    """`0.83 [0.71–0.92]`, the metric's columns beside it (`P 0.90 R 0.82`), with why it is low
+    when cases had no verdict."""
+    from harness.analysis.aggregate import metric_of
+
     if r["n"] == 0:
         return "n/a"
     s = f"{_f(r['mean'])} [{_f(r['lo'])}–{_f(r['hi'])}]"
-    if r["criterion"] == "repeat_issue":
-        s += f" P {_f(r['precision'])} R {_f(r['recall'])}"
+    for col in metric_of(r["criterion"]).columns:
+        s += f" {col.abbrev} {_f(r[col.key])}"
     notes = [f"{r['unsupported']} unsupported"] * bool(r["unsupported"]) + [f"{r['errors']} errors"] * bool(r["errors"])
     return s + (f" ({', '.join(notes)})" if notes else "")
 
 
 def grid(df: pd.DataFrame, titled: bool = True) -> tuple[list[str], list[list[str]]]:
-    """Rows = criteria (doc order) then the totals, columns = strategies (`titled`: long names)."""
+    """Rows = criteria (doc order) then one total per group that feeds one, columns = strategies
+    (`titled`: long names)."""
     from harness.analysis.aggregate import totals
-    from harness.criteria import registry
+    from harness.criteria import groups, registry
 
     titles = {k: c.title for k, c in registry().items()}
     strategies = list(dict.fromkeys(df["strategy"]))
     rows = []
     for crit in dict.fromkeys(df["criterion"]):
         d = df[df["criterion"] == crit].set_index("strategy")
-        grp = d["grp"].iloc[0]
-        label = (f"{titles.get(crit, crit)} ({crit})" if titled else crit) + (" ·extra" if grp == "extra" else "")
+        grp = groups.of(d["grp"].iloc[0])
+        label = (f"{titles.get(crit, crit)} ({crit})" if titled else crit) + grp.marker
         ns = sorted({int(d.loc[s, "n"]) for s in strategies if s in d.index})
         label += f" n={ns[-1]}" if len(ns) == 1 else f" n={ns[0]}–{ns[-1]}"
         rows.append([label] + [cell({**d.loc[s].to_dict(), "criterion": crit}) if s in d.index else "" for s in strategies])
     t = totals(df).set_index("strategy")
-    rows.append(["total (core, equal weight)"] + [_f(t.loc[s, "total"]) for s in strategies])
-    rows.append(["total (extras)"] + [_f(t.loc[s, "extra"]) for s in strategies])
+    for g in groups.totals():
+        rows.append([g.total_title] + [_f(t.loc[s, g.total]) for s in strategies])
     return strategies, rows
+
+
+def metric_note(criteria) -> str:
+    """`For repeat-issue detection the mean is F1, with precision (P) and recall (R). ` for each
+    of `criteria` whose metric is not the plain mean."""
+    from harness.analysis.aggregate import metric_of
+    from harness.criteria import registry
+
+    notes = []
+    for key in criteria:
+        m = metric_of(key)
+        if m.headline == "mean" and not m.columns:
+            continue
+        title = registry()[key].title if key in registry() else key
+        beside = [f"{c.key} ({c.abbrev})" for c in m.columns]
+        with_ = f", with {', '.join(beside[:-1])} and {beside[-1]}" if len(beside) > 1 else (f", with {beside[0]}" if beside else "")
+        notes.append(f"For {title} the mean is {m.headline}{with_}. ")
+    return "".join(notes)
 
 
 def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int) -> str:
@@ -99,7 +124,7 @@ def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int) -
     lines += [
         "",
         f"Each cell: mean over cases [95% bootstrap interval over scenarios, {RESAMPLES} resamples, seed {seed}]. "
-        "For repeat-issue detection the mean is F1, with precision (P) and recall (R). "
+        + metric_note(dict.fromkeys(df["criterion"])) +
         "Cases that were unsupported or raised an error count as 0 and are listed in the cell. "
         "Totals weight each criterion equally; a criterion with no case for a strategy (n/a) is left out of its total. "
         "Pass rates (with Wilson intervals) are in `--format json` and `harness.analysis.aggregate`.",
@@ -115,6 +140,7 @@ def main(args: argparse.Namespace) -> int:
 
     from harness.analysis.aggregate import aggregate
     from harness.analysis.results import Results, resolve_run
+    from harness.criteria import groups
     from harness.run.runstore import write_text_atomic
 
     try:
@@ -148,8 +174,9 @@ def main(args: argparse.Namespace) -> int:
     table.add_column("criterion", overflow="fold")
     for s in strategies:
         table.add_column(s, overflow="fold")
+    last_criterion = len(rows) - len(groups.totals()) - 1  # a rule between the criteria and the totals
     for i, r in enumerate(rows):
-        table.add_row(*r, end_section=(i == len(rows) - 3))
+        table.add_row(*r, end_section=(i == last_criterion))
     out.print(table)
     if written:
         console.print(f"report written to {path / 'report.md'}")

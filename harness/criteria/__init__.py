@@ -12,14 +12,23 @@ non-empty context. Its function returns `None` for a bundle with nothing include
 "no case here" (no row); that is the only way a criterion function may decline, and it is
 only reached once the strategy has answered (an error or a missing capability still gives
 its row).
+
+A registration also declares the criterion's role and aggregation, so no consumer names a
+criterion: `group` (one of `harness.criteria.groups.GROUPS`: which total it feeds, how its
+rows are labelled) and `metric` (`harness.criteria.metrics`: the headline and the columns
+beside it, and how a case without a verdict counts, e.g. `metric=prf(gold)` for precision,
+recall and F1).
 """
 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Literal
 
+from harness.criteria.groups import DEFAULT as DEFAULT_GROUP
+from harness.criteria.groups import group as _group
+from harness.criteria.metrics import Mean, Metric, check_metric, metric_description
 from harness.run.replay import ProbeOutcome
 from harness.format.model import Probe, Scenario
 
@@ -43,7 +52,8 @@ class Score:
     evidence: tuple[str, ...] = ()
     """Item ids the verdict rests on (missing or offending ones first)."""
     meta: dict[str, Any] = field(default_factory=dict)
-    """Criterion-specific extras, e.g. `{"kind": "positive", "outcome": "tp"}` for repeat detection."""
+    """Criterion-specific extras, e.g. `{"kind": "positive", "outcome": "tp"}` for repeat detection,
+    and the counts the criterion's metric sums (`metrics.Metric.counts`)."""
 
 
 def ok_or_fail(criterion: str, value: float, passed: bool, explanation: str, evidence=(), **meta) -> Score:
@@ -56,35 +66,52 @@ class Criterion:
     """A registered criterion."""
 
     key: str
+    """Registry key, as in the scores table, the report and the app."""
     title: str
-    group: Literal["core", "extra"]
+    """Readable name (`repeat-issue detection`)."""
+    group: str
+    """Its role: a key of `harness.criteria.groups.GROUPS` (validated at registration)."""
     level: Literal["probe", "scenario"]
+    """Judged once per probe, or once per scenario (idempotency)."""
     applies: Callable[[Probe], bool]
+    """Whether a probe is a case of it, from the gold labels alone."""
     requires: str | None
+    """The strategy capability it needs (`health`); without it a case is `unsupported`."""
     fn: Callable[..., Score | None]
     """Scores one case; `None` only where the case depends on the bundle (see the module doc)."""
     description: str = ""
+    """The function's docstring."""
+    metric: Metric = field(default_factory=Mean)
+    """How its cases aggregate (`harness.criteria.metrics`); the plain mean unless declared."""
 
 
 CRITERIA: dict[str, Criterion] = {}
 """Every criterion, in registration order (the order of docs/criteria.md)."""
+
+LEVELS = ("probe", "scenario")
 
 
 def criterion(
     key: str,
     *,
     title: str,
-    group: Literal["core", "extra"] = "core",
+    group: str = DEFAULT_GROUP,
     level: Literal["probe", "scenario"] = "probe",
     applies: Callable[[Probe], bool] = lambda p: True,
     requires: str | None = None,
+    metric: Metric | None = None,
 ):
-    """Register a criterion function under `key`."""
+    """Register a criterion function under `key`, in `group` (its role), aggregated by `metric`
+    (default: the mean case value). A bad group, level or metric fails here, at import."""
+    _group(group)
+    if level not in LEVELS:
+        raise ValueError(f"criterion {key!r}: level must be one of {', '.join(LEVELS)}, got {level!r}")
+    m = check_metric(key, metric if metric is not None else Mean())
 
     def register(fn):
         if key in CRITERIA:
             raise ValueError(f"criterion {key!r} registered twice")
-        CRITERIA[key] = Criterion(key, title, group, level, applies, requires, fn, (fn.__doc__ or "").strip())
+        CRITERIA[key] = Criterion(key, title, group, level, applies, requires, fn, (fn.__doc__ or "").strip(), m)
         return fn
 
     return register
@@ -103,6 +130,12 @@ def registry() -> dict[str, Criterion]:
     return CRITERIA
 
 
+def describe() -> list[dict[str, Any]]:
+    """What a run manifest records of every criterion: key, title, group, level and metric."""
+    return [{"key": c.key, "title": c.title, "group": c.group, "level": c.level, "metric": metric_description(c.metric)}
+            for c in registry().values()]
+
+
 def unsupported(c: Criterion) -> Score:
     """The row for a case the strategy lacks the capability to answer."""
     return Score(c.key, None, False, "unsupported", f"the strategy has no {c.requires} capability, so {c.title} cannot be shown; counted as 0")
@@ -115,6 +148,21 @@ def errored(c: Criterion | str, why: str) -> Score:
     return Score(c.key, None, False, "error", f"no verdict: {why}; counted as 0")
 
 
+def _counted(c: Criterion, case: Any, s: Score) -> Score:
+    """The row as its metric needs it: a case without a verdict gets the metric's counts for it
+    (from the case's gold, at scoring time); a verdict that lacks a count its metric sums is a
+    scorer bug, shown as an error."""
+    if not c.metric.counts:
+        return s
+    if s.status in ("unsupported", "error"):
+        return replace(s, meta={**s.meta, **c.metric.no_verdict(case)})
+    missing = [k for k in c.metric.counts if not isinstance(s.meta.get(k), int)]
+    if missing:
+        bug = errored(c, f"the scorer recorded no {', '.join(missing)} count for its {c.metric.name} metric")
+        return replace(bug, meta=c.metric.no_verdict(case))
+    return s
+
+
 def score_probe(outcome: ProbeOutcome) -> list[Score]:
     """Every applicable probe-level criterion's verdict on one outcome."""
     scores = []
@@ -122,16 +170,16 @@ def score_probe(outcome: ProbeOutcome) -> list[Score]:
         if c.level != "probe" or not c.applies(outcome.probe):
             continue
         if c.requires and c.requires not in outcome.capabilities:
-            scores.append(unsupported(c))
+            s = unsupported(c)
         elif outcome.bundle is None:
-            scores.append(errored(c, outcome.error or "no bundle"))
+            s = errored(c, outcome.error or "no bundle")
         else:
             try:
                 s = c.fn(outcome)
             except Exception as exc:  # a scorer bug is shown, not hidden
                 s = errored(c, f"the scorer raised {type(exc).__name__}: {exc}")
-            if s is not None:
-                scores.append(s)
+        if s is not None:
+            scores.append(_counted(c, outcome.probe, s))
     return scores
 
 
@@ -146,5 +194,5 @@ def score_scenario(scenario: Scenario, outcomes: list[ProbeOutcome], extra: dict
         except Exception as exc:
             s = errored(c, f"the scorer raised {type(exc).__name__}: {exc}")
         if s is not None:
-            scores.append(s)
+            scores.append(_counted(c, scenario, s))
     return scores

@@ -11,6 +11,8 @@ import math
 from stores.tokens import count_text_tokens
 
 from harness.criteria import criterion, errored, ok_or_fail
+from harness.criteria.metrics import prf
+from harness.format.model import Probe
 from harness.run.replay import ProbeOutcome
 from harness.criteria.bundle import (
     REPEAT_TOP, foreign_items, hidden_note, hit, in_context, lie, pair_ids, plural, present, quote, quote_all, repeat_flagged,
@@ -152,15 +154,21 @@ def session_ranking(o: ProbeOutcome):
     return ok_or_fail("session_ranking", (n - len(wrong)) / n, not wrong, why, pair_ids(wrong))
 
 
+def _repeat_cases(p: Probe) -> tuple[int, int]:
+    """(positives, negatives) of a probe: its repeat (one, if any) and each look-alike session."""
+    return (1 if p.expect.repeat_of else 0), len(p.expect.not_repeat_of)
+
+
 @criterion("repeat_issue", title="repeat-issue detection",
-           applies=lambda p: bool(p.expect.repeat_of or p.expect.not_repeat_of))
+           applies=lambda p: bool(p.expect.repeat_of or p.expect.not_repeat_of), metric=prf(_repeat_cases))
 def repeat_issue(o: ProbeOutcome):
     """Per case: a positive (`repeat_of`) is a true positive when all its evidence is in the
     context, else a false negative; a negative (each `not_repeat_of` session) is a true negative
     unless an item covering that session's resolution, marked included or with its text in the
     context, sits in the top 3 ranks (a false positive).
-    The probe's value is 1 when every case is right; the aggregate reports precision, recall, F1
-    over the counts in `meta`."""
+    The probe's value is 1 when every case is right; its `prf` metric reports precision, recall
+    and F1 over the `tp`/`fp`/`fn` counts in `meta` (a probe without a verdict: its repeat missed,
+    each look-alike wrongly flagged)."""
     e = o.probe.expect
     v = view(o)
     cases, notes, evidence = [], [], []

@@ -22,6 +22,7 @@ import pyarrow as pa
 from stores.registry import StrategySpec, strategy_class
 from stores.tokens import TOKENIZER_ID
 
+from harness.criteria import describe as describe_criteria
 from harness.criteria import registry as criteria_registry
 from harness.criteria import score_probe, score_scenario
 from harness.run.replay import SeenItem, attach_replays, build_seen, idempotency_signatures, replay
@@ -297,7 +298,7 @@ def execute(
                 for s in specs
             ],
             "datasets": suite_identity(scenarios),
-            "criteria": [{"key": c.key, "title": c.title, "group": c.group, "level": c.level} for c in criteria_registry().values()],
+            "criteria": describe_criteria(),
             "counts": {"scenarios": len(scenarios), "probes": probes, "strategies": len(specs)},
             "execution": {"executor": executor, "workers": workers, "shards": len(shards), "scheduler": scheduler},
             **environment(),

@@ -8,8 +8,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from harness.analysis.aggregate import aggregate, prf, resample_weights, totals, wilson
+from harness.analysis.aggregate import aggregate, resample_weights, totals, wilson
 from harness.analysis.results import Results
+from harness.criteria.metrics import precision_recall_f1
 from harness.run.runstore import RunWriter
 from harness.run.tables import SCHEMAS
 
@@ -42,7 +43,7 @@ def test_wilson_matches_known_values():
 
 
 def test_f1_conventions():
-    p, r, f = prf([1, 0, 0], [1, 0, 0], [0, 2, 0])
+    p, r, f = precision_recall_f1([1, 0, 0], [1, 0, 0], [0, 2, 0])
     assert list(p) == [0.5, 0.0, 1.0] and list(r) == [1.0, 0.0, 1.0] and round(float(f[0]), 4) == 0.6667 and f[1] == 0.0
 
 
@@ -84,24 +85,25 @@ def test_intervals_of_a_strategy_do_not_depend_on_the_others_shown(tmp_path):
     assert by(alone, "a", "recall").lo == by(with_controls, "a", "recall").lo
 
 
-def probe_event(scenario, probe, expect):
-    return {"suite": "t", "scenario": scenario, "scenario_title": "", "tags": [], "event_index": 0, "kind": "probe",
-            "item_id": probe, "subject": "c1", "subject_name": "", "expect": json.dumps(expect)}
-
-
 def test_repeat_issue_reports_f1_with_precision_and_recall_and_errors_count_against(tmp_path):
     rows = [
         row("a", "s1", "p1", "repeat_issue", 1.0, tp=1, fp=0, fn=0, tn=0),
         row("a", "s1", "p2", "repeat_issue", 0.0, tp=0, fp=1, fn=0, tn=1),
         row("a", "s2", "p3", "repeat_issue", 0.0, tp=0, fp=0, fn=1, tn=0),
-        row("a", "s2", "p4", "repeat_issue", None, "error"),
+        # no verdict: the counts its metric stamped when it was scored (the repeat missed, the look-alike flagged)
+        row("a", "s2", "p4", "repeat_issue", None, "error", tp=0, fp=1, fn=1),
     ]
-    events = [probe_event("s2", "p4", {"repeat_of": "x", "not_repeat_of": ["y"]})]
-    with Results(make_run(tmp_path, rows, events, strategies=("a",))) as res:
+    with Results(make_run(tmp_path, rows, strategies=("a",))) as res:
         r = by(aggregate(res), "a", "repeat_issue")
     # tp 1, fp 1 + 1 (the error's negative), fn 1 + 1 (the error's positive)
     assert (r.precision, r.recall) == (pytest.approx(1 / 3), pytest.approx(1 / 3)) and r["mean"] == pytest.approx(1 / 3)
     assert r.n == 4 and r.errors == 1 and r.pass_rate == 0.25
+
+
+def test_a_criterion_without_columns_has_nan_in_the_metric_columns(tmp_path):
+    with Results(make_run(tmp_path, [row("a", "s1", "p1", "recall", 1.0, grp="extra")], strategies=("a",))) as res:
+        r = by(aggregate(res), "a", "recall")
+    assert np.isnan(r.precision) and np.isnan(r.recall) and r["mean"] == 1.0
 
 
 def test_a_strategy_without_cases_of_a_criterion_gets_n_zero_and_is_left_out_of_its_total(tmp_path):

@@ -1,0 +1,63 @@
+"""The role a criterion plays in a comparison: the group it registers in.
+
+A criterion's `group` is declared at registration and must be one of `GROUPS`. The group, not
+the criterion's key, decides where its numbers go: which total its mean feeds (or none), how
+its row is labelled in reports, and in which order groups are shown. Consumers read these
+fields; none of them lists criterion keys. A new role (pass/fail gates kept out of totals, a
+separate family with its own total) is one more `Group` here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Group:
+    """A role criteria register in."""
+
+    key: str
+    """What a criterion's `group=` names, and the `grp` column of the scores table."""
+    title: str
+    """How readers call the group (`core`, `extras`)."""
+    total: str | None
+    """The totals column the group's criterion means feed (equal weights), or None to keep the
+    group out of every total."""
+    total_title: str = ""
+    """The row label of that total in reports (e.g. `total (core, equal weight)`)."""
+    marker: str = ""
+    """Appended to a criterion's row label in reports (e.g. ` ·extra`); empty for none."""
+
+
+GROUPS: dict[str, Group] = {
+    "core": Group("core", "core", total="total", total_title="total (core, equal weight)"),
+    "extra": Group("extra", "extras", total="extra", total_title="total (extras)", marker=" ·extra"),
+}
+"""Every group, in the order reports and the app show them (the first one's total is the headline)."""
+
+DEFAULT = "core"
+"""The group of a criterion that names none, and of score rows whose group is unknown."""
+
+
+def group(key: str) -> Group:
+    """The group registered as `key`; a `ValueError` naming the known ones otherwise."""
+    try:
+        return GROUPS[key]
+    except KeyError:
+        raise ValueError(f"unknown criterion group {key!r} (known: {', '.join(GROUPS)})") from None
+
+
+def of(key: str | None) -> Group:
+    """The group of a score row (`grp`), falling back to the default for unknown or missing ones."""
+    return GROUPS.get(key or DEFAULT, GROUPS[DEFAULT])
+
+
+def order(key: str | None) -> int:
+    """Sort position of a group (unknown ones last)."""
+    keys = list(GROUPS)
+    return keys.index(key) if key in GROUPS else len(keys)
+
+
+def totals() -> list[Group]:
+    """The groups that feed a total, in order; the first is the headline total."""
+    return [g for g in GROUPS.values() if g.total]

@@ -8,8 +8,10 @@ the harness (`harness.format.model.Probe`) and never cross this boundary.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, Sequence, Union, runtime_checkable
 
 Role = Literal["customer", "agent"]
@@ -221,21 +223,84 @@ class Handoff:
     """The receipt: ids of every turn, resolution and fact the brief used, and nothing else."""
 
 
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Where one strategy instance keeps what it remembers while the harness replays one scenario.
+
+    Subject ids (`c1`) repeat across scenarios, strategies and worker processes, so anything a
+    strategy stores outside its own process (a remote service, an on-disk index) must live under
+    `namespace`. The harness gives every instance its own scope: the instance that replays the
+    scenario (and replays it again after `reset()`) is `plain`; the fresh instance the idempotency
+    check builds is `twice`.
+    """
+
+    namespace: str
+    """`sb-` and 20 hex digits, a hash of (run id, strategy label, suite, scenario, instance):
+    unique per instance and the same on every rerun with the same run id (no wall time, no
+    random, independent of sharding). Use it as the remote bank/collection/user prefix."""
+    run_id: str
+    """The run being written (`"local"` outside a run)."""
+    strategy: str
+    """The strategy's label (`mem0[fast]`)."""
+    suite: str
+    """The scenario's suite."""
+    scenario: str
+    """The scenario's id."""
+    instance: Literal["plain", "twice"]
+    """Which instance of the scenario's replays this is."""
+    cache_dir: Path
+    """A persistent folder shared by every instance of this strategy (its registry name), across
+    runs: model files, a package's home folder, an embedding cache. Created by the harness."""
+    work_dir: Path
+    """A folder private to this instance (an on-disk store): created before `open`, removed
+    after `close`."""
+
+
 @runtime_checkable
 class Strategy(Protocol):
     """A memory strategy: observes events, answers context requests.
 
-    Optional capabilities (listed in `capabilities`):
-    `health` -> `health(subject, now) -> HealthReport`;
-    `handoff` -> `handoff(request) -> Handoff`.
+    The core every strategy implements: `name` (its registry key), `params` (a frozen dataclass,
+    `Params`), `capabilities`, `observe(event)`, `context(request) -> Bundle` and `reset()` (forget
+    everything, as if fresh). Beyond it, each optional part is its own protocol below; the
+    harness uses one only where the strategy has it, never finding methods by name alone:
 
-    Optional hook (not a capability, never required): `prepare(texts: list[str]) -> None`.
-    The harness calls it before replaying a scenario, with the texts the scenario will make
-    the strategy handle (every turn's text, resolution summary and probe task, in order,
-    duplicates kept). It exists for speed only, e.g. to encode them into an embedding cache
-    in large batches instead of many small per-probe batches: it must not change what the
-    strategy remembers or returns (memory still learns an event only when it is observed),
-    and a strategy without it, or one whose `prepare` raises, gets the same results.
+    Capabilities, claimed in `capabilities` (a claim must be backed by the method, with the
+    signature of its protocol; `stores.registry` refuses a class that claims one it lacks):
+
+    - `health` (`HealthCapability`): `health(subject, now) -> HealthReport`;
+    - `handoff` (`HandoffCapability`): `handoff(request) -> Handoff`;
+    - `gold` (`GoldCapability`, the oracle control only): `peek_gold(gold)` before each
+      `context`, the side door to the probe's gold labels.
+
+    Hooks, used when the class defines them (never required):
+
+    - `prepare(texts)` (`PrepareHook`), before the first event of a scenario, with the texts the
+      scenario will make the strategy handle (every turn's text, resolution summary and probe
+      task, in order, duplicates kept). For speed only, e.g. to encode them into an embedding
+      cache in large batches: it must not change what the strategy remembers or returns (memory
+      still learns an event only when it is observed), and a strategy without it, or one whose
+      `prepare` raises, gets the same results.
+    - `open(scope)` (`OpenHook`), right after the instance is built and before anything else:
+      the `Scope` it must keep its memory under (namespace, cache folder, private work folder).
+      A strategy that stores nothing outside its own objects ignores it. If `open` raises, every
+      case the instance owed is an `error` row naming the exception (a service that is down).
+    - `close()` (`CloseHook`), release what `open` acquired (connections, remote namespaces,
+      files). The runner always calls it, exactly once per instance it built: after the
+      scenario's replays, also when the strategy raised in `open`, `observe`, `context` or
+      `reset`, and for the fresh instance of the idempotency check. An exception in `close` is
+      logged as a warning and changes no score.
+
+    Lifecycle of one scenario through one strategy spec: build `plain` -> `open(scope)` ->
+    `prepare(texts)` -> `observe`/`context` (and capabilities) per event -> `reset()` -> the
+    same replay again -> build `twice` -> `open(its scope)` -> replay with every event
+    delivered twice -> `close()` on both.
+
+    Parameters: `Params` is a frozen dataclass with a default and a docstring per field; every
+    value is written to the run manifest and hashed into `params_hash`, except secret fields,
+    declared with `stores.params.secret(env="VAR")`: their value comes from the environment
+    variable when a spec does not give it, is shown as `<secret>` in the manifest, its labels
+    and `supportbench ls strategies`, and stays out of `params_hash` and baselines.
     """
 
     name: ClassVar[str]
@@ -249,18 +314,111 @@ class Strategy(Protocol):
     def reset(self) -> None: ...
 
 
+@runtime_checkable
+class HealthCapability(Protocol):
+    """The `health` capability: the customer's health at a simulated moment, itemized."""
+
+    def health(self, subject: str, now: datetime) -> HealthReport: ...
+
+
+@runtime_checkable
+class HandoffCapability(Protocol):
+    """The `handoff` capability: a token-bounded brief for the human who takes over."""
+
+    def handoff(self, request: ContextRequest) -> Handoff: ...
+
+
+@runtime_checkable
+class GoldCapability(Protocol):
+    """The `gold` capability (controls only): the probe's gold labels, for the next `context` only."""
+
+    def peek_gold(self, gold: dict[str, Any]) -> None: ...
+
+
+@runtime_checkable
+class PrepareHook(Protocol):
+    """Optional: warm caches with the scenario's texts before its first event (speed only)."""
+
+    def prepare(self, texts: list[str]) -> None: ...
+
+
+@runtime_checkable
+class OpenHook(Protocol):
+    """Optional: receive the instance's `Scope` before anything else happens."""
+
+    def open(self, scope: Scope) -> None: ...
+
+
+@runtime_checkable
+class CloseHook(Protocol):
+    """Optional: release what the instance holds; always called once per built instance."""
+
+    def close(self) -> None: ...
+
+
+CAPABILITIES: dict[str, type] = {"health": HealthCapability, "handoff": HandoffCapability, "gold": GoldCapability}
+"""Each capability a strategy may claim, and the protocol that claim commits it to."""
+
+HOOKS: dict[str, type] = {"prepare": PrepareHook, "open": OpenHook, "close": CloseHook}
+"""Each optional hook, by method name, and its protocol."""
+
+
+def _parameters(fn: Any) -> list[str]:
+    """Parameter names of a protocol method (after `self`)."""
+    return list(inspect.signature(fn).parameters)[1:]
+
+
+def _accepts(fn: Any, n: int) -> bool:
+    """Whether `fn`, looked up on the class, can be called with an instance and `n` positional arguments."""
+    try:
+        inspect.signature(fn).bind(*([None] * (n + 1)))
+    except TypeError:
+        return False
+    return True
+
+
+def contract_problems(cls: type) -> list[str]:
+    """What is wrong with a strategy class against the protocols (empty when nothing is): a
+    missing core member, a capability claimed but unknown or not implemented with its
+    protocol's signature, a hook defined with the wrong signature."""
+    problems = []
+    for member in ("observe", "context", "reset"):
+        fn = getattr(cls, member, None)
+        if not callable(fn):
+            problems.append(f"{cls.__name__} has no {member}()")
+        elif not _accepts(fn, len(_parameters(getattr(Strategy, member)))):
+            problems.append(f"{cls.__name__}.{member} does not take ({', '.join(_parameters(getattr(Strategy, member)))})")
+    caps = getattr(cls, "capabilities", None)
+    if not isinstance(caps, frozenset):
+        problems.append(f"{cls.__name__}.capabilities must be a frozenset, got {type(caps).__name__}")
+        caps = frozenset()
+    checks = [(c, CAPABILITIES.get(c), f"claims the {c!r} capability") for c in sorted(caps)]
+    checks += [(h, proto, f"defines the {h!r} hook") for h, proto in HOOKS.items() if hasattr(cls, h)]
+    for key, proto, why in checks:
+        if proto is None:
+            problems.append(f"{cls.__name__} claims an unknown capability {key!r} (known: {', '.join(CAPABILITIES)})")
+            continue
+        (method,) = [m for m in vars(proto) if not m.startswith("_") and callable(vars(proto)[m])]
+        names = _parameters(getattr(proto, method))
+        fn = getattr(cls, method, None)
+        if not callable(fn):
+            problems.append(f"{cls.__name__} {why} but has no {method}()")
+        elif not _accepts(fn, len(names)):
+            problems.append(f"{cls.__name__} {why} but {method} does not take ({', '.join(names)})")
+    return problems
+
+
 @dataclass(frozen=True)
 class NoParams:
     """For strategies without parameters."""
 
 
 def params_dict(params: Any) -> dict[str, Any]:
-    """A strategy's params as a plain dict (for manifests and display)."""
-    from dataclasses import asdict, is_dataclass
+    """A strategy's params as a plain dict for manifests and display: secret fields redacted
+    (`stores.params.public_params`)."""
+    from stores.params import public_params
 
-    if is_dataclass(params):
-        return asdict(params)
-    return dict(params or {})
+    return public_params(params)
 
 
 __all__ = [
@@ -275,7 +433,17 @@ __all__ = [
     "HealthFactor",
     "HealthReport",
     "Handoff",
+    "Scope",
     "Strategy",
+    "HealthCapability",
+    "HandoffCapability",
+    "GoldCapability",
+    "PrepareHook",
+    "OpenHook",
+    "CloseHook",
+    "CAPABILITIES",
+    "HOOKS",
+    "contract_problems",
     "NoParams",
     "params_dict",
     "DROP_BUDGET",

@@ -9,15 +9,20 @@ a named variant (`session_aware[no_repeat_boost]`) is its own row everywhere.
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import importlib
 import json
 import math
+import os
 import re
 import tomllib
 from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, get_type_hints
+
+from stores.params import SECRET, hashed_params, secret_fields, secret_problems, secret_values, with_environment
+from stores.protocol import contract_problems
 
 REGISTRY: dict[str, str] = {
     "history_stuffing": "stores.retrieval.history_stuffing:HistoryStuffing",
@@ -40,7 +45,9 @@ class SpecError(ValueError):
 
 
 def strategy_class(name: str):
-    """Import and return the class registered under `name`, or fail with 'did you mean'."""
+    """Import and return the class registered under `name`, or fail with 'did you mean'; a
+    class that does not keep the protocol it claims (`stores.protocol.contract_problems`, secret
+    fields that are not optional strings) fails here, naming what is wrong."""
     if not isinstance(name, str):
         raise SpecError(f"a strategy name is a string, got {name!r} (known: {', '.join(REGISTRY)})")
     target = REGISTRY.get(name)
@@ -49,7 +56,25 @@ def strategy_class(name: str):
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         raise SpecError(f"unknown strategy {name!r}{hint} (known: {', '.join(REGISTRY)})")
     module, _, cls = target.partition(":")
-    return getattr(importlib.import_module(module), cls)
+    found = getattr(importlib.import_module(module), cls)
+    problems = _contract(found)
+    if problems:
+        raise SpecError(f"strategy {name!r} ({target}) does not keep the strategy protocol: {'; '.join(problems)}")
+    return found
+
+
+@functools.cache
+def _contract(cls: type) -> tuple[str, ...]:
+    return tuple(contract_problems(cls)) + tuple(secret_problems(getattr(cls, "Params", None)))
+
+
+@functools.cache
+def _secret_paths_of(cls: type) -> frozenset[str]:
+    return frozenset(secret_fields(cls.Params()))
+
+
+def _secret_paths(name: str) -> frozenset[str]:
+    return _secret_paths_of(strategy_class(name))
 
 
 @dataclass(frozen=True)
@@ -65,22 +90,39 @@ class StrategySpec:
 
     @property
     def label(self) -> str:
-        """The row name shown everywhere: `name`, `name[variant]` or `name[k=v,...]`."""
+        """The row name shown everywhere: `name`, `name[variant]` or `name[k=v,...]` (a secret
+        override reads `k=<secret>`)."""
         if self.variant:
             return f"{self.name}[{self.variant}]"
         if self.overrides:
-            return f"{self.name}[{','.join(f'{k}={v}' for k, v in self.overrides)}]"
+            return f"{self.name}[{','.join(f'{k}={v}' for k, v in self.public_overrides().items())}]"
         return self.name
+
+    def public_overrides(self) -> dict[str, Any]:
+        """The overrides as the manifest shows them: secret values as `<secret>`."""
+        secret = _secret_paths(self.name) if self.overrides else frozenset()
+        return {k: (SECRET if k in secret and v else v) for k, v in self.overrides}
+
+    def secret_paths(self) -> list[str]:
+        """Dotted keys of the strategy's secret params (`stores.params.secret`)."""
+        return sorted(_secret_paths(self.name))
+
+    def secret_values(self) -> list[str]:
+        """The secret values this spec runs with (from its overrides or the environment)."""
+        return secret_values(self.params())
 
     def params(self):
         """The strategy's frozen params with the overrides applied (validated and coerced).
 
         A dotted key reaches into a nested params dataclass: `health.sla_resolution_hours=48`.
+        A secret field the overrides do not set is read from its environment variable
+        (`stores.params.secret`).
         """
         cls = strategy_class(self.name)
         base = cls.Params()
+        given = {k for k, _ in self.overrides}
         if not self.overrides:
-            return base
+            return with_environment(base, given, os.environ)
         nested: dict[str, list[tuple[str, Any]]] = {}
         flat: list[tuple[str, Any]] = []
         for key, raw in self.overrides:
@@ -99,7 +141,7 @@ class StrategySpec:
             except (TypeError, ValueError) as e:
                 raise SpecError(f"strategy {self.name!r} parameter {head!r}: {e}") from None
         try:
-            result = replace(base, **values)
+            result = with_environment(replace(base, **values), given, os.environ)
         except (TypeError, ValueError) as e:  # a Params class's own range checks (__post_init__)
             raise SpecError(f"strategy {self.name!r}: {e}") from None
         _check_relations(self.name, result)
@@ -110,9 +152,10 @@ class StrategySpec:
         return strategy_class(self.name)(self.params())
 
     def params_hash(self) -> str:
-        """Stable hash of the name and the full effective params (defaults included)."""
+        """Stable hash of the name and the full effective params (defaults included), secrets
+        left out (a rotated key is the same strategy)."""
         p = self.params()
-        payload = json.dumps({"name": self.name, "params": _plain(p)}, sort_keys=True, default=str)
+        payload = json.dumps({"name": self.name, "params": hashed_params(p)}, sort_keys=True, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
@@ -153,12 +196,6 @@ def _check_relations(owner: str, params: Any) -> None:
             other = getattr(params, rel.other)
             if not rel.holds(value, other):
                 raise SpecError(f"strategy {owner!r} parameter {f.name!r}={value!r}: must be {rel.expected()} ({other!r})")
-
-
-def _plain(params: Any) -> dict[str, Any]:
-    from dataclasses import asdict
-
-    return asdict(params) if is_dataclass(params) else dict(params or {})
 
 
 def _parse_value(raw: str) -> Any:

@@ -1,7 +1,7 @@
 """The approved baseline: what a run scored, frozen into a reviewable JSON file.
 
 The file (format `supportbench-baseline/1`, documented in docs/ci.md) holds the suite
-hashes the numbers belong to, each strategy's params and params hash, per strategy x
+hashes the numbers belong to, each strategy's params (secret ones left out) and params hash, per strategy x
 criterion the mean, pass rate, n and the sorted lists of passing and failing case ids, and
 the tolerances the check applies. Keys are sorted and lists are sorted, so the same run
 always gives the same bytes whatever order scenarios or strategies ran in, and a re-approval
@@ -258,10 +258,15 @@ def build_baseline(
                 round(float(st["mean"]), DIGITS), round(float(st["pass_rate"]), DIGITS), int(st["n"]),
                 sorted(g.loc[g["passed"].astype(bool), "case"]), sorted(g.loc[~g["passed"].astype(bool), "case"]),
             )
-        out[label] = StrategyBaseline(s["name"], _jsonable(s.get("params") or {}), s.get("params_hash", ""), crit)
+        out[label] = StrategyBaseline(s["name"], baseline_params(s), s.get("params_hash", ""), crit)
     source = {"run_id": run, "git_commit": manifest.get("git_commit"), "finished": manifest.get("finished")}
     return Baseline(suites_of(manifest), out, tolerances or Tolerances(), source)
 
 
-def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
-    return json.loads(json.dumps(d, sort_keys=True, default=str))
+def baseline_params(strategy: dict[str, Any]) -> dict[str, Any]:
+    """A run manifest strategy's params as a baseline keeps them: plain JSON, its secret params
+    (`secrets`, dotted keys) left out entirely (the manifest only shows them redacted)."""
+    from stores.params import without
+
+    plain = json.loads(json.dumps(strategy.get("params") or {}, sort_keys=True, default=str))
+    return without(plain, strategy.get("secrets", ()))

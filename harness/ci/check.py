@@ -24,7 +24,7 @@ import pandas as pd
 from harness.analysis.results import Results
 
 from harness.ci.cases import case_rows, criterion_stats
-from harness.ci.baseline import Baseline, suites_of
+from harness.ci.baseline import Baseline, baseline_params, suites_of
 
 Severity = Literal["unusable", "regression", "warning", "note"]
 SEVERITIES: tuple[Severity, ...] = ("unusable", "regression", "warning", "note")
@@ -141,7 +141,7 @@ def check_run(res: Results, base: Baseline, run: str | None = None, *, allow_par
         elif s.get("params_hash", "") != b.params_hash:
             sev: Severity = "warning" if allow_param_changes else "unusable"
             findings.append(Finding(sev, "params_changed",
-                                    f"strategy {label} params changed since the baseline: {_param_diff(b.params, s.get('params') or {})} "
+                                    f"strategy {label} params changed since the baseline: {_param_diff(b.params, baseline_params(s))} "
                                     f"(params_hash {b.params_hash} -> {s.get('params_hash') or '(none)'}); "
                                     + ("judged against the old numbers as allowed" if allow_param_changes
                                        else "re-approve the baseline if this is deliberate"),

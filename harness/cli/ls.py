@@ -18,12 +18,16 @@ def main(args) -> int:
     if args.what == "strategies":
         from dataclasses import fields
 
+        from stores.params import SECRET
         from stores.registry import CONTROLS, REGISTRY, strategy_class
 
         t = Table("strategy", "capabilities", "parameters (defaults)", "")
         for name in REGISTRY:
             cls = strategy_class(name)
-            params = ", ".join(f"{f.name}={getattr(cls.Params(), f.name)!r}" for f in fields(cls.Params))
+            defaults = cls.Params()
+            params = ", ".join(
+                f"{f.name}={SECRET} (from ${f.metadata['env']})" if f.metadata.get("secret") else f"{f.name}={getattr(defaults, f.name)!r}"
+                for f in fields(cls.Params))
             t.add_row(name, ",".join(sorted(cls.capabilities)) or "-", params or "-", "control" if name in CONTROLS else "")
         out.print(t)
     elif args.what == "scenarios":

@@ -6,7 +6,8 @@ only a strategy with the `gold` capability (the oracle control) is handed them, 
 `peek_gold`. An exception inside a strategy becomes an error on the probes it affected and
 the replay goes on. Strategies observe turns, resolutions, forgets and system signals; a
 `Fault` is never delivered to them: it goes to the replay's `on_fault` (where decision
-policies get it).
+policies get it). The strategy is typed by the protocols of `stores.protocol`: the core
+`Strategy`, a capability's protocol where the strategy claims it, a hook's where it has it.
 """
 
 from __future__ import annotations
@@ -15,9 +16,12 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
-from stores.protocol import Bundle, ContextRequest, Forget, Handoff, HealthReport, Resolution, Signal, Turn
+from stores.protocol import (
+    Bundle, ContextRequest, Forget, GoldCapability, Handoff, HandoffCapability, HealthCapability, HealthReport, PrepareHook,
+    Resolution, Signal, Strategy, Turn,
+)
 
 from harness.format.model import Fault, Probe, Scenario, ScenarioEvent
 
@@ -139,23 +143,22 @@ def scenario_texts(scenario: Scenario) -> list[str]:
     return out
 
 
-def prepare(scenario: Scenario, strategy: Any) -> None:
-    """Call the strategy's optional `prepare(texts)` hook (see `stores.protocol.Strategy`).
+def prepare(scenario: Scenario, strategy: Strategy) -> None:
+    """Call the strategy's optional `prepare(texts)` hook (`stores.protocol.PrepareHook`).
 
     It only warms caches, so a failure is ignored: whatever broke surfaces, with the same
     result as without the hook, when the strategy meets the same texts during the replay.
     """
-    hook = getattr(strategy, "prepare", None)
-    if callable(hook):
+    if isinstance(strategy, PrepareHook):
         try:
-            hook(scenario_texts(scenario))
+            strategy.prepare(scenario_texts(scenario))
         except Exception:
             pass
 
 
 def replay(
     scenario: Scenario,
-    strategy: Any,
+    strategy: Strategy,
     *,
     deliver_twice: bool = False,
     record_health: bool = True,
@@ -172,7 +175,7 @@ def replay(
     A `Fault` event is never delivered to the strategy: it is handed, in order, to `on_fault`
     (the decision policies' side of the replay; without it, faults change nothing).
     """
-    caps = frozenset(getattr(strategy, "capabilities", frozenset()))
+    caps = frozenset(strategy.capabilities)
     seen = build_seen(scenario) if seen is None else seen
     if prepare_first:
         prepare(scenario, strategy)
@@ -197,7 +200,7 @@ def replay(
                 broken = f"observe({_event_id(ev)}) raised {_describe(exc)}"
         if record_health and broken is None and "health" in caps and not isinstance(ev, Forget):
             try:
-                timeline.append(HealthPoint(ev.subject, i, strategy.health(ev.subject, ev.at)))
+                timeline.append(HealthPoint(ev.subject, i, cast(HealthCapability, strategy).health(ev.subject, ev.at)))
             except Exception:
                 pass  # reported on the probes that ask for health
     return Replay(outcomes, timeline, broken)
@@ -211,7 +214,10 @@ def _event_id(ev: ScenarioEvent) -> str:
     return ev.id
 
 
-def _ask(scenario, strategy, probe: Probe, index, seen, forgotten, caps, broken) -> ProbeOutcome:
+def _ask(scenario: Scenario, strategy: Strategy, probe: Probe, index: int, seen: dict[str, SeenItem],
+         forgotten: frozenset[str], caps: frozenset[str], broken: str | None) -> ProbeOutcome:
+    """One probe's outcome; a capability is used only where the strategy claims it (and a claim
+    is its protocol, `stores.protocol.CAPABILITIES`)."""
     out = ProbeOutcome(scenario, probe, index, None, seen=seen, forgotten=forgotten, capabilities=caps)
     if broken is not None:
         out.error = f"not asked: the strategy failed earlier, {broken}"
@@ -219,7 +225,7 @@ def _ask(scenario, strategy, probe: Probe, index, seen, forgotten, caps, broken)
     request = request_for(probe)
     try:
         if "gold" in caps:
-            strategy.peek_gold(probe.expect.as_gold())
+            cast(GoldCapability, strategy).peek_gold(probe.expect.as_gold())
         t0 = time.perf_counter()
         bundle = strategy.context(request)
         bundle.latency_ms = (time.perf_counter() - t0) * 1000.0
@@ -229,22 +235,25 @@ def _ask(scenario, strategy, probe: Probe, index, seen, forgotten, caps, broken)
         return out
     if "health" in caps and probe.expect.asks("band"):
         try:
-            out.health = strategy.health(probe.subject, probe.at)
-            out.health_again = strategy.health(probe.subject, probe.at)
+            health = cast(HealthCapability, strategy).health
+            out.health = health(probe.subject, probe.at)
+            out.health_again = health(probe.subject, probe.at)
         except Exception as exc:
             out.health_error = f"health() raised {_describe(exc)}"
     if "handoff" in caps and probe.handoff:
         try:
-            out.handoff = strategy.handoff(request)
+            out.handoff = cast(HandoffCapability, strategy).handoff(request)
         except Exception as exc:
             out.handoff_error = f"handoff() raised {_describe(exc)}"
     return out
 
 
 def idempotency_signatures(
-    scenario: Scenario, make_strategy, first: Replay, strategy, *, seen: dict[str, SeenItem] | None = None
+    scenario: Scenario, make_strategy: Callable[[], Strategy], first: Replay, strategy: Strategy, *,
+    seen: dict[str, SeenItem] | None = None,
 ) -> dict[str, Any]:
-    """Replay again after `reset()` and once more, fresh, with every event delivered twice.
+    """Replay again after `reset()` and once more, fresh (`make_strategy()`, whose caller owns
+    and closes the instance), with every event delivered twice.
 
     Returns, per probe id, the three signatures (plain, reset, twice) so the idempotency
     criterion can say exactly which replay differed and how; under `candidates`, per replay

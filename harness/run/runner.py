@@ -1,8 +1,9 @@
 """Run scenarios through strategies, score them, and write the run.
 
 `run_shard` is the unit of work: a list of scenarios through every strategy spec, returning
-Arrow tables. It is a pure function of its inputs (no wall time reaches a strategy), so
-shards can run in any process or on any engine and merge deterministically.
+Arrow tables. It is a pure function of its inputs, the run id included (no wall time reaches a
+strategy; the run id only names each strategy instance's scope), so shards can run in any
+process or on any engine and merge deterministically.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from typing import Any, Callable, Sequence
 
 import pyarrow as pa
 
+from stores.params import public_params, redact
 from stores.registry import StrategySpec, strategy_class
 from stores.tokens import TOKENIZER_ID
 
 from harness.criteria import describe as describe_criteria
 from harness.criteria import registry as criteria_registry
 from harness.criteria import score_probe, score_scenario
+from harness.run.lifecycle import LOCAL_RUN, Instances
 from harness.run.replay import SeenItem, attach_replays, build_seen, idempotency_signatures, replay
 from harness.run.runstore import RunWriter, environment, new_run_id, write_parts
 from harness.format.model import Scenario
@@ -35,46 +38,21 @@ Progress = Callable[[int, int], None]
 """Called as `progress(probes_just_done, scenarios_just_done)`."""
 
 
-class _Unbuildable:
-    """Stands in for a strategy whose construction raised, so every case it owed becomes an error row."""
-
-    def __init__(self, spec: StrategySpec, exc: BaseException) -> None:
-        self.why = f"could not build strategy {spec.label!r}: {type(exc).__name__}: {exc}"
-        # claim what the real class claims, so its health cases read `error`, not `unsupported`
-        try:
-            caps = strategy_class(spec.name).capabilities
-        except Exception:
-            caps = frozenset()
-        self.capabilities = frozenset(caps) - {"gold"}
-
-    def observe(self, event):
-        raise RuntimeError(self.why)
-
-    def context(self, request):
-        raise RuntimeError(self.why)
-
-    def reset(self):
-        pass
-
-
-def _build(spec: StrategySpec):
-    try:
-        return spec.build()
-    except Exception as exc:
-        return _Unbuildable(spec, exc)
-
-
-def run_scenario(scenario: Scenario, spec: StrategySpec, buf: TableBuffer, seen: dict[str, SeenItem] | None = None) -> int:
+def run_scenario(scenario: Scenario, spec: StrategySpec, buf: TableBuffer, seen: dict[str, SeenItem] | None = None,
+                 *, run_id: str = LOCAL_RUN) -> int:
     """Replay, check idempotency, score; add everything to `buf`. Returns the number of probes.
 
     `seen` (the scenario's items, from `build_seen`) is shared by every strategy and replay of
-    the scenario; it is built here when not given.
+    the scenario; it is built here when not given. The strategy instances live in
+    `harness.run.lifecycle.Instances`: each opened in its own scope (namespaced by `run_id`),
+    all closed once the replays are done, whatever raised.
     """
     groups = {k: c.group for k, c in criteria_registry().items()}
     seen = build_seen(scenario) if seen is None else seen
-    strategy = _build(spec)
-    result = replay(scenario, strategy, seen=seen)
-    idem = idempotency_signatures(scenario, lambda: _build(spec), result, strategy, seen=seen)
+    with Instances(spec, scenario, run_id) as instances:
+        strategy = instances.new("plain")
+        result = replay(scenario, strategy, seen=seen)
+        idem = idempotency_signatures(scenario, lambda: instances.new("twice"), result, strategy, seen=seen)
     attach_replays(result.outcomes, idem)  # self_recall also judges the reset and twice bundles
     for o in result.outcomes:
         buf.add_outcome(spec.label, spec.name, o)
@@ -86,16 +64,18 @@ def run_scenario(scenario: Scenario, spec: StrategySpec, buf: TableBuffer, seen:
 
 
 def run_shard(
-    scenarios: Sequence[Scenario], specs: Sequence[StrategySpec], progress: Progress | None = None
+    scenarios: Sequence[Scenario], specs: Sequence[StrategySpec], progress: Progress | None = None,
+    *, run_id: str = LOCAL_RUN,
 ) -> dict[str, pa.Table]:
-    """Every scenario through every spec; the tables of the shard."""
+    """Every scenario through every spec; the tables of the shard. `run_id` names the run in
+    every strategy instance's scope (`stores.protocol.Scope`)."""
     buf = TableBuffer()
     for s in scenarios:
         buf.add_events(s)
         seen = build_seen(s)
         probes = 0
         for spec in specs:
-            probes += run_scenario(s, spec, buf, seen)
+            probes += run_scenario(s, spec, buf, seen, run_id=run_id)
         if progress:
             progress(probes, 1)
     return buf.tables()
@@ -117,7 +97,8 @@ def make_shards(scenarios: Sequence[Scenario], shard_size: int = 25, workers: in
     return [(n, list(scenarios[i : i + size])) for n, i in enumerate(range(0, len(scenarios), size))]
 
 
-def run_shard_to_folder(index: int, scenarios: Sequence[Scenario], specs: Sequence[StrategySpec], folder: str) -> tuple[int, int]:
+def run_shard_to_folder(index: int, scenarios: Sequence[Scenario], specs: Sequence[StrategySpec], folder: str,
+                        run_id: str = LOCAL_RUN) -> tuple[int, int]:
     """A worker's job: run one shard, write its parts into the run's temporary folder.
 
     Returns (probes, scenarios) for progress; the tables themselves never travel back, so the
@@ -129,7 +110,7 @@ def run_shard_to_folder(index: int, scenarios: Sequence[Scenario], specs: Sequen
         nonlocal probes
         probes += p
 
-    write_parts(folder, index, run_shard(scenarios, specs, count))
+    write_parts(folder, index, run_shard(scenarios, specs, count, run_id=run_id))
     return probes, len(scenarios)
 
 
@@ -137,7 +118,7 @@ def _cost(shard: Shard) -> int:
     return sum(len(s.events) for s in shard[1])
 
 
-def _run_in_processes(shards: list[Shard], specs, folder: Path, progress: Progress, workers: int) -> None:
+def _run_in_processes(shards: list[Shard], specs, folder: Path, progress: Progress, workers: int, run_id: str) -> None:
     """Shards over a process pool (forkserver where available, else spawn); biggest shards first."""
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -154,7 +135,7 @@ def _run_in_processes(shards: list[Shard], specs, folder: Path, progress: Progre
             # keep a few shards queued per worker, not the whole suite, so memory stays bounded
             it = iter(order)
             for index, shard in it:
-                pending.add(pool.submit(run_shard_to_folder, index, shard, specs, str(folder)))
+                pending.add(pool.submit(run_shard_to_folder, index, shard, specs, str(folder), run_id))
                 if len(pending) >= workers * 3:
                     break
             while pending:
@@ -164,7 +145,7 @@ def _run_in_processes(shards: list[Shard], specs, folder: Path, progress: Progre
                     progress(p, n)
                     nxt = next(it, None)
                     if nxt is not None:
-                        pending.add(pool.submit(run_shard_to_folder, nxt[0], nxt[1], specs, str(folder)))
+                        pending.add(pool.submit(run_shard_to_folder, nxt[0], nxt[1], specs, str(folder), run_id))
         except BaseException:
             # Stop the workers before anything else: cancelling a future here while the pool's
             # manager thread later fails it as broken crashed that thread (InvalidStateError)
@@ -174,7 +155,8 @@ def _run_in_processes(shards: list[Shard], specs, folder: Path, progress: Progre
             raise
 
 
-def _run_on_dask(shards: list[Shard], specs, folder: Path, progress: Progress, workers: int, scheduler: str | None) -> None:
+def _run_on_dask(shards: list[Shard], specs, folder: Path, progress: Progress, workers: int, scheduler: str | None,
+                 run_id: str) -> None:
     """The same shard function on a dask.distributed cluster (an existing one at `scheduler`, else a LocalCluster).
 
     Workers write their parts straight into `folder`, so it must be on storage every worker
@@ -198,7 +180,7 @@ def _run_on_dask(shards: list[Shard], specs, folder: Path, progress: Progress, w
 
         def submit(shard: Shard):
             # keys name the shard for the dashboard; pure=False so a rerun really runs
-            return client.submit(run_shard_to_folder, shard[0], shard[1], specs, target,
+            return client.submit(run_shard_to_folder, shard[0], shard[1], specs, target, run_id,
                                  key=f"shard-{shard[0]:06d}-{Path(folder).name}", pure=False)
 
         # a few shards in flight per worker, not the whole suite at once
@@ -264,6 +246,7 @@ def execute(
     """
     started = datetime.now(timezone.utc)
     run_id = run_id or new_run_id(started)
+    secrets = [v for s in specs for v in s.secret_values()]  # what the manifest's command line must not show
     writer = RunWriter(out_dir, run_id)
     t0 = time.perf_counter()
     probes = 0
@@ -276,25 +259,26 @@ def execute(
 
         shards = make_shards(scenarios, shard_size, workers if executor == "process" else max(workers, 2))
         if executor == "dask":
-            _run_on_dask(shards, specs, writer.tmp, counting, workers, scheduler)
+            _run_on_dask(shards, specs, writer.tmp, counting, workers, scheduler, run_id)
         elif executor != "process":
             raise ValueError(f"unknown executor {executor!r} (known: process, dask)")
         elif workers > 1:
-            _run_in_processes(shards, specs, writer.tmp, counting, workers)
+            _run_in_processes(shards, specs, writer.tmp, counting, workers, run_id)
         else:
             for index, shard in shards:
-                write_parts(writer.tmp, index, run_shard(shard, specs, counting))
+                write_parts(writer.tmp, index, run_shard(shard, specs, counting, run_id=run_id))
         manifest = {
             "run_id": run_id,
             "started": started.isoformat(),
             "finished": datetime.now(timezone.utc).isoformat(),
             "package": "supportbench",
-            "command": command or " ".join(sys.argv),
+            "command": redact(command or " ".join(sys.argv), secrets),
             "seed": seed,
             "tokenizer": TOKENIZER_ID,
             "strategies": [
-                {"label": s.label, "name": s.name, "variant": s.variant, "overrides": dict(s.overrides),
-                 "params": _params(s), "params_hash": s.params_hash(), "capabilities": _capabilities(s)}
+                {"label": s.label, "name": s.name, "variant": s.variant, "overrides": s.public_overrides(),
+                 "params": public_params(s.params()), "params_hash": s.params_hash(), "capabilities": _capabilities(s),
+                 **({"secrets": s.secret_paths()} if s.secret_paths() else {})}
                 for s in specs
             ],
             "datasets": suite_identity(scenarios),
@@ -317,8 +301,3 @@ def _capabilities(spec: StrategySpec) -> list[str]:
     except Exception:
         return []
 
-
-def _params(spec: StrategySpec) -> dict[str, Any]:
-    from dataclasses import asdict
-
-    return asdict(spec.params())

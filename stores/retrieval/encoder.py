@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from stores.cache import cache_root
+
 # Nothing is downloaded at run time: the model hub is offline for this whole process, set
 # before sentence-transformers, transformers or huggingface_hub is imported (they read these
 # once, at import). An unknown model then fails at once instead of retrying the network.
@@ -39,12 +41,6 @@ COMPACT_AT = 64
 _MODELS: dict[str, object] = {}
 _ENCODERS: dict[tuple[str, str], "Encoder"] = {}
 _LOCK = threading.Lock()
-
-
-def cache_root() -> Path:
-    """`$SUPPORTBENCH_CACHE` or `./.cache/supportbench` (relative to the current folder)."""
-    env = os.environ.get("SUPPORTBENCH_CACHE")
-    return Path(env) if env else Path.cwd() / ".cache" / "supportbench"
 
 
 class ModelUnavailable(FileNotFoundError):

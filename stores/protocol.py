@@ -299,8 +299,9 @@ class Strategy(Protocol):
     Parameters: `Params` is a frozen dataclass with a default and a docstring per field; every
     value is written to the run manifest and hashed into `params_hash`, except secret fields,
     declared with `stores.params.secret(env="VAR")`: their value comes from the environment
-    variable when a spec does not give it, is shown as `<secret>` in the manifest, its labels
-    and `supportbench ls strategies`, and stays out of `params_hash` and baselines.
+    variable when a spec does not give it, is shown as `<secret>` in the manifest (its command
+    line included), labels and `supportbench ls strategies`, stays out of `params_hash` and
+    baselines, and is replaced by `<secret>` in the error messages the run writes.
     """
 
     name: ClassVar[str]

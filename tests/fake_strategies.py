@@ -80,6 +80,8 @@ class SecretParams(HistoryStuffingParams):
     """The service's key."""
     region: str = "eu"
     """A plain parameter beside it."""
+    echo_key: bool = False
+    """Fail every context request with an error message that quotes the key (as a careless client would)."""
 
 
 class NeedsKey(HistoryStuffing):
@@ -93,3 +95,8 @@ class NeedsKey(HistoryStuffing):
         super().__init__(params or SecretParams())
         if not self.params.api_key:
             raise RuntimeError("no api key")
+
+    def context(self, request: ContextRequest) -> Bundle:
+        if self.params.echo_key:
+            raise PermissionError(f"401 Unauthorized for Authorization: Bearer {self.params.api_key}")
+        return super().context(request)

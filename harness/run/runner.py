@@ -13,7 +13,7 @@ import itertools
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -26,7 +26,7 @@ from stores.tokens import TOKENIZER_ID
 
 from harness.criteria import describe as describe_criteria
 from harness.criteria import registry as criteria_registry
-from harness.criteria import score_probe, score_scenario
+from harness.criteria import Score, score_probe, score_scenario
 from harness.run.lifecycle import LOCAL_RUN, Instances
 from harness.run.replay import SeenItem, attach_replays, build_seen, idempotency_signatures, replay
 from harness.run.runstore import RunWriter, environment, new_run_id, write_parts
@@ -54,13 +54,28 @@ def run_scenario(scenario: Scenario, spec: StrategySpec, buf: TableBuffer, seen:
         result = replay(scenario, strategy, seen=seen)
         idem = idempotency_signatures(scenario, lambda: instances.new("twice"), result, strategy, seen=seen)
     attach_replays(result.outcomes, idem)  # self_recall also judges the reset and twice bundles
+    hide = _redactor(spec)
     for o in result.outcomes:
+        o.error, o.health_error, o.handoff_error = hide(o.error), hide(o.health_error), hide(o.handoff_error)
         buf.add_outcome(spec.label, spec.name, o)
-        buf.add_scores(spec.label, spec.name, scenario, o.probe.id, score_probe(o), groups)
+        buf.add_scores(spec.label, spec.name, scenario, o.probe.id, [_hidden(s, hide) for s in score_probe(o)], groups)
     buf.add_timeline(spec.label, scenario.id, result.timeline)
     extra = {"idempotency": idem, "observe_error": result.observe_error}
-    buf.add_scores(spec.label, spec.name, scenario, "", score_scenario(scenario, result.outcomes, extra), groups)
+    scored = [_hidden(s, hide) for s in score_scenario(scenario, result.outcomes, extra)]
+    buf.add_scores(spec.label, spec.name, scenario, "", scored, groups)
     return len(result.outcomes)
+
+
+def _redactor(spec: StrategySpec) -> Callable[[str | None], str | None]:
+    """What hides the spec's secret values in text the run writes (an error message quoting a
+    request, say); the identity for a spec without secrets."""
+    values = spec.secret_values()
+    return (lambda text: redact(text, values) if text else text) if values else (lambda text: text)
+
+
+def _hidden(s: Score, hide: Callable[[str | None], str | None]) -> Score:
+    text = hide(s.explanation)
+    return s if text == s.explanation else replace(s, explanation=text or "")
 
 
 def run_shard(

@@ -49,6 +49,15 @@ def test_a_secret_reaches_the_strategy_and_no_file_of_the_run_or_its_baseline(ne
     assert "api_key" not in load_baseline(out).strategies["needs_key"].params
 
 
+def test_an_error_message_that_quotes_the_secret_is_written_redacted(needs_key, tmp_path):
+    r = execute([outage_story()], [parse_spec("needs_key:echo_key=true")], tmp_path / "runs", command="test")
+    with Results(r.path) as res:
+        errors = res.df("SELECT error FROM probes")["error"]
+        why = res.df("SELECT explanation FROM scores WHERE status = 'error'")["explanation"]
+    assert len(why) and all("Bearer <secret>" in e for e in errors) and all("Bearer <secret>" in w for w in why)
+    assert files_holding(r.path, KEY_FROM_ENV) == []
+
+
 def test_the_check_accepts_a_baseline_approved_with_another_key(needs_key, tmp_path, monkeypatch):
     from harness.ci.check import check_run
 

@@ -24,6 +24,11 @@ import numpy as np
 
 _KEY = re.compile(r"^[a-z][a-z0-9_]*$")
 
+RESERVED = frozenset({"value", "cases", "mean", "strategy", "strategy_name", "criterion", "grp", "scenario", "n", "total",
+                      "passes", "pass_rate", "lo", "hi", "pass_lo", "pass_hi", "unsupported", "errors"})
+"""Names a metric's counts and columns may not take: the sums every metric gets, and the columns the
+aggregate already has."""
+
 
 @dataclass(frozen=True)
 class MetricColumn:
@@ -124,11 +129,10 @@ def check_metric(owner: str, m: Any) -> Metric:
     missing = [a for a in ("name", "headline", "columns", "counts", "summarize", "no_verdict") if not hasattr(m, a)]
     if missing:
         raise ValueError(f"criterion {owner!r}: metric {m!r} lacks {', '.join(missing)} (see harness.criteria.metrics.Metric)")
-    reserved = {"value", "cases", "mean"}
     for key in (*m.counts, *(c.key for c in m.columns)):
-        if not _KEY.match(key) or key in reserved:
+        if not _KEY.match(key) or key in RESERVED:
             raise ValueError(f"criterion {owner!r}: metric key {key!r} must be a lower-case identifier other than "
-                             f"{', '.join(sorted(reserved))}")
+                             f"{', '.join(sorted(RESERVED))}")
     return m
 
 

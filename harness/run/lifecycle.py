@@ -20,7 +20,7 @@ import shutil
 from typing import Any, Literal
 
 from stores.cache import cache_root
-from stores.protocol import CloseHook, OpenHook, Scope
+from stores.protocol import CloseHook, OpenHook, Scope, Strategy
 from stores.registry import StrategySpec, strategy_class
 
 from harness.format.model import Scenario
@@ -57,7 +57,7 @@ class Unavailable:
     the real class claims, the side door to gold aside)."""
 
     def __init__(self, spec: StrategySpec, why: str) -> None:
-        self.why = why
+        self.name, self.params, self.why = spec.name, None, why
         try:
             caps = strategy_class(spec.name).capabilities
         except Exception:
@@ -87,7 +87,7 @@ class Instances:
         self.spec, self.scenario, self.run_id = spec, scenario, run_id
         self.built: list[tuple[Any, Scope]] = []
 
-    def new(self, instance: Instance) -> Any:
+    def new(self, instance: Instance) -> Strategy:
         """A fresh instance, opened in its scope; a stand-in raising the reason if either failed."""
         scope = scope_for(self.run_id, self.spec, self.scenario, instance)
         try:

@@ -28,7 +28,7 @@ def test_a_secret_is_redacted_in_the_label_the_public_params_and_the_repr(needs_
     spec = parse_spec("needs_key:api_key=sk-given,region=us")
     assert spec.label == f"needs_key[api_key={SECRET},region=us]"
     assert spec.public_overrides() == {"api_key": SECRET, "region": "us"}
-    assert public_params(spec.params()) == {"include_resolutions": True, "api_key": SECRET, "region": "us"}
+    assert public_params(spec.params()) == {"include_resolutions": True, "api_key": SECRET, "region": "us", "echo_key": False}
     assert "sk-given" not in repr(spec.params())
     assert spec.secret_values() == ["sk-given"] and spec.secret_paths() == ["api_key"]
 

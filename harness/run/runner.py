@@ -263,6 +263,7 @@ def execute(
     run_id = run_id or new_run_id(started)
     secrets = [v for s in specs for v in s.secret_values()]  # what the manifest's command line must not show
     writer = RunWriter(out_dir, run_id)
+    run_id = writer.run_id  # the id the run is written under is the one every strategy scope is named by
     t0 = time.perf_counter()
     probes = 0
     try:

@@ -1,0 +1,1 @@
+"""Memory products reached over the network (Hindsight, ...): their HTTP clients and adapters."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from remote_env import runnable
 from store_events import at, forget, request, resolve, signal, turn, two_customer_history
 
 from stores.packing import header_for
@@ -10,10 +11,23 @@ from stores.registry import REGISTRY, strategy_class
 from stores.tokens import count_tokens
 
 NAMES = sorted(REGISTRY)
+_BUILT: list = []
+
+
+@pytest.fixture(autouse=True)
+def _close_built():
+    """Close every strategy a test built (a remote one deletes its collection or namespace)."""
+    yield
+    while _BUILT:
+        close = getattr(_BUILT.pop(), "close", None)
+        if callable(close):
+            close()
 
 
 def build(name):
+    runnable(name)  # a remote strategy needs its package or its server
     s = strategy_class(name)()
+    _BUILT.append(s)
     if "gold" in s.capabilities:  # the oracle, with an empty side door: it must still keep the contract
         ctx = s.context
         s.context = lambda req: (s.peek_gold({}), ctx(req))[1]

@@ -30,6 +30,7 @@ REGISTRY: dict[str, str] = {
     "embedding": "stores.retrieval.embedding:EmbeddingRetrieval",
     "session_aware": "stores.session.session_aware:SessionAware",
     "hybrid": "stores.session.hybrid:Hybrid",
+    "mem0": "stores.remote.mem0:Mem0",
     "statewave": "stores.remote.statewave:Statewave",
     "oracle": "stores.controls:Oracle",
     "empty": "stores.controls:Empty",

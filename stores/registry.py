@@ -31,6 +31,7 @@ REGISTRY: dict[str, str] = {
     "session_aware": "stores.session.session_aware:SessionAware",
     "hybrid": "stores.session.hybrid:Hybrid",
     "mem0": "stores.remote.mem0:Mem0",
+    "hindsight": "stores.remote.hindsight:Hindsight",
     "statewave": "stores.remote.statewave:Statewave",
     "oracle": "stores.controls:Oracle",
     "empty": "stores.controls:Empty",

@@ -17,7 +17,7 @@ def _scores(run: Path):
         r for part in sorted(run.glob("scores*/*.parquet")) for r in pq.read_table(part).to_pylist()]
 
 
-@pytest.mark.parametrize("name,variable", [("statewave", "STATEWAVE_URL")])
+@pytest.mark.parametrize("name,variable", [("statewave", "STATEWAVE_URL"), ("hindsight", "HINDSIGHT_URL")])
 def test_a_refused_connection_gives_error_rows_and_a_failing_check(name, variable, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv(variable, "http://127.0.0.1:9")  # the discard port: nothing listens, the connection is refused
     out = tmp_path / "runs"

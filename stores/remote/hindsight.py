@@ -1,0 +1,233 @@
+"""hindsight: the raw way teams use Hindsight, retain every turn and recall with the task.
+
+Over its HTTP API (`stores.remote.hindsight_client`, hindsight-api 1.1.0):
+
+- every turn and resolution record is an item of its session's document
+  (`document_id` = `<customer>:<session>`), tagged `customer:<id>`, with the simulated time as
+  its `timestamp` and our item id, session, speaker and kind as (string) metadata. Hindsight
+  replaces a document when it is retained again (recorded: same `document_id` -> one unit), so
+  a session's document is always retained whole: the items observed since the last read are
+  buffered and, before the next recall, every session that changed is retained again with all
+  its items, in one `POST .../memories` call;
+- a deletion request deletes the customer's documents; `reset()` deletes the bank;
+- a context request is one recall with the task, the customer's tag (`all_strict`: nothing
+  untagged, nothing of another customer), the budget as `max_tokens`, the strategy's recall
+  `budget` (`low` | `mid` | `high`) and the simulated `now` as `query_timestamp`.
+
+The receipt is the recall answer: every memory unit, in the server's order, mapped to our
+items through its metadata (or, when the server merged a session's items into one chunk, to
+every item of the document whose text the chunk holds), with its scores as components:
+`semantic` and `keyword` as the server reports them and `fusion`, what its rank fusion made of
+them (`final - semantic - keyword`), so they sum to the server's final score.
+
+The clock: unlike the other two products, Hindsight takes our time. Each item's `timestamp`
+is the simulated time of the turn (it becomes `mentioned_at`) and recall's `query_timestamp`
+is the probe's `now`, so its temporal scoring sees a March ticket as months older than a
+September one. (Recorded: `query_timestamp` ranks, it does not hide later memories; the
+replay never retains the future anyway.)
+
+Configuration: `HINDSIGHT_URL` (required) and `HINDSIGHT_API_KEY` (optional, a bearer token)
+from the environment, never parameters, so neither reaches a manifest. The bank is the
+instance's namespace.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import ClassVar
+
+import httpx
+
+from stores.memory import RESOLUTION_ROLE, render_line
+from stores.protocol import Bundle, ContextRequest, Event, Forget, Resolution, Turn
+from stores.remote.hindsight_client import HindsightClient, HindsightNotFound, RecallHit, RetainItem
+from stores.remote.receipt import CallLog, Hit, RemoteUnavailable, bundle_from_hits, one_line, stamp
+
+BUDGETS = ("low", "mid", "high")
+
+
+@dataclass(frozen=True)
+class HindsightParams:
+    """Parameters of `hindsight` (the server's address and key come from the environment)."""
+
+    budget: str = "mid"
+    """How much work one recall may spend: `low`, `mid` (the server's default) or `high`."""
+    timeout_s: float = 30.0
+    """Seconds to wait for one answer before the call counts as unavailable."""
+
+    def __post_init__(self) -> None:
+        if self.budget not in BUDGETS:
+            raise ValueError(f"budget must be one of {', '.join(BUDGETS)}, got {self.budget!r}")
+        if self.timeout_s <= 0:
+            raise ValueError("timeout_s must be > 0")
+
+
+@dataclass(frozen=True)
+class _Item:
+    """One of our items in a session document."""
+
+    item_id: str
+    speaker: str
+    kind: str
+    status: str
+    text: str
+    at: datetime
+
+
+def tag(subject: str) -> str:
+    """The tag that scopes a customer's memories."""
+    return f"customer:{subject}"
+
+
+class Hindsight:
+    """Hindsight over its HTTP API: a document per session, recall per probe (module docstring)."""
+
+    name: ClassVar[str] = "hindsight"
+    Params = HindsightParams
+    capabilities: ClassVar[frozenset[str]] = frozenset()
+
+    def __init__(self, params: HindsightParams | None = None, *, url: str | None = None, api_key: str | None = None,
+                 transport: httpx.BaseTransport | None = None, namespace: str | None = None) -> None:
+        self.params = params or HindsightParams()
+        url = url if url is not None else os.environ.get("HINDSIGHT_URL", "")
+        if not url:
+            raise RemoteUnavailable(
+                "hindsight needs a running Hindsight server: set HINDSIGHT_URL (e.g. http://127.0.0.1:8888); "
+                "the project's opt-in target starts one locally")
+        key = api_key if api_key is not None else os.environ.get("HINDSIGHT_API_KEY") or None
+        self.namespace = namespace or f"sb-{uuid.uuid4().hex[:12]}"
+        """The bank this instance writes to."""
+        self.calls = CallLog()
+        """Round trips made, per route."""
+        self._client = HindsightClient(url, api_key=key, transport=transport, timeout=self.params.timeout_s)
+        self._clear()
+
+    def _clear(self) -> None:
+        self._docs: dict[tuple[str, str], dict[str, _Item]] = {}  # (subject, session) -> our id -> item
+        self._retained: set[tuple[str, str]] = set()  # documents the server holds
+        self._dirty: list[tuple[str, str]] = []  # documents to retain again, in order of change
+
+    @staticmethod
+    def document_id(subject: str, session: str) -> str:
+        """The id of a session's document."""
+        return f"{subject}:{session}"
+
+    # -- events ---------------------------------------------------------------------------------
+    def observe(self, event: Event) -> None:
+        if isinstance(event, Turn):
+            self._put(event.subject, event.session, _Item(event.id, event.role, event.kind, "", event.text, event.at))
+        elif isinstance(event, Resolution):
+            # a resolution without a summary still says how the session ended (as for mem0)
+            text = event.summary or f"{event.status} (no summary)"
+            self._put(event.subject, event.session, _Item(event.id, RESOLUTION_ROLE, "message", event.status, text, event.at))
+        elif isinstance(event, Forget):
+            self._forget(event.subject)
+        else:
+            raise TypeError(f"unknown event type {type(event).__name__}")
+
+    def _put(self, subject: str, session: str, item: _Item) -> None:
+        key = (subject, session)
+        doc = self._docs.setdefault(key, {})
+        if doc.get(item.item_id) == item:
+            return  # delivered again: nothing changed
+        if item.speaker != RESOLUTION_ROLE and item.item_id in doc:
+            return  # a turn id is written once
+        doc[item.item_id] = item
+        if key not in self._dirty:
+            self._dirty.append(key)
+
+    def _flush(self) -> None:
+        """Write every changed session document whole, in one call (a stored one deleted first)."""
+        if not self._dirty:
+            return
+        keys, self._dirty = self._dirty, []
+        for key in keys:
+            if key in self._retained:
+                with self.calls.timed("DELETE /banks/{bank}/documents/{id}"):
+                    self._client.delete_document(self.namespace, self.document_id(*key))
+                self._retained.discard(key)
+        items = [self._retain_item(k, it) for k in keys for it in self._docs[k].values() if it.text.strip()]
+        if items:
+            with self.calls.timed("POST /banks/{bank}/memories"):
+                self._client.retain(self.namespace, items)
+        self._retained.update(keys)
+
+    def _retain_item(self, key: tuple[str, str], it: _Item) -> RetainItem:
+        subject, session = key
+        meta = {"item_id": it.item_id, "subject": subject, "session": session, "speaker": it.speaker, "kind": it.kind}
+        if it.status:
+            meta["status"] = it.status
+        return RetainItem(content=it.text, document_id=self.document_id(subject, session), timestamp=it.at,
+                          context=f"support session {session}", metadata=meta, tags=(tag(subject),))
+
+    def _forget(self, subject: str) -> None:
+        self._dirty = [k for k in self._dirty if k[0] != subject]
+        for key in [k for k in self._docs if k[0] == subject]:
+            if key in self._retained:
+                try:
+                    with self.calls.timed("DELETE /banks/{bank}/documents/{id}"):
+                        self._client.delete_document(self.namespace, self.document_id(*key))
+                except HindsightNotFound:
+                    pass  # never stored (every item was empty)
+                self._retained.discard(key)
+            del self._docs[key]
+
+    def reset(self) -> None:
+        """Delete the bank and forget what was sent."""
+        if self._retained:
+            try:
+                with self.calls.timed("DELETE /banks/{bank}"):
+                    self._client.delete_bank(self.namespace)
+            except HindsightNotFound:
+                pass
+        self._clear()
+
+    def close(self) -> None:
+        """Delete the bank and close the connection pool."""
+        try:
+            self.reset()
+        finally:
+            self._client.close()
+
+    # -- reads ----------------------------------------------------------------------------------
+    def context(self, request: ContextRequest) -> Bundle:
+        self._flush()
+        hits: list[RecallHit] = []
+        if any(k[0] == request.subject for k in self._retained):  # recall on a bank never written is a 404
+            with self.calls.timed("POST /banks/{bank}/memories/recall"):
+                hits = self._client.recall(self.namespace, request.task, tags=[tag(request.subject)],
+                                           tags_match="all_strict", max_tokens=max(request.budget_tokens, 1),
+                                           budget=self.params.budget, query_timestamp=request.now)  # type: ignore[arg-type]
+        by_doc = {self.document_id(*k): k for k in self._docs if k[0] == request.subject}
+        return bundle_from_hits(request, [self._hit(h, by_doc) for h in hits], request.subject)
+
+    def _hit(self, h: RecallHit, by_doc: dict[str, tuple[str, str]]) -> Hit:
+        key = by_doc.get(h.document_id or "")
+        doc = self._docs.get(key, {}) if key else {}
+        # the unit's text is the item's text verbatim (no LLM on the server): that decides first,
+        # then the metadata; a chunk holding several items cites each one whose text it holds
+        text = one_line(h.text)
+        named = h.metadata.get("item_id")
+        sources = [it for it in doc.values() if one_line(it.text) == text]
+        if not sources and named in doc:
+            sources = [doc[named]]
+        if not sources:
+            sources = [it for it in doc.values() if it.text.strip() and one_line(it.text) in text]
+        semantic = float(h.scores.get("semantic") or 0.0)
+        keyword = float(h.scores.get("keyword") or 0.0)
+        comps = {"semantic": semantic, "keyword": keyword, "fusion": h.score - semantic - keyword}
+        session = key[1] if key else ""
+        if len(sources) == 1:
+            s = sources[0]
+            line = render_line(s.speaker, s.kind, session, s.at, text, s.status)
+            item = s.item_id
+        elif sources:
+            line = f"[{stamp(max(s.at for s in sources))}] ({session}) session excerpt: {text}"
+            item = "+".join(s.item_id for s in sources)
+        else:
+            line = f"[{stamp(None)}] (hindsight) memory: {text}"
+            item = f"hindsight:{h.id}"
+        return Hit(item, line, comps, tuple(s.item_id for s in sources), session, h.id)

@@ -100,6 +100,13 @@ def _import_mem0():
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     try:
+        import transformers
+
+        # each instance loads the model (mem0 builds its own embedder): no progress bar each time
+        transformers.utils.logging.disable_progress_bar()
+    except ImportError:
+        pass
+    try:
         import mem0.memory.main as main
         import mem0.memory.telemetry as telemetry
         from mem0 import Memory

@@ -42,7 +42,7 @@ from typing import ClassVar
 import httpx
 
 from stores.memory import RESOLUTION_ROLE, render_line
-from stores.protocol import Bundle, ContextRequest, Event, Forget, Resolution, Turn
+from stores.protocol import Bundle, ContextRequest, Event, Forget, Resolution, Signal, Turn
 from stores.remote.hindsight_client import HindsightClient, HindsightNotFound, RecallHit, RetainItem
 from stores.remote.receipt import CallLog, Hit, RemoteUnavailable, bundle_from_hits, one_line, stamp
 
@@ -125,6 +125,8 @@ class Hindsight:
             self._put(event.subject, event.session, _Item(event.id, RESOLUTION_ROLE, "message", event.status, text, event.at))
         elif isinstance(event, Forget):
             self._forget(event.subject)
+        elif isinstance(event, Signal):
+            return  # a system signal is not a retrievable item; the product has no place for it
         else:
             raise TypeError(f"unknown event type {type(event).__name__}")
 

@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from stores.memory import RESOLUTION_ROLE, render_line
-from stores.protocol import Bundle, ContextRequest, Event, Forget, Resolution, Turn
+from stores.protocol import Bundle, ContextRequest, Event, Forget, Resolution, Signal, Turn
 from stores.remote.receipt import CallLog, Hit, bundle_from_hits, one_line
 
 PLACEHOLDER_KEY = "sk-placeholder-never-used"
@@ -186,6 +186,8 @@ class Mem0:
             if self._written.pop(event.subject, None) is not None:
                 with self.calls.timed("mem0.delete_all"):
                     self._memory.delete_all(user_id=event.subject)
+        elif isinstance(event, Signal):
+            return  # a system signal is not a retrievable item; the product has no place for it
         else:
             raise TypeError(f"unknown event type {type(event).__name__}")
 

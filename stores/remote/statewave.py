@@ -54,7 +54,7 @@ from typing import Any, ClassVar
 import httpx
 
 from stores.protocol import (Bundle, ContextRequest, Event, Forget, Handoff, HealthFactor, HealthReport, Resolution,
-                             Turn)
+                             Signal, Turn)
 from stores.remote.receipt import CallLog, Hit, RemoteUnavailable, bundle_from_hits, one_line, stamp
 from stores.remote.statewave_client import StatewaveClient, StatewaveServerError
 from stores.tokens import count_tokens
@@ -164,6 +164,8 @@ class Statewave:
             self._pending = [(t, e) for t, e in self._pending if t.subject != event.subject]
             self._flush()
             self._forget(event.subject)
+        elif isinstance(event, Signal):
+            return  # a system signal is not a retrievable item; the product has no place for it
         else:
             raise TypeError(f"unknown event type {type(event).__name__}")
 

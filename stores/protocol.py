@@ -285,6 +285,9 @@ class Strategy(Protocol):
       the `Scope` it must keep its memory under (namespace, cache folder, private work folder).
       A strategy that stores nothing outside its own objects ignores it. If `open` raises, every
       case the instance owed is an `error` row naming the exception (a service that is down).
+    - `call_counts()` (`CallCountsHook`), the round trips made to a service, per kind of call;
+      the runner asks each instance before closing it and writes the sums per strategy in the
+      run manifest (`strategies[].cost`).
     - `close()` (`CloseHook`), release what `open` acquired (connections, remote namespaces,
       files). The runner always calls it, exactly once per instance it built: after the
       scenario's replays, also when the strategy raised in `open`, `observe`, `context` or
@@ -357,10 +360,18 @@ class CloseHook(Protocol):
     def close(self) -> None: ...
 
 
+@runtime_checkable
+class CallCountsHook(Protocol):
+    """Optional: the round trips the instance made to its service so far, per kind of call,
+    as `{kind: {"calls": n, "seconds": s}}` (a remote strategy; the run manifest sums them)."""
+
+    def call_counts(self) -> dict[str, dict[str, float]]: ...
+
+
 CAPABILITIES: dict[str, type] = {"health": HealthCapability, "handoff": HandoffCapability, "gold": GoldCapability}
 """Each capability a strategy may claim, and the protocol that claim commits it to."""
 
-HOOKS: dict[str, type] = {"prepare": PrepareHook, "open": OpenHook, "close": CloseHook}
+HOOKS: dict[str, type] = {"prepare": PrepareHook, "open": OpenHook, "close": CloseHook, "call_counts": CallCountsHook}
 """Each optional hook, by method name, and its protocol."""
 
 
@@ -442,6 +453,7 @@ __all__ = [
     "PrepareHook",
     "OpenHook",
     "CloseHook",
+    "CallCountsHook",
     "CAPABILITIES",
     "HOOKS",
     "contract_problems",

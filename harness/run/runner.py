@@ -27,6 +27,7 @@ from stores.tokens import TOKENIZER_ID
 from harness.criteria import describe as describe_criteria
 from harness.criteria import registry as criteria_registry
 from harness.criteria import Score, score_probe, score_scenario
+from harness.run import costs as run_costs
 from harness.run.lifecycle import LOCAL_RUN, Instances
 from harness.run.replay import SeenItem, attach_replays, build_seen, idempotency_signatures, replay
 from harness.run.runstore import RunWriter, environment, new_run_id, write_parts
@@ -39,20 +40,25 @@ Progress = Callable[[int, int], None]
 
 
 def run_scenario(scenario: Scenario, spec: StrategySpec, buf: TableBuffer, seen: dict[str, SeenItem] | None = None,
-                 *, run_id: str = LOCAL_RUN) -> int:
+                 *, run_id: str = LOCAL_RUN, costs: run_costs.Costs | None = None) -> int:
     """Replay, check idempotency, score; add everything to `buf`. Returns the number of probes.
 
     `seen` (the scenario's items, from `build_seen`) is shared by every strategy and replay of
     the scenario; it is built here when not given. The strategy instances live in
     `harness.run.lifecycle.Instances`: each opened in its own scope (namespaced by `run_id`),
-    all closed once the replays are done, whatever raised.
+    all closed once the replays are done, whatever raised. With `costs`, the replays' wall time
+    and the instances' service calls are added to it (`harness.run.costs`).
     """
     groups = {k: c.group for k, c in criteria_registry().items()}
     seen = build_seen(scenario) if seen is None else seen
+    t0 = time.perf_counter()
     with Instances(spec, scenario, run_id) as instances:
         strategy = instances.new("plain")
         result = replay(scenario, strategy, seen=seen)
         idem = idempotency_signatures(scenario, lambda: instances.new("twice"), result, strategy, seen=seen)
+        calls = run_costs.service_calls(s for s, _ in instances.built)
+    if costs is not None:
+        run_costs.add(costs, spec.label, time.perf_counter() - t0, calls)
     attach_replays(result.outcomes, idem)  # self_recall also judges the reset and twice bundles
     hide = _redactor(spec)
     for o in result.outcomes:
@@ -80,17 +86,18 @@ def _hidden(s: Score, hide: Callable[[str | None], str | None]) -> Score:
 
 def run_shard(
     scenarios: Sequence[Scenario], specs: Sequence[StrategySpec], progress: Progress | None = None,
-    *, run_id: str = LOCAL_RUN,
+    *, run_id: str = LOCAL_RUN, costs: run_costs.Costs | None = None,
 ) -> dict[str, pa.Table]:
     """Every scenario through every spec; the tables of the shard. `run_id` names the run in
-    every strategy instance's scope (`stores.protocol.Scope`)."""
+    every strategy instance's scope (`stores.protocol.Scope`); `costs`, when given, gathers what
+    each strategy cost (`harness.run.costs`)."""
     buf = TableBuffer()
     for s in scenarios:
         buf.add_events(s)
         seen = build_seen(s)
         probes = 0
         for spec in specs:
-            probes += run_scenario(s, spec, buf, seen, run_id=run_id)
+            probes += run_scenario(s, spec, buf, seen, run_id=run_id, costs=costs)
         if progress:
             progress(probes, 1)
     return buf.tables()
@@ -125,7 +132,9 @@ def run_shard_to_folder(index: int, scenarios: Sequence[Scenario], specs: Sequen
         nonlocal probes
         probes += p
 
-    write_parts(folder, index, run_shard(scenarios, specs, count, run_id=run_id))
+    costs: run_costs.Costs = {}
+    write_parts(folder, index, run_shard(scenarios, specs, count, run_id=run_id, costs=costs))
+    run_costs.write_shard(folder, index, costs)
     return probes, len(scenarios)
 
 
@@ -282,7 +291,10 @@ def execute(
             _run_in_processes(shards, specs, writer.tmp, counting, workers, run_id)
         else:
             for index, shard in shards:
-                write_parts(writer.tmp, index, run_shard(shard, specs, counting, run_id=run_id))
+                shard_costs: run_costs.Costs = {}
+                write_parts(writer.tmp, index, run_shard(shard, specs, counting, run_id=run_id, costs=shard_costs))
+                run_costs.write_shard(writer.tmp, index, shard_costs)
+        spent = run_costs.collect(writer.tmp)
         manifest = {
             "run_id": run_id,
             "started": started.isoformat(),
@@ -294,7 +306,8 @@ def execute(
             "strategies": [
                 {"label": s.label, "name": s.name, "variant": s.variant, "overrides": s.public_overrides(),
                  "params": public_params(s.params()), "params_hash": s.params_hash(), "capabilities": _capabilities(s),
-                 **({"secrets": s.secret_paths()} if s.secret_paths() else {})}
+                 **({"secrets": s.secret_paths()} if s.secret_paths() else {}),
+                 "cost": run_costs.manifest_entry(spent, s.label)}
                 for s in specs
             ],
             "datasets": suite_identity(scenarios),

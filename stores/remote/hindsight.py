@@ -26,24 +26,27 @@ is the probe's `now`, so its temporal scoring sees a March ticket as months olde
 September one. (Recorded: `query_timestamp` ranks, it does not hide later memories; the
 replay never retains the future anyway.)
 
-Configuration: `HINDSIGHT_URL` (required) and `HINDSIGHT_API_KEY` (optional, a bearer token)
-from the environment, never parameters, so neither reaches a manifest. The bank is the
-instance's namespace.
+Configuration: `url` and `api_key` are secret params, read from `HINDSIGHT_URL` (required) and
+`HINDSIGHT_API_KEY` (optional, a bearer token): shown as `<secret>` in a manifest, never hashed
+into a baseline. The bank is the instance's namespace (its `Scope`, given through `open`), so
+replays, shards and runs never share one; `close()` deletes it.
 """
 
 from __future__ import annotations
 
 import os
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import ClassVar
+from typing import ClassVar, Iterator
 
 import httpx
 
 from stores.memory import RESOLUTION_ROLE, render_line
-from stores.protocol import Bundle, ContextRequest, Event, Forget, Resolution, Signal, Turn
-from stores.remote.hindsight_client import HindsightClient, HindsightNotFound, RecallHit, RetainItem
+from stores.params import secret, with_environment
+from stores.protocol import Bundle, ContextRequest, Event, Forget, Resolution, Scope, Signal, Turn
+from stores.remote.hindsight_client import HindsightClient, HindsightNotFound, HindsightUnavailable, RecallHit, RetainItem
 from stores.remote.receipt import CallLog, Hit, RemoteUnavailable, bundle_from_hits, one_line, stamp
 
 BUDGETS = ("low", "mid", "high")
@@ -51,8 +54,12 @@ BUDGETS = ("low", "mid", "high")
 
 @dataclass(frozen=True)
 class HindsightParams:
-    """Parameters of `hindsight` (the server's address and key come from the environment)."""
+    """Parameters of `hindsight`; the server's address and key are secrets read from the environment."""
 
+    url: str = secret(env="HINDSIGHT_URL")
+    """The Hindsight server, e.g. `http://127.0.0.1:8888` (`$HINDSIGHT_URL`; never written to a manifest)."""
+    api_key: str = secret(env="HINDSIGHT_API_KEY")
+    """Its API key, sent as a bearer token (`$HINDSIGHT_API_KEY`; optional)."""
     budget: str = "mid"
     """How much work one recall may spend: `low`, `mid` (the server's default) or `high`."""
     timeout_s: float = 30.0
@@ -89,21 +96,48 @@ class Hindsight:
     Params = HindsightParams
     capabilities: ClassVar[frozenset[str]] = frozenset()
 
-    def __init__(self, params: HindsightParams | None = None, *, url: str | None = None, api_key: str | None = None,
-                 transport: httpx.BaseTransport | None = None, namespace: str | None = None) -> None:
-        self.params = params or HindsightParams()
-        url = url if url is not None else os.environ.get("HINDSIGHT_URL", "")
-        if not url:
-            raise RemoteUnavailable(
-                "hindsight needs a running Hindsight server: set HINDSIGHT_URL (e.g. http://127.0.0.1:8888); "
-                "the project's opt-in target starts one locally")
-        key = api_key if api_key is not None else os.environ.get("HINDSIGHT_API_KEY") or None
+    def __init__(self, params: HindsightParams | None = None, *, transport: httpx.BaseTransport | None = None,
+                 namespace: str | None = None) -> None:
+        # built by the registry, the secrets are already read; built by hand, read them here
+        self.params = params if params is not None else with_environment(HindsightParams(), set(), dict(os.environ))
         self.namespace = namespace or f"sb-{uuid.uuid4().hex[:12]}"
-        """The bank this instance writes to."""
+        """The bank this instance writes to; the harness gives each instance its own through `open(scope)`."""
         self.calls = CallLog()
         """Round trips made, per route."""
-        self._client = HindsightClient(url, api_key=key, transport=transport, timeout=self.params.timeout_s)
+        self._transport = transport
+        self._http: HindsightClient | None = None
         self._clear()
+
+    @property
+    def _client(self) -> HindsightClient:
+        """The HTTP client, made on first use; without a server address the error says what to set."""
+        if self._http is None:
+            if not self.params.url:
+                raise RemoteUnavailable(
+                    "hindsight needs a running Hindsight server: set HINDSIGHT_URL (e.g. http://127.0.0.1:8888); "
+                    "the project's opt-in target starts one locally")
+            self._http = HindsightClient(self.params.url, api_key=self.params.api_key or None,
+                                         transport=self._transport, timeout=self.params.timeout_s)
+        return self._http
+
+    def open(self, scope: Scope) -> None:
+        """Write to the bank named after the instance's namespace."""
+        if self._retained or self._dirty:
+            raise RuntimeError("hindsight: open(scope) after events were observed")
+        self.namespace = scope.namespace
+        # a server that is down or not configured fails here, once, naming itself: every case
+        # of the instance becomes an error row saying why
+        with self._round_trip("GET /health"):
+            self._client.health()
+
+    @contextmanager
+    def _round_trip(self, kind: str) -> Iterator[None]:
+        """Count and time one call; a server that does not answer says which variable to check."""
+        with self.calls.timed(kind):
+            try:
+                yield
+            except HindsightUnavailable as e:
+                raise RemoteUnavailable(f"{e}; is the server running and HINDSIGHT_URL right?") from None
 
     def _clear(self) -> None:
         self._docs: dict[tuple[str, str], dict[str, _Item]] = {}  # (subject, session) -> our id -> item
@@ -114,6 +148,10 @@ class Hindsight:
     def document_id(subject: str, session: str) -> str:
         """The id of a session's document."""
         return f"{subject}:{session}"
+
+    def call_counts(self) -> dict[str, dict[str, float]]:
+        """Calls made so far, per kind, with their wall seconds (for the run manifest)."""
+        return self.calls.as_dict()
 
     # -- events ---------------------------------------------------------------------------------
     def observe(self, event: Event) -> None:
@@ -148,12 +186,12 @@ class Hindsight:
         keys, self._dirty = self._dirty, []
         for key in keys:
             if key in self._retained:
-                with self.calls.timed("DELETE /banks/{bank}/documents/{id}"):
+                with self._round_trip("DELETE /banks/{bank}/documents/{id}"):
                     self._client.delete_document(self.namespace, self.document_id(*key))
                 self._retained.discard(key)
         items = [self._retain_item(k, it) for k in keys for it in self._docs[k].values() if it.text.strip()]
         if items:
-            with self.calls.timed("POST /banks/{bank}/memories"):
+            with self._round_trip("POST /banks/{bank}/memories"):
                 self._client.retain(self.namespace, items)
         self._retained.update(keys)
 
@@ -170,7 +208,7 @@ class Hindsight:
         for key in [k for k in self._docs if k[0] == subject]:
             if key in self._retained:
                 try:
-                    with self.calls.timed("DELETE /banks/{bank}/documents/{id}"):
+                    with self._round_trip("DELETE /banks/{bank}/documents/{id}"):
                         self._client.delete_document(self.namespace, self.document_id(*key))
                 except HindsightNotFound:
                     pass  # never stored (every item was empty)
@@ -181,7 +219,7 @@ class Hindsight:
         """Delete the bank and forget what was sent."""
         if self._retained:
             try:
-                with self.calls.timed("DELETE /banks/{bank}"):
+                with self._round_trip("DELETE /banks/{bank}"):
                     self._client.delete_bank(self.namespace)
             except HindsightNotFound:
                 pass
@@ -192,14 +230,15 @@ class Hindsight:
         try:
             self.reset()
         finally:
-            self._client.close()
+            if self._http is not None:
+                self._http.close()
 
     # -- reads ----------------------------------------------------------------------------------
     def context(self, request: ContextRequest) -> Bundle:
         self._flush()
         hits: list[RecallHit] = []
         if any(k[0] == request.subject for k in self._retained):  # recall on a bank never written is a 404
-            with self.calls.timed("POST /banks/{bank}/memories/recall"):
+            with self._round_trip("POST /banks/{bank}/memories/recall"):
                 hits = self._client.recall(self.namespace, request.task, tags=[tag(request.subject)],
                                            tags_match="all_strict", max_tokens=max(request.budget_tokens, 1),
                                            budget=self.params.budget, query_timestamp=request.now)  # type: ignore[arg-type]

@@ -2,9 +2,11 @@
 
 Each strategy instance builds one `mem0.Memory` with `Memory.from_config`: the huggingface
 embedder pointed at the packaged all-MiniLM-L6-v2 folder, a local on-disk qdrant collection
-named after the instance's namespace under the project's cache (`<cache>/mem0/<namespace>/`,
-`$SUPPORTBENCH_CACHE` or `./.cache/supportbench`), its history database beside it and mem0's
-home folder (`MEM0_DIR`) at `<cache>/mem0/home`. Telemetry is off (`MEM0_TELEMETRY=False`,
+named after the instance's namespace in the instance's private work folder (its `Scope`, given
+through `open`, under the project's cache: `$SUPPORTBENCH_CACHE` or `./.cache/supportbench`),
+its history database beside it, and mem0's home folder (`MEM0_DIR`) in the strategy's shared
+cache folder (`<cache>/strategies/mem0/home`). `close()` closes both databases and removes the
+folder. Telemetry is off (`MEM0_TELEMETRY=False`,
 checked after import) and the model hub offline (`HF_HUB_OFFLINE=1`, `TRANSFORMERS_OFFLINE=1`).
 
 mem0's constructor insists on an LLM, so it gets an OpenAI client with a placeholder key
@@ -55,7 +57,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from stores.memory import RESOLUTION_ROLE, render_line
-from stores.protocol import Bundle, ContextRequest, Event, Forget, Resolution, Signal, Turn
+from stores.protocol import Bundle, ContextRequest, Event, Forget, Resolution, Scope, Signal, Turn
 from stores.remote.receipt import CallLog, Hit, bundle_from_hits, one_line
 
 PLACEHOLDER_KEY = "sk-placeholder-never-used"
@@ -85,15 +87,16 @@ class Mem0Params:
 
 
 def cache_dir() -> Path:
-    """`<cache>/mem0`, where every instance's collection and mem0's home live."""
-    from stores.retrieval.encoder import cache_root
+    """`<cache>/strategies/mem0`: mem0's home, and the collections of instances run outside the
+    harness (the harness gives each instance a private work folder of its own)."""
+    from stores.cache import cache_root
 
-    return cache_root() / "mem0"
+    return cache_root() / "strategies" / "mem0"
 
 
-def _import_mem0():
-    """`mem0.Memory`, imported offline with telemetry off (the flags are read at import time)."""
-    home = cache_dir() / "home"
+def _import_mem0(home: Path):
+    """`mem0.Memory`, imported offline with telemetry off (the flags are read at import time, so
+    the first import in a process decides mem0's home folder)."""
     home.mkdir(parents=True, exist_ok=True)
     os.environ["MEM0_TELEMETRY"] = "False"
     os.environ["MEM0_DIR"] = str(home)
@@ -161,20 +164,44 @@ class Mem0:
     def __init__(self, params: Mem0Params | None = None, *, namespace: str | None = None) -> None:
         self.params = params or Mem0Params()
         self.namespace = namespace or f"sb-{uuid.uuid4().hex[:12]}"
-        """The instance's qdrant collection and folder name."""
+        """The instance's qdrant collection name; the harness gives each instance its own through `open(scope)`."""
+        self.folder = cache_dir() / self.namespace
+        """Where the instance's collection and history live (the scope's work folder under the harness)."""
         self.calls = CallLog()
         """mem0 calls made, per method."""
-        Memory = _import_mem0()
+        self._memory = None
+        self._own_folder = True
+        self._written: dict[str, dict[str, _Written]] = {}  # subject -> our item id -> what we wrote
+
+    def open(self, scope: Scope) -> None:
+        """Build mem0 in the instance's scope: its namespace names the collection, its private work
+        folder holds it, mem0's home goes to the strategy's shared cache folder."""
+        if self._memory is not None:
+            raise RuntimeError("mem0: open(scope) after mem0 was built")
+        self.namespace, self.folder, self._own_folder = scope.namespace, scope.work_dir, False
+        self._build(scope.cache_dir / "home")
+
+    def _build(self, home: Path) -> None:
+        Memory = _import_mem0(home)
         import torch
 
         # one intra-op thread per process unless told otherwise (as for the embedding strategy)
         torch.set_num_threads(int(os.environ.get("SUPPORTBENCH_TORCH_THREADS", "1")))
-        self.folder = cache_dir() / self.namespace
         self.folder.mkdir(parents=True, exist_ok=True)
         with self.calls.timed("mem0.Memory.from_config"):
             self._memory = Memory.from_config(mem0_config(self.folder, self.namespace))
         _cache_vectors(self._memory.embedding_model)
-        self._written: dict[str, dict[str, _Written]] = {}  # subject -> our item id -> what we wrote
+
+    @property
+    def memory(self):
+        """The `mem0.Memory` (built on first use when no scope was given)."""
+        if self._memory is None:
+            self._build(cache_dir() / "home")
+        return self._memory
+
+    def call_counts(self) -> dict[str, dict[str, float]]:
+        """Calls made so far, per kind, with their wall seconds (for the run manifest)."""
+        return self.calls.as_dict()
 
     # -- events ---------------------------------------------------------------------------------
     def observe(self, event: Event) -> None:
@@ -185,7 +212,7 @@ class Mem0:
         elif isinstance(event, Forget):
             if self._written.pop(event.subject, None) is not None:
                 with self.calls.timed("mem0.delete_all"):
-                    self._memory.delete_all(user_id=event.subject)
+                    self.memory.delete_all(user_id=event.subject)
         elif isinstance(event, Signal):
             return  # a system signal is not a retrievable item; the product has no place for it
         else:
@@ -198,7 +225,7 @@ class Mem0:
         meta = {"item_id": t.id, "session": t.session, "speaker": t.role, "kind": t.kind, "at": t.at.isoformat()}
         message = {"role": "user" if t.role == "customer" else "assistant", "content": t.text}
         with self.calls.timed("mem0.add"):
-            out = self._memory.add([message], user_id=t.subject, metadata=meta, infer=False)
+            out = self.memory.add([message], user_id=t.subject, metadata=meta, infer=False)
         written[t.id] = _Written(_only_id(out, t.id), t.text, "")
 
     def _add_resolution(self, r: Resolution) -> None:
@@ -211,28 +238,31 @@ class Mem0:
                 "status": r.status, "at": r.at.isoformat()}
         if before is None:
             with self.calls.timed("mem0.add"):
-                out = self._memory.add([{"role": "assistant", "content": content}], user_id=r.subject, metadata=meta,
+                out = self.memory.add([{"role": "assistant", "content": content}], user_id=r.subject, metadata=meta,
                                        infer=False)
             written[r.id] = _Written(_only_id(out, r.id), content, r.status)
         else:
             with self.calls.timed("mem0.update"):
-                self._memory.update(before.memory_id, text=content, metadata=meta)
+                self.memory.update(before.memory_id, text=content, metadata=meta)
             written[r.id] = _Written(before.memory_id, content, r.status)
 
     def reset(self) -> None:
         """mem0's own `reset()`: the collection and the history database, emptied."""
         with self.calls.timed("mem0.reset"):
-            self._memory.reset()
+            self.memory.reset()
         self._written.clear()
 
     def close(self) -> None:
-        """Close mem0's databases and delete this instance's folder."""
+        """Close mem0's databases and delete this instance's folder (under the harness, the scope's
+        work folder, which the harness removes too)."""
         try:
-            self._memory.close()
-            client = getattr(getattr(self._memory, "vector_store", None), "client", None)
-            if client is not None:
-                client.close()
+            if self._memory is not None:
+                self._memory.close()
+                client = getattr(getattr(self._memory, "vector_store", None), "client", None)
+                if client is not None:
+                    client.close()
         finally:
+            self._memory = None
             shutil.rmtree(self.folder, ignore_errors=True)
 
     # -- reads ----------------------------------------------------------------------------------
@@ -241,7 +271,7 @@ class Mem0:
         # mem0 refuses an empty query; an empty task gets an empty answer
         if request.task.strip() and self._written.get(request.subject):
             with self.calls.timed("mem0.search"):
-                out = self._memory.search(request.task, filters={"user_id": request.subject}, top_k=self.params.top_k,
+                out = self.memory.search(request.task, filters={"user_id": request.subject}, top_k=self.params.top_k,
                                           threshold=self.params.threshold, explain=True)
             results = list(out.get("results") or [])
         known = self._written.get(request.subject, {})

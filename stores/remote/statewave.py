@@ -35,12 +35,13 @@ The server's re-posted resolution bug: re-posting a resolution for a (subject, s
 already has one answers 500 although the row was updated (recorded against 0.7.1). The
 strategy never hides a 500 blindly: after a 500 on a re-post it reads the subject's
 resolutions back and accepts the write only if that session's row now holds the status and
-summary it sent (counted as `resolution_500_verified` in the call log); otherwise the error
-stands.
+summary it sent (counted in `verified_500`); otherwise the error stands.
 
-Configuration: `STATEWAVE_URL` (required) and `STATEWAVE_API_KEY` (optional, sent as
-`X-API-Key`) from the environment; neither is a parameter, so neither reaches a manifest.
-Subjects are prefixed with the strategy's namespace, so replays never see each other's data.
+Configuration: `url` and `api_key` are secret params, read from `STATEWAVE_URL` (required)
+and `STATEWAVE_API_KEY` (optional, sent as `X-API-Key`): shown as `<secret>` in a manifest,
+never hashed into a baseline. Subjects are prefixed with the instance's namespace (its
+`Scope`, given through `open`), so replays, shards and runs never see each other's data;
+`close()` deletes every subject the instance wrote.
 """
 
 from __future__ import annotations
@@ -53,8 +54,9 @@ from typing import Any, ClassVar
 
 import httpx
 
+from stores.params import secret, with_environment
 from stores.protocol import (Bundle, ContextRequest, Event, Forget, Handoff, HealthFactor, HealthReport, Resolution,
-                             Signal, Turn)
+                             Scope, Signal, Turn)
 from stores.remote.receipt import CallLog, Hit, RemoteUnavailable, bundle_from_hits, one_line, stamp
 from stores.remote.statewave_client import StatewaveClient, StatewaveServerError
 from stores.tokens import count_tokens
@@ -73,8 +75,12 @@ HANDOFF_HEADINGS = (
 
 @dataclass(frozen=True)
 class StatewaveParams:
-    """Parameters of `statewave` (the server's address and key come from the environment)."""
+    """Parameters of `statewave`; the server's address and key are secrets read from the environment."""
 
+    url: str = secret(env="STATEWAVE_URL")
+    """The Statewave server, e.g. `http://127.0.0.1:8100` (`$STATEWAVE_URL`; never written to a manifest)."""
+    api_key: str = secret(env="STATEWAVE_API_KEY")
+    """Its API key, sent as `X-API-Key` (`$STATEWAVE_API_KEY`; optional)."""
     compile_before_context: bool = True
     """Compile the customer's new episodes before each context request (the write-up's loop)."""
     handoff_reason: str = "escalation"
@@ -107,21 +113,42 @@ class Statewave:
     Params = StatewaveParams
     capabilities: ClassVar[frozenset[str]] = frozenset({"health", "handoff"})
 
-    def __init__(self, params: StatewaveParams | None = None, *, url: str | None = None, api_key: str | None = None,
-                 transport: httpx.BaseTransport | None = None, namespace: str | None = None) -> None:
-        self.params = params or StatewaveParams()
-        url = url if url is not None else os.environ.get("STATEWAVE_URL", "")
-        if not url:
-            raise RemoteUnavailable(
-                "statewave needs a running Statewave server: set STATEWAVE_URL (e.g. http://127.0.0.1:8100); "
-                "the server is not installable from a package registry, so none is started for you")
-        key = api_key if api_key is not None else os.environ.get("STATEWAVE_API_KEY") or None
+    def __init__(self, params: StatewaveParams | None = None, *, transport: httpx.BaseTransport | None = None,
+                 namespace: str | None = None) -> None:
+        # built by the registry, the secrets are already read; built by hand, read them here
+        self.params = params if params is not None else with_environment(StatewaveParams(), set(), dict(os.environ))
         self.namespace = namespace if namespace is not None else f"sb-{uuid.uuid4().hex[:12]}"
-        """Prefix of every subject id this instance writes (`<namespace>:<subject>`; empty: none)."""
+        """Prefix of every subject id this instance writes (`<namespace>:<subject>`; empty: none);
+        the harness gives each instance its own through `open(scope)`."""
         self.calls = CallLog()
         """Round trips made, per route."""
-        self._client = StatewaveClient(url, api_key=key, transport=transport, timeout=self.params.timeout_s)
+        self.verified_500 = 0
+        """Re-posted resolutions answered 500 and accepted because reading back showed the row updated."""
+        self._transport = transport
+        self._http: StatewaveClient | None = None
         self._clear()
+
+    @property
+    def _client(self) -> StatewaveClient:
+        """The HTTP client, made on first use; without a server address the error says what to set."""
+        if self._http is None:
+            if not self.params.url:
+                raise RemoteUnavailable(
+                    "statewave needs a running Statewave server: set STATEWAVE_URL (e.g. http://127.0.0.1:8100); "
+                    "the server is not installable from a package registry, so none is started for you")
+            self._http = StatewaveClient(self.params.url, api_key=self.params.api_key or None,
+                                         transport=self._transport, timeout=self.params.timeout_s)
+        return self._http
+
+    def open(self, scope: Scope) -> None:
+        """Write under the instance's namespace (subject ids `<namespace>:<subject>`)."""
+        if self._written or self._pending:
+            raise RuntimeError("statewave: open(scope) after events were observed")
+        self.namespace = scope.namespace
+        # a server that is down or not configured fails here, once, naming itself: every case
+        # of the instance becomes an error row saying why
+        with self.calls.timed("GET /healthz"):
+            self._client.healthz()
 
     # -- state ----------------------------------------------------------------------------------
     def _clear(self) -> None:
@@ -147,6 +174,10 @@ class Statewave:
 
     def _touch(self, subject: str) -> None:
         self._version[subject] = self._version.get(subject, 0) + 1
+
+    def call_counts(self) -> dict[str, dict[str, float]]:
+        """Calls made so far, per kind, with their wall seconds (for the run manifest)."""
+        return self.calls.as_dict()
 
     # -- events ---------------------------------------------------------------------------------
     def observe(self, event: Event) -> None:
@@ -219,7 +250,7 @@ class Statewave:
             if row.get("session_id") == r.session and row.get("status") == r.status and \
                     (row.get("resolution_summary") or "") == (r.summary or ""):
                 self._resolution_ids[str(row.get("id"))] = r.id
-                self.calls.calls["resolution_500_verified"] = self.calls.calls.get("resolution_500_verified", 0) + 1
+                self.verified_500 += 1
                 return True
         return False
 
@@ -248,7 +279,8 @@ class Statewave:
         try:
             self.reset()
         finally:
-            self._client.close()
+            if self._http is not None:
+                self._http.close()
 
     # -- reads ----------------------------------------------------------------------------------
     def _compile(self, subject: str) -> None:

@@ -14,8 +14,7 @@ from hindsight_wire import pair
 from remote_env import need_server
 
 from stores.protocol import ContextRequest, Forget, Resolution, Turn
-from stores.remote.hindsight import Hindsight
-from stores.remote.hindsight_client import HindsightUnavailable
+from stores.remote.hindsight import Hindsight, HindsightParams
 from stores.remote.receipt import RemoteUnavailable
 from stores.tokens import count_tokens
 
@@ -75,7 +74,7 @@ def req(task="router problem", budget=256, minutes=30):
 
 
 def strategy(server: Server) -> Hindsight:
-    return Hindsight(url="http://hindsight.test", transport=server.transport, namespace="bank7")
+    return Hindsight(HindsightParams(url="http://hindsight.test"), transport=server.transport, namespace="bank7")
 
 
 def test_a_session_is_one_document_retained_before_the_recall_with_the_simulated_time():
@@ -183,22 +182,27 @@ def test_every_request_is_valid_for_the_servers_schema_and_non_strings_are_not_s
     valid("RecallRequest", pair("28")["request"]["json"])
 
 
-def test_without_a_url_the_strategy_says_what_to_set(monkeypatch):
+def test_without_a_url_opening_the_strategy_says_what_to_set(monkeypatch, tmp_path):
+    from stores.protocol import Scope
+
     monkeypatch.delenv("HINDSIGHT_URL", raising=False)
+    s = Hindsight()  # built (a registry lists it), but it cannot open
     with pytest.raises(RemoteUnavailable, match="set HINDSIGHT_URL"):
-        Hindsight()
+        s.open(Scope(namespace="sb-0", run_id="r", strategy="hindsight", suite="t", scenario="x", instance="plain",
+                     cache_dir=tmp_path, work_dir=tmp_path))
+    s.close()
 
 
 def test_a_refused_connection_is_a_clear_error_naming_the_server():
-    s = Hindsight(url="http://127.0.0.1:9", namespace="bank7")
+    s = Hindsight(HindsightParams(url="http://127.0.0.1:9"), namespace="bank7")
     s.observe(t("d-1", REPORT, 0))
-    with pytest.raises(HindsightUnavailable, match="no answer from http://127.0.0.1:9"):
+    with pytest.raises(RemoteUnavailable, match="no answer from http://127.0.0.1:9 .*HINDSIGHT_URL"):
         s.context(req())
 
 
 def test_live_server_keeps_customers_apart():
     url = need_server("hindsight")
-    s = Hindsight(url=url)
+    s = Hindsight(HindsightParams(url=url))
     try:
         s.observe(t("d-1", REPORT, 0))
         s.observe(Turn("o-1", "cust-omar", "T-2002", "customer", "message",
@@ -209,3 +213,20 @@ def test_live_server_keeps_customers_apart():
         assert [c.source_ids for c in other.candidates] == [("o-1",)]
     finally:
         s.close()
+
+
+def test_open_names_the_bank_after_the_scope_and_close_deletes_it(tmp_path):
+    from stores.protocol import Scope
+
+    ns = "sb-0123456789abcdef0123"
+    bank = f"/v1/default/banks/{ns}"
+    server = Server(("GET", "/health", pair("02")["response"]["json"]),
+                    ("POST", f"{bank}/memories", RETAINED), ("POST", f"{bank}/memories/recall", {"results": []}),
+                    ("DELETE", bank, pair("20")["response"]["json"]))
+    s = Hindsight(HindsightParams(url="http://hindsight.test"), transport=server.transport)
+    s.open(Scope(namespace=ns, run_id="r", strategy="hindsight", suite="t", scenario="x", instance="twice",
+                 cache_dir=tmp_path / "cache", work_dir=tmp_path / "work"))
+    s.observe(t("d-1", REPORT, 0))
+    s.context(req())
+    s.close()
+    assert server.answers == []

@@ -90,7 +90,7 @@ def test_the_llm_trap_would_catch_a_call(llm_requests):
     s = build()
     try:
         with pytest.raises(Exception):
-            s._memory.llm.generate_response(messages=[{"role": "user", "content": "hi"}])
+            s.memory.llm.generate_response(messages=[{"role": "user", "content": "hi"}])
     finally:
         s.close()
     assert len(sent) == 1 and sent[0].url.host == "127.0.0.1"  # and even then it would stay on this machine
@@ -192,3 +192,29 @@ def test_the_canonical_suite_runs_through_the_cli_offline_with_no_error_rows(tmp
               for r in pq.read_table(part).to_pylist()]
     assert scores and not [r for r in scores if r["status"] == "error"]
     assert {r["strategy"] for r in scores} == {"mem0"}
+    import json
+
+    (entry,) = json.loads((run / "manifest.json").read_text())["strategies"]
+    cost = entry["cost"]
+    assert cost["scenarios"] == 13 and cost["seconds"] > 0
+    # at most one search per probe and replay (none where the customer has nothing stored yet)
+    assert 0 < cost["calls"]["mem0.search"]["calls"] <= 3 * 48
+    assert cost["calls"]["mem0.add"]["calls"] > 0 and cost["round_trips"] == sum(c["calls"] for c in cost["calls"].values())
+
+
+def test_open_builds_mem0_in_the_scope_and_close_removes_its_folder(tmp_path):
+    from stores.protocol import Scope
+
+    scope = Scope(namespace="sb-0123456789abcdef0123", run_id="r", strategy="mem0", suite="t", scenario="x",
+                  instance="plain", cache_dir=tmp_path / "cache", work_dir=tmp_path / "work")
+    scope.work_dir.mkdir()
+    s = build()
+    s.open(scope)
+    try:
+        assert s.memory.collection_name == scope.namespace
+        assert (scope.work_dir / "qdrant").is_dir() and (scope.work_dir / "history.db").exists()
+        s.observe(turn("x1", "s", "customer", "My CSV export fails with error 502.", at(0)))
+        assert [c.item_id for c in s.context(request("s", "CSV export 502", at(1))).candidates] == ["x1"]
+    finally:
+        s.close()
+    assert not scope.work_dir.exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -27,8 +28,18 @@ def test_a_refused_connection_gives_error_rows_and_a_failing_check(name, variabl
     mine = [r for r in rows if r["strategy"] == name]
     others = [r for r in rows if r["strategy"] == "history_stuffing"]
     assert mine and all(r["status"] == "error" for r in mine)
-    assert any("no answer from http://127.0.0.1:9" in (r["explanation"] or "") for r in mine)
+    # the address is a secret param: the run writes it as <secret>, and names the variable to check
+    assert any("no answer from <secret>" in (r["explanation"] or "") and variable in r["explanation"] for r in mine)
+    assert not any("127.0.0.1:9" in (r["explanation"] or "") for r in rows)
     assert others and not any(r["status"] == "error" for r in others)  # the run went on
+    text = (run / "manifest.json").read_text()
+    assert "127.0.0.1:9" not in text  # the address is a secret param: never in the manifest
+    manifest = json.loads(text)
+    entry = {s["label"]: s for s in manifest["strategies"]}
+    assert entry[name]["params"]["url"] == "<secret>" and "url" in entry[name]["secrets"]
+    # the cost of each strategy: its wall time and the round trips it tried (one health check per instance)
+    assert entry[name]["cost"]["round_trips"] == 2 and entry[name]["cost"]["scenarios"] == 1
+    assert entry["history_stuffing"]["cost"]["round_trips"] == 0 and entry["history_stuffing"]["cost"]["seconds"] > 0
     # the approved baseline comes from a clean run (a baseline refuses a run with errors)
     good = tmp_path / "good"
     assert main(["run", SCENARIO, "-s", "history_stuffing", "--out", str(good), "-q"]) == 0

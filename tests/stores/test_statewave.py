@@ -12,7 +12,7 @@ from statewave_wire import StatewaveWire
 
 from stores.protocol import ContextRequest, Forget, Resolution, Turn
 from stores.remote.receipt import RemoteUnavailable
-from stores.remote.statewave import Statewave
+from stores.remote.statewave import Statewave, StatewaveParams
 from stores.remote.statewave_client import (StatewaveClient, StatewaveServerError, StatewaveUnavailable,
                                             StatewaveValidationError)
 from stores.tokens import count_tokens
@@ -40,7 +40,7 @@ def req(task="Follow up on Dana's Wi-Fi issue", budget=300, session="T-1001-s1",
 
 def strategy(wire: StatewaveWire) -> Statewave:
     # no namespace prefix, so the subject ids are the recorded ones
-    return Statewave(url="http://statewave.test", transport=wire.transport, namespace="")
+    return Statewave(StatewaveParams(url="http://statewave.test"), transport=wire.transport, namespace="")
 
 
 def test_turns_are_sent_as_one_batch_then_compiled_then_the_context_asked_with_the_session():
@@ -102,7 +102,7 @@ def test_resolutions_keep_their_summary_and_a_500_on_a_re_post_is_accepted_only_
                          T0 + timedelta(minutes=30)))
     assert wire.done()
     assert s.calls.calls["POST /v1/resolutions"] == 3
-    assert s.calls.calls["resolution_500_verified"] == 1
+    assert s.verified_500 == 1 and s.calls.calls["GET /v1/resolutions"] == 1
 
 
 def test_a_500_whose_row_was_not_updated_is_an_error():
@@ -215,14 +215,19 @@ def test_the_client_reports_validation_errors_with_the_servers_details():
     assert e.value.request_id == "be9dc6d3cb0d475d"
 
 
-def test_without_a_url_the_strategy_says_what_to_set(monkeypatch):
+def test_without_a_url_opening_the_strategy_says_what_to_set(monkeypatch, tmp_path):
+    from stores.protocol import Scope
+
     monkeypatch.delenv("STATEWAVE_URL", raising=False)
+    s = Statewave()  # built (a registry lists it), but it cannot open
     with pytest.raises(RemoteUnavailable, match="set STATEWAVE_URL"):
-        Statewave()
+        s.open(Scope(namespace="sb-0", run_id="r", strategy="statewave", suite="t", scenario="x", instance="plain",
+                     cache_dir=tmp_path, work_dir=tmp_path))
+    s.close()
 
 
 def test_a_refused_connection_is_a_clear_error_naming_the_server():
-    s = Statewave(url="http://127.0.0.1:9", namespace="")
+    s = Statewave(StatewaveParams(url="http://127.0.0.1:9"), namespace="")
     s.observe(FIRST_SESSION[0])  # buffered: nothing sent yet
     with pytest.raises(StatewaveUnavailable, match=r"no answer from http://127.0.0.1:9 .*STATEWAVE_URL"):
         s.context(req())
@@ -243,7 +248,7 @@ def test_namespaces_keep_instances_apart_and_never_reach_the_text():
                 "episodes": [], "procedures": []})
         return httpx.Response(200, json={})
 
-    s = Statewave(url="http://statewave.test", transport=httpx.MockTransport(handler), namespace="run7")
+    s = Statewave(StatewaveParams(url="http://statewave.test"), transport=httpx.MockTransport(handler), namespace="run7")
     s.observe(FIRST_SESSION[0])
     b = s.context(req())
     assert seen[0]["body"]["episodes"][0]["subject_id"] == "run7:cust-dana"
@@ -252,7 +257,7 @@ def test_namespaces_keep_instances_apart_and_never_reach_the_text():
 
 def test_live_server_round_trip():
     url = need_server("statewave")
-    s = Statewave(url=url)
+    s = Statewave(StatewaveParams(url=url))
     try:
         for e in FIRST_SESSION:
             s.observe(e)
@@ -264,3 +269,27 @@ def test_live_server_round_trip():
         assert r.band in ("healthy", "watch", "at_risk")
     finally:
         s.close()
+
+
+def test_open_puts_every_subject_under_the_scopes_namespace_and_close_deletes_them(tmp_path):
+    from statewave_wire import pair
+
+    from stores.protocol import Scope
+
+    ns = "sb-0123456789abcdef0123"
+    delete = pair("24")
+    delete = {"request": {**delete["request"], "path": f"/v1/subjects/{ns}:cust-dana"}, "response": delete["response"]}
+    wire = StatewaveWire("01", "05", delete)
+    s = Statewave(StatewaveParams(url="http://statewave.test"), transport=wire.transport, namespace="")
+    scope = Scope(namespace=ns, run_id="r", strategy="statewave", suite="t", scenario="x",
+                  instance="plain", cache_dir=tmp_path / "cache", work_dir=tmp_path / "work")
+    s.open(scope)
+    s.observe(FIRST_SESSION[0])
+    assert [r.url.path for r in wire.seen] == ["/healthz"]  # opening asks whether the server is up
+    s.reset()  # a reset forgets the buffer: nothing was written, nothing is deleted
+    assert len(wire.seen) == 1
+    s.observe(FIRST_SESSION[0])
+    s._flush()  # what a read does first
+    assert json.loads(wire.seen[1].content)["episodes"][0]["subject_id"] == f"{ns}:cust-dana"
+    s.close()
+    assert wire.done()

@@ -62,14 +62,18 @@ class HindsightParams:
     """Its API key, sent as a bearer token (`$HINDSIGHT_API_KEY`; optional)."""
     budget: str = "mid"
     """How much work one recall may spend: `low`, `mid` (the server's default) or `high`."""
-    timeout_s: float = 30.0
+    items_per_retain: int = 50
+    """Items one retain call carries at most (whole documents: a document is never split, since a
+    second write of it would replace the first). The server handles items one by one, so a
+    bigger call saves round trips, not server time, and risks the timeout."""
+    timeout_s: float = 120.0
     """Seconds to wait for one answer before the call counts as unavailable."""
 
     def __post_init__(self) -> None:
         if self.budget not in BUDGETS:
             raise ValueError(f"budget must be one of {', '.join(BUDGETS)}, got {self.budget!r}")
-        if self.timeout_s <= 0:
-            raise ValueError("timeout_s must be > 0")
+        if self.timeout_s <= 0 or self.items_per_retain < 1:
+            raise ValueError("timeout_s must be > 0 and items_per_retain >= 1")
 
 
 @dataclass(frozen=True)
@@ -189,11 +193,20 @@ class Hindsight:
                 with self._round_trip("DELETE /banks/{bank}/documents/{id}"):
                     self._client.delete_document(self.namespace, self.document_id(*key))
                 self._retained.discard(key)
-        items = [self._retain_item(k, it) for k in keys for it in self._docs[k].values() if it.text.strip()]
-        if items:
-            with self._round_trip("POST /banks/{bank}/memories"):
-                self._client.retain(self.namespace, items)
-        self._retained.update(keys)
+        batch: list[RetainItem] = []
+        for key in keys:
+            doc = [self._retain_item(key, it) for it in self._docs[key].values() if it.text.strip()]
+            if batch and len(batch) + len(doc) > self.params.items_per_retain:
+                self._retain(batch)
+                batch = []
+            batch += doc
+            self._retained.add(key)
+        if batch:
+            self._retain(batch)
+
+    def _retain(self, items: list[RetainItem]) -> None:
+        with self._round_trip("POST /banks/{bank}/memories"):
+            self._client.retain(self.namespace, items)
 
     def _retain_item(self, key: tuple[str, str], it: _Item) -> RetainItem:
         subject, session = key

@@ -132,6 +132,20 @@ def test_a_changed_session_is_retained_again_whole_and_a_repeat_delivery_sends_n
                              "DELETE /banks/{bank}/documents/{id}": 1}
 
 
+def test_a_big_flush_is_split_between_documents_never_inside_one():
+    server = Server(*[("POST", f"{BANK}/memories", RETAINED)] * 2, ("POST", f"{BANK}/memories/recall", {"results": []}))
+    s = Hindsight(HindsightParams(url="http://hindsight.test", items_per_retain=3), transport=server.transport,
+                  namespace="bank7")
+    for n, session in enumerate(["a", "b", "c"]):
+        for k in range(n + 1):  # documents of 1, 2 and 3 items
+            s.observe(t(f"{session}-{k}", f"turn {k} of {session}", 10 * n + k, session=session))
+    s.context(req())
+    calls = [[i["document_id"] for i in body["items"]] for m, p, body in server.seen if p.endswith("/memories")]
+    # a (1 item) and b (2) fill a call of 3; c (3 items) needs its own
+    assert calls == [[f"{DANA}:a", f"{DANA}:b", f"{DANA}:b"], [f"{DANA}:c"] * 3]
+    assert s.calls.calls["POST /banks/{bank}/memories"] == 2
+
+
 def test_a_resolution_is_an_item_of_its_session_replaced_when_it_changes():
     server = Server(("POST", f"{BANK}/memories", RETAINED), ("POST", f"{BANK}/memories/recall", {"results": []}),
                     ("DELETE", f"{BANK}/documents/{DANA}:T-1001-s1", pair("15")["response"]["json"]),

@@ -1,9 +1,14 @@
-"""Drive headless Debian chromium for the browser tests: the running app, its text and screenshots.
+"""Drive headless Debian chromium for the browser tests: the running app, its text, clicks and screenshots.
 
 `chromium --dump-dom` returns as soon as the page has loaded, before Streamlit's websocket has
 delivered the first script run, and `--virtual-time-budget` does not let that real-time
-exchange happen, so the page is read through the DevTools protocol instead: same binary, same
+exchange happen, so the page is driven through the DevTools protocol instead: same binary, same
 flags, and we poll the rendered text in real time until what we expect is there.
+
+Clicks are real input events (`Input.dispatchMouseEvent` at an element's centre, as a mouse
+would send them), not JavaScript `click()` calls, so what a reader's click does is what is
+tested. Every request the page makes is recorded through the `Network` domain, so a test can
+hold the app to 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -25,6 +30,9 @@ CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
+
+PHONE = (390, 844)
+"""A phone's viewport in CSS pixels (an iPhone 12-15's), for the small-screen checks."""
 
 
 def chromium_binary() -> str | None:
@@ -55,10 +63,27 @@ def wait_http(url: str, timeout: float = 60.0) -> None:
         time.sleep(0.3)
 
 
+# JavaScript: the innermost visible element whose own text (trimmed) is `want` (or starts with it
+# when `prefix`), inside `scope`; headings and buttons first. Returns its centre in viewport pixels.
+_FIND = """(want, prefix, scope) => {
+  const root = scope ? document.querySelector(scope) : document.body;
+  if (!root) return null;
+  const els = [...root.querySelectorAll('button,a,label,p,span,div,h1,h2,h3,h4,h5,li,td,[role=option],[role=tab]')]
+    .filter(e => { const t = (e.innerText || '').trim(); return prefix ? t.startsWith(want) : t === want; })
+    .filter(e => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; })
+    .sort((a, b) => (a.innerText.length - b.innerText.length) || (b.querySelectorAll('*').length < a.querySelectorAll('*').length ? 1 : -1));
+  const el = els[0];
+  if (!el) return null;
+  el.scrollIntoView({block: 'center'});
+  const r = el.getBoundingClientRect();
+  return {x: r.left + r.width / 2, y: r.top + r.height / 2};
+}"""
+
+
 class Chromium:
     """One headless chromium with a fresh profile, driven over the DevTools protocol."""
 
-    def __init__(self, binary: str, width: int = 1400, height: int = 1000) -> None:
+    def __init__(self, binary: str, width: int = 1400, height: int = 1000, *, downloads: Path | None = None) -> None:
         from websockets.sync.client import connect
 
         self.profile = tempfile.mkdtemp(prefix="sb-chromium-")
@@ -74,8 +99,17 @@ class Chromium:
         self._conn = connect(page["webSocketDebuggerUrl"], max_size=None, open_timeout=10)
         self.ws = self._conn.__enter__()
         self._id = 0
+        self.requests: list[str] = []
+        """Every URL the page requested since the browser started (Network.requestWillBeSent)."""
+        self.downloads = downloads
         self.call("Page.enable")
-        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
+        self.call("Network.enable")
+        if downloads is not None:
+            downloads.mkdir(parents=True, exist_ok=True)
+            self.call("Browser.setDownloadBehavior", behavior="allow", downloadPath=str(downloads))
+        self.viewport(width, height)
+
+    # --- protocol ---------------------------------------------------------------------------
 
     def call(self, method: str, **params):
         self._id += 1
@@ -86,15 +120,43 @@ class Chromium:
                 if "error" in msg:
                     raise RuntimeError(f"{method}: {msg['error']}")
                 return msg.get("result", {})
+            self._event(msg)
+
+    def _event(self, msg: dict) -> None:
+        if msg.get("method") == "Network.requestWillBeSent":
+            self.requests.append(msg["params"]["request"]["url"])
+
+    def pump(self, seconds: float = 0.0) -> None:
+        """Take in the events the browser sent meanwhile (requests made while we were not calling)."""
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                msg = json.loads(self.ws.recv(timeout=max(0.01, deadline - time.monotonic())))
+            except TimeoutError:
+                return
+            self._event(msg)
 
     def evaluate(self, expression: str):
-        """The value of a JavaScript expression in the page."""
-        return self.call("Runtime.evaluate", expression=expression, returnByValue=True).get("result", {}).get("value")
+        """The value of a JavaScript expression in the page (promises awaited)."""
+        out = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        if "exceptionDetails" in out:
+            raise RuntimeError(f"page script failed: {out['exceptionDetails'].get('exception', {}).get('description')}")
+        return out.get("result", {}).get("value")
+
+    def viewport(self, width: int, height: int, *, mobile: bool = False) -> None:
+        """Resize the page's viewport (a phone: `mobile=True`, touch-sized, no desktop scrollbars)."""
+        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=mobile)
+        self.width, self.height, self.mobile = width, height, mobile
+
+    # --- reading ------------------------------------------------------------------------------
 
     def text(self, selector: str | None = None) -> str:
         """The rendered text of the page, or of the first element matching the CSS `selector` ('' if none)."""
         target = f"document.querySelector({json.dumps(selector)})" if selector else "document.body"
         return self.evaluate(f"(() => {{ const e = {target}; return e ? e.innerText : ''; }})()") or ""
+
+    def url(self) -> str:
+        return self.evaluate("location.href") or ""
 
     def input_values(self, selector: str) -> list[str]:
         """The values of the inputs inside the elements matching `selector` (a selectbox shows its choice in one)."""
@@ -103,19 +165,114 @@ class Chromium:
     def open(self, url: str, expect: list[str], timeout: float = 60.0, settle: float = 1.5) -> str:
         """Load `url` and wait until every string of `expect` is on the page (then let charts settle)."""
         self.call("Page.navigate", url=url)
+        return self.wait_for(expect, timeout=timeout, settle=settle, what=url)
+
+    def wait_for(self, expect: list[str], *, timeout: float = 60.0, settle: float = 1.0, gone: list[str] = (),
+                 what: str = "page") -> str:
+        """Wait until every string of `expect` is on the page and none of `gone` is, and the script run ended."""
         deadline = time.monotonic() + timeout
         text = ""
         while time.monotonic() < deadline:
             text = self.text()
-            if all(e in text for e in expect) and "Running..." not in text:
+            if all(e in text for e in expect) and not any(g in text for g in gone) and not self.running():
                 time.sleep(settle)
                 return self.text()
-            time.sleep(0.5)
+            time.sleep(0.4)
         missing = [e for e in expect if e not in text]
-        raise AssertionError(f"{url}: {missing} not rendered within {timeout:.0f}s; page text starts {text[:500]!r}")
+        present = [g for g in gone if g in text]
+        raise AssertionError(f"{what}: {missing} not rendered (or {present} still there) within {timeout:.0f}s; "
+                             f"page text starts {text[:600]!r}")
 
-    def screenshot(self, path: Path) -> None:
-        data = self.call("Page.captureScreenshot", format="png")["data"]
+    def running(self) -> bool:
+        """True while Streamlit shows its running indicator (a script run is under way)."""
+        return bool(self.evaluate("!!document.querySelector('[data-testid=stStatusWidget] [data-testid=stStatusWidgetRunningIcon], "
+                                  "[data-testid=stStatusWidgetRunningIcon]') || document.body.innerText.includes('Running...')"))
+
+    def wait_url(self, contains: str, timeout: float = 60.0) -> str:
+        """Wait until the page's URL contains `contains`; returns the URL."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            u = self.url()
+            if contains in u:
+                return u
+            time.sleep(0.3)
+        raise AssertionError(f"URL never contained {contains!r}; it is {self.url()!r}")
+
+    # --- acting ---------------------------------------------------------------------------------
+
+    def click_at(self, x: float, y: float) -> None:
+        """A left click at viewport pixel (x, y): move, press, release, as a mouse sends them."""
+        for kind, extra in (("mouseMoved", {}), ("mousePressed", {"button": "left", "clickCount": 1}),
+                            ("mouseReleased", {"button": "left", "clickCount": 1})):
+            self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, **extra)
+            time.sleep(0.05)
+
+    def hover_at(self, x: float, y: float) -> None:
+        self.call("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y)
+
+    def locate(self, text: str, *, prefix: bool = False, scope: str | None = None) -> dict[str, float] | None:
+        """The centre of the element showing `text` (scrolled into view), or None."""
+        return self.evaluate(f"({_FIND})({json.dumps(text)}, {json.dumps(prefix)}, {json.dumps(scope)})")
+
+    def click_text(self, text: str, *, prefix: bool = False, scope: str | None = None, timeout: float = 30.0) -> None:
+        """Click the element showing `text` (waiting for it to appear)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            at = self.locate(text, prefix=prefix, scope=scope)
+            if at:
+                time.sleep(0.2)  # scrolled into view: let layout settle, then find it again
+                at = self.locate(text, prefix=prefix, scope=scope) or at
+                self.click_at(at["x"], at["y"])
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"nothing showing {text!r} to click; page text starts {self.text()[:400]!r}")
+            time.sleep(0.4)
+
+    def click_selector(self, selector: str, index: int = 0) -> None:
+        """Click the centre of the `index`th element matching the CSS `selector`."""
+        at = self.evaluate(f"""(() => {{ const e = document.querySelectorAll({json.dumps(selector)})[{index}];
+            if (!e) return null; e.scrollIntoView({{block: 'center'}}); const r = e.getBoundingClientRect();
+            return {{x: r.left + r.width / 2, y: r.top + r.height / 2}}; }})()""")
+        if not at:
+            raise AssertionError(f"no element {selector!r} [{index}] to click")
+        time.sleep(0.2)
+        self.click_at(at["x"], at["y"])
+
+    def type_text(self, text: str) -> None:
+        """Type into the focused element, then press Enter (what commits a Streamlit text input)."""
+        self.call("Input.insertText", text=text)
+        for kind in ("keyDown", "keyUp"):
+            self.call("Input.dispatchKeyEvent", type=kind, key="Enter", code="Enter", windowsVirtualKeyCode=13,
+                      **({"text": "\r"} if kind == "keyDown" else {}))
+
+    def choose(self, label: str, option: str, timeout: float = 30.0) -> None:
+        """Pick `option` in the selectbox labelled `label`: click it open, click the option."""
+        at = self.evaluate(f"""(() => {{
+            const boxes = [...document.querySelectorAll('[data-testid=stSelectbox]')]
+              .filter(b => (b.querySelector('label')?.innerText || '').trim() === {json.dumps(label)});
+            const e = boxes[0]?.querySelector('[data-baseweb=select]');
+            if (!e) return null; e.scrollIntoView({{block: 'center'}}); const r = e.getBoundingClientRect();
+            return {{x: r.left + r.width / 2, y: r.top + r.height / 2}}; }})()""")
+        if not at:
+            raise AssertionError(f"no selectbox labelled {label!r}")
+        time.sleep(0.2)
+        self.click_at(at["x"], at["y"])
+        self.click_text(option, scope='[data-baseweb="popover"]', timeout=timeout)
+
+    def screenshot(self, path: Path, *, full: bool = False) -> None:
+        """A PNG of the viewport, or with `full` of the whole page: Streamlit scrolls inside its main
+        container, so the viewport is made as tall as that content for the shot, then put back."""
+        w, h, mobile = self.width, self.height, self.mobile
+        if full:
+            tall = self.evaluate("Math.max(document.body.scrollHeight, "
+                                 "document.querySelector('[data-testid=stMain]')?.scrollHeight || 0)") or h
+            self.viewport(w, min(int(tall) + 40, 8000), mobile=mobile)
+            time.sleep(1.5)
+        try:
+            data = self.call("Page.captureScreenshot", format="png")["data"]
+        finally:
+            if full:
+                self.viewport(w, h, mobile=mobile)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(base64.b64decode(data))
 

@@ -52,12 +52,14 @@ def main(args) -> int:
         if not runs:
             out.print(f"no runs under {runs_root()}")
             return 0
-        t = Table("run", "started", "strategies", "scenarios", "probes", "state")
+        t = Table("run", "name", "suite", "started", "strategies", "scenarios", "probes", "state")
         for r in runs:
             if r.problem:  # listed, so nobody wonders where it went; `latest` skips it
-                t.add_row(r.run_id, "", "", "", "", f"damaged: {r.problem}")
+                t.add_row(r.run_id, "", "", "", "", "", "", f"damaged: {r.problem}")
                 continue
             c = r.manifest.get("counts", {})
-            t.add_row(r.run_id, r.started[:19], ", ".join(r.strategies), str(c.get("scenarios", "")), str(c.get("probes", "")), "ok")
+            suites = ", ".join(sorted({str(d.get("suite", "")) for d in r.manifest.get("datasets", [])}))
+            t.add_row(r.run_id, r.manifest.get("name") or "", suites, r.started[:19], ", ".join(r.strategies),
+                      str(c.get("scenarios", "")), str(c.get("probes", "")), "ok")
         out.print(t)
     return 0

@@ -23,6 +23,8 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed for anything random (bootstrap intervals); default 0")
     p.add_argument("--run-id", default=None,
                    help="name of the run folder: letters, digits, '.', '_' and '-' (default: timestamp + random suffix)")
+    p.add_argument("--name", default="",
+                   help="a name for people, e.g. 'baseline' or 'threshold 0.15': kept in the manifest, shown in the app's run pickers")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
     p.add_argument("--workers", "-w", type=int, default=1,
                    help="processes to shard scenarios over (default 1: in this process); results are identical")
@@ -105,7 +107,7 @@ def main(args: argparse.Namespace) -> int:
             rate = f"{t.completed / t.elapsed:.0f}" if t.elapsed else "-"
             bar.update(task, rate=rate, description=f"scenarios {done}/{len(scenarios)}, probes")
 
-        result = execute(scenarios, specs, out_dir, seed=args.seed, progress=progress, run_id=args.run_id,
+        result = execute(scenarios, specs, out_dir, seed=args.seed, progress=progress, run_id=args.run_id, name=args.name,
                          workers=max(1, args.workers), executor=args.executor, scheduler=args.scheduler,
                          command="supportbench run " + " ".join(shlex.quote(a) for a in sys.argv[2:]))
     console.print(f"{result.scenarios} scenarios, {result.probes} probes in {result.seconds:.1f}s")

@@ -256,6 +256,7 @@ def execute(
     seed: int = 0,
     progress: Progress | None = None,
     run_id: str | None = None,
+    name: str = "",
     command: str | None = None,
     shard_size: int = 25,
     workers: int = 1,
@@ -267,6 +268,8 @@ def execute(
     With `workers > 1` (or `executor="dask"`) the shards run in other processes, each writing
     its own Parquet parts into the run's temporary folder; `progress` is called per finished
     shard. Part names come from the shard index, so the run is the same whatever finishes first.
+    `name` is a reader's name for the run ("baseline", "threshold 0.15"), kept in the manifest
+    for the app's run pickers; it changes nothing else.
     """
     started = datetime.now(timezone.utc)
     run_id = run_id or new_run_id(started)
@@ -297,6 +300,7 @@ def execute(
         spent = run_costs.collect(writer.tmp)
         manifest = {
             "run_id": run_id,
+            "name": name.strip(),
             "started": started.isoformat(),
             "finished": datetime.now(timezone.utc).isoformat(),
             "package": "supportbench",

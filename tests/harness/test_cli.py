@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from harness.cli import main
@@ -38,3 +40,15 @@ def test_an_unknown_strategy_is_exit_2_with_a_suggestion(capsys):
         main(["run", "datasets/canonical/health-bands.yaml", "--strategies", "sesion_aware"])
     assert e.value.code == 2
     assert "did you mean 'session_aware'" in capsys.readouterr().err
+
+
+def test_run_name_is_kept_in_the_manifest_and_listed(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "runs"
+    assert main(["run", "datasets/canonical/health-bands.yaml", "--strategies", "empty", "--out", str(out),
+                 "--run-id", "named", "--name", "threshold 0.15", "--quiet"]) == 0
+    assert json.loads((out / "named" / "manifest.json").read_text())["name"] == "threshold 0.15"
+    capsys.readouterr()
+    monkeypatch.setenv("SUPPORTBENCH_RUNS", str(out))
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["ls", "runs"]) == 0
+    assert "threshold 0.15" in capsys.readouterr().out

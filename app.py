@@ -16,7 +16,10 @@ with the guard every page module has (below), then add one `View` line to `VIEWS
 
 The view's URL path is the module's file name (`/failures` is `pages/failures.py`): that is the
 file a fresh server runs for the link, and `tests/app/test_router.py` holds every view to it.
-Other pages open it with `go("<url path>", **params)` from `pages._shared`.
+Other pages open it with `go("<url path>", **params)` from `pages._shared`. The default view
+answers the root URL; its own path (`/leaderboard?...`) is a hidden alias that reopens the root
+with the same parameters. A link to a run that is not on disk gets a page saying so, with the
+runs that are, never another run under its name.
 
 Why the guard: a `pages/` folder next to the entry file is also the folder of Streamlit's legacy
 multipage mode, which a server process uses until some session has called `st.navigation`
@@ -40,7 +43,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # `pages` and `harness
 
 from pages import compare, failures, get_started, health, leaderboard, rankings  # noqa: E402
 from pages._safety import damaged_notice, guarded, run_listing  # noqa: E402
-from pages._shared import CURRENT_PAGE, run_summary, url_selectbox  # noqa: E402
+from pages._shared import CURRENT_PAGE, go, missing_run, run_summary, url_selectbox  # noqa: E402
+
+# The browser tab's icon, shipped with the app: a Material icon name would make the browser fetch it
+# from a font host on every load (offline that fails; online it tells a third party who reads what).
+ICON = Path(__file__).resolve().parent / "pages" / "assets" / "icon.svg"
 
 
 @dataclass(frozen=True)
@@ -79,27 +86,48 @@ def view(url_path: str) -> View:
     raise KeyError(f"no page {url_path!r}; known: {', '.join(v.url_path for v in (*VIEWS, GET_STARTED))}")
 
 
-def page(url_path: str, *, default: bool = False) -> st.Page:
-    """A fresh `st.Page` for the view at `url_path` (what `st.navigation` and `st.switch_page` take)."""
+def page(url_path: str) -> st.Page:
+    """A fresh `st.Page` for the view at `url_path` (what `st.navigation` and `st.switch_page` take).
+
+    The default view (the first of `VIEWS`, or Get started) answers the root URL; its own path is
+    served by `alias()`."""
     v = view(url_path)
-    return st.Page(v.render, title=v.title, icon=v.icon, url_path=v.url_path, default=default)
+    default = v is VIEWS[0] or v is GET_STARTED
+    return st.Page(v.render, title=v.title, icon=v.icon, url_path="" if default else v.url_path, default=default)
+
+
+def alias(v: View) -> st.Page:
+    """A hidden page at the default view's own path (`/leaderboard?...`, which a reader may type or
+    share): it reopens the root URL with the same parameters, instead of Streamlit's "page not found"."""
+
+    def reopen() -> None:
+        go(v.url_path, **{k: st.query_params.get_all(k) for k in st.query_params if k != "run"})
+
+    return st.Page(reopen, title=v.title, icon=v.icon, url_path=v.url_path, visibility="hidden")
 
 
 def main() -> None:
     """Route one script run: page config, run picker, navigation, then the page itself."""
-    st.set_page_config(page_title="supportbench", page_icon=":material/support_agent:", layout="wide")
-    ids, damaged = run_listing()  # damaged runs are named in the sidebar, never offered
+    st.set_page_config(page_title="supportbench", page_icon=str(ICON), layout="wide")
+    labels, damaged = run_listing()  # damaged runs are named in the sidebar, never offered
+    ids = list(labels)
     views = VIEWS if ids else (GET_STARTED,)
-    pages = {v.url_path: page(v.url_path, default=(v is views[0])) for v in views}
+    routes = [(v.url_path, page(v.url_path)) for v in views] + ([(views[0].url_path, alias(views[0]))] if ids else [])
+    wanted = st.query_params.get("run")
+    missing = bool(ids) and wanted is not None and wanted not in labels
     with st.sidebar:
-        if ids:
-            run = url_selectbox("Run", ids, "run", default=ids[0], help="Runs under $SUPPORTBENCH_RUNS (or runs/), newest first.")
+        if ids and not missing:
+            run = url_selectbox("Run", ids, "run", default=ids[0], format_func=lambda r: labels.get(r, r),
+                                help="Runs under $SUPPORTBENCH_RUNS (or runs/), newest first: name or id, then suite.")
             guarded(lambda: run_summary(run), "this run's summary")
         damaged_notice(damaged)
-    nav = st.navigation(list(pages.values()))
+    nav = st.navigation([p for _, p in routes])
+    if missing:
+        guarded(lambda: missing_run(wanted, labels, damaged), "the missing run's page")
+        return
     if ids:
         st.query_params["run"] = run  # a page switch clears the URL; the run stays with the reader
-    st.session_state[CURRENT_PAGE] = next(k for k, p in pages.items() if p is nav)
+    st.session_state[CURRENT_PAGE] = next(k for k, p in routes if p is nav)
     guarded(nav.run)  # a page that raises says so briefly; the traceback goes to the server log
 
 

@@ -18,10 +18,14 @@ from harness.analysis.results import RunInfo, list_runs
 log = logging.getLogger("supportbench.app")
 
 
-def run_listing() -> tuple[list[str], list[RunInfo]]:
-    """Usable run ids (newest first) and damaged runs, from one scan of the runs folder."""
+def run_listing() -> tuple[dict[str, str], list[RunInfo]]:
+    """Usable runs (newest first), each with the label a picker shows (`pages._shared.run_label`),
+    and damaged runs, from one scan of the runs folder."""
+    from pages._shared import run_label
+
     runs = list_runs(include_damaged=True)
-    return [r.run_id for r in runs if r.problem is None], [r for r in runs if r.problem is not None]
+    return ({r.run_id: run_label(r.run_id, r.manifest) for r in runs if r.problem is None},
+            [r for r in runs if r.problem is not None])
 
 
 def damaged_notice(damaged: list[RunInfo]) -> None:

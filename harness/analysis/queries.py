@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from stores.protocol import DROP_BUDGET, DROP_CUTOFF
 from stores.session.health import HealthParams
 from stores.registry import CONTROLS
 
@@ -177,39 +178,59 @@ def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.Da
     return cells, out
 
 
-# --- failures --------------------------------------------------------------------------------
+# --- per scenario ----------------------------------------------------------------------------
+
+_SCENARIO_CELLS = """
+WITH crit AS (
+    SELECT s.scenario, s.strategy, s.criterion, avg(coalesce(s.value, 0)) AS m,
+           count_if(s.status IN ('fail', 'error')) AS failing
+    FROM scores s WHERE s.grp = 'core' AND {where} GROUP BY ALL
+)
+SELECT scenario, strategy, avg(m) AS score, sum(failing)::BIGINT AS failing FROM crit GROUP BY ALL
+"""
+
+SCENARIO_ORDERS = {
+    "hardest": "best, scenario",
+    "spread": "spread DESC, scenario",
+    "failing": "failing DESC, scenario",
+    "name": "scenario",
+}
+"""How `scenario_table` can order its rows (key -> SQL ORDER BY over the per-scenario summary)."""
 
 
-def _failure_where(f: Filter, statuses: Sequence[str], text: str) -> tuple[str, list[Any]]:
+def scenario_count(res: Results, f: Filter = Filter()) -> int:
+    """How many scenarios `scenario_table` pages through with the same filter."""
     where, params = f.sql()
-    where += " AND list_contains(?::VARCHAR[], s.status)"
-    params.append(list(statuses))
-    if text:
-        where += " AND (s.explanation ILIKE ? OR coalesce(p.task, '') ILIKE ? OR s.scenario ILIKE ?)"
-        params += [f"%{text}%"] * 3
-    return where, params
+    return int(res.rows(f"SELECT count(DISTINCT scenario) FROM scores s WHERE s.grp = 'core' AND {where}", params)[0][0])
 
 
-_FAIL_FROM = "scores s LEFT JOIN probes p ON p.strategy = s.strategy AND p.scenario = s.scenario AND p.probe_id = s.probe_id"
+def scenario_table(res: Results, f: Filter = Filter(), order: str = "hardest", limit: int = 25, offset: int = 0) -> pd.DataFrame:
+    """One page of scenarios, each with every strategy's score there (a column per strategy: the
+    mean over core criteria of the criterion's mean case value in the scenario), `spread` (best
+    minus worst strategy), `failing` (fail and error cases of all strategies), title and suite.
+    Ordered in SQL over every scenario (`SCENARIO_ORDERS`), then paged."""
+    where, params = f.sql()
+    if order not in SCENARIO_ORDERS:
+        raise ValueError(f"unknown order {order!r}; known: {', '.join(SCENARIO_ORDERS)}")
+    cells = _SCENARIO_CELLS.format(where=where)
+    page = res.df(f"""
+        WITH cells AS ({cells}),
+        per AS (SELECT scenario, max(score) AS best, max(score) - min(score) AS spread, sum(failing)::BIGINT AS failing
+                FROM cells GROUP BY scenario)
+        SELECT * FROM per ORDER BY {SCENARIO_ORDERS[order]} LIMIT ? OFFSET ?
+    """, [*params, int(limit), int(offset)])
+    if page.empty:
+        return pd.DataFrame(columns=["scenario", "title", "suite", "spread", "failing"])
+    long = res.df(f"WITH cells AS ({cells}) SELECT * FROM cells WHERE list_contains(?::VARCHAR[], scenario)",
+                  [*params, list(page["scenario"])])
+    wide = long.pivot_table(index="scenario", columns="strategy", values="score", aggfunc="first")
+    info = res.df("""SELECT scenario, any_value(scenario_title) AS title, any_value(suite) AS suite FROM events
+                     WHERE list_contains(?::VARCHAR[], scenario) GROUP BY scenario""", [list(page["scenario"])])
+    out = page.merge(info, on="scenario", how="left").merge(wide, left_on="scenario", right_index=True, how="left")
+    return out.drop(columns="best").reset_index(drop=True)
 
 
-def failure_count(res: Results, f: Filter = Filter(), statuses: Sequence[str] = FAILING, text: str = "") -> int:
-    """How many cases `failures` pages through with the same filters."""
-    where, params = _failure_where(f, statuses, text)
-    return int(res.rows(f"SELECT count(*) FROM {_FAIL_FROM} WHERE {where}", params)[0][0])
-
-
-def failures(res: Results, f: Filter = Filter(), statuses: Sequence[str] = FAILING, text: str = "",
-             limit: int = 50, offset: int = 0) -> pd.DataFrame:
-    """One page of failing (and optionally unsupported) cases, errors first then lowest value."""
-    where, params = _failure_where(f, statuses, text)
-    return res.df(f"""
-        SELECT s.status, s.strategy, s.scenario, s.probe_id, s.criterion, s.value, s.explanation,
-               p.task, s.suite, s.tags
-        FROM {_FAIL_FROM} WHERE {where}
-        ORDER BY s.status = 'error' DESC, s.status = 'fail' DESC, coalesce(s.value, 0), s.scenario, s.probe_id, s.criterion, s.strategy
-        LIMIT ? OFFSET ?
-    """, params + [int(limit), int(offset)])
+# --- one case ------------------------------------------------------------------------------
 
 
 def score_row(res: Results, strategy: str, scenario: str, probe_id: str, criterion: str) -> pd.DataFrame:
@@ -259,11 +280,29 @@ def probe_rows(res: Results, scenario: str, probe_id: str, strategies: Sequence[
     return res.df(sql + " ORDER BY strategy", params)
 
 
+INCLUDED, BUDGET, CUTOFF, EXPIRED, DROPPED = ("included", "dropped for budget", "dropped by rank cutoff",
+                                             "expired before ranking", "dropped")
+"""What happened to a candidate (`candidates()`' `status`), read from the bundle's own flag and reason."""
+STATUSES = (INCLUDED, BUDGET, CUTOFF, EXPIRED, DROPPED)
+EXPIRY_REASONS = ("expired: ", "superseded by ", "not stored: ")
+"""How the expiry stage's receipt reasons begin ("expired: sentiment older than 7 days, ...",
+"superseded by pref-2 on ...", "not stored: system-owned fact ..."): what it removed before ranking."""
+
+_STATUS_SQL = f"""CASE WHEN included THEN '{INCLUDED}'
+     WHEN reason = '{DROP_BUDGET}' THEN '{BUDGET}'
+     WHEN reason = '{DROP_CUTOFF}' THEN '{CUTOFF}'
+     WHEN {" OR ".join(f"starts_with(coalesce(reason, ''), '{p}')" for p in EXPIRY_REASONS)} THEN '{EXPIRED}'
+     ELSE '{DROPPED}' END"""
+
+
 def candidates(res: Results, strategy: str, scenario: str, probe_id: str) -> pd.DataFrame:
-    """All ranked candidates of a probe, with the running token total (for the budget cut line)."""
-    return res.df("""
+    """All ranked candidates of a probe, with `status` (one of `STATUSES`: what the strategy did
+    with it, from its `included` flag and `reason`, not recomputed from token sums) and the
+    running token total of the included ones (`used_tokens`)."""
+    return res.df(f"""
         SELECT rank, item_id, subject, session, text, score, components, source_ids, included, reason, tokens,
-               sum(tokens) OVER (ORDER BY rank) AS cum_tokens
+               {_STATUS_SQL} AS status,
+               sum(CASE WHEN included THEN tokens ELSE 0 END) OVER (ORDER BY rank) AS used_tokens
         FROM candidates WHERE strategy = ? AND scenario = ? AND probe_id = ?
         ORDER BY rank
     """, [strategy, scenario, probe_id])
@@ -335,6 +374,20 @@ def compare(res: Results, run_a: str, run_b: str, strategy_a: str | None = None,
     if strategy_a and strategy_b:
         return compare_strategies(res, strategy_a, strategy_b, run=run_a)
     return compare_runs(res, res, run_a=run_a, run_b=run_b, strategies=list(strategies) if strategies else None)
+
+
+def compare_pairs(res: Results, run_a: str, run_b: str, pairs: Sequence[tuple[str, str]]):
+    """B against A over chosen (strategy of A, strategy of B) pairs (`harness.ci.compare.compare_pairs`)."""
+    from harness.ci.compare import compare_pairs as pairs_of
+
+    return pairs_of(res, res, list(pairs), run_a=run_a, run_b=run_b)
+
+
+def case_overlap(res: Results, run_a: str, run_b: str):
+    """How many cases two runs share (`harness.ci.compare.case_overlap`)."""
+    from harness.ci.compare import case_overlap as overlap
+
+    return overlap(res, run_a, run_b)
 
 
 # --- pure helpers ------------------------------------------------------------------------------
@@ -436,20 +489,27 @@ def gold_check(expect: dict[str, Any], cands: pd.DataFrame, context: str | None)
     return pd.DataFrame(rows, columns=["kind", "ref", "ok", "mark", "detail"])
 
 
+GOLD_MARK = "◆"
+"""Marks an item the probe expects in the context (a gold item), wherever candidates are listed.
+Not ✓: ✓ and ✗ are verdicts (right, wrong) in the gold tables beside the lists."""
+OUT_MARK = "⊘"
+"""Marks an item that must stay out of the context. Not ⚠: ⚠ is the verdict "present though it must not be"."""
+
+
 def gold_marks(expect: dict[str, Any]) -> dict[str, str]:
-    """Item id -> marker for candidate lists: ✓ gold (should be in: every item of a key of
-    polarity `in`, and the first of each ordered pair), ⚠ excluded (an item of a key of polarity
-    `out`; it wins over ✓ when an id is both)."""
+    """Item id -> marker for candidate lists: `GOLD_MARK` gold (should be in: every item of a key of
+    polarity `in`, and the first of each ordered pair), `OUT_MARK` must stay out (an item of a key
+    of polarity `out`; it wins over gold when an id is both)."""
     gold = Expect.from_data(expect)
     marks: dict[str, str] = {}
     for key, g in declared(ExpectModel, "out"):
         if g.ref in ITEMS:
             for item in getattr(gold, key):
                 if isinstance(item, str):
-                    marks[item] = "⚠ must exclude"
+                    marks[item] = f"{OUT_MARK} must stay out"
     positives: list[Any] = [item for key, _ in declared(ExpectModel, "in") for item in getattr(gold, key)]
     positives += [first for key, _ in declared(ExpectModel, "order") for first, _second in getattr(gold, key)]
     for item in positives:
         if isinstance(item, str):
-            marks.setdefault(item, "✓ gold")
+            marks.setdefault(item, f"{GOLD_MARK} gold")
     return marks

@@ -1,7 +1,10 @@
 """Compare two runs, or two strategies within one run: per-criterion deltas and flipped cases.
 
-`compare_runs` and `compare_strategies` return the same `CompareResult`, whose DataFrames
-are what the CLI prints and what the app's Compare page shows, so both give the same numbers.
+`compare_runs`, `compare_pairs` and `compare_strategies` return the same `CompareResult`, whose
+DataFrames are what the CLI prints and what the app's Compare page shows, so both give the same
+numbers. `compare_pairs` pairs any strategy of run A with any of run B (a variant with its base:
+`default_pairs`); `case_overlap` says how many cases two runs share, so a comparison of two
+different suites is flagged instead of read as a result.
 """
 
 from __future__ import annotations
@@ -182,3 +185,84 @@ def compare_strategies(res: Results, a: str, b: str, *, run: str | None = None) 
     pair = f"{a} -> {b}"
     flips, one = _case_frames(res, res, run, run, [a], [b], pair)
     return _build(f"{run}:{a}", f"{run}:{b}", _stats(res, run, [a], pair), _stats(res, run, [b], pair), flips, one)
+
+
+def pair_label(a: str, b: str) -> str:
+    """The strategy column of a pair: the label when both sides carry it, else `a -> b`."""
+    return a if a == b else f"{a} -> {b}"
+
+
+def compare_pairs(res_a: Results, res_b: Results, pairs: Sequence[tuple[str, str]], *, run_a: str | None = None,
+                  run_b: str | None = None) -> CompareResult:
+    """Run B against run A over chosen pairs `(strategy of A, strategy of B)`, each pair labelled by
+    `pair_label` (a strategy may be in several pairs). Same numbers as `compare_runs` for pairs of
+    equal labels."""
+    ra, rb = res_a.pick_run(run_a), res_b.pick_run(run_b)
+    have_a = {s["label"] for s in res_a.manifests[ra].get("strategies", [])}
+    have_b = {s["label"] for s in res_b.manifests[rb].get("strategies", [])}
+    bad = [f"{a} (not in {ra})" for a, _ in pairs if a not in have_a] + [f"{b} (not in {rb})" for _, b in pairs if b not in have_b]
+    if bad:
+        raise ValueError(f"cannot pair {', '.join(bad)}")
+    parts = []
+    for a, b in dict.fromkeys(pairs):
+        label = pair_label(a, b)
+        flips, one = _case_frames(res_a, res_b, ra, rb, [a], [b], label)
+        parts.append((_stats(res_a, ra, [a], label), _stats(res_b, rb, [b], label), flips, one))
+    if not parts:
+        stats = pd.DataFrame(columns=["strategy", "criterion", "grp", "mean", "n", "pass_rate"])
+        return _build(ra, rb, stats, stats, pd.DataFrame(columns=FLIP_COLUMNS), pd.DataFrame(columns=ONE_SIDED_COLUMNS))
+    sa, sb, flips, one = (pd.concat([p[i] for p in parts], ignore_index=True) for i in range(4))
+    # the order of `_FLIPS` across all pairs: regressions worst first, then improvements biggest first
+    improvement = flips["direction"] == "improvement"
+    flips = (flips.assign(_i=improvement, _k=np.where(improvement, -flips["delta"], flips["delta"]))
+             .sort_values(["_i", "_k", "strategy", "criterion", "case"], kind="stable").drop(columns=["_i", "_k"]))
+    return _build(ra, rb, sa, sb, flips, one.sort_values(["strategy", "criterion", "case"], kind="stable"))
+
+
+def default_pairs(strategies_a: Sequence[dict], strategies_b: Sequence[dict]) -> list[tuple[str, str]]:
+    """The pairs a reader most likely means, from two runs' manifest strategy entries (`label`,
+    `name`): equal labels first; then each B strategy left over with the A strategy of the same
+    registry name (a variant `session_aware[repeat_threshold=0.15]` with `session_aware`),
+    preferring A's un-parameterised one. Every B strategy is in at most one default pair."""
+    labels_a = [s["label"] for s in strategies_a]
+    name_a = {s["label"]: s.get("name", s["label"]) for s in strategies_a}
+    pairs = [(s["label"], s["label"]) for s in strategies_b if s["label"] in labels_a]
+    for s in strategies_b:
+        if s["label"] in labels_a:
+            continue
+        same = [a for a in labels_a if name_a[a] == s.get("name", s["label"])]
+        if same:
+            pairs.append((sorted(same, key=lambda a: (a != name_a[a], a))[0], s["label"]))
+    return pairs
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """How many cases two runs share: (scenario, probe) keys judged in each."""
+
+    a: int
+    """Cases of run A."""
+    b: int
+    """Cases of run B."""
+    shared: int
+    """Cases in both: the only ones a comparison can speak for."""
+    suites_a: tuple[str, ...]
+    """The suites run A ran."""
+    suites_b: tuple[str, ...]
+    """The suites run B ran."""
+
+
+def case_overlap(res: Results, run_a: str, run_b: str) -> Overlap:
+    """The cases (scenario, probe; scenario-level ones with an empty probe) of two runs held by one `Results`."""
+    row = res.rows("""
+        WITH k AS (SELECT DISTINCT run, scenario, coalesce(probe_id, '') AS probe_id FROM scores WHERE run IN ($a, $b))
+        SELECT count(*) FILTER (WHERE run = $a), count(*) FILTER (WHERE run = $b),
+               (SELECT count(*) FROM (SELECT scenario, probe_id FROM k WHERE run = $a
+                                      INTERSECT SELECT scenario, probe_id FROM k WHERE run = $b))
+        FROM k
+    """, {"a": run_a, "b": run_b})[0]
+
+    def suites(run: str) -> tuple[str, ...]:
+        return tuple(sorted({str(d.get("suite", "?")) for d in res.manifests.get(run, {}).get("datasets", [])}))
+
+    return Overlap(int(row[0]), int(row[1]), int(row[2]), suites(run_a), suites(run_b))

@@ -8,7 +8,10 @@ never change once written, so a cached answer never goes stale).
 
 from __future__ import annotations
 
+import importlib
 import math
+import tempfile
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import streamlit as st
@@ -51,7 +54,21 @@ def root() -> str:
 
 def run_ids() -> list[str]:
     """Complete runs under the runs folder, newest first (not cached: a new run shows at once)."""
-    return [r.run_id for r in list_runs()]
+    return list(run_labels())
+
+
+def run_labels() -> dict[str, str]:
+    """Complete runs, newest first, each with what a run picker shows for it (`run_label`); one
+    scan of the runs folder (not cached: a new run shows at once)."""
+    return {r.run_id: run_label(r.run_id, r.manifest) for r in list_runs()}
+
+
+def run_label(run_id: str, manifest: dict) -> str:
+    """How a picker names a run: the name it was given (`supportbench run --name`) or its id, then
+    its suite(s), so two runs of different suites are told apart before they are compared."""
+    suites = ", ".join(sorted({str(d.get("suite", "?")) for d in manifest.get("datasets", [])})) or "no suite"
+    name = str(manifest.get("name") or "").strip()
+    return f"{name} · {suites} ({run_id})" if name else f"{run_id} · {suites}"
 
 
 def current_run() -> str | None:
@@ -66,16 +83,38 @@ def current_run() -> str | None:
     return rid if rid in ids else (ids[0] if ids else None)
 
 
+def analysis(name: str) -> Callable[..., Any]:
+    """The read function a page names: `"leaderboard"` is `harness.analysis.queries.leaderboard`,
+    `"failures.page"` is `harness.analysis.failures.page` (a module of `harness.analysis`)."""
+    module, _, fn = name.rpartition(".")
+    return getattr(importlib.import_module(f"harness.analysis.{module}") if module else queries, fn)
+
+
 @st.cache_data(show_spinner=False, max_entries=512)
 def query(name: str, runs: tuple[str, ...], root_dir: str, *args: Any, **kwargs: Any) -> Any:
-    """`harness.analysis.queries.<name>(Results(runs), *args, **kwargs)`, cached by run ids and parameters."""
+    """`analysis(name)(Results(runs), *args, **kwargs)`, cached by run ids and parameters."""
     with Results([resolve_run(r, root_dir) for r in runs]) as res:
-        return getattr(queries, name)(res, *args, **kwargs)
+        return analysis(name)(res, *args, **kwargs)
 
 
 def q(name: str, *args: Any, run: str | None = None, **kwargs: Any) -> Any:
     """A cached query on the current run (or `run`)."""
     return query(name, (run or current_run(),), root(), *args, **kwargs)
+
+
+def deferred_export(name: str, fmt: str, *args: Any, run: str | None = None, **kwargs: Any) -> Callable[[], bytes]:
+    """A download button's deferred data: `analysis(name)(Results(run), path, fmt, *args, **kwargs)`
+    writes the file (DuckDB streams it, `harness.analysis.failures.export`) when the reader clicks,
+    not on every rerun, and its bytes are handed over once."""
+    run, root_dir = run or current_run(), root()
+
+    def build() -> bytes:
+        with tempfile.TemporaryDirectory(prefix="sb-export-") as d, Results(resolve_run(run, root_dir)) as res:
+            path = Path(d) / f"export.{fmt}"
+            analysis(name)(res, path, fmt, *args, **kwargs)
+            return path.read_bytes()
+
+    return build
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -88,8 +127,32 @@ def run_summary(run: str) -> None:
     m = manifest(run, root())
     counts = m.get("counts", {})
     names = [s["label"] for s in m.get("strategies", [])]
-    st.caption(f"{counts.get('scenarios', '?')} scenarios · {counts.get('probes', '?')} probes · "
-               f"{len(names)} strategies · started {m.get('started', '')[:16].replace('T', ' ')} UTC")
+    suites = ", ".join(sorted({str(d.get("suite", "?")) for d in m.get("datasets", [])}))
+    named = f"**{m['name']}** · " if m.get("name") else ""
+    st.caption(f"{named}`{run}` · suite {suites or '?'} · {counts.get('scenarios', '?')} scenarios · "
+               f"{counts.get('probes', '?')} probes · {len(names)} strategies · started "
+               f"{m.get('started', '')[:16].replace('T', ' ')} UTC")
+
+
+def missing_run(wanted: str, labels: dict[str, str], damaged: Sequence[Any] = ()) -> None:
+    """The page shown for a link to a run that is not in the runs folder (or is damaged): say so,
+    and offer the runs that are (showing another run under the link's name would mislead whoever
+    shared it)."""
+    st.title("Run not found")
+    broken = next((r for r in damaged if r.run_id == wanted), None)
+    if broken is not None:
+        st.error(f"The link asks for run `{wanted}`, which is damaged and cannot be read: {broken.problem}. "
+                 "Nothing of another run is shown in its place.", icon=":material/search_off:")
+    else:
+        st.error(f"The link asks for run `{wanted}`, which is not in the runs folder (`{root()}`). It may have been "
+                 "deleted, renamed, or written on another machine. Nothing of another run is shown in its place.",
+                 icon=":material/search_off:")
+    pick = st.selectbox(f"Open one of the {len(labels)} runs that exist", list(labels), index=None,
+                        format_func=labels.get, placeholder="choose a run", key="missing_run_pick")
+    if pick:
+        st.session_state.pop("qp_run", None)
+        st.query_params["run"] = pick
+        st.rerun()
 
 
 # --- widgets bound to the URL ------------------------------------------------------------------

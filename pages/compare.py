@@ -1,8 +1,9 @@
-"""Compare: two runs (strategies matched by label) or two strategies in one run.
+"""Compare: two runs (any strategy of A paired with any of B) or two strategies in one run.
 
 Numbers come from `harness.ci.compare`, the same code as `supportbench compare`, so the page
 and the CLI agree: per-criterion deltas (B - A, positive is better) and the cases whose verdict
-flipped, regressions worst first.
+flipped, regressions worst first; a click on a flipped case opens it. Two runs that share no
+case (different suites) are said to, loudly, before any delta is shown.
 """
 
 from __future__ import annotations
@@ -10,10 +11,12 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from pages._shared import (start, case_key, criterion_titles, go as go_page, q, query, root, run_ids, url_multiselect,
-                           url_keep, url_pagination, url_seed, url_selectbox)
+from harness.ci.compare import default_pairs
+from pages._shared import (start, case_key, criterion_titles, go as go_page, manifest, q, query, root, run_labels,
+                           url_keep, url_multiselect, url_pagination, url_seed, url_selectbox)
 
 MODES = {"runs": "Two runs", "strategies": "Two strategies in one run"}
+ARROW = " → "
 
 
 def delta_chart(crit, titles) -> go.Figure:
@@ -22,7 +25,7 @@ def delta_chart(crit, titles) -> go.Figure:
     colors = ["#c62828" if d < 0 else ("#2e7d32" if d > 0 else "#9e9e9e") for d in crit["delta"]]
     fig = go.Figure(go.Bar(
         x=crit["delta"], y=labels, orientation="h", marker_color=colors,
-        hovertext=[f"{l}<br>A {a:.3f} → B {b:.3f} ({d:+.3f})" for l, a, b, d in zip(labels, crit["mean_a"], crit["mean_b"], crit["delta"])],
+        hovertext=[f"{l}<br>A {a:.2f} → B {b:.2f} ({d:+.2f})" for l, a, b, d in zip(labels, crit["mean_a"], crit["mean_b"], crit["delta"])],
         hoverinfo="text",
     ))
     fig.update_layout(height=80 + 22 * len(crit), margin=dict(l=10, r=10, t=10, b=10),
@@ -34,44 +37,97 @@ def render() -> None:
     run = start("Compare")
     if run is None:
         return
-    ids = run_ids()
     key = url_seed("mode", list(MODES), "runs")
     mode = st.segmented_control("Compare", list(MODES), format_func=MODES.get, key=key) or "runs"
     url_keep("mode", mode)
-    c1, c2, c3 = st.columns(3)
     if mode == "runs":
-        if len(ids) < 2:
-            st.info("Only one run on disk: compare two strategies of it instead, or write another run.")
-            return
-        run_b = url_selectbox("Run B (new)", ids, "b", default=run, where=c2)
-        run_a = url_selectbox("Run A (baseline)", [r for r in ids if r != run_b], "a", where=c1)
-        shared = sorted(set(q("strategies", run=run_a)["strategy"]) & set(q("strategies", run=run_b)["strategy"]))
-        chosen = url_multiselect("Strategies", shared, "strategies", where=c3, placeholder="all shared strategies")
-        result = query("compare", (run_a, run_b), root(), run_a, run_b, strategies=tuple(chosen or shared))
-        case_run = run_b
+        picked = two_runs(run)
     else:
-        names = list(q("strategies", run=run)["strategy"])
-        sa = url_selectbox("Strategy A", names, "sa", where=c1)
-        sb = url_selectbox("Strategy B", [n for n in names if n != sa], "sb", where=c2)
-        c3.caption(f"in run `{run}`")
-        if sb is None:
-            st.info("This run has only one strategy.")
-            return
-        result = query("compare", (run,), root(), run, run, strategy_a=sa, strategy_b=sb)
-        case_run = run
-
+        picked = two_strategies(run)
+    if picked is None:
+        return
+    result, case_run = picked
     titles = criterion_titles(case_run)
-    crit = result.criteria
+    headline(result)
+    deltas_section(result, titles)
+    flips_section(result, titles, case_run)
+
+
+def two_runs(run: str):
+    """Run A and run B, the pairs of strategies to compare, and the overlap check. Returns
+    (result, run whose cases a click opens), or None when there is nothing to show."""
+    labels = run_labels()
+    ids = list(labels)
+    if len(ids) < 2:
+        st.info("Only one run on disk: compare two strategies of it instead, or write another run.")
+        return None
+    c1, c2 = st.columns(2)
+    run_b = url_selectbox("Run B (new)", ids, "b", default=run, where=c2, format_func=lambda r: labels.get(r, r))
+    run_a = url_selectbox("Run A (baseline)", [r for r in ids if r != run_b], "a", where=c1, format_func=lambda r: labels.get(r, r))
+    overlap = query("case_overlap", (run_a, run_b), root(), run_a, run_b)
+    if not overlap_ok(overlap, run_a, run_b):
+        return None
+    strat_a = manifest(run_a, root()).get("strategies", [])
+    strat_b = manifest(run_b, root()).get("strategies", [])
+    options = [f"{a['label']}{ARROW}{b['label']}" for a in strat_a for b in strat_b]
+    default = [f"{a}{ARROW}{b}" for a, b in default_pairs(strat_a, strat_b)]
+    chosen = url_multiselect("Pairs (strategy of A → strategy of B)", options, "pair", default=default,
+                             placeholder="pick pairs to compare",
+                             help="By default each strategy of B is paired with the one of A of the same label, "
+                                  "else with A's strategy of the same name (a variant with its base). Add any pair.")
+    unpaired = [b["label"] for b in strat_b if not any(p.endswith(ARROW + b["label"]) for p in chosen)]
+    if unpaired:
+        st.caption(f"Not compared (no pair chosen): {', '.join(f'`{u}`' for u in unpaired)}")
+    if not chosen:
+        st.info("Pick at least one pair of strategies to compare.")
+        return None
+    pairs = tuple(tuple(p.split(ARROW, 1)) for p in chosen)
+    return query("compare_pairs", (run_a, run_b), root(), run_a, run_b, pairs), run_b
+
+
+def overlap_ok(o, run_a: str, run_b: str) -> bool:
+    """Say how many cases the runs share; False (nothing to compare) when they share none."""
+    suites = f"A ran {', '.join(o.suites_a) or '?'} ({o.a:,} cases), B ran {', '.join(o.suites_b) or '?'} ({o.b:,} cases)"
+    if o.shared == 0:
+        st.error(f"**These runs share no case.** {suites}. A delta between them would compare different conversations, "
+                 "not strategies: pick two runs of the same suite.", icon=":material/block:")
+        return False
+    if o.shared < max(o.a, o.b):
+        st.warning(f"The runs share {o.shared:,} cases; {suites}. Only the shared cases can flip; the per-criterion means "
+                   "are over each run's own cases.", icon=":material/warning:")
+    return True
+
+
+def two_strategies(run: str):
+    c1, c2, c3 = st.columns(3)
+    names = list(q("strategies", run=run)["strategy"])
+    sa = url_selectbox("Strategy A", names, "sa", where=c1)
+    sb = url_selectbox("Strategy B", [n for n in names if n != sa], "sb", where=c2)
+    c3.caption(f"in run `{run}`")
+    if sb is None:
+        st.info("This run has only one strategy.")
+        return None
+    return query("compare", (run,), root(), run, run, strategy_a=sa, strategy_b=sb), run
+
+
+def headline(result) -> None:
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("regressions", len(result.regressions))
     m2.metric("improvements", len(result.improvements))
-    changed = crit.dropna(subset=["delta"])
+    changed = result.criteria.dropna(subset=["delta"])
     m3.metric("criteria worse", int((changed["delta"] < -1e-9).sum()))
     m4.metric("cases on one side only", len(result.one_sided))
 
+
+def deltas_section(result, titles) -> None:
+    crit = result.criteria
     st.subheader("Per-criterion deltas")
+    changed = crit.dropna(subset=["delta"])
     moved = changed[changed["delta"].abs() > 1e-9].sort_values("delta")
-    if moved.empty:
+    if moved.empty and len(result.one_sided):
+        st.warning(f"No criterion moved over the cases both sides have, but {len(result.one_sided):,} cases are on one side "
+                   "only: they are not compared (see the table below).", icon=":material/warning:")
+    elif moved.empty:
         st.success("No criterion moved.")
     else:
         st.plotly_chart(delta_chart(moved, titles), key="deltas", config={"displayModeBar": False})
@@ -79,8 +135,15 @@ def render() -> None:
         st.dataframe(crit.assign(criterion=crit["criterion"].map(lambda k: titles.get(k, k))), hide_index=True, width="stretch",
                      column_config={k: st.column_config.NumberColumn(format="%.3f")
                                     for k in ("mean_a", "mean_b", "delta", "pass_rate_a", "pass_rate_b", "pass_rate_delta")})
+    if len(result.one_sided):
+        with st.expander(f"{len(result.one_sided):,} cases on one side only"):
+            st.dataframe(result.one_sided.head(500), hide_index=True, width="stretch")
 
+
+def flips_section(result, titles, case_run: str) -> None:
+    """The flipped cases, regressions and improvements; a click on a row opens that case (as B saw it)."""
     st.subheader("Cases that flipped")
+    st.caption(f"Click a row to open the case as B saw it (run `{case_run}`).")
     tab_r, tab_i = st.tabs([f"Regressions ({len(result.regressions)})", f"Improvements ({len(result.improvements)})"])
     for tab, df, param in ((tab_r, result.regressions, "rpage"), (tab_i, result.improvements, "ipage")):
         with tab:
@@ -89,24 +152,21 @@ def render() -> None:
                 continue
             limit, offset = url_pagination(len(df), param)
             page = df.iloc[offset:offset + limit]
-            st.dataframe(
+            event = st.dataframe(
                 page.assign(criterion=page["criterion"].map(lambda k: titles.get(k, k)))[
                     ["strategy", "criterion", "case", "status_a", "status_b", "value_a", "value_b", "delta", "explanation_b", "explanation_a"]],
-                hide_index=True, width="stretch",
+                hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key=f"flips_{param}",
                 column_config={"value_a": st.column_config.NumberColumn("A", format="%.2f"),
                                "value_b": st.column_config.NumberColumn("B", format="%.2f"),
                                "delta": st.column_config.NumberColumn("Δ", format="%+.2f"),
                                "explanation_b": st.column_config.TextColumn("why (B)", width="large"),
                                "explanation_a": st.column_config.TextColumn("why (A)")},
             )
-    if len(result.regressions):
-        r = result.regressions.iloc[0]
-        strat = r["strategy"].split(" -> ")[-1]
-        if st.button(f"Open the worst regression in Failures ({r['case']} · {titles.get(r['criterion'], r['criterion'])})",
-                     icon=":material/report:"):
-            st.query_params["run"] = case_run
-            go_page("failures", run=case_run,
-                    case=case_key(strat, r["scenario"], r["probe_id"], r["criterion"]))
+            rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
+            if rows:
+                r = page.iloc[rows[0]]
+                strat = r["strategy"].split(" -> ")[-1]  # a pair's label is `a -> b`: B's case is b's
+                go_page("failures", run=case_run, case=case_key(strat, r["scenario"], r["probe_id"], r["criterion"]))
 
 
 if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)

@@ -1,32 +1,79 @@
-"""Failures: every failing or errored case, filterable and searchable; open one to read it.
+"""Failures: every failing or errored case of a run, filtered, ordered and grouped over all of
+them (in SQL, however many there are), exported whole as CSV or JSON; open one to read it.
 
 A case is (strategy, scenario, probe, criterion). Opening it shows the transcript up to the
-probe, what the strategy put in the context against the gold labels, the score explanation
-and the handoff brief when there is one.
+probe (earlier sessions collapsed, searchable), what the strategy put in the context against
+the gold labels, the score explanation and the handoff brief when there is one.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
 
-from harness.analysis.queries import FAILING, Filter, gap_label, gold_check, gold_marks, gold_view, hit, parse_expect, present
-from pages._shared import (start, STATUS_ICONS, case_key, parse_case, wkey, criterion_titles, q, url_multiselect,
-                           url_pagination, url_selectbox, url_text, url_toggle)
+from harness.analysis.failures import GROUPS, ORDERS
+from harness.analysis.queries import (FAILING, GOLD_MARK, OUT_MARK, Filter, gap_label, gold_check, gold_marks, gold_view,
+                                      hit, parse_expect, present)
+from pages._shared import (start, STATUS_ICONS, case_key, clear_params, current_run, deferred_export, parse_case, wkey,
+                           criterion_titles, q, url_keep, url_multiselect, url_pagination, url_seed, url_selectbox, url_text,
+                           url_toggle)
 
 GAP = pd.Timedelta(hours=1)
+NO_GROUP = "none"
+GROUP_LABELS = {NO_GROUP: "cases", "criterion": "criterion", "scenario": "scenario", "strategy": "strategy"}
+PROBE_ANCHOR = "the-probe"  # the HTML id the transcript puts on the probe, for its "jump to the probe" link
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What the reader chose above the list: which cases, in which order, summed how."""
+
+    filter: Filter
+    """Strategies, criteria, scenarios, tags, and whether controls are in."""
+    statuses: tuple[str, ...]
+    """Verdicts listed: fail and error, plus unsupported when asked."""
+    text: str
+    """Search over explanations, tasks and scenario ids ('' for none)."""
+    order: str
+    """A key of `harness.analysis.failures.ORDERS`."""
+    group: str
+    """`NO_GROUP`, or a column of `harness.analysis.failures.GROUPS` to sum the cases by."""
+
+    def args(self) -> tuple:
+        """The selection as the `harness.analysis.failures` functions take it: (filter, statuses, text)."""
+        return self.filter, self.statuses, self.text
 
 
 def render() -> None:
     if start("Failures") is None:
         return
     titles = criterion_titles()
-    strategies = list(q("strategies")["strategy"])
+    sel = selection(titles)
+    total = q("failures.count", *sel.args())
+    summary(sel, total)
+    if total and sel.group != NO_GROUP:
+        group_list(sel, titles)
+    elif total:
+        case_list(sel, total, titles)
+    else:
+        st.success("No failing cases match these filters.")
+    opened = st.query_params.get("case")
+    if opened:
+        open_case(opened)
+    else:
+        st.query_params.pop("case", None)
+
+
+def selection(titles: dict[str, str]) -> Selection:
+    """The filters, search, order and grouping, every one bound to the URL."""
+    strat_df = q("strategies")
+    strategies = list(strat_df["strategy"])
+    controls_of = set(strat_df.loc[strat_df["control"], "strategy"])
     scenarios = list(q("scenarios")["scenario"])
     _suites, tags = q("suites_and_tags")
-
     with st.container(border=True):
         a, b, c, d = st.columns(4)
         f_strat = url_multiselect("Strategy", strategies, "strategy", where=a, placeholder="all strategies")
@@ -34,22 +81,46 @@ def render() -> None:
                                  format_func=lambda k: titles.get(k, k))
         f_scen = url_multiselect("Scenario", scenarios, "scenario", where=c, placeholder="all scenarios")
         f_tag = url_multiselect("Tag", tags, "tag", where=d, placeholder="all tags")
-        e, g = st.columns([3, 1], vertical_alignment="bottom")
+        e, g, h = st.columns([4, 2, 2], vertical_alignment="bottom")
         text = url_text("Search explanations and tasks", "q", where=e, placeholder="e.g. missing, budget, timeout")
         unsup = url_toggle("Include unsupported", "unsupported", where=g)
-
+        controls = url_toggle("Show controls (oracle, empty)", "controls", where=h,
+                              help="The controls fail by design (empty remembers nothing); they are left out unless "
+                                   "shown here or picked by name under Strategy.")
+        i, j = st.columns([2, 3], vertical_alignment="bottom")
+        order = url_selectbox("Order (over all cases)", list(ORDERS), "order", where=i, format_func=lambda k: ORDERS[k][0])
+        key = url_seed("group", [NO_GROUP, *GROUPS], NO_GROUP)
+        group = j.segmented_control("List", [NO_GROUP, *GROUPS], key=key, format_func=lambda k: (
+            "every case" if k == NO_GROUP else f"by {k}")) or NO_GROUP
+        url_keep("group", group)
     statuses = FAILING + (("unsupported",) if unsup else ())
-    f = Filter(strategies=tuple(f_strat), criteria=tuple(f_crit), scenarios=tuple(f_scen), tags=tuple(f_tag))
-    total = q("failure_count", f, statuses, text)
-    if total == 0:
-        st.success("No failing cases match these filters.")
-        opened = st.query_params.get("case")
-        if opened:
-            open_case(opened)
+    # a control picked by name is shown whatever the toggle says: the reader asked for it
+    with_controls = controls or bool(set(f_strat) & controls_of)
+    f = Filter(strategies=tuple(f_strat), criteria=tuple(f_crit), scenarios=tuple(f_scen), tags=tuple(f_tag),
+               include_controls=with_controls)
+    return Selection(f, statuses, text, order, group)
+
+
+def summary(sel: Selection, total: int) -> None:
+    """How many cases the selection holds, and the whole of it as CSV or JSON."""
+    a, b, c = st.columns([6, 1, 1], vertical_alignment="center")
+    hidden = "" if sel.filter.include_controls else " · controls hidden"
+    a.caption(f"**{total:,}** case{'s' if total != 1 else ''} · {ORDERS[sel.order][0]}{hidden}")
+    if not total:
         return
-    st.caption(f"{total} case{'s' if total != 1 else ''} · errors first, then lowest value")
+    run = current_run()
+    for col, fmt, mime in ((b, "csv", "text/csv"), (c, "json", "application/json")):
+        col.download_button(
+            fmt.upper(), deferred_export("failures.export", fmt, *sel.args(), order=sel.order),
+            file_name=f"failures-{run}.{fmt}", mime=mime, on_click="ignore", icon=":material/download:",
+            key=f"export_{fmt}", help=f"All {total:,} cases of this selection, in this order, as {fmt.upper()}",
+        )
+
+
+def case_list(sel: Selection, total: int, titles: dict[str, str]) -> None:
+    """One page of the cases (ordered over all of them); a click on a row opens it below."""
     limit, offset = url_pagination(total, "page")
-    page = q("failures", f, statuses, text, limit=limit, offset=offset)
+    page = q("failures.page", *sel.args(), limit=limit, offset=offset, order=sel.order)
     page = page.assign(
         icon=page["status"].map(STATUS_ICONS).fillna("") + " " + page["status"],
         crit=page["criterion"].map(lambda k: titles.get(k, k)),
@@ -73,8 +144,7 @@ def render() -> None:
             st.session_state[wkey("case")] = picked
     url_case = st.query_params.get("case")
     if url_case and parse_case(url_case) is None:
-        not_a_case(url_case)
-        url_case = None
+        url_case = None  # a malformed link is named by `open_case`, not offered
     options = [""] + keys + ([url_case] if url_case and url_case not in keys else [])
 
     def label(k: str) -> str:
@@ -86,11 +156,34 @@ def render() -> None:
         s, sc, p, c = case
         return f"{sc} · {p or 'whole scenario'} · {titles.get(c, c)} · {s}"
 
-    opened = url_selectbox("Open a case", options, "case", format_func=label)
-    if opened:
-        open_case(opened)
-    else:
-        st.query_params.pop("case", None)
+    url_selectbox("Open a case", options, "case", format_func=label)
+
+
+def group_list(sel: Selection, titles: dict[str, str]) -> None:
+    """The selection summed by one column, most cases first; a click on a group lists its cases."""
+    by = sel.group
+    n = q("failures.group_count", by, *sel.args())
+    limit, offset = url_pagination(n, "gpage")
+    groups = q("failures.groups", by, *sel.args(), limit=limit, offset=offset)
+    shown = groups.assign(group=groups["group"].map(lambda k: titles.get(k, k)) if by == "criterion" else groups["group"])
+    st.caption(f"{n} {by} group{'s' if n != 1 else ''} · click one to list its cases")
+    event = st.dataframe(
+        shown, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key=f"groups_{by}",
+        column_config={"group": by, "mean_value": st.column_config.NumberColumn("mean value", format="%.2f"),
+                       "cases": st.column_config.ProgressColumn("cases", min_value=0, format="%d",
+                                                                max_value=int(groups["cases"].max()))},
+    )
+    try:
+        rows = list(event["selection"]["rows"])
+    except (KeyError, TypeError):
+        rows = []
+    if rows:
+        clear_params("group", by, "page", "gpage")
+        st.query_params[by] = str(groups["group"].iloc[rows[0]])
+        st.rerun()
+
+
+# --- one case ------------------------------------------------------------------------------------
 
 
 def open_case(value: str) -> None:
@@ -108,6 +201,7 @@ def not_a_case(value: str) -> None:
 
 
 def render_case(strategy: str, scenario: str, probe_id: str, criterion: str) -> None:
+    """The case the URL names: its verdict, the transcript, the context against the gold, the handoff."""
     titles = criterion_titles()
     score = q("score_row", strategy, scenario, probe_id, criterion)
     st.divider()
@@ -115,16 +209,9 @@ def render_case(strategy: str, scenario: str, probe_id: str, criterion: str) -> 
     if score.empty:
         st.warning("This case is not in the selected run.")
         return
-    s = score.iloc[0]
-    msg = f"**{s.status}** (value {'–' if pd.isna(s.value) else f'{s.value:.2f}'}): {s.explanation}"
-    icons = {"ok": ":material/check_circle:", "fail": ":material/cancel:", "error": ":material/error:"}
-    {"ok": st.success, "fail": st.error, "error": st.error}.get(s.status, st.info)(msg, icon=icons.get(s.status, ":material/remove_circle:"))
-    if s.evidence is not None and len(s.evidence):
-        st.caption("evidence: " + ", ".join(map(str, s.evidence)))
-
+    verdict(score.iloc[0])
     probes = q("probe_events", scenario)
     pr = probes[probes["probe_id"] == probe_id]
-    upto = int(pr["event_index"].iloc[0]) if len(pr) else None
     expect = parse_expect(pr["expect"].iloc[0]) if len(pr) else {}
     cands = q("candidates", strategy, scenario, probe_id) if probe_id else pd.DataFrame()
     prow = q("probe_rows", scenario, probe_id, (strategy,)) if probe_id else pd.DataFrame()
@@ -132,78 +219,185 @@ def render_case(strategy: str, scenario: str, probe_id: str, criterion: str) -> 
 
     left, right = st.columns([3, 2], gap="large")
     with left:
-        st.markdown("#### Transcript" + (" up to the probe" if upto is not None else ""))
-        transcript(q("events", scenario, upto), cands, expect, context)
+        transcript_section(scenario, pr, cands, expect, context)
     with right:
-        st.markdown("#### Context against the gold")
-        if not probe_id:
-            st.caption("A scenario-level criterion: no single context to show.")
-        elif len(prow) and prow["error"].iloc[0]:
-            st.error(f"The strategy raised: {prow['error'].iloc[0]}")
+        context_section(probe_id, pr, prow, cands, expect, context)
+        handoff_section(prow)
+
+
+def verdict(s) -> None:
+    msg = f"**{s.status}** (value {'–' if pd.isna(s.value) else f'{s.value:.2f}'}): {s.explanation}"
+    icons = {"ok": ":material/check_circle:", "fail": ":material/cancel:", "error": ":material/error:"}
+    {"ok": st.success, "fail": st.error, "error": st.error}.get(s.status, st.info)(msg, icon=icons.get(s.status, ":material/remove_circle:"))
+    if s.evidence is not None and len(s.evidence):
+        st.caption("evidence: " + ", ".join(map(str, s.evidence)))
+
+
+def transcript_section(scenario: str, pr: pd.DataFrame, cands: pd.DataFrame, expect: dict, context: str) -> None:
+    """The conversation up to the probe, with a search box and a link down to the probe."""
+    upto = int(pr["event_index"].iloc[0]) if len(pr) else None
+    st.markdown("#### Transcript" + (" up to the probe" if upto is not None else ""))
+    a, b = st.columns([3, 2], vertical_alignment="bottom")
+    search = url_text("Search the transcript", "tq", where=a, placeholder="a word or phrase")
+    if upto is not None and not search:
+        b.markdown(f"[↓ Jump to the probe](#{PROBE_ANCHOR})")
+    session = str(pr["session"].iloc[0]) if len(pr) and pr["session"].iloc[0] else None
+    transcript(q("events", scenario, upto), cands, expect, context, probe_session=session, search=search)
+
+
+def context_section(probe_id: str, pr: pd.DataFrame, prow: pd.DataFrame, cands: pd.DataFrame, expect: dict,
+                    context: str) -> None:
+    st.markdown("#### Context against the gold")
+    if not probe_id:
+        st.caption("A scenario-level criterion: no single context to show.")
+    elif len(prow) and prow["error"].iloc[0]:
+        st.error(f"The strategy raised: {prow['error'].iloc[0]}")
+    else:
+        gold = gold_check(expect, cands, context)
+        if gold.empty:
+            st.caption("This probe has no item-level gold labels.")
         else:
-            gold = gold_check(expect, cands, context)
-            if gold.empty:
-                st.caption("This probe has no item-level gold labels.")
-            else:
-                st.dataframe(gold[["mark", "kind", "ref", "detail"]], hide_index=True, width="stretch")
-            n_inc = int(cands["included"].sum()) if len(cands) else 0
-            st.caption(f"{n_inc} of {len(cands)} candidates included · {prow['tokens'].iloc[0] if len(prow) else '?'} "
-                       f"tokens of a {pr['budget'].iloc[0] if len(pr) else '?'} budget")
-            with st.expander("What the model would see", expanded=False):
-                st.code(context or "(empty)", language=None, wrap_lines=True)
-        if len(prow) and (prow["handoff"].iloc[0] or prow["handoff_error"].iloc[0]):
-            st.markdown("#### Handoff brief")
-            if prow["handoff_error"].iloc[0]:
-                st.error(prow["handoff_error"].iloc[0])
-            else:
-                used = prow["handoff_used_ids"].iloc[0]
-                used = list(used) if used is not None else []
-                st.caption(f"{prow['handoff_tokens'].iloc[0]} tokens · built from {len(used)} items: {', '.join(used)}")
-                with st.container(border=True):
-                    # the brief's own headings, two levels down so they read as sections of this panel
-                    st.markdown(re.sub(r"^(#{1,3}) ", lambda m: "#" * (len(m.group(1)) + 3) + " ", prow["handoff"].iloc[0], flags=re.M))
+            st.dataframe(gold[["mark", "kind", "ref", "detail"]], hide_index=True, width="stretch")
+        n_inc = int(cands["included"].sum()) if len(cands) else 0
+        st.caption(f"{n_inc} of {len(cands)} candidates included · {prow['tokens'].iloc[0] if len(prow) else '?'} "
+                   f"tokens of a {pr['budget'].iloc[0] if len(pr) else '?'} budget")
+        with st.expander("What the model would see", expanded=False):
+            st.code(context or "(empty)", language=None, wrap_lines=True)
 
 
-def transcript(ev: pd.DataFrame, cands: pd.DataFrame, expect: dict, context: str | None = None) -> None:
+def handoff_section(prow: pd.DataFrame) -> None:
+    if not (len(prow) and (prow["handoff"].iloc[0] or prow["handoff_error"].iloc[0])):
+        return
+    st.markdown("#### Handoff brief")
+    if prow["handoff_error"].iloc[0]:
+        st.error(prow["handoff_error"].iloc[0])
+        return
+    used = prow["handoff_used_ids"].iloc[0]
+    used = list(used) if used is not None else []
+    st.caption(f"{prow['handoff_tokens'].iloc[0]} tokens · built from {len(used)} items: {', '.join(used)}")
+    with st.container(border=True):
+        # the brief's own headings, two levels down so they read as sections of this panel
+        st.markdown(re.sub(r"^(#{1,3}) ", lambda m: "#" * (len(m.group(1)) + 3) + " ", prow["handoff"].iloc[0], flags=re.M))
+
+
+# --- the transcript --------------------------------------------------------------------------------
+
+
+def transcript(ev: pd.DataFrame, cands: pd.DataFrame, expect: dict, context: str | None = None, *,
+               probe_session: str | None = None, search: str = "") -> None:
     """Turns as chat messages with session boundaries, resolutions, gaps, and context badges
-    (what counts as in the context is the criteria's rule, `harness.analysis.queries.gold_view`)."""
+    (what counts as in the context is the criteria's rule, `harness.analysis.queries.gold_view`).
+
+    Sessions before the probe's own are collapsed, one line per event (a 300-turn history opens
+    at the probe, not 300 messages down); with `search`, only the events whose text has it are
+    shown, in full, wherever they are."""
     v = gold_view(cands, context)
     marks = gold_marks(expect)
-    prev_at, prev_session = None, None
-    for r in ev.itertuples(index=False):
+    if search:
+        hits = ev[ev["text"].fillna("").str.contains(re.escape(search), case=False, regex=True)]
+        st.caption(f"{len(hits)} of {len(ev)} events mention “{search}”")
+        for r in hits.itertuples(index=False):
+            st.caption(f"Session `{r.session or '–'}` · {r.subject_name or r.subject} · {r.at:%Y-%m-%d %H:%M} UTC")
+            event_full(r, v, marks, highlight=search)
+        return
+    start = len(ev)
+    if probe_session is not None:
+        own = ev.index[ev["session"] == probe_session]
+        start = ev.index.get_loc(own[0]) if len(own) else len(ev) - 1
+    earlier, current = ev.iloc[:start], ev.iloc[start:]
+    if len(earlier):
+        sessions = list(dict.fromkeys(earlier["session"].fillna("")))
+        st.caption(f"{len(sessions)} earlier session{'s' if len(sessions) != 1 else ''} ({len(earlier)} events), "
+                   "collapsed: open one to read it")
+        for sess in sessions:
+            grp = earlier[earlier["session"].fillna("") == sess]
+            with st.expander(session_label(grp, v, marks)):
+                st.markdown(compact(grp, v, marks))
+    prev_at, prev_session = (earlier["at"].iloc[-1] if len(earlier) else None), None
+    for r in current.itertuples(index=False):
         if prev_at is not None and r.at - prev_at >= GAP:
             st.markdown(f"<div style='text-align:center;color:#888;margin:.4em 0'>— {gap_label(r.at - prev_at)} —</div>",
                         unsafe_allow_html=True)
         prev_at = r.at
         if r.kind in ("turn", "resolve") and r.session != prev_session:
-            who = f"{r.subject_name or r.subject}"
-            st.markdown(f"**Session `{r.session}`** · {who} · {r.at:%Y-%m-%d %H:%M} UTC")
+            st.markdown(f"**Session `{r.session}`** · {r.subject_name or r.subject} · {r.at:%Y-%m-%d %H:%M} UTC")
             prev_session = r.session
+        if r.kind == "probe" and r.event_index == ev["event_index"].iloc[-1]:  # the case's probe ends the transcript
+            st.markdown(f"<div id='{PROBE_ANCHOR}'></div>", unsafe_allow_html=True)
+        event_full(r, v, marks)
+
+
+def event_full(r, v, marks: dict[str, str], highlight: str = "") -> None:
+    """One event as the reader sees it in the open part of the transcript."""
+    badge = badges(r.item_id, v, marks)
+    text = r.text or ""
+    if highlight:
+        text = re.sub(re.escape(highlight), lambda m: f"**{m.group(0)}**", text, flags=re.I)
+    if r.kind == "turn":
+        avatar = ":material/person:" if r.role == "customer" else ":material/support_agent:"
+        with st.chat_message("user" if r.role == "customer" else "assistant", avatar=avatar):
+            kind = " · _action_" if r.turn_kind == "action" else ""
+            st.markdown(f"{text}\n\n:gray[`{r.item_id}` · {r.at:%H:%M}{kind}] {badge}")
+    elif r.kind == "resolve":
+        box = st.success if r.status == "resolved" else st.warning
+        box(f"**Session {r.session} {r.status}**: {text or '(no summary)'}  \n:gray[`{r.item_id}`] {badge}",
+            icon=":material/task_alt:")
+    elif r.kind == "probe":
+        st.info(f"**Probe `{r.item_id}`**: the agent is about to answer — _{text}_ (budget {r.budget} tokens)",
+                icon=":material/search:")
+    elif r.kind == "forget":
+        st.warning(f"**Forget {r.subject}**: nothing of this customer may appear from here on.", icon=":material/delete:")
+    else:
+        st.caption(f"{r.kind} `{r.item_id}` · {text}")
+
+
+def session_label(grp: pd.DataFrame, v, marks: dict[str, str]) -> str:
+    """A collapsed session's one-line summary: who, when, how long, how it ended, what it holds of the gold."""
+    first = grp.iloc[0]
+    turns = int((grp["kind"] == "turn").sum())
+    ended = grp.loc[grp["kind"] == "resolve", "status"]
+    gold = [i for i in grp["item_id"] if marks.get(i, "").startswith(GOLD_MARK)]
+    out = [i for i in grp["item_id"] if marks.get(i, "").startswith(OUT_MARK)]
+    inc = sum(1 for i in grp["item_id"] if hit(v, i))
+    parts = [f"Session {first['session'] or '(no session)'}", str(first["subject_name"] or first["subject"] or ""),
+             f"{first['at']:%Y-%m-%d}", f"{turns} turn{'s' if turns != 1 else ''}"]
+    if len(ended):
+        parts.append(str(ended.iloc[-1]))
+    if gold:
+        parts.append(f"{GOLD_MARK} {len(gold)} gold ({sum(1 for i in gold if hit(v, i))} in context)")
+    if out:
+        parts.append(f"{OUT_MARK} {len(out)} must stay out")
+    if inc:
+        parts.append(f"{inc} in context")
+    return " · ".join(p for p in parts if p)
+
+
+def compact(grp: pd.DataFrame, v, marks: dict[str, str]) -> str:
+    """A collapsed session's events as one markdown list (one element, not one per turn)."""
+    lines = []
+    for r in grp.itertuples(index=False):
         badge = badges(r.item_id, v, marks)
+        text = (r.text or "").replace("\n", " ")
         if r.kind == "turn":
-            avatar = ":material/person:" if r.role == "customer" else ":material/support_agent:"
-            with st.chat_message("user" if r.role == "customer" else "assistant", avatar=avatar):
-                kind = " · _action_" if r.turn_kind == "action" else ""
-                st.markdown(f"{r.text}\n\n:gray[`{r.item_id}` · {r.at:%H:%M}{kind}] {badge}")
+            who = "customer" if r.role == "customer" else ("agent action" if r.turn_kind == "action" else "agent")
+            lines.append(f"- **{who}** {r.at:%m-%d %H:%M} · {text} :gray[`{r.item_id}`] {badge}")
         elif r.kind == "resolve":
-            box = st.success if r.status == "resolved" else st.warning
-            box(f"**Session {r.session} {r.status}**: {r.text or '(no summary)'}  \n:gray[`{r.item_id}`] {badge}",
-                icon=":material/task_alt:")
+            lines.append(f"- **{r.status}** {r.at:%m-%d %H:%M} · {text or '(no summary)'} :gray[`{r.item_id}`] {badge}")
         elif r.kind == "probe":
-            st.info(f"**Probe `{r.item_id}`**: the agent is about to answer — _{r.text}_ (budget {r.budget} tokens)",
-                    icon=":material/search:")
-        elif r.kind == "forget":
-            st.warning(f"**Forget {r.subject}**: nothing of this customer may appear from here on.", icon=":material/delete:")
+            lines.append(f"- *probe `{r.item_id}`* {r.at:%m-%d %H:%M} · {text}")
+        else:
+            lines.append(f"- *{r.kind}* {r.at:%m-%d %H:%M} · {r.subject or ''} {text}")
+    return "\n".join(lines)
 
 
 def badges(item_id: str, v, marks: dict[str, str]) -> str:
     mark = marks.get(item_id, "")
-    if mark.startswith("⚠"):
+    if mark.startswith(OUT_MARK):
         bad = present(v, item_id)
-        return ":orange-badge[⚠ must exclude, present]" if bad else ":gray-badge[must exclude, kept out]"
+        return f":orange-badge[{OUT_MARK} must stay out, present ⚠]" if bad else f":gray-badge[{OUT_MARK} must stay out, kept out]"
     inc = hit(v, item_id)
-    if mark.startswith("✓"):
-        return ":green-badge[✓ gold, in context]" if inc else ":red-badge[✗ gold, missing]"
+    if mark.startswith(GOLD_MARK):
+        return f":green-badge[{GOLD_MARK} gold, in context]" if inc else f":red-badge[{GOLD_MARK} gold, missing]"
     return ":blue-badge[in context]" if inc else ""
 
 

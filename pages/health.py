@@ -9,7 +9,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from pages._shared import start, BAND_COLORS, q, scenario_select, url_keep, url_multiselect, url_seed, url_selectbox
+from pages._shared import (start, BAND_COLORS, clear_params, q, scenario_select, url_keep, url_multiselect, url_seed,
+                           url_selectbox, wkey)
 
 # (name, low, high) per band, from `harness.analysis.queries.health_bands` (the strategy's own thresholds);
 # a comment, not a docstring: Streamlit's magic would print a bare string on the page
@@ -94,6 +95,7 @@ def render() -> None:
     moments = list(dict.fromkeys(tl.sort_values("event_index")["event_index"]))
     ev_at = dict(zip(tl["event_index"], tl["at"]))
     ev_what = dict(zip(tl["event_index"], tl["kind"].fillna("") + " " + tl["item_id"].fillna("")))
+    forget_moment_of_another_story(scenario, subject)
     key = url_seed("at", moments, moments[-1], parse=int)
 
     reported = set(tl["strategy"])
@@ -126,6 +128,18 @@ def render() -> None:
             st.plotly_chart(waterfall(row, q("health_bands", row["strategy"])), key=f"wf_{row['strategy']}", config={"displayModeBar": False})
             factors = pd.DataFrame(json.loads(row["factors"] or "[]"), columns=["signal", "impact", "detail", "source_ids"])
             st.dataframe(factors, hide_index=True, width="stretch")
+
+
+def forget_moment_of_another_story(scenario: str | None, subject: str | None) -> None:
+    """The moment (`?at=`, an event index) belongs to one scenario and subject: when the reader picks
+    another, start at its latest moment instead of whatever event has the same index there (a link
+    that brings its own moment keeps it)."""
+    owner = wkey("at") + "__of"
+    mine = st.session_state.get(wkey("at") + "__url")
+    brought = st.query_params.get("at") not in (None, str(mine))
+    if st.session_state.get(owner) not in (None, (scenario, subject)) and not brought:
+        clear_params("at")
+    st.session_state[owner] = (scenario, subject)
 
 
 def _color(band: str) -> str:

@@ -1,85 +1,139 @@
-"""Leaderboard: strategies x criteria, with n and interval on hover, totals, tokens and latency.
+"""Leaderboard: criteria x strategies, with n and intervals on hover, totals, tokens and latency,
+and a table per scenario.
 
-Clicking a cell (or choosing it below the chart) opens the matching failures.
+Clicking a cell (or choosing it below the chart) opens the matching failures; clicking a
+scenario's row opens that scenario's failures.
 """
 
 from __future__ import annotations
+
+import re
 
 import plotly.graph_objects as go
 import streamlit as st
 
 from harness.analysis.queries import Filter, total_columns
-from pages._shared import start, go as go_page, manifest, pct, q, root, url_multiselect, url_selectbox, url_toggle
+from harness.criteria.groups import totals as group_totals
+from pages._shared import (start, go as go_page, manifest, pct, q, root, url_multiselect, url_pagination, url_selectbox,
+                           url_toggle)
 
 FAILURES = "failures"
+# Comments, not docstrings, at module level: a page file run as a script (see app.py) would print them.
+NEUTRAL = "#e6e6e6"  # the fill of a cell that is not a score: no case of the criterion, or every case unsupported
+SCORE, UNSUPPORTED, NO_CASE = "score", "unsupported", "none"  # what a cell holds (its click target's customdata[2])
 
 
 def cell_from_selection(event) -> tuple[str, str] | None:
-    """(strategy, criterion) of the clicked heatmap cell, from a plotly selection event."""
+    """(strategy, criterion) of the clicked heatmap cell, from a plotly selection event; None for
+    no click, or a click on a cell without cases (nothing to open)."""
     try:
         points = event["selection"]["points"]
     except (KeyError, TypeError):
         return None
     for p in points:
         cd = p.get("customdata")
-        if cd and len(cd) >= 2:
+        if cd and len(cd) >= 2 and (len(cd) < 3 or cd[2] != NO_CASE):
             return str(cd[0]), str(cd[1])
     return None
 
 
+def _wrap(label: str, width: int) -> str:
+    """An axis label over lines of about `width` characters, broken after spaces and underscores (a
+    variant's parameters on a line of their own), so columns stay narrow enough for a phone."""
+    head, sep, tail = label.partition("[")
+    lines: list[str] = []
+    for word in re.split(r"(?<=[ _])", head):
+        if lines and len(lines[-1]) + len(word) <= width:
+            lines[-1] += word
+        else:
+            lines.append(word)
+    lines = [ln.strip() for ln in lines if ln.strip()] or [head]
+    if sep:
+        lines.append(sep + tail)
+    return "<br>".join(lines)
+
+
+def cell_hover(s: str, title: str, r, headline: str, beside: tuple[str, ...]) -> str:
+    """A cell's hover: scores and their intervals as fractions (0-1, like the cell), rates as
+    percentages; `headline` is what the cell's value is (mean, F1), `beside` the metric's other columns."""
+    head = f"<b>{s}</b> · {title}"
+    if r.unsupported == r.n:
+        return (f"{head}<br>unsupported: this strategy cannot answer it ({r.n} cases, each counted as 0 in totals)"
+                f"<br><i>click to open the cases</i>")
+    values = [(k, getattr(r, k)) for k in beside]
+    extra = ("<br>" + " · ".join(f"{k} {v:.2f}" for k, v in values) if values and all(v == v for _, v in values) else "")
+    ci = f" (95% CI {r.lo:.2f}–{r.hi:.2f})" if r.lo == r.lo else ""
+    pci = f" (95% CI {pct(r.pass_lo)}–{pct(r.pass_hi)})" if r.pass_lo == r.pass_lo else ""
+    return (f"{head}<br>{headline} {r.mean:.2f}{ci} over {r.n} case{'s' if r.n != 1 else ''}{extra}"
+            f"<br>pass rate {pct(r.pass_rate)}{pci}"
+            f"<br>{int(r.fails)} fail · {r.unsupported} unsupported · {r.errors} errors"
+            f"<br><i>click to open the failing cases</i>")
+
+
 def heatmap(cells, strategies: list[str], crit_keys: list[str], meta) -> go.Figure:
-    """Strategies x criteria; `meta` is `criteria_meta` (title, group, metric headline and columns)."""
+    """Criteria down, strategies across (criterion names read level, on a phone too), scores coloured
+    red to green; cells that are not scores (no case, all unsupported) drawn neutral grey. `meta` is
+    `criteria_meta` (title, group, metric headline and columns)."""
     info = meta.set_index("criterion")
     titles = info["title"].to_dict()
     by = {(r.strategy, r.criterion): r for r in cells.itertuples(index=False)}
-    z, text, hover, xs, ys, cds = [], [], [], [], [], []
-    for s in strategies:
-        zr, tr, hr = [], [], []
-        for c in crit_keys:
+    z, text, nz, ntext = [], [], [], []
+    px, py, cds, hover = [], [], [], []
+    for c in crit_keys:
+        zr, tr, nzr, ntr = [], [], [], []
+        for s in strategies:
             r = by.get((s, c))
             if r is None or not r.n:
-                zr.append(None)
-                tr.append("–")
-                hr.append(f"<b>{s}</b> · {titles[c]}<br>no case of this criterion")
-                continue
-            zr.append(r.mean)
-            label = "unsup." if r.unsupported == r.n else f"{r.mean:.2f}" + (" ⚠" if r.errors else "")
-            tr.append(label)
-            beside = [(k, getattr(r, k)) for k in info.at[c, "metric_columns"]]
-            extra = ("<br>" + " · ".join(f"{k} {v:.2f}" for k, v in beside)
-                     if beside and all(v == v for _, v in beside) else "")
-            hr.append(
-                f"<b>{s}</b> · {titles[c]}<br>{info.at[c, 'headline']} {r.mean:.3f} (95% CI {pct(r.lo)}–{pct(r.hi)}) over n={r.n}{extra}"
-                f"<br>pass rate {pct(r.pass_rate)} (95% CI {pct(r.pass_lo)}–{pct(r.pass_hi)})"
-                f"<br>fail {int(r.fails)} · unsupported {r.unsupported} · errors {r.errors}"
-                f"<br><i>click to open the failing cases</i>"
-            )
-            xs.append(titles[c])
-            ys.append(s)
-            cds.append([s, c])
+                kind, tip = NO_CASE, f"<b>{s}</b> · {titles[c]}<br>no case of this criterion"
+            else:
+                kind = UNSUPPORTED if r.unsupported == r.n else SCORE
+                tip = cell_hover(s, titles[c], r, info.at[c, "headline"], tuple(info.at[c, "metric_columns"]))
+            score = kind == SCORE
+            zr.append(r.mean if score else None)
+            tr.append((f"{r.mean:.2f}" + (" ‼" if r.errors else "")) if score else "")
+            nzr.append(None if score else 0)
+            ntr.append("" if score else ("unsupported" if kind == UNSUPPORTED else "–"))
+            px.append(s)
+            py.append(c)
+            cds.append([s, c, kind])
+            hover.append(tip)
         z.append(zr)
         text.append(tr)
-        hover.append(hr)
-    x = [titles[c] for c in crit_keys]
-    fig = go.Figure(go.Heatmap(
-        z=z, x=x, y=strategies, text=text, texttemplate="%{text}", hovertext=hover, hoverinfo="text",
-        colorscale="RdYlGn", zmin=0, zmax=1, xgap=2, ygap=2, colorbar=dict(title="mean", thickness=12),
+        nz.append(nzr)
+        ntext.append(ntr)
+    fig = go.Figure()
+    fig.add_trace(go.Heatmap(
+        z=nz, x=strategies, y=crit_keys, text=ntext, texttemplate="%{text}", hoverinfo="skip", showscale=False,
+        colorscale=[[0, NEUTRAL], [1, NEUTRAL]], xgap=2, ygap=2, textfont=dict(color="#666", size=11),
     ))
-    # An invisible marker on every cell: heatmaps emit no selection events, scatter points do.
+    fig.add_trace(go.Heatmap(
+        z=z, x=strategies, y=crit_keys, text=text, texttemplate="%{text}", hoverinfo="skip", showscale=False,
+        colorscale="RdYlGn", zmin=0, zmax=1, xgap=2, ygap=2, textfont=dict(size=12),
+    ))
+    # The click (and hover) target: one invisible marker per cell. Plotly heatmaps emit no selection
+    # events, scatter points do, and only when they take part in hovering (hoverinfo "skip" would
+    # leave them out of clicks too). hoverdistance -1 makes the nearest cell centre the one under
+    # the pointer, so the whole cell answers, not only the marker in its middle.
     fig.add_trace(go.Scatter(
-        x=xs, y=ys, customdata=cds, mode="markers", hoverinfo="skip", showlegend=False,
-        marker=dict(size=40, symbol="square", color="rgba(0,0,0,0)", opacity=0.01),
+        x=px, y=py, customdata=cds, mode="markers", hovertext=hover, hoverinfo="text", showlegend=False,
+        marker=dict(size=30, symbol="square", color="rgba(0,0,0,0)"),
     ))
-    # a rule where each group after the first begins (criteria come sorted by group)
-    keys = [info.at[c, "grp"] for c in crit_keys]
-    for i in range(1, len(keys)):
-        if keys[i] != keys[i - 1]:
-            fig.add_vline(x=i - 0.5, line=dict(color="#333", width=2))
-            fig.add_annotation(x=i - 0.5, y=1.0, yref="paper", yanchor="bottom", xanchor="left", showarrow=False,
-                               text=f" {info.at[crit_keys[i], 'group_title']} →", font=dict(size=11, color="#555"))
+    # a rule where each group after the first begins (criteria come sorted by group); the headline
+    # group's criteria read upright, the others (not in the headline total) in italics
+    grps = [info.at[c, "grp"] for c in crit_keys]
+    for i in range(1, len(grps)):
+        if grps[i] != grps[i - 1]:
+            fig.add_hline(y=i - 0.5, line=dict(color="#333", width=2))
+    headline = group_totals()[0].key
+    labels = [_wrap(titles[c], 18) if g == headline else f"<i>{_wrap(titles[c], 18)}</i>" for c, g in zip(crit_keys, grps)]
     fig.update_layout(
-        height=110 + 46 * len(strategies), margin=dict(l=10, r=10, t=30, b=10), clickmode="event+select",
-        xaxis=dict(side="top", tickangle=-25), yaxis=dict(autorange="reversed"), dragmode=False,
+        height=70 + 34 * len(crit_keys) + 14 * max(_wrap(s, 12).count("<br>") for s in strategies),
+        margin=dict(l=4, r=4, t=10, b=4), clickmode="event+select", hovermode="closest", hoverdistance=-1,
+        dragmode=False, showlegend=False, plot_bgcolor="rgba(0,0,0,0)",
+        xaxis=dict(side="top", tickangle=0, tickmode="array", tickvals=strategies, ticktext=[_wrap(s, 12) for s in strategies],
+                   automargin=True, fixedrange=True, showgrid=False, zeroline=False, tickfont=dict(size=11)),
+        yaxis=dict(autorange="reversed", tickmode="array", tickvals=crit_keys, ticktext=labels,
+                   automargin=True, fixedrange=True, showgrid=False, zeroline=False, tickfont=dict(size=11)),
     )
     return fig
 
@@ -92,15 +146,7 @@ def render() -> None:
     counts = m.get("counts", {})
     st.caption(f"Run `{run}` · {counts.get('scenarios', '?')} scenarios · {counts.get('probes', '?')} probes · "
                f"started {m.get('started', '')[:19].replace('T', ' ')} UTC")
-
-    suites, tags = q("suites_and_tags")
-    c1, c2, c3 = st.columns([2, 3, 2])
-    sel_suites = url_multiselect("Suite", suites, "suite", where=c1, placeholder="all suites")
-    sel_tags = url_multiselect("Tag", tags, "tag", where=c2, placeholder="all tags")
-    controls = url_toggle("Show controls (oracle, empty)", "controls", where=c3,
-                          help="Controls exist to prove the scorers honest; they are kept out of the ranking by default.")
-    f = Filter(suites=tuple(sel_suites), tags=tuple(sel_tags), include_controls=controls)
-
+    f = filters()
     cells, totals = q("leaderboard", f)
     if cells.empty:
         st.warning("No scores match these filters.")
@@ -110,24 +156,59 @@ def render() -> None:
     crit_keys = [c for c in meta["criterion"] if c in scored]
     titles = dict(zip(meta["criterion"], meta["title"]))
     strategies = list(totals["strategy"])
+    score_section(cells, strategies, crit_keys, meta[meta["criterion"].isin(scored)])
+    open_section(strategies, crit_keys, titles)
+    totals_section(totals)
+    scenario_section(f, strategies)
 
+
+def filters() -> Filter:
+    """Suite, tag and controls, bound to the URL."""
+    suites, tags = q("suites_and_tags")
+    c1, c2, c3 = st.columns([2, 3, 2])
+    sel_suites = url_multiselect("Suite", suites, "suite", where=c1, placeholder="all suites")
+    sel_tags = url_multiselect("Tag", tags, "tag", where=c2, placeholder="all tags")
+    controls = url_toggle("Show controls (oracle, empty)", "controls", where=c3,
+                          help="Controls exist to prove the scorers honest; they are kept out of the ranking by default.")
+    return Filter(suites=tuple(sel_suites), tags=tuple(sel_tags), include_controls=controls)
+
+
+def score_section(cells, strategies, crit_keys, meta) -> None:
+    """The heatmap; a click on a cell opens its failing cases."""
     st.subheader("Score by criterion")
-    shows = "".join(f"; {r.title} shows {r.headline}" for r in meta.itertuples() if r.criterion in scored and r.headline != "mean")
-    st.caption(f"Mean per case (unsupported and errors count as 0{shows}). Hover for n and "
-               "the 95% intervals; click a cell to open its failing cases.")
+    shows = "".join(f"; {r.title} shows {r.headline}" for r in meta.itertuples() if r.headline != "mean")
+    head = group_totals()[0]
+    others = [g for g in dict.fromkeys(meta["group_title"]) if g != head.title]
+    apart = f" Criteria in italics ({', '.join(others)}) are outside the {head.title} total." if others else ""
+    st.caption(f"Mean per case, 0 (red) to 1 (green); unsupported and errors (‼) count as 0{shows}, and a cell whose cases "
+               f"are all unsupported is grey.{apart} Hover for n and the 95% intervals; click a cell to open its failing cases.")
     event = st.plotly_chart(heatmap(cells, strategies, crit_keys, meta), on_select="rerun",
                             selection_mode="points", key="heat", config={"displayModeBar": False})
     clicked = cell_from_selection(event)
     if clicked:
-        go_page(FAILURES, strategy=clicked[0], criterion=clicked[1])
+        open_cell(cells, *clicked)
 
+
+def open_cell(cells, strategy: str, criterion: str) -> None:
+    """Open the Failures page on one cell's cases (with unsupported ones when those are all it has)."""
+    row = cells[(cells["strategy"] == strategy) & (cells["criterion"] == criterion)]
+    unsup = bool(len(row)) and int(row["unsupported"].iloc[0]) == int(row["n"].iloc[0]) > 0
+    go_page(FAILURES, strategy=strategy, criterion=criterion, unsupported="1" if unsup else None,
+            controls="1" if st.query_params.get("controls") == "1" else None)
+
+
+def open_section(strategies, crit_keys, titles) -> None:
+    """The same as a click, for keyboards and for anyone who prefers menus."""
     with st.container(border=True):
         a, b, c = st.columns([3, 3, 2], vertical_alignment="bottom")
         strat = url_selectbox("Strategy", strategies, "strategy", where=a)
         crit = url_selectbox("Criterion", crit_keys, "criterion", where=b, format_func=lambda k: titles.get(k, k))
         if c.button("Open failing cases", icon=":material/report:", width="stretch"):
-            go_page(FAILURES, strategy=strat, criterion=crit)
+            go_page(FAILURES, strategy=strat, criterion=crit,
+                    controls="1" if st.query_params.get("controls") == "1" else None)
 
+
+def totals_section(totals) -> None:
     st.subheader("Totals, tokens and latency")
     st.caption("Total weights every criterion equally. Tokens are the context the model would see at a probe.")
     feeding = total_columns()
@@ -151,6 +232,36 @@ def render() -> None:
             "probe_errors": "errors",
         },
     )
+
+
+SCENARIO_ORDER = {"hardest": "hardest first (lowest best score)", "spread": "most disagreement first",
+                  "failing": "most failing cases first", "name": "by name"}
+
+
+def scenario_section(f: Filter, strategies: list[str]) -> None:
+    """One row per scenario: each strategy's score on it, so a suite's hard cases and the scenarios
+    strategies disagree on stand out; a click on a row opens that scenario's failures."""
+    st.subheader("By scenario")
+    st.caption("Per scenario, each strategy's mean over the headline total's criteria of its mean case value there (each "
+               "criterion by its case values, so F1 criteria too). Click a row to open the scenario's failing cases.")
+    order = url_selectbox("Order", list(SCENARIO_ORDER), "sorder", format_func=SCENARIO_ORDER.get)
+    total = q("scenario_count", f)
+    limit, offset = url_pagination(total, "spage")
+    table = q("scenario_table", f, order, limit=limit, offset=offset)
+    if table.empty:
+        st.caption("No scenario matches these filters.")
+        return
+    shown = [s for s in strategies if s in table.columns]
+    cfg = {s: st.column_config.ProgressColumn(s, min_value=0, max_value=1, format="%.2f") for s in shown}
+    cfg.update({"spread": st.column_config.NumberColumn("spread", format="%.2f", help="Best minus worst strategy"),
+                "failing": st.column_config.NumberColumn("failing cases"), "title": st.column_config.TextColumn("title")})
+    event = st.dataframe(table[["scenario", "title", *shown, "spread", "failing"]], hide_index=True, width="stretch",
+                         on_select="rerun", selection_mode="single-row", key="scenario_table", column_config=cfg)
+    rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
+    if rows:
+        go_page(FAILURES, scenario=table["scenario"].iloc[rows[0]],
+                controls="1" if f.include_controls else None)
+
 
 if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)
     from pages._shared import hand_over

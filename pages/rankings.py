@@ -1,20 +1,26 @@
-"""Rankings per turn: a scenario's timeline, then one probe's ranked candidates side by side.
+"""Rankings per turn: a scenario's timeline, then one probe's ranked candidates side by side,
+and any two strategies' contexts for that probe diffed.
 
-Each candidate's score is a stacked bar of its components (they sum to the score); dropped
-candidates are faded, the budget cut line marks where the running token total passes the
-budget, and gold markers show what the probe expected.
+Each candidate's score is a stacked bar of its components (they sum to the score). What the
+strategy did with it is read from the bundle itself (its `included` flag and `reason`), never
+recomputed: included candidates are solid, the others faded on a band that says why they were
+left out (dropped for budget, dropped by the rank cutoff, expired before ranking). Gold
+markers show what the probe expected.
 """
 
 from __future__ import annotations
 
+import html
 import textwrap
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from harness.analysis.queries import components, gold_check, gold_marks, parse_expect
-from pages._shared import start, q, scenario_select, url_multiselect, url_pagination, url_selectbox
+from harness.analysis.contexts import BOTH, CHANGED, ONLY_A, ONLY_B, ONLY_LEFT, ONLY_RIGHT, item_diff, line_diff
+from harness.analysis.queries import (BUDGET, CUTOFF, DROPPED, EXPIRED, GOLD_MARK, INCLUDED, OUT_MARK, components,
+                                      gold_check, gold_marks, parse_expect)
+from pages._shared import start, manifest, q, root, scenario_select, url_multiselect, url_pagination, url_selectbox
 
 RANK_PAGE = 15
 KIND_STYLE = {
@@ -25,6 +31,9 @@ KIND_STYLE = {
     "probe": dict(symbol="triangle-down", color="#d62728"),
     "forget": dict(symbol="x", color="#000000"),
 }
+# the band behind a candidate that did not make the context, by why (included ones have none)
+STATUS_BANDS = {BUDGET: "rgba(198,40,40,0.13)", CUTOFF: "rgba(97,97,97,0.13)", EXPIRED: "rgba(123,31,162,0.13)",
+                DROPPED: "rgba(245,127,23,0.13)"}
 
 
 def _wrap(s: str, width: int = 70) -> str:
@@ -59,46 +68,91 @@ def timeline(ev: pd.DataFrame, selected_probe: str | None) -> go.Figure:
     return fig
 
 
+def candidate_label(r, marks: dict[str, str]) -> str:
+    """A candidate's row label: its gold mark (◆ expected, ⊘ must stay out), rank and id."""
+    mark = marks.get(r.item_id, "")
+    prefix = f"{GOLD_MARK} " if mark.startswith(GOLD_MARK) else (f"{OUT_MARK} " if mark.startswith(OUT_MARK) else "")
+    return f"{prefix}#{r.rank} {r.item_id}"
+
+
+# component colours, fixed here (not left to the theme) so the legend under the chart can name them
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+           "#393b79", "#637939", "#8c6d31", "#843c39")
+
+
+def component_colors(names: list[str]) -> dict[str, str]:
+    return {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(names)}
+
+
 def ranking_chart(cands: pd.DataFrame, budget: int, marks: dict[str, str]) -> go.Figure:
-    """Stacked horizontal bars of score components, dropped faded, the budget cut line drawn."""
-    labels = []
-    for r in cands.itertuples(index=False):
-        mark = marks.get(r.item_id, "")
-        prefix = "✓ " if mark.startswith("✓") else ("⚠ " if mark.startswith("⚠") else "")
-        labels.append(f"{prefix}#{r.rank} {r.item_id}")
+    """Stacked horizontal bars of score components; a candidate left out of the context is faded,
+    on a band coloured by why (its `status`), with the rank cutoff drawn where the strategy cut.
+    The legend is drawn under the chart by `chart_legend` (plotly's own, in a narrow column,
+    would take the plot's height)."""
+    labels = [candidate_label(r, marks) for r in cands.itertuples(index=False)]
     comps = [components(c) for c in cands["components"]]
     names = list(dict.fromkeys(k for c in comps for k in c))
-    opacity = [1.0 if inc else 0.35 for inc in cands["included"]]
+    colors = component_colors(names)
+    status = list(cands["status"])
+    opacity = [1.0 if s == INCLUDED else 0.35 for s in status]
     fig = go.Figure()
     for name in names:
         fig.add_trace(go.Bar(
-            y=labels, x=[c.get(name, 0.0) for c in comps], name=name, orientation="h", marker=dict(opacity=opacity),
-            hovertemplate=f"{name}: %{{x:.3f}}<extra></extra>",
+            y=labels, x=[c.get(name, 0.0) for c in comps], name=name, orientation="h",
+            marker=dict(opacity=opacity, color=colors[name]), hovertemplate=f"{name}: %{{x:.3f}}<extra></extra>",
         ))
     fig.add_trace(go.Scatter(
         y=labels, x=cands["score"], mode="markers", name="score", marker=dict(symbol="line-ns-open", size=14, color="black"),
-        hovertext=[f"<b>#{r.rank} {r.item_id}</b> score {r.score:.3f}<br>{'included' if r.included else 'dropped: ' + (r.reason or '')}"
-                   f" · {r.tokens} tokens<br>{_wrap(r.text, 60)}" for r in cands.itertuples(index=False)],
+        hovertext=[f"<b>#{r.rank} {r.item_id}</b> score {r.score:.3f}<br>{_what_happened(r)} · {r.tokens} tokens"
+                   f"<br>{_wrap(r.text, 60)}" for r in cands.itertuples(index=False)],
         hoverinfo="text",
     ))
-    over = cands.index[cands["cum_tokens"] > budget]
-    if len(over):
-        k = cands.index.get_loc(over[0])
-        if k > 0 or cands["rank"].iloc[0] > 1:
-            fig.add_hline(y=k - 0.5, line=dict(color="#d62728", dash="dash", width=2),
-                          annotation_text=f"budget {budget} tokens", annotation_position="bottom right",
-                          annotation_font_color="#d62728")
+    for k, s in enumerate(status):
+        if s in STATUS_BANDS:
+            fig.add_shape(type="rect", xref="paper", x0=0, x1=1, y0=k - 0.5, y1=k + 0.5, yref="y",
+                          fillcolor=STATUS_BANDS[s], line_width=0, layer="below")
+    if CUTOFF in status:
+        k = status.index(CUTOFF)
+        fig.add_hline(y=k - 0.5, line=dict(color="#616161", dash="dash", width=2), annotation_text="rank cutoff",
+                      annotation_position="bottom right", annotation_font_color="#616161")
     fig.update_layout(
-        barmode="relative", height=120 + 30 * len(cands) + 20 * ((len(names) + 2) // 2), margin=dict(l=10, r=10, t=10, b=10), bargap=0.25,
+        barmode="relative", height=80 + 30 * len(cands), margin=dict(l=10, r=10, t=10, b=10), bargap=0.25, showlegend=False,
         yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=labels, title=None, tickfont=dict(size=12)),
         xaxis=dict(title="score (sum of components)", zeroline=True, side="top"),
-        legend=dict(orientation="h", yanchor="top", y=-0.02, xanchor="left", x=0, font=dict(size=11)),
     )
     return fig
 
 
+def chart_legend(cands: pd.DataFrame) -> str:
+    """The chart's legend as HTML that wraps in any column width: component colours, then the bands shown."""
+    names = list(dict.fromkeys(k for c in cands["components"] for k in components(c)))
+    sw = "display:inline-block;width:.8em;height:.8em;margin:0 .25em 0 .6em;vertical-align:-.05em"
+    entry = "<span style='white-space:nowrap'><span style='{sw};background:{bg}'></span>{name}</span> "
+    parts = [entry.format(sw=sw, bg=c, name=html.escape(n)) for n, c in component_colors(names).items()]
+    parts += [entry.format(sw=sw + ";outline:1px solid #bbb", bg=STATUS_BANDS[s], name=s)
+              for s in STATUS_BANDS if s in set(cands["status"])]
+    return f"<div style='font-size:.78em;line-height:1.6;color:#444'>{''.join(parts)}</div>"
+
+
+def _what_happened(r) -> str:
+    if r.status == INCLUDED:
+        return "included"
+    return r.status + (f": {r.reason}" if r.status in (EXPIRED, DROPPED) and r.reason else "")
+
+
+def default_strategies(run: str, names: list[str], controls: set[str]) -> list[str]:
+    """Up to three strategies to show first: the session-aware family first (what the page is
+    about), then the run's other non-control strategies in the order the run lists them."""
+    order = [s.get("label") for s in manifest(run, root()).get("strategies", [])]
+    registry = {s.get("label"): s.get("name") for s in manifest(run, root()).get("strategies", [])}
+    ranked = [s for s in order if s in names and s not in controls] + sorted(s for s in names if s not in order and s not in controls)
+    ranked.sort(key=lambda s: registry.get(s, s) != "session_aware")  # stable: run order otherwise
+    return ranked[:3] or names[:3]
+
+
 def render() -> None:
-    if start("Rankings per turn") is None:
+    run = start("Rankings per turn")
+    if run is None:
         return
     scenario = scenario_select()
     probes = q("probe_events", scenario)
@@ -110,7 +164,7 @@ def render() -> None:
     probe = url_selectbox("Probe", probe_ids, "probe", where=c1, format_func=lambda p: f"{p} — {tasks.get(p, '')}")
     strat_df = q("strategies")
     names = list(strat_df["strategy"])
-    default = list(strat_df.loc[~strat_df["control"], "strategy"])[:3] or names[:3]
+    default = default_strategies(run, names, set(strat_df.loc[strat_df["control"], "strategy"]))
     chosen = url_multiselect("Strategies side by side", names, "strategies", default=default, where=c2,
                              max_selections=4)
 
@@ -126,6 +180,8 @@ def render() -> None:
     expect = parse_expect(prow["expect"])
     marks = gold_marks(expect)
     st.markdown(f"**Probe `{probe}`** at {prow['at']:%Y-%m-%d %H:%M} UTC · _{prow['task']}_ · budget **{prow['budget']}** tokens")
+    st.caption(f"{GOLD_MARK} a gold item (expected in the context) · {OUT_MARK} must stay out · faded on a band: left out, "
+               "and why (dropped for budget, dropped by the rank cutoff, expired before ranking)")
     if expect:
         with st.expander("Gold labels of this probe"):
             st.json(expect)
@@ -147,16 +203,24 @@ def render() -> None:
             else:
                 ranking_column(strat, rows.loc[strat], cands[strat], expect, marks, int(prow["budget"]),
                                slice(offset, offset + limit))
+    diff_section(scenario, probe, names, chosen, marks)
+
+
+def numbers(r: pd.Series, allc: pd.DataFrame, budget: int) -> None:
+    """A strategy's answer in one line that wraps (metrics in four narrow columns would truncate)."""
+    over = int(r["tokens"]) - budget
+    fit = f"**{over:+d}** over" if over > 0 else f"{-over} to spare"
+    counts = allc["status"].value_counts()
+    left = " · ".join(f"{counts[s]} {s}" for s in (BUDGET, CUTOFF, EXPIRED, DROPPED) if counts.get(s, 0))
+    st.markdown(f"**{r['tokens']}** tokens of {budget} ({fit}) · **{r['n_included']} / {r['n_candidates']}** included · "
+                f"{r['latency_ms']:.1f} ms" + (f"  \n:gray[left out: {left}]" if left else ""))
 
 
 def ranking_column(strat: str, r: pd.Series, allc: pd.DataFrame, expect: dict, marks: dict[str, str], budget: int,
                    ranks: slice) -> None:
     """One strategy's answer to the probe: its numbers, the gold check over all its candidates,
     then this page of its ranking as a chart and a table."""
-    a, b, c = st.columns(3)
-    a.metric("tokens", f"{r['tokens']}", f"{r['tokens'] - r['budget']:+d} vs budget", delta_color="inverse")
-    b.metric("included", f"{r['n_included']} / {r['n_candidates']}")
-    c.metric("latency", f"{r['latency_ms']:.1f} ms")
+    numbers(r, allc, budget)
     gold = gold_check(expect, allc, r["context"])
     if not gold.empty:
         ok = int(gold["ok"].sum())
@@ -168,12 +232,46 @@ def ranking_column(strat: str, r: pd.Series, allc: pd.DataFrame, expect: dict, m
         st.caption("No candidates on this page.")
         return
     st.plotly_chart(ranking_chart(page, budget, marks), key=f"rank_{strat}", config={"displayModeBar": False})
-    table = page.assign(
-        gold=page["item_id"].map(marks).fillna(""),
-        status=page["included"].map({True: "included", False: "dropped"}),
-    )[["rank", "item_id", "score", "status", "reason", "tokens", "gold", "text"]]
+    st.markdown(chart_legend(page), unsafe_allow_html=True)
+    table = page.assign(gold=page["item_id"].map(marks).fillna(""))[
+        ["rank", "item_id", "score", "status", "reason", "tokens", "gold", "text"]]
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={"score": st.column_config.NumberColumn(format="%.2f")})
+
+
+def diff_section(scenario: str, probe: str, names: list[str], chosen: list[str], marks: dict[str, str]) -> None:
+    """Two strategies' contexts for this probe, side by side: which items each put in, then the texts."""
+    st.subheader("Two contexts side by side")
+    if len(names) < 2:
+        st.caption("The run has one strategy: nothing to diff.")
+        return
+    a, b = st.columns(2)
+    sa = url_selectbox("Context A", names, "da", default=chosen[0], where=a)
+    rest = [n for n in names if n != sa]
+    sb = url_selectbox("Context B", rest, "db", default=next((c for c in chosen if c != sa), rest[0]), where=b)
+    items = item_diff(q("candidates", sa, scenario, probe), q("candidates", sb, scenario, probe), marks)
+    rows = q("probe_rows", scenario, probe, (sa, sb)).set_index("strategy")
+    differ = items[items["where"].isin([ONLY_A, ONLY_B])]
+    st.caption(f"{len(differ)} item{'s' if len(differ) != 1 else ''} in one context only · "
+               f"{int((items['where'] == BOTH).sum())} in both")
+    st.dataframe(items, hide_index=True, width="stretch", height=min(36 * (len(items) + 1) + 3, 420),
+                 column_config={"rank_a": "A rank", "status_a": f"A: {sa}", "rank_b": "B rank", "status_b": f"B: {sb}",
+                                "text": st.column_config.TextColumn("text", width="large")})
+    texts = {s: (rows.loc[s, "context"] if s in rows.index else "") for s in (sa, sb)}
+    with st.expander("The two texts, line by line", expanded=False):
+        st.markdown(diff_table(line_diff(texts[sa], texts[sb]), sa, sb), unsafe_allow_html=True)
+
+
+def diff_table(rows: list[tuple[str, str, str]], sa: str, sb: str) -> str:
+    """An HTML table of `line_diff` rows: lines only in A on red, only in B on green, changed on amber."""
+    colour = {ONLY_LEFT: ("#fde7e9", ""), ONLY_RIGHT: ("", "#e6f4ea"), CHANGED: ("#fff4ce", "#fff4ce")}
+    cells = []
+    for kind, x, y in rows:
+        ca, cb = colour.get(kind, ("", ""))
+        cells.append(f"<tr><td style='background:{ca}'>{html.escape(x)}</td><td style='background:{cb}'>{html.escape(y)}</td></tr>")
+    return ("<table style='width:100%;table-layout:fixed;font-size:0.8em;border-collapse:collapse'>"
+            f"<tr><th>A: {html.escape(sa)}</th><th>B: {html.escape(sb)}</th></tr>" + "".join(cells) + "</table>")
+
 
 if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)
     from pages._shared import hand_over

@@ -184,7 +184,7 @@ _SCENARIO_CELLS = """
 WITH crit AS (
     SELECT s.scenario, s.strategy, s.criterion, avg(coalesce(s.value, 0)) AS m,
            count_if(s.status IN ('fail', 'error')) AS failing
-    FROM scores s WHERE s.grp = 'core' AND {where} GROUP BY ALL
+    FROM scores s WHERE s.grp = ? AND {where} GROUP BY ALL
 )
 SELECT scenario, strategy, avg(m) AS score, sum(failing)::BIGINT AS failing FROM crit GROUP BY ALL
 """
@@ -201,15 +201,24 @@ SCENARIO_ORDERS = {
 def scenario_count(res: Results, f: Filter = Filter()) -> int:
     """How many scenarios `scenario_table` pages through with the same filter."""
     where, params = f.sql()
-    return int(res.rows(f"SELECT count(DISTINCT scenario) FROM scores s WHERE s.grp = 'core' AND {where}", params)[0][0])
+    return int(res.rows(f"SELECT count(DISTINCT scenario) FROM scores s WHERE s.grp = ? AND {where}",
+                        [_headline_group(), *params])[0][0])
+
+
+def _headline_group() -> str:
+    from harness.criteria import groups
+
+    return groups.totals()[0].key
 
 
 def scenario_table(res: Results, f: Filter = Filter(), order: str = "hardest", limit: int = 25, offset: int = 0) -> pd.DataFrame:
     """One page of scenarios, each with every strategy's score there (a column per strategy: the
-    mean over core criteria of the criterion's mean case value in the scenario), `spread` (best
-    minus worst strategy), `failing` (fail and error cases of all strategies), title and suite.
-    Ordered in SQL over every scenario (`SCENARIO_ORDERS`), then paged."""
+    mean over the headline total's criteria (`harness.criteria.groups`) of the criterion's mean case
+    value in the scenario), `spread` (best minus worst strategy), `failing` (fail and error cases of
+    all strategies, in those criteria), title and suite. Ordered in SQL over every scenario
+    (`SCENARIO_ORDERS`), then paged."""
     where, params = f.sql()
+    params = [_headline_group(), *params]
     if order not in SCENARIO_ORDERS:
         raise ValueError(f"unknown order {order!r}; known: {', '.join(SCENARIO_ORDERS)}")
     cells = _SCENARIO_CELLS.format(where=where)

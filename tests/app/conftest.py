@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fixture_runs import build_runs  # noqa: E402
+from fixture_runs import build_pair_runs, build_runs  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -25,3 +25,9 @@ def app_runs(tmp_path_factory) -> dict[str, Path]:
         os.environ.pop("SUPPORTBENCH_RUNS", None)
     else:
         os.environ["SUPPORTBENCH_RUNS"] = old
+
+
+@pytest.fixture(scope="session")
+def pair_runs(tmp_path_factory) -> dict[str, Path]:
+    """`{"base", "variant", "other"}` runs (see `fixture_runs.build_pair_runs`) in a runs folder of their own."""
+    return build_pair_runs(tmp_path_factory.mktemp("pair-runs"))

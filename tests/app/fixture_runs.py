@@ -88,3 +88,22 @@ def build_runs(root: str | Path) -> dict[str, Path]:
     tight = execute([tighten(s) for s in scs], specs, root, run_id="20260101-000000-tight", command="fixture tight")
     main = execute(scs, specs, root, run_id="20260102-000000-main", command="fixture main")
     return {"tight": tight.path, "main": main.path}
+
+
+BASE, VARIANT, OTHER = "20260201-000000-base", "20260202-000000-variant", "20260203-000000-other"
+"""Runs of `build_pair_runs`: the fixture scenarios, the same with a session_aware variant, another suite."""
+
+
+def build_pair_runs(root: str | Path) -> dict[str, Path]:
+    """Three runs for comparing: `base` (session_aware, history_stuffing), `variant` (the same scenarios,
+    session_aware with another repeat threshold, history_stuffing) and `other` (a canonical scenario: no
+    case in common with the other two)."""
+    from harness.format.loader import load_suite
+
+    scs = fixture_scenarios()
+    base = execute(scs, parse_specs("session_aware,history_stuffing"), root, run_id=BASE, command="fixture base")
+    variant = execute(scs, parse_specs("session_aware:repeat_threshold=0.15,history_stuffing"), root, run_id=VARIANT,
+                      name="threshold 0.15", command="fixture variant")
+    canonical = Path(__file__).resolve().parents[2] / "datasets" / "canonical" / "health-bands.yaml"
+    other = execute(load_suite([str(canonical)]), parse_specs("session_aware"), root, run_id=OTHER, command="fixture other")
+    return {"base": base.path, "variant": variant.path, "other": other.path}

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -60,7 +62,7 @@ def test_run_picker_defaults_to_newest_and_lists_every_run(app_runs):
     at = AppTest.from_file(APP, default_timeout=60).run()
     picker = at.sidebar.selectbox[0]
     assert picker.value == MAIN
-    assert set(picker.options) == {MAIN, TIGHT}
+    assert set(picker.options) == {f"{MAIN} · test", f"{TIGHT} · test"}  # each run shown with its suite
     assert at.query_params["run"] == MAIN
 
 
@@ -84,22 +86,48 @@ def test_run_in_the_url_selects_that_run(app_runs):
     assert TIGHT in texts(at)
 
 
+def heat_cells(at: AppTest) -> dict[tuple[str, str], tuple[str, str]]:
+    """(strategy, criterion) -> (what the cell holds, its hover) from the heatmap's click targets."""
+    fig = figures(at)[0]
+    target = next(t for t in fig["data"] if t["type"] == "scatter")
+    return {(cd[0], cd[1]): (cd[2], tip) for cd, tip in zip(target["customdata"], target["hovertext"])}
+
+
 def test_leaderboard_shows_heatmap_totals_and_hides_controls_by_default(app_runs):
     at = open_page("leaderboard")
     no_exception(at)
-    heat = figures(at)[0]["data"][0]
-    assert heat["type"] == "heatmap"
-    assert set(heat["y"]) == {"history_stuffing", "session_aware"}
-    assert "token budget compliance" in heat["x"]
-    assert "pass rate" in json.dumps(heat["hovertext"]) and "n=" in json.dumps(heat["hovertext"])
+    fig = figures(at)[0]
+    assert [t["type"] for t in fig["data"]] == ["heatmap", "heatmap", "scatter"]  # neutral cells, scores, click targets
+    cells = heat_cells(at)
+    assert {s for s, _ in cells} == {"history_stuffing", "session_aware"}
+    assert "token budget compliance" in " ".join(fig["layout"]["yaxis"]["ticktext"]).replace("<br>", " ")
+    hovers = " ".join(tip for _, tip in cells.values())
+    assert "pass rate" in hovers and " cases" in hovers
     totals = at.dataframe[0].value
     assert list(totals["strategy"]) and {"tokens_mean", "latency_p50"} <= set(totals.columns)
+
+
+def test_leaderboard_hover_gives_scores_as_fractions_and_rates_as_percentages(app_runs):
+    kind, tip = heat_cells(open_page("leaderboard"))[("session_aware", "recall")]
+    assert kind == "score"
+    assert re.search(r"mean \d\.\d\d \(95% CI \d\.\d\d–\d\.\d\d\)", tip), tip
+    assert re.search(r"pass rate \d+% \(95% CI \d+%–\d+%\)", tip), tip
+
+
+def test_leaderboard_unsupported_cells_are_neutral_not_a_zero(app_runs):
+    at = open_page("leaderboard")
+    assert heat_cells(at)[("history_stuffing", "health")][0] == "unsupported"
+    neutral, scores, _ = figures(at)[0]["data"]
+    row = neutral["y"].index("health")
+    col = neutral["x"].index("history_stuffing")
+    assert scores["z"][row][col] is None and neutral["text"][row][col] == "unsupported"
+    assert neutral["colorscale"][0][1] == neutral["colorscale"][-1][1]  # one grey, whatever the value
 
 
 def test_leaderboard_controls_toggle_adds_oracle_and_empty(app_runs):
     at = open_page("leaderboard")
     at.toggle[0].set_value(True).run()
-    assert {"oracle", "empty"} <= set(figures(at)[0]["data"][0]["y"])
+    assert {"oracle", "empty"} <= {s for s, _ in heat_cells(at)}
     assert at.query_params["controls"] == "1"
 
 
@@ -126,9 +154,10 @@ def test_leaderboard_cell_choice_opens_matching_failures(app_runs):
 def test_heatmap_click_selection_maps_to_its_cell():
     from pages.leaderboard import cell_from_selection
 
-    event = {"selection": {"points": [{"x": "recall", "y": "tfidf", "customdata": ["tfidf", "recall"]}]}}
+    event = {"selection": {"points": [{"x": "tfidf", "y": "recall", "customdata": ["tfidf", "recall", "score"]}]}}
     assert cell_from_selection(event) == ("tfidf", "recall")
     assert cell_from_selection({"selection": {"points": []}}) is None
+    assert cell_from_selection({"selection": {"points": [{"customdata": ["empty", "provenance", "none"]}]}}) is None
 
 
 def test_rankings_shows_timeline_and_a_ranking_per_strategy(app_runs):
@@ -139,8 +168,9 @@ def test_rankings_shows_timeline_and_a_ranking_per_strategy(app_runs):
     ranking = figs[1]
     assert any(t["type"] == "bar" for t in ranking["data"])
     labels = ranking["data"][0]["y"]
-    assert any(label.startswith("✓") for label in labels) and any(label.startswith("⚠") for label in labels)
+    assert any(label.startswith("◆") for label in labels) and any(label.startswith("⊘") for label in labels)
     assert "#### session_aware" in texts(at) and "#### oracle" in texts(at)
+    assert "tokens of 400" in texts(at)  # a strategy's numbers on one line that wraps, not truncating metrics
 
 
 def test_rankings_deep_link_restores_scenario_probe_and_strategies(app_runs):
@@ -158,15 +188,54 @@ def test_rankings_probe_selection_changes_what_is_shown(app_runs):
     assert at.query_params["probe"] == "p-bill-2"
 
 
-def test_rankings_paginates_long_candidate_lists_and_draws_the_budget_line(app_runs):
-    at = open_page("rankings", scenario="long-history", probe="p-long", strategies=["history_stuffing"])
+def test_rankings_paginates_long_candidate_lists_and_bands_what_was_left_out(app_runs):
+    at = open_page("rankings", run=TIGHT, scenario="long-history", probe="p-long", strategies=["history_stuffing"])
     assert at.pagination, "43 candidates need more than one page"
     ranking = figures(at)[1]
     assert len(ranking["data"][0]["y"]) == 15
-    assert any("budget" in (a.get("text") or "") for a in ranking["layout"].get("annotations", []))
+    shown = at.dataframe[-2].value  # this page's ranked candidates
+    left_out = shown.reset_index(drop=True).index[shown["status"] != "included"]
+    bands = [sh for sh in ranking["layout"]["shapes"] if sh["type"] == "rect"]
+    assert len(left_out) and sorted(round(b["y0"] + 0.5) for b in bands) == list(left_out)
     at.pagination[0].set_value(2).run()
     assert "Ranks 16–30" in texts(at)
     assert at.query_params["rank_page"] == "2"
+
+
+def test_rankings_draws_what_the_strategy_did_not_where_token_sums_pass_the_budget():
+    """Greedy packing skips an item that does not fit and takes smaller ones below it: the raw sum of
+    candidate tokens says nothing about what was kept. The bands come from each candidate's status."""
+    from pages.rankings import ranking_chart
+
+    cands = pd.DataFrame({
+        "rank": [1, 2, 3, 4, 5], "item_id": ["a", "b", "c", "d", "e"], "score": [5.0, 4.0, 3.0, 2.0, 0.0],
+        "components": ['{"x": 5}', '{"x": 4}', '{"x": 3}', '{"x": 2}', "{}"], "included": [True, False, True, False, False],
+        "reason": ["", "budget", "", "rank_cutoff", "expired: sentiment older than 7 days"], "tokens": [50, 90, 10, 5, 5],
+        "status": ["included", "dropped for budget", "included", "dropped by rank cutoff", "expired before ranking"],
+        "text": ["a", "b", "c", "d", "e"],
+    })
+    fig = ranking_chart(cands, 60, {"b": "◆ gold"}).to_plotly_json()
+    bands = [(round(sh["y0"] + 0.5), sh["fillcolor"]) for sh in fig["layout"]["shapes"] if sh["type"] == "rect"]
+    assert [k for k, _ in bands] == [1, 3, 4] and len({c for _, c in bands}) == 3  # budget, cutoff, expired: three looks
+    lines = [sh for sh in fig["layout"]["shapes"] if sh["type"] == "line"]
+    assert [ln["y0"] for ln in lines] == [2.5]  # the rank cutoff, where the strategy cut; no line at a token sum
+    assert fig["data"][0]["y"][1] == "◆ #2 b"
+
+
+def test_rankings_default_strategies_include_session_aware(app_runs):
+    at = open_page("rankings", scenario="billing-repeat", probe="p-bill")
+    chosen = at.multiselect(key=_key(at, "strategies")).value
+    assert chosen[0] == "session_aware" and "oracle" not in chosen and "empty" not in chosen
+
+
+def test_rankings_diffs_two_contexts_of_the_probe(app_runs):
+    at = open_page("rankings", scenario="billing-repeat", probe="p-bill", strategies=["session_aware", "oracle"],
+                   da="oracle", db="empty")
+    no_exception(at)
+    items = at.dataframe[-1].value
+    assert set(items["where"]) <= {"in both", "only A", "only B", "in neither"}
+    assert (items["where"] == "only A").any() and not (items["where"] == "only B").any()  # empty puts nothing in
+    assert at.query_params["da"] == "oracle" and at.query_params["db"] == "empty"
 
 
 def test_health_shows_bands_timeline_gold_and_waterfall(app_runs):
@@ -217,8 +286,9 @@ def test_failures_case_shows_transcript_context_gold_and_handoff(app_runs):
     body = texts(at)
     assert "billing-repeat · p-bill · preference surfacing · session_aware" in body
     assert "— 4 weeks later —" in body
-    assert "Session `jan`" in body and "Session `feb`" in body
-    assert "✓ gold, in context" in body and "must exclude" in body
+    assert [e.label for e in at.expander][0].startswith("Session jan · C1 · 2026-03-02 · 4 turns · resolved · ◆ 2 gold")  # the earlier session, collapsed
+    assert "Session `jan`" not in body and "Session `feb`" in body  # the probe's own session, in full
+    assert "◆ gold, in context" in body and "must stay out, present" in body
     assert "#### Handoff brief" in body
     gold = at.dataframe[-1].value
     assert {"must include", "superseded"} <= set(gold["kind"])
@@ -266,3 +336,107 @@ def _key(at: AppTest, param: str) -> str:
     keys = [k for k in at.session_state.keys() if k.startswith("qp_") and k.endswith("_" + param)]
     assert keys, f"no widget bound to {param!r}"
     return keys[0]
+
+
+def test_health_moment_starts_at_the_latest_event_when_the_scenario_changes(app_runs):
+    from harness.analysis.queries import health_timeline
+    from harness.analysis.results import Results
+
+    with Results(app_runs["main"]) as res:
+        latest = int(health_timeline(res, "long-history", "c1")["event_index"].max())
+        assert 8 in set(health_timeline(res, "long-history", "c1")["event_index"])  # the old moment exists there too
+    at = open_page("health", scenario="billing-repeat", subject="c1", at="8")
+    assert at.query_params["at"] == "8"
+    at.selectbox(key=_key(at, "scenario")).set_value("long-history").run()
+    no_exception(at)
+    assert at.query_params["at"] == str(latest) and at.select_slider[0].value == latest
+
+
+def test_failures_hide_controls_unless_shown_or_picked(app_runs):
+    shown = set(open_page("failures").dataframe[0].value["strategy"])
+    assert shown and not shown & {"oracle", "empty"}
+    assert "empty" in set(open_page("failures", controls="1").dataframe[0].value["strategy"])
+    assert set(open_page("failures", strategy="empty").dataframe[0].value["strategy"]) == {"empty"}
+
+
+def test_failures_order_is_over_all_cases_not_the_page(app_runs):
+    from harness.analysis.results import Results
+
+    at = open_page("failures", controls="1", order="scenario")
+    no_exception(at)
+    listed = at.dataframe[0].value
+    with Results(app_runs["main"]) as res:
+        first = res.rows("SELECT min(scenario) FROM scores WHERE status IN ('fail', 'error')")[0][0]
+    assert listed["scenario"].iloc[0] == first and list(listed["scenario"]) == sorted(listed["scenario"])
+
+
+def test_failures_group_by_criterion_sums_every_case(app_runs):
+    at = open_page("failures", controls="1", group="criterion")
+    no_exception(at)
+    groups = at.dataframe[0].value
+    total = int(re.search(r"\*\*(\d+)\*\* cases", texts(at)).group(1))
+    assert groups["cases"].sum() == total and list(groups["cases"]) == sorted(groups["cases"], reverse=True)
+    assert "preference surfacing" in set(groups["group"])  # criteria by their titles
+
+
+def test_failures_offers_the_whole_selection_as_csv_and_json(app_runs):
+    at = open_page("failures", controls="1")
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["CSV", "JSON"]
+
+
+def test_a_long_transcript_collapses_earlier_sessions_and_searches(app_runs):
+    case = "session_aware|long-history|p-long|recall"
+    at = open_page("failures", case=case)
+    no_exception(at)
+    labels = [e.label for e in at.expander if e.label.startswith("Session ")]
+    assert [lab.split(" · ")[0] for lab in labels] == [f"Session w{i}" for i in range(6)]
+    assert "[↓ Jump to the probe](#the-probe)" in texts(at)
+    chats = len(at.chat_message)
+    assert chats == 1, "only the probe's own session is drawn as chat messages"
+    at = open_page("failures", case=case, tq="batch 7")
+    assert "1 of 44 events mention “batch 7”" in texts(at) and len(at.chat_message) == 1
+    assert "**batch 7**" in at.chat_message[0].markdown[0].value
+
+
+def test_compare_pairs_a_variant_with_its_base_by_default(pair_runs, monkeypatch):
+    from fixture_runs import BASE, VARIANT
+
+    monkeypatch.setenv("SUPPORTBENCH_RUNS", str(Path(pair_runs["base"]).parent))
+    at = open_page("compare", run=VARIANT, mode="runs", a=BASE, b=VARIANT)
+    no_exception(at)
+    pairs = at.multiselect(key=_key(at, "pair")).value
+    assert pairs == ["history_stuffing → history_stuffing", "session_aware → session_aware[repeat_threshold=0.15]"]
+    assert int(at.metric[3].value) == 0  # every case paired: nothing on one side only
+    crit = at.dataframe[0].value
+    assert "session_aware -> session_aware[repeat_threshold=0.15]" in set(crit["strategy"])
+
+
+def test_compare_says_loudly_when_two_runs_share_no_case(pair_runs, monkeypatch):
+    from fixture_runs import BASE, OTHER
+
+    monkeypatch.setenv("SUPPORTBENCH_RUNS", str(Path(pair_runs["base"]).parent))
+    at = open_page("compare", run=OTHER, mode="runs", a=BASE, b=OTHER)
+    no_exception(at)
+    assert any("These runs share no case" in e.value for e in at.error)
+    assert not at.metric and not figures(at)  # no delta is shown as if it were a result
+
+
+def test_a_link_to_a_missing_run_says_so_and_offers_the_runs_there_are(app_runs):
+    at = open_page("failures", run="20990101-gone", case="session_aware|billing-repeat|p-bill|preference_surfacing")
+    no_exception(at)
+    assert at.title[0].value == "Run not found"
+    assert "20990101-gone" in at.error[0].value
+    box = at.selectbox[0]
+    assert {o.split(" · ")[0] for o in box.options} == {MAIN, TIGHT}
+    assert not at.sidebar.selectbox, "no run picker pretending another run is the one asked for"
+    box.set_value(TIGHT).run()
+    assert at.query_params["run"] == TIGHT and at.title[0].value == "Failures"  # the page the link asked for
+    assert any(m.value.startswith("#### Transcript") for m in at.markdown)  # and its case
+
+
+def test_leaderboard_per_scenario_table_orders_every_scenario(app_runs):
+    at = open_page("leaderboard", controls="1", sorder="name")
+    table = at.dataframe[-1].value
+    assert list(table["scenario"]) == sorted(["outage", "billing-repeat", "long-history", "two-customers"])
+    assert {"oracle", "empty", "session_aware"} <= set(table.columns) and (table["spread"] >= 0).all()

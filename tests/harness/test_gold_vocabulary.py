@@ -188,7 +188,7 @@ def test_the_apps_gold_rows_come_from_every_key_with_a_polarity():
 
 def test_the_apps_marks_put_what_must_stay_out_over_what_should_be_in():
     marks = gold_marks({"include": ["a", {"text": "x"}], "exclude": ["a", "b"], "above": [["c", "d"]], "expired": ["e"]})
-    assert marks == {"a": "⚠ must exclude", "b": "⚠ must exclude", "e": "⚠ must exclude", "c": "✓ gold"}
+    assert marks == {"a": "⊘ must stay out", "b": "⊘ must stay out", "e": "⊘ must stay out", "c": "◆ gold"}
 
 
 def test_an_unset_key_has_the_empty_value_of_its_kind():

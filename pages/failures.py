@@ -51,6 +51,7 @@ def render() -> None:
     if start("Failures") is None:
         return
     titles = criterion_titles()
+    asked = st.query_params.get("case")  # before the list's case picker rewrites it
     sel = selection(titles)
     total = q("failures.count", *sel.args())
     summary(sel, total)
@@ -61,7 +62,9 @@ def render() -> None:
     else:
         st.success("No failing cases match these filters.")
     opened = st.query_params.get("case")
-    if opened:
+    if asked and parse_case(asked) is None:
+        not_a_case(asked)
+    elif opened:
         open_case(opened)
     else:
         st.query_params.pop("case", None)

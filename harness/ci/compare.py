@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 
 from harness.analysis.aggregate import CASE_COUNTS, count_keys, count_sums, metric_means

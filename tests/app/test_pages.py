@@ -40,7 +40,10 @@ def figures(at: AppTest) -> list[dict]:
 
 
 def no_exception(at: AppTest) -> None:
+    """Nothing raised: neither past the router nor inside its guard (which turns it into a short error)."""
     assert not at.exception, [e.message for e in at.exception]
+    guarded = [e.value for e in at.error if e.value.startswith("Something went wrong")]
+    assert not guarded, guarded
 
 
 @pytest.mark.parametrize("page", PAGES)

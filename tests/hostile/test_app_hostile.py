@@ -49,15 +49,17 @@ def test_every_page_stays_usable_next_to_damaged_newer_runs(damaged_runs, name):
     at = page(name)
     assert not at.exception, [e.message for e in at.exception]
     assert not at.error, [e.value for e in at.error]
-    assert at.sidebar.selectbox[0].options == ["good"]  # damaged runs are never offered
+    assert [o.split(" · ")[0] for o in at.sidebar.selectbox[0].options] == ["good"]  # damaged runs are never offered
     notes = "\n".join(c.value for c in at.sidebar.caption)
     assert "`truncated`: scores/part-000000.parquet: truncated" in notes
     assert "`damaged`: manifest.json: strategies: input should be a valid list" in notes
 
 
-def test_a_damaged_run_named_in_the_link_opens_the_newest_usable_run(damaged_runs):
+def test_a_damaged_run_named_in_the_link_is_named_as_damaged_and_the_usable_runs_offered(damaged_runs):
     at = page("leaderboard", run="truncated")
-    assert not at.exception and at.sidebar.selectbox[0].value == "good"
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.title[0].value == "Run not found" and "damaged" in at.error[0].value and "truncated" in at.error[0].value
+    assert [o.split(" · ")[0] for o in at.selectbox[0].options] == ["good"]  # never opened, never another run in its place
 
 
 def test_a_page_that_raises_says_so_briefly_and_the_app_carries_on(runs, monkeypatch):
@@ -68,7 +70,7 @@ def test_a_page_that_raises_says_so_briefly_and_the_app_carries_on(runs, monkeyp
     (err,) = at.error
     assert err.value.startswith("Something went wrong showing this page") and "log" in err.value
     assert "Traceback" not in shown(at) and "File \"" not in shown(at)
-    assert at.sidebar.selectbox[0].options == ["scrambled", "good"]
+    assert [o.split(" · ")[0] for o in at.sidebar.selectbox[0].options] == ["scrambled", "good"]
     at.query_params["run"] = "good"  # the same session moves on to another run (AppTest keeps the URL it was given)
     at.sidebar.selectbox[0].set_value("good").run()
     assert at.sidebar.selectbox[0].value == "good" and not at.error and not at.exception

@@ -63,6 +63,11 @@ def run_labels() -> dict[str, str]:
     return {r.run_id: run_label(r.run_id, r.manifest) for r in list_runs()}
 
 
+def run_manifests() -> dict[str, dict]:
+    """Complete runs' manifests by run id, newest first (one scan of the runs folder)."""
+    return {r.run_id: r.manifest for r in list_runs()}
+
+
 def run_label(run_id: str, manifest: dict) -> str:
     """How a picker names a run: the name it was given (`supportbench run --name`) or its id, then
     its suite(s), so two runs of different suites are told apart before they are compared."""

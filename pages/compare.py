@@ -75,9 +75,10 @@ def two_runs(run: str):
                              placeholder="pick pairs to compare",
                              help="By default each strategy of B is paired with the one of A of the same label, "
                                   "else with A's strategy of the same name (a variant with its base). Add any pair.")
-    unpaired = [b["label"] for b in strat_b if not any(p.endswith(ARROW + b["label"]) for p in chosen)]
-    if unpaired:
-        st.caption(f"Not compared (no pair chosen): {', '.join(f'`{u}`' for u in unpaired)}")
+    left = [("A", a["label"]) for a in strat_a if not any(p.startswith(a["label"] + ARROW) for p in chosen)]
+    left += [("B", b["label"]) for b in strat_b if not any(p.endswith(ARROW + b["label"]) for p in chosen)]
+    if left:
+        st.caption("Not compared (in no chosen pair): " + ", ".join(f"{side} `{name}`" for side, name in left))
     if not chosen:
         st.info("Pick at least one pair of strategies to compare.")
         return None

@@ -96,6 +96,8 @@ def selection(titles: dict[str, str]) -> Selection:
         group = j.segmented_control("List", [NO_GROUP, *GROUPS], key=key, format_func=lambda k: (
             "every case" if k == NO_GROUP else f"by {k}")) or NO_GROUP
         url_keep("group", group)
+        if group == NO_GROUP:
+            st.query_params.pop("group", None)  # the default: links stay short
     statuses = FAILING + (("unsupported",) if unsup else ())
     # a control picked by name is shown whatever the toggle says: the reader asked for it
     with_controls = controls or bool(set(f_strat) & controls_of)
@@ -303,21 +305,23 @@ def transcript(ev: pd.DataFrame, cands: pd.DataFrame, expect: dict, context: str
             st.caption(f"Session `{r.session or '–'}` · {r.subject_name or r.subject} · {r.at:%Y-%m-%d %H:%M} UTC")
             event_full(r, v, marks, highlight=search)
         return
-    start = len(ev)
+    rows = list(ev.itertuples(index=False))  # once: per-session frames cost more than the sessions' text
+    start = len(rows)
     if probe_session is not None:
-        own = ev.index[ev["session"] == probe_session]
-        start = ev.index.get_loc(own[0]) if len(own) else len(ev) - 1
-    earlier, current = ev.iloc[:start], ev.iloc[start:]
-    if len(earlier):
-        sessions = list(dict.fromkeys(earlier["session"].fillna("")))
+        start = next((i for i, r in enumerate(rows) if r.session == probe_session), len(rows) - 1)
+    earlier, current = rows[:start], rows[start:]
+    if earlier:
+        sessions: dict[str, list] = {}
+        for r in earlier:
+            sessions.setdefault(r.session or "", []).append(r)
         st.caption(f"{len(sessions)} earlier session{'s' if len(sessions) != 1 else ''} ({len(earlier)} events), "
                    "collapsed: open one to read it")
-        for sess in sessions:
-            grp = earlier[earlier["session"].fillna("") == sess]
+        for grp in sessions.values():
             with st.expander(session_label(grp, v, marks)):
                 st.markdown(compact(grp, v, marks))
-    prev_at, prev_session = (earlier["at"].iloc[-1] if len(earlier) else None), None
-    for r in current.itertuples(index=False):
+    prev_at, prev_session = (earlier[-1].at if earlier else None), None
+    last = rows[-1].event_index if rows else None
+    for r in current:
         if prev_at is not None and r.at - prev_at >= GAP:
             st.markdown(f"<div style='text-align:center;color:#888;margin:.4em 0'>— {gap_label(r.at - prev_at)} —</div>",
                         unsafe_allow_html=True)
@@ -325,7 +329,7 @@ def transcript(ev: pd.DataFrame, cands: pd.DataFrame, expect: dict, context: str
         if r.kind in ("turn", "resolve") and r.session != prev_session:
             st.markdown(f"**Session `{r.session}`** · {r.subject_name or r.subject} · {r.at:%Y-%m-%d %H:%M} UTC")
             prev_session = r.session
-        if r.kind == "probe" and r.event_index == ev["event_index"].iloc[-1]:  # the case's probe ends the transcript
+        if r.kind == "probe" and r.event_index == last:  # the case's probe ends the transcript
             st.markdown(f"<div id='{PROBE_ANCHOR}'></div>", unsafe_allow_html=True)
         event_full(r, v, marks)
 
@@ -354,18 +358,18 @@ def event_full(r, v, marks: dict[str, str], highlight: str = "") -> None:
         st.caption(f"{r.kind} `{r.item_id}` · {text}")
 
 
-def session_label(grp: pd.DataFrame, v, marks: dict[str, str]) -> str:
+def session_label(grp: list, v, marks: dict[str, str]) -> str:
     """A collapsed session's one-line summary: who, when, how long, how it ended, what it holds of the gold."""
-    first = grp.iloc[0]
-    turns = int((grp["kind"] == "turn").sum())
-    ended = grp.loc[grp["kind"] == "resolve", "status"]
-    gold = [i for i in grp["item_id"] if marks.get(i, "").startswith(GOLD_MARK)]
-    out = [i for i in grp["item_id"] if marks.get(i, "").startswith(OUT_MARK)]
-    inc = sum(1 for i in grp["item_id"] if hit(v, i))
-    parts = [f"Session {first['session'] or '(no session)'}", str(first["subject_name"] or first["subject"] or ""),
-             f"{first['at']:%Y-%m-%d}", f"{turns} turn{'s' if turns != 1 else ''}"]
-    if len(ended):
-        parts.append(str(ended.iloc[-1]))
+    first = grp[0]
+    turns = sum(1 for r in grp if r.kind == "turn")
+    ended = [r.status for r in grp if r.kind == "resolve"]
+    gold = [r.item_id for r in grp if marks.get(r.item_id, "").startswith(GOLD_MARK)]
+    out = [r.item_id for r in grp if marks.get(r.item_id, "").startswith(OUT_MARK)]
+    inc = sum(1 for r in grp if hit(v, r.item_id))
+    parts = [f"Session {first.session or '(no session)'}", str(first.subject_name or first.subject or ""),
+             f"{first.at:%Y-%m-%d}", f"{turns} turn{'s' if turns != 1 else ''}"]
+    if ended:
+        parts.append(str(ended[-1]))
     if gold:
         parts.append(f"{GOLD_MARK} {len(gold)} gold ({sum(1 for i in gold if hit(v, i))} in context)")
     if out:
@@ -375,10 +379,10 @@ def session_label(grp: pd.DataFrame, v, marks: dict[str, str]) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def compact(grp: pd.DataFrame, v, marks: dict[str, str]) -> str:
+def compact(grp: list, v, marks: dict[str, str]) -> str:
     """A collapsed session's events as one markdown list (one element, not one per turn)."""
     lines = []
-    for r in grp.itertuples(index=False):
+    for r in grp:
         badge = badges(r.item_id, v, marks)
         text = (r.text or "").replace("\n", " ")
         if r.kind == "turn":

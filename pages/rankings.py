@@ -107,16 +107,19 @@ def ranking_chart(cands: pd.DataFrame, budget: int, marks: dict[str, str]) -> go
                    f"<br>{_wrap(r.text, 60)}" for r in cands.itertuples(index=False)],
         hoverinfo="text",
     ))
-    for k, s in enumerate(status):
-        if s in STATUS_BANDS:
-            fig.add_shape(type="rect", xref="paper", x0=0, x1=1, y0=k - 0.5, y1=k + 0.5, yref="y",
-                          fillcolor=STATUS_BANDS[s], line_width=0, layer="below")
+    # one list of shapes, set once (an add_shape per row costs plotly's validation each time)
+    shapes = [dict(type="rect", xref="paper", x0=0, x1=1, yref="y", y0=k - 0.5, y1=k + 0.5, fillcolor=STATUS_BANDS[s],
+                   line=dict(width=0), layer="below") for k, s in enumerate(status) if s in STATUS_BANDS]
+    annotations = []
     if CUTOFF in status:
         k = status.index(CUTOFF)
-        fig.add_hline(y=k - 0.5, line=dict(color="#616161", dash="dash", width=2), annotation_text="rank cutoff",
-                      annotation_position="bottom right", annotation_font_color="#616161")
+        shapes.append(dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=k - 0.5, y1=k - 0.5,
+                           line=dict(color="#616161", dash="dash", width=2)))
+        annotations.append(dict(xref="paper", x=1, xanchor="right", yref="y", y=k - 0.5, yanchor="top", showarrow=False,
+                                text="rank cutoff", font=dict(color="#616161")))
     fig.update_layout(
-        barmode="relative", height=80 + 30 * len(cands), margin=dict(l=10, r=10, t=10, b=10), bargap=0.25, showlegend=False,
+        shapes=shapes, annotations=annotations, barmode="relative", height=80 + 30 * len(cands),
+        margin=dict(l=10, r=10, t=10, b=10), bargap=0.25, showlegend=False,
         yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=labels, title=None, tickfont=dict(size=12)),
         xaxis=dict(title="score (sum of components)", zeroline=True, side="top"),
     )

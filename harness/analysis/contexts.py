@@ -33,8 +33,8 @@ def item_diff(cands_a: pd.DataFrame, cands_b: pd.DataFrame, marks: dict[str, str
     inc_a = m["included_a"].astype("boolean").fillna(False).astype(bool)
     inc_b = m["included_b"].astype("boolean").fillna(False).astype(bool)
     m["where"] = [BOTH if x and y else ONLY_A if x else ONLY_B if y else NEITHER for x, y in zip(inc_a, inc_b)]
-    m["status_a"] = m["status_a"].fillna("not considered")
-    m["status_b"] = m["status_b"].fillna("not considered")
+    for c in ("status_a", "status_b"):  # an empty side merges in as float NaN: fill as objects
+        m[c] = m[c].astype(object).where(m[c].notna(), "not considered")
     m["text"] = m["text_a"].where(m["text_a"].notna(), m["text_b"])
     m["gold"] = m["item_id"].map(marks).fillna("")
     order = {ONLY_A: 0, ONLY_B: 0, BOTH: 1, NEITHER: 2}

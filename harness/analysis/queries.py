@@ -205,6 +205,13 @@ def scenario_count(res: Results, f: Filter = Filter()) -> int:
                         [_headline_group(), *params])[0][0])
 
 
+def scenario_scores(res: Results, f: Filter = Filter()) -> pd.DataFrame:
+    """Every (strategy, scenario) score of `scenario_table` in long form: `strategy`, `scenario`,
+    `score`, `failing`."""
+    where, params = f.sql()
+    return res.df(_SCENARIO_CELLS.format(where=where) + " ORDER BY strategy, scenario", [_headline_group(), *params])
+
+
 def _headline_group() -> str:
     from harness.criteria import groups
 

@@ -212,12 +212,18 @@ def compare_pairs(res_a: Results, res_b: Results, pairs: Sequence[tuple[str, str
     if not parts:
         stats = pd.DataFrame(columns=["strategy", "criterion", "grp", "mean", "n", "pass_rate"])
         return _build(ra, rb, stats, stats, pd.DataFrame(columns=FLIP_COLUMNS), pd.DataFrame(columns=ONE_SIDED_COLUMNS))
-    sa, sb, flips, one = (pd.concat([p[i] for p in parts], ignore_index=True) for i in range(4))
+    sa, sb, flips, one = (_concat([p[i] for p in parts]) for i in range(4))
     # the order of `_FLIPS` across all pairs: regressions worst first, then improvements biggest first
     improvement = flips["direction"] == "improvement"
     flips = (flips.assign(_i=improvement, _k=np.where(improvement, -flips["delta"], flips["delta"]))
              .sort_values(["_i", "_k", "strategy", "criterion", "case"], kind="stable").drop(columns=["_i", "_k"]))
     return _build(ra, rb, sa, sb, flips, one.sort_values(["strategy", "criterion", "case"], kind="stable"))
+
+
+def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """The frames one after the other; empty ones left out, so column types stay what SQL gave them."""
+    full = [f for f in frames if len(f)]
+    return pd.concat(full or frames[:1], ignore_index=True)
 
 
 def default_pairs(strategies_a: Sequence[dict], strategies_b: Sequence[dict]) -> list[tuple[str, str]]:

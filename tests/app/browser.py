@@ -96,7 +96,7 @@ class Chromium:
         wait_http(f"http://127.0.0.1:{self.port}/json/version", timeout=30)
         targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{self.port}/json/list", timeout=5))
         page = next(t for t in targets if t.get("type") == "page")
-        self._conn = connect(page["webSocketDebuggerUrl"], max_size=None, open_timeout=10)
+        self._conn = connect(page["webSocketDebuggerUrl"], max_size=None, open_timeout=10, ping_interval=None)  # no keepalive: a busy machine made pongs late
         self.ws = self._conn.__enter__()
         self._id = 0
         self.requests: list[str] = []
@@ -246,18 +246,9 @@ class Chromium:
                       **({"text": "\r"} if kind == "keyDown" else {}))
 
     def choose(self, label: str, option: str, timeout: float = 30.0) -> None:
-        """Pick `option` in the selectbox labelled `label`: click it open, click the option."""
-        at = self.evaluate(f"""(() => {{
-            const boxes = [...document.querySelectorAll('[data-testid=stSelectbox]')]
-              .filter(b => (b.querySelector('label')?.innerText || '').trim() === {json.dumps(label)});
-            const e = boxes[0]?.querySelector('[data-baseweb=select]');
-            if (!e) return null; e.scrollIntoView({{block: 'center'}}); const r = e.getBoundingClientRect();
-            return {{x: r.left + r.width / 2, y: r.top + r.height / 2}}; }})()""")
-        if not at:
-            raise AssertionError(f"no selectbox labelled {label!r}")
-        time.sleep(0.2)
-        self.click_at(at["x"], at["y"])
-        self.click_text(option, scope='[data-baseweb="popover"]', timeout=timeout)
+        """Pick `option` in the selectbox labelled `label`: click its box open, click the option in the list."""
+        self.click_selector(f'[data-testid="stSelectbox"] input[aria-label={json.dumps(label)}]')
+        self.click_text(option, scope='[role="listbox"]', timeout=timeout)
 
     def screenshot(self, path: Path, *, full: bool = False) -> None:
         """A PNG of the viewport, or with `full` of the whole page: Streamlit scrolls inside its main

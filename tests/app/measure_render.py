@@ -1,13 +1,26 @@
-"""Time each page's render with AppTest on the runs under a folder (not a test; run by hand).
+"""Time page renders with AppTest on the runs under a folder (not a test; run by hand).
 
-    SUPPORTBENCH_RUNS=/tmp/big .venv/bin/python tests/app/measure_render.py [RUN_ID]
+    SUPPORTBENCH_RUNS=/tmp/big .venv/bin/python tests/app/measure_render.py [RUN_ID] [--views FILE.json] [--repeat N]
 
-For each page: a cold render (query cache cleared) and a warm rerun, in seconds.
+For each view: a cold render (query cache cleared) and a warm rerun, in seconds, as the median
+of `--repeat` rounds (default 3), and how many elements the page holds (what a browser has to
+draw: a figure the machine's load does not move), with the load average before and after. A view is a page of
+the router with URL parameters; by default every page with its defaults, and with `--views` a
+JSON list of `[name, url_path, {params}]` (e.g. one long transcript's case), so two versions of
+the app can be timed on the same views. Parameters may name `{run}`, replaced by the run id.
+
+A recipe for a large run (the 200-customer suite, about a minute on two cores):
+
+    supportbench generate --customers 200 --seed 0 --out /tmp/c200
+    supportbench run /tmp/c200 --workers 2 --out /tmp/c200runs --run-id c200
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -18,31 +31,59 @@ from streamlit.testing.v1 import AppTest
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 PARAMS = {"leaderboard": {"controls": "1"}, "compare": {"mode": "strategies"}}
-"""URL parameters per page beyond the run (every page of the router is measured)."""
+"""URL parameters per page beyond the run, for the default views (every page of the router)."""
+
+
+def elements(node) -> int:
+    """How many elements a rendered tree holds (what the browser has to draw, whatever the machine's load)."""
+    children = getattr(node, "children", None)
+    if not children:
+        return 1
+    return 1 + sum(elements(c) for c in children.values())
+
+
+def render_once(view: tuple[str, str, dict], run: str, default_page: str) -> tuple[float, float, list[str], int]:
+    _name, page, params = view
+    at = AppTest.from_file(APP, default_timeout=600)
+    at.query_params.update({"run": run, **{k: (v.replace("{run}", run) if isinstance(v, str) else v) for k, v in params.items()}})
+    if page != default_page:  # the default page is the root URL
+        at.switch_page(f"pages/{page}.py")
+    st.cache_data.clear()
+    t = time.perf_counter()
+    at.run()
+    cold = time.perf_counter() - t
+    t = time.perf_counter()
+    at.run()
+    warm = time.perf_counter() - t
+    bad = [e.message for e in at.exception] + [e.value for e in at.error if str(e.value).startswith("Something went wrong")]
+    return cold, warm, bad, elements(at.main)
 
 
 def main() -> int:
-    run = sys.argv[1] if len(sys.argv) > 1 else None
-    print(f"runs folder: {os.environ.get('SUPPORTBENCH_RUNS', 'runs')}")
+    ap = argparse.ArgumentParser()
+    ap.add_argument("run", nargs="?")
+    ap.add_argument("--views", help="JSON file: a list of [name, url_path, {params}]")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     import app as router
 
-    for v in router.VIEWS:
-        page = v.url_path
-        run = run or AppTest.from_file(APP, default_timeout=600).run().query_params["run"]
-        at = AppTest.from_file(APP, default_timeout=600)
-        at.query_params.update({"run": run, **PARAMS.get(page, {})})
-        if v is not router.VIEWS[0]:  # the default page is the root URL
-            at.switch_page(f"pages/{page}.py")
-        st.cache_data.clear()
-        t = time.perf_counter()
-        at.run()
-        cold = time.perf_counter() - t
-        t = time.perf_counter()
-        at.run()
-        warm = time.perf_counter() - t
-        bad = [e.message for e in at.exception]
-        print(f"{page:12s} cold {cold:6.2f}s  warm {warm:6.2f}s  {'EXCEPTION ' + str(bad) if bad else 'ok'}")
+    default_page = router.VIEWS[0].url_path
+    views = ([tuple(v) for v in json.loads(Path(args.views).read_text())] if args.views
+             else [(v.url_path, v.url_path, PARAMS.get(v.url_path, {})) for v in router.VIEWS])
+    run = args.run or AppTest.from_file(APP, default_timeout=600).run().query_params["run"]
+    print(f"runs folder: {os.environ.get('SUPPORTBENCH_RUNS', 'runs')} · run {run} · app {ROOT.name} · "
+          f"load average {os.getloadavg()[0]:.2f}")
+    for view in views:
+        colds, warms, bad = [], [], []
+        for _ in range(max(1, args.repeat)):
+            cold, warm, problems, n = render_once(view, run, default_page)
+            colds.append(cold)
+            warms.append(warm)
+            bad += problems
+        print(f"{view[0]:22s} cold {statistics.median(colds):6.2f}s  warm {statistics.median(warms):6.2f}s  "
+              f"elements {n:5d}  {'PROBLEM ' + str(bad[:1]) if bad else 'ok'}")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
     return 0
 
 

@@ -1,19 +1,26 @@
-"""The running app in a real browser: every page renders its expected text; screenshots kept.
+"""The running app in a real browser: every page renders, what a reader clicks does what it says,
+links reopen what they name, nothing is requested from anywhere but 127.0.0.1; screenshots kept.
 
-Screenshots go to test-artifacts/screenshots/ (gitignored); with SUPPORTBENCH_UPDATE_SCREENSHOTS=1
-they are also copied to docs/screenshots/, the ones the README shows. Without chromium the test is
-skipped, except under CI=true, where a missing browser is a failure.
+Clicks are real mouse events at the element's centre (`browser.Chromium.click_at`). Screenshots
+(1280x800 and a phone) go to test-artifacts/screenshots/ (gitignored); with
+SUPPORTBENCH_UPDATE_SCREENSHOTS=1 they are also copied to docs/screenshots/, the ones the README
+shows. Without chromium the tests are skipped, except under CI=true, where a missing browser is
+a failure.
 """
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import os
 import shutil
+import time
 from pathlib import Path
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
-from browser import Chromium, chromium_binary, scroll_to, serve
+from browser import PHONE, Chromium, chromium_binary, scroll_to, serve
 
 import app as router
 
@@ -25,19 +32,29 @@ DOCS = ROOT / "docs" / "screenshots"
 MAIN = "20260102-000000-main"
 TIGHT = "20260101-000000-tight"
 CASE = "session_aware|billing-repeat|p-bill|preference_surfacing"
+LONG_CASE = "session_aware|long-history|p-long|recall"
+DESKTOP = (1280, 800)
 
 # (screenshot name, the router's url path of the page, query params, texts that must render, text to scroll to before the shot)
 VIEWS = [
     ("leaderboard", "leaderboard", {"controls": "1"}, ["Leaderboard", "Score by criterion", "Totals, tokens and latency"], None),
     ("rankings", "rankings", {"scenario": "billing-repeat", "probe": "p-bill", "strategies": ["history_stuffing", "session_aware"]},
      ["Rankings per turn", "Probe p-bill", "session_aware"], None),
-    ("rankings-candidates", "rankings", {"scenario": "billing-repeat", "probe": "p-bill", "strategies": ["history_stuffing", "session_aware"]},
-     ["Rankings per turn", "gold:"], "history_stuffing"),
+    ("rankings-candidates", "rankings", {"run": TIGHT, "scenario": "billing-repeat", "probe": "p-bill",
+                                         "strategies": ["history_stuffing", "session_aware"]},
+     ["Rankings per turn", "gold:", "dropped for budget"], "history_stuffing"),
+    ("rankings-diff", "rankings", {"scenario": "billing-repeat", "probe": "p-bill", "da": "session_aware", "db": "empty"},
+     ["Two contexts side by side", "in one context only"], "Two contexts side by side"),
     ("health", "health", {"scenario": "billing-repeat", "subject": "c1"}, ["Health", "Gold bands at the probes", "Why: the factors"], None),
     ("failures", "failures", {}, ["Failures", "cases · errors first"], None),
     ("failures-case", "failures", {"case": CASE}, ["Transcript up to the probe", "Context against the gold", "Handoff brief"],
      "billing-repeat · p-bill"),
     ("compare", "compare", {"mode": "runs", "a": TIGHT, "b": MAIN}, ["Compare", "Per-criterion deltas", "Cases that flipped"], None),
+    ("trends", "trends", {"criterion": "recall"}, ["Distributions and trends", "Per scenario", "Across runs of this suite"], None),
+]
+PHONE_VIEWS = [
+    ("leaderboard-phone", "leaderboard", {}, ["Leaderboard", "Score by criterion"], "Score by criterion"),
+    ("failures-case-phone", "failures", {"case": LONG_CASE}, ["Transcript up to the probe"], "Transcript up to the probe"),
 ]
 
 
@@ -45,6 +62,17 @@ def link(server: str, url_path: str, params: dict) -> str:
     """The link to a page of the router: the default page is the root URL."""
     path = "" if url_path == router.VIEWS[0].url_path else url_path
     return f"{server}/{path}?{urlencode(params, doseq=True)}"
+
+
+def query(url: str) -> dict[str, list[str]]:
+    return parse_qs(urlparse(url).query)
+
+
+def keep(shot: Path) -> None:
+    assert shot.stat().st_size > 10_000
+    if os.environ.get("SUPPORTBENCH_UPDATE_SCREENSHOTS") == "1":
+        DOCS.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(shot, DOCS / shot.name)
 
 
 def test_every_page_of_the_router_is_opened_in_the_browser():
@@ -69,36 +97,262 @@ def server(app_runs, chromium):
 
 
 @pytest.fixture(scope="module")
-def browser(chromium):
-    b = Chromium(chromium, width=1400, height=1000)
+def downloads(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("downloads")
+
+
+@pytest.fixture(scope="module")
+def browser(chromium, downloads):
+    b = Chromium(chromium, *DESKTOP, downloads=downloads)
     yield b
     b.close()
 
 
+@pytest.fixture
+def desktop(browser):
+    browser.viewport(*DESKTOP)
+    return browser
+
+
 @pytest.mark.parametrize("name,path,params,expect,scroll", VIEWS, ids=[v[0] for v in VIEWS])
-def test_page_renders_in_chromium(server, browser, name, path, params, expect, scroll):
-    text = browser.open(link(server, path, {"run": MAIN, **params}), expect, timeout=90)
-    assert "Traceback" not in text and "Error" not in text.split("\n")[0]
+def test_page_renders_in_chromium(server, desktop, name, path, params, expect, scroll):
+    text = desktop.open(link(server, path, {"run": MAIN, **params}), expect, timeout=90)
+    assert "Traceback" not in text and "Something went wrong" not in text
     if scroll:
-        scroll_to(browser, scroll)
+        scroll_to(desktop, scroll)
     shot = ARTIFACTS / f"{name}.png"
-    browser.screenshot(shot)
-    assert shot.stat().st_size > 10_000
-    if os.environ.get("SUPPORTBENCH_UPDATE_SCREENSHOTS") == "1":
-        DOCS.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(shot, DOCS / shot.name)
+    desktop.screenshot(shot)
+    keep(shot)
 
 
-def test_deep_link_restores_selection_in_the_browser(server, browser):
+@pytest.mark.parametrize("name,path,params,expect,scroll", PHONE_VIEWS, ids=[v[0] for v in PHONE_VIEWS])
+def test_page_renders_on_a_phone(server, browser, name, path, params, expect, scroll):
+    browser.viewport(*PHONE, mobile=True)
+    try:
+        text = browser.open(link(server, path, {"run": MAIN, **params}), expect, timeout=90)
+        assert "Traceback" not in text and "Something went wrong" not in text
+        if scroll:
+            scroll_to(browser, scroll)
+        overflow = browser.evaluate("document.querySelector('[data-testid=stMain]').scrollWidth - window.innerWidth")
+        assert overflow <= 1, f"the page is {overflow}px wider than the phone"
+        shot = ARTIFACTS / f"{name}.png"
+        browser.screenshot(shot)
+        keep(shot)
+    finally:
+        browser.viewport(*DESKTOP)
+
+
+def test_the_phone_heatmap_keeps_every_cell_readable(server, browser):
+    """On a phone the heatmap still shows every strategy and criterion, cells wide enough for their value."""
+    browser.viewport(*PHONE, mobile=True)
+    try:
+        browser.open(link(server, "leaderboard", {"run": MAIN, "controls": "1"}), ["Score by criterion"], timeout=90)
+        size = browser.evaluate("""(() => { const gd = document.querySelector('.js-plotly-plot'); const L = gd._fullLayout;
+            return {w: L.xaxis._length / L.xaxis._categories.length, h: L.yaxis._length / L.yaxis._categories.length,
+                    fits: gd.getBoundingClientRect().right <= window.innerWidth + 1}; })()""")
+    finally:
+        browser.viewport(*DESKTOP)
+    assert size["fits"], size
+    assert size["w"] >= 40 and size["h"] >= 28, size  # room for "0.67" at the cell font, on a 390 px screen
+
+
+# --- clicks ----------------------------------------------------------------------------------------
+
+
+CELL = """((strategy, criterion) => {
+  const gd = document.querySelector('.js-plotly-plot');
+  gd.scrollIntoView({block: 'center'});
+  const L = gd._fullLayout, xa = L.xaxis, ya = L.yaxis, r = gd.getBoundingClientRect();
+  return {x: r.left + xa._offset + xa.c2p(xa._categories.indexOf(strategy)),
+          y: r.top + ya._offset + ya.c2p(ya._categories.indexOf(criterion)),
+          w: xa._length / xa._categories.length, h: ya._length / ya._categories.length};
+})"""
+
+
+def click_cell(browser: Chromium, strategy: str, criterion: str, corner: bool = False) -> None:
+    """A real click on a heatmap cell (near its corner with `corner`: the whole cell answers, not only its middle)."""
+    at = browser.evaluate(f"({CELL})({json.dumps(strategy)}, {json.dumps(criterion)})")
+    time.sleep(0.4)
+    at = browser.evaluate(f"({CELL})({json.dumps(strategy)}, {json.dumps(criterion)})")
+    x, y = at["x"], at["y"]
+    if corner:
+        x, y = x + 0.4 * at["w"], y + 0.35 * at["h"]
+    browser.hover_at(x, y)
+    time.sleep(0.3)
+    browser.click_at(x, y)
+
+
+def test_a_leaderboard_cell_click_opens_its_failing_cases(server, desktop):
+    desktop.open(link(server, "leaderboard", {"run": MAIN}), ["Score by criterion"], timeout=90)
+    click_cell(desktop, "session_aware", "preference_surfacing", corner=True)
+    url = desktop.wait_url("/failures")
+    assert query(url)["strategy"] == ["session_aware"] and query(url)["criterion"] == ["preference_surfacing"]
+    desktop.wait_for(["Failures", "preference surfacing", "· errors first"])
+
+
+def test_an_unsupported_cell_click_opens_its_unsupported_cases(server, desktop):
+    desktop.open(link(server, "leaderboard", {"run": MAIN}), ["Score by criterion"], timeout=90)
+    click_cell(desktop, "history_stuffing", "health")
+    url = desktop.wait_url("/failures")
+    assert query(url)["unsupported"] == ["1"] and query(url)["criterion"] == ["health"]
+    desktop.wait_for(["3 cases · errors first"])  # the three scenarios with a health probe, all unsupported
+
+
+def test_a_scenario_row_click_opens_that_scenarios_failures(server, desktop):
+    desktop.open(link(server, "leaderboard", {"run": MAIN, "sorder": "name"}), ["By scenario"], timeout=90)
+    click_row(desktop, "By scenario", 0)  # billing-repeat, first by name
+    url = desktop.wait_url("/failures")
+    assert query(url)["scenario"] == ["billing-repeat"]
+
+
+def click_row(browser: Chromium, heading: str, row: int) -> None:
+    """Click the selection box of `row` in the first table under the heading `heading` (a canvas grid:
+    rows are at fixed heights under a header row)."""
+    at = browser.evaluate(f"""(() => {{
+      const h = [...document.querySelectorAll('h1,h2,h3,h4,p,span')].find(e => e.innerText.trim() === {json.dumps(heading)});
+      const all = [...document.querySelectorAll('[data-testid=stDataFrame]')];
+      const t = all.find(d => h.compareDocumentPosition(d) & Node.DOCUMENT_POSITION_FOLLOWING);
+      t.scrollIntoView({{block: 'center'}});
+      const r = t.getBoundingClientRect();
+      return {{x: r.left + 18, y: r.top + 35 + 35 * {row} + 17}};
+    }})()""")
+    time.sleep(0.5)
+    browser.click_at(at["x"], at["y"])
+
+
+def test_a_group_click_lists_that_groups_cases(server, desktop):
+    desktop.open(link(server, "failures", {"run": MAIN, "controls": "1", "group": "criterion"}), ["click one to list its cases"],
+                 timeout=90)
+    click_row(desktop, "Failures", 0)  # the biggest group first
+    desktop.wait_for(["· errors first"], gone=["click one to list its cases"])
+    url = desktop.url()
+    assert "group" not in query(url) and len(query(url)["criterion"]) == 1
+
+
+def test_the_export_downloads_every_case_of_the_selection(server, desktop, downloads):
+    text = desktop.open(link(server, "failures", {"run": TIGHT, "controls": "1"}), ["cases · errors first"], timeout=90)
+    total = int(text.split(" cases · errors first")[0].split("\n")[-1].replace(",", ""))
+    assert total > 25, "more cases than one page: the export must not be the page"
+    for f in downloads.glob("*"):
+        f.unlink()
+    desktop.click_text("CSV", scope="[data-testid=stDownloadButton]")
+    deadline = time.monotonic() + 30
+    files = []
+    while time.monotonic() < deadline and not files:
+        files = [f for f in downloads.glob("*.csv")]
+        time.sleep(0.3)
+    assert files, "no CSV arrived"
+    rows = list(csv.DictReader(io.StringIO(files[0].read_text())))
+    assert len(rows) == total and {"strategy", "scenario", "criterion", "explanation"} <= set(rows[0])
+    assert {r["strategy"] for r in rows} >= {"empty", "session_aware"}
+
+
+def test_the_jump_link_brings_the_probe_into_view(server, desktop):
+    desktop.open(link(server, "failures", {"run": MAIN, "case": LONG_CASE}), ["Jump to the probe"], timeout=90)
+    at = desktop.locate("↓ Jump to the probe")  # scrolled into view; the probe is further down, out of sight
+    probe = "document.getElementById('the-probe').getBoundingClientRect().top"
+    assert desktop.evaluate(probe) > DESKTOP[1]
+    desktop.click_at(at["x"], at["y"])
+    time.sleep(1.0)
+    assert 0 <= desktop.evaluate(probe) < DESKTOP[1] - 60
+
+
+def test_an_earlier_session_opens_when_clicked(server, desktop):
+    text = desktop.open(link(server, "failures", {"run": MAIN, "case": LONG_CASE}), ["Session w5"], timeout=90)
+    assert "Week 5 message 35" not in text  # collapsed
+    desktop.click_text("Session w5", prefix=True)
+    desktop.wait_for(["Week 5 message 35"])
+
+
+def test_a_transcript_search_filters_it_and_goes_into_the_url(server, desktop):
+    desktop.open(link(server, "failures", {"run": MAIN, "case": LONG_CASE}), ["Search the transcript"], timeout=90)
+    desktop.click_selector('input[aria-label="Search the transcript"]')
+    desktop.type_text("batch 7")
+    desktop.wait_for(["1 of 44 events mention “batch 7”"])
+    assert query(desktop.url())["tq"] == ["batch 7"]
+
+
+def test_a_flipped_case_click_opens_it(server, desktop):
+    desktop.open(link(server, "compare", {"run": MAIN, "mode": "runs", "a": TIGHT, "b": MAIN}), ["Cases that flipped"], timeout=90)
+    click_row(desktop, "Cases that flipped", 0)
+    url = desktop.wait_url("/failures")
+    case = query(url)["case"][0]
+    assert case.count("|") == 3 and query(url)["run"] == [MAIN]
+    desktop.wait_for(["Transcript up to the probe"])
+
+
+def test_the_health_moment_restarts_when_the_scenario_changes(server, desktop):
+    desktop.open(link(server, "health", {"run": MAIN, "scenario": "billing-repeat", "subject": "c1", "at": "8"}),
+                 ["Why: the factors"], timeout=90)
+    desktop.choose("Scenario", "long-history — test scenario long-history")
+    desktop.wait_for(["Why: the factors"])
+    deadline = time.monotonic() + 20
+    while query(desktop.url()).get("scenario") != ["long-history"] and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert query(desktop.url())["at"] != ["8"]
+
+
+# --- links -------------------------------------------------------------------------------------------
+
+
+def test_deep_link_restores_selection_in_the_browser(server, desktop):
     url = f"{server}/rankings?{urlencode({'run': TIGHT, 'scenario': 'long-history', 'probe': 'p-long', 'strategies': 'empty'})}"
-    text = browser.open(url, ["Probe p-long", "#### empty".removeprefix("#### ")], timeout=90)
+    text = desktop.open(url, ["Probe p-long", "#### empty".removeprefix("#### ")], timeout=90)
     assert "budget 60 tokens" in text  # the tight run's budget: the run came from the URL too
+
+
+def test_the_default_pages_own_path_reopens_the_root_with_its_parameters(server, desktop):
+    text = desktop.open(f"{server}/leaderboard?{urlencode({'run': TIGHT, 'controls': '1'})}", ["Score by criterion"], timeout=90)
+    assert "Page not found" not in text and "does not seem to exist" not in text
+    url = desktop.url()
+    assert urlparse(url).path == "/" and query(url)["run"] == [TIGHT] and query(url)["controls"] == ["1"]
+
+
+def test_a_link_to_a_missing_run_says_so_and_a_pick_opens_one(server, desktop):
+    text = desktop.open(link(server, "failures", {"run": "20990101-gone", "case": CASE}), ["Run not found"], timeout=90)
+    assert "20990101-gone" in text and "Transcript" not in text
+    desktop.choose("Open one of the 2 runs that exist", f"{TIGHT} · test")
+    desktop.wait_for(["Transcript up to the probe"])
+    assert query(desktop.url())["run"] == [TIGHT]
+
+
+def test_compare_pairs_a_variant_and_refuses_runs_that_share_no_case(pair_runs, browser):
+    from fixture_runs import BASE, OTHER, VARIANT
+
+    browser.viewport(*DESKTOP)
+    with serve(ROOT, Path(pair_runs["base"]).parent) as url:
+        text = browser.open(link(url, "compare", {"run": VARIANT, "mode": "runs", "a": BASE, "b": VARIANT}),
+                            ["Cases that flipped"], timeout=90)
+        assert "session_aware → session_aware[repeat_threshold=0.15]" in text
+        assert "threshold 0.15" in browser.text('[data-testid="stSidebar"]')  # the run's name in the picker
+        text = browser.open(link(url, "compare", {"run": OTHER, "mode": "runs", "a": BASE, "b": OTHER}),
+                            ["These runs share no case"], timeout=90)
+        assert "Per-criterion deltas" not in text
+
+
+def test_no_request_leaves_127_0_0_1(server, chromium):
+    """Every page, a case, a phone: the browser asks nothing of any other host (no font, icon or metrics)."""
+    b = Chromium(chromium, *DESKTOP)
+    try:
+        for _name, path, params, expect, _ in VIEWS:
+            b.open(link(server, path, {"run": MAIN, **params}), expect, timeout=90)
+        b.viewport(*PHONE, mobile=True)
+        b.open(link(server, "failures", {"run": MAIN, "case": LONG_CASE}), ["Transcript up to the probe"], timeout=90)
+        b.pump(2.0)
+        requests = list(b.requests)
+    finally:
+        b.close()
+    assert len(requests) > 20, "the recorder saw the page's own requests"
+    outside = sorted({u for u in requests if urlparse(u).scheme not in ("data", "blob")
+                      and urlparse(u).hostname != "127.0.0.1"})
+    assert not outside, outside
 
 
 # (url path, query params, texts the page must render): links a PM would paste into a ticket
 FIRST_LINKS = [
     ("failures", {"run": TIGHT, "case": CASE}, ["Transcript up to the probe", "Context against the gold"]),
     ("rankings", {"run": TIGHT, "scenario": "billing-repeat", "probe": "p-bill"}, ["Rankings per turn", "Probe p-bill"]),
+    ("leaderboard", {"run": TIGHT, "controls": "1"}, ["Leaderboard", "Score by criterion"]),
 ]
 
 
@@ -106,10 +360,13 @@ FIRST_LINKS = [
 def test_a_deep_link_that_is_a_fresh_servers_first_request_runs_under_the_router(app_runs, browser, path, params, expect):
     """Before any session has routed, Streamlit would run `pages/<path>.py` by itself (no picker,
     no navigation): the page must hand over to the router."""
+    browser.viewport(*DESKTOP)
     with serve(ROOT, Path(app_runs["main"]).parent) as url:
-        browser.open(link(url, path, params), expect, timeout=90)
+        target = f"{url}/{path}?{urlencode(params, doseq=True)}"  # the default page's own path too
+        text = browser.open(target, expect, timeout=90)
         sidebar = browser.text('[data-testid="stSidebar"]')
         picked = browser.input_values('[data-testid="stSidebar"] [data-testid="stSelectbox"]')
+    assert "Page not found" not in text
     missing = [v.title for v in router.VIEWS if v.title not in sidebar]
     assert not missing, f"navigation lacks {missing}; sidebar reads {sidebar[:300]!r}"
-    assert "Run" in sidebar and picked == [TIGHT], f"no run picker showing the linked run: {picked}; sidebar reads {sidebar[:300]!r}"
+    assert "Run" in sidebar and picked == [f"{TIGHT} · test"], f"no run picker showing the linked run: {picked}; sidebar reads {sidebar[:300]!r}"

@@ -72,7 +72,8 @@ def test_run_picker_defaults_to_newest_and_lists_every_run(app_runs):
 @pytest.mark.parametrize("page", PAGES)
 def test_a_rerun_scans_the_runs_folder_once(app_runs, page, monkeypatch):
     """The router lists the runs (reading every manifest); pages reuse its pick, not a scan per query.
-    Compare lists them once more, for its own run A / run B pickers."""
+    Compare lists them once more, for its own run A / run B pickers, and so do the trends, for the
+    runs of the same suite."""
     import harness.analysis.results as results
 
     at = open_page(page)
@@ -80,7 +81,7 @@ def test_a_rerun_scans_the_runs_folder_once(app_runs, page, monkeypatch):
     monkeypatch.setattr(results, "read_manifest", lambda p: reads.append(p) or real(p))
     at.run()
     no_exception(at)
-    assert len(reads) == len(app_runs) * (2 if page == "compare" else 1), reads
+    assert len(reads) == len(app_runs) * (2 if page in ("compare", "trends") else 1), reads
 
 
 def test_run_in_the_url_selects_that_run(app_runs):
@@ -443,3 +444,16 @@ def test_leaderboard_per_scenario_table_orders_every_scenario(app_runs):
     table = at.dataframe[-1].value
     assert list(table["scenario"]) == sorted(["outage", "billing-repeat", "long-history", "two-customers"])
     assert {"oracle", "empty", "session_aware"} <= set(table.columns) and (table["spread"] >= 0).all()
+
+
+def test_trends_show_distributions_and_the_suites_runs_in_order(app_runs):
+    at = open_page("trends", criterion="recall", controls="1")
+    no_exception(at)
+    hist, boxes, trend = figures(at)
+    assert {t["name"] for t in hist["data"]} == {"history_stuffing", "session_aware", "oracle", "empty"}
+    assert all(t["type"] == "box" for t in boxes["data"])
+    assert trend["layout"]["xaxis"]["categoryarray"] == [TIGHT, MAIN]  # oldest first: both runs are of suite `test`
+    wide = at.dataframe[-1].value
+    board = open_page("leaderboard", controls="1").dataframe[0].value.set_index("strategy")["total"]
+    mine = wide.set_index("label").loc[MAIN, list(board.index)].astype(float)
+    assert (mine.round(9) == board.astype(float).round(9)).all()  # a point of the trend is the leaderboard's number

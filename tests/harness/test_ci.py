@@ -12,7 +12,7 @@ import xmlschema
 from helpers import outage_story, probe, resolve, scenario, turn
 
 from harness.ci.baseline import BaselineError, build_baseline, load_baseline
-from harness.ci.compare import compare_runs, compare_strategies
+from harness.ci.compare import case_overlap, compare_pairs, compare_runs, compare_strategies, default_pairs
 from harness.ci.junit import run_junit, write_junit
 from harness.cli import main
 from harness.analysis.results import Results
@@ -362,3 +362,43 @@ def test_compare_in_sql_matches_the_pandas_reference(monkeypatch, tmp_path):
                 _same_comparison(got, want)
                 flips += len(got.flips)
     assert flips > 10
+
+
+def test_compare_pairs_gives_compare_runs_numbers_for_equal_labels(approved, worse):
+    _, good, _ = approved
+    with Results([good, worse]) as res:
+        by_label = compare_runs(res, res, run_a="good", run_b="worse")
+        pairs = [(s, s) for s in ("history_stuffing[prod]", "empty", "oracle")]
+        paired = compare_pairs(res, res, pairs, run_a="good", run_b="worse")
+    key = ["strategy", "criterion"]
+    assert by_label.criteria.sort_values(key).reset_index(drop=True).equals(paired.criteria.sort_values(key).reset_index(drop=True))
+    assert by_label.flips.equals(paired.flips) and by_label.one_sided.equals(paired.one_sided)
+
+
+def test_a_variant_is_paired_with_its_base_by_name_and_compared(tmp_path):
+    base = run(tmp_path, "base", strategies=[StrategySpec("history_stuffing")])
+    variant = run(tmp_path, "variant", strategies=[StrategySpec("history_stuffing", (("include_resolutions", False),))])
+    with Results([base, variant]) as res:
+        a, b = (res.manifests[r]["strategies"] for r in ("base", "variant"))
+        pairs = default_pairs(a, b)
+        assert pairs == [("history_stuffing", b[0]["label"])] and b[0]["label"] != "history_stuffing"
+        c = compare_pairs(res, res, pairs, run_a="base", run_b="variant")
+        assert compare_runs(res, res, run_a="base", run_b="variant").flips.empty  # by label the two never meet
+    assert set(c.criteria["strategy"]) == {f"history_stuffing -> {b[0]['label']}"}
+    assert set(c.regressions["case"]) == {"needs_fix/p1", "outage/p1"} and c.one_sided.empty
+
+
+def test_pairs_naming_a_strategy_a_run_lacks_are_refused(approved, worse):
+    _, good, _ = approved
+    with Results([good, worse]) as res, pytest.raises(ValueError, match="cannot pair tfidf \\(not in good\\)"):
+        compare_pairs(res, res, [("tfidf", "empty")], run_a="good", run_b="worse")
+
+
+def test_case_overlap_counts_the_cases_two_runs_share(tmp_path, approved):
+    _, good, _ = approved
+    other = run(tmp_path, "other", scenarios=[needs_fix("elsewhere")])
+    with Results([good, other]) as res:
+        none = case_overlap(res, "good", "other")
+        same = case_overlap(res, "good", "good")
+    assert none.shared == 0 and none.a == 4 and none.b == 2  # two probes and two whole-scenario cases; one and one
+    assert same.shared == same.a == same.b == 4

@@ -236,7 +236,7 @@ def ranking_column(strat: str, r: pd.Series, allc: pd.DataFrame, expect: dict, m
         return
     st.plotly_chart(ranking_chart(page, budget, marks), key=f"rank_{strat}", config={"displayModeBar": False})
     st.markdown(chart_legend(page), unsafe_allow_html=True)
-    table = page.assign(gold=page["item_id"].map(marks).fillna(""))[
+    table = page.assign(gold=[marks.get(i, "") for i in page["item_id"]])[
         ["rank", "item_id", "score", "status", "reason", "tokens", "gold", "text"]]
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={"score": st.column_config.NumberColumn(format="%.2f")})

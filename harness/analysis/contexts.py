@@ -36,7 +36,7 @@ def item_diff(cands_a: pd.DataFrame, cands_b: pd.DataFrame, marks: dict[str, str
     for c in ("status_a", "status_b"):  # an empty side merges in as float NaN: fill as objects
         m[c] = m[c].astype(object).where(m[c].notna(), "not considered")
     m["text"] = m["text_a"].where(m["text_a"].notna(), m["text_b"])
-    m["gold"] = m["item_id"].map(marks).fillna("")
+    m["gold"] = [marks.get(i, "") for i in m["item_id"]]
     order = {ONLY_A: 0, ONLY_B: 0, BOTH: 1, NEITHER: 2}
     m["_o"] = m["where"].map(order)
     m["_r"] = m[["rank_a", "rank_b"]].min(axis=1)

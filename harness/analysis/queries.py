@@ -304,11 +304,12 @@ EXPIRY_REASONS = ("expired: ", "superseded by ", "not stored: ")
 """How the expiry stage's receipt reasons begin ("expired: sentiment older than 7 days, ...",
 "superseded by pref-2 on ...", "not stored: system-owned fact ..."): what it removed before ranking."""
 
-_STATUS_SQL = f"""CASE WHEN included THEN '{INCLUDED}'
+STATUS_SQL = f"""CASE WHEN included THEN '{INCLUDED}'
      WHEN reason = '{DROP_BUDGET}' THEN '{BUDGET}'
      WHEN reason = '{DROP_CUTOFF}' THEN '{CUTOFF}'
      WHEN {" OR ".join(f"starts_with(coalesce(reason, ''), '{p}')" for p in EXPIRY_REASONS)} THEN '{EXPIRED}'
      ELSE '{DROPPED}' END"""
+"""SQL for a candidate row's status (one of `STATUSES`) from its `included` and `reason` columns."""
 
 
 def candidates(res: Results, strategy: str, scenario: str, probe_id: str) -> pd.DataFrame:
@@ -317,7 +318,7 @@ def candidates(res: Results, strategy: str, scenario: str, probe_id: str) -> pd.
     running token total of the included ones (`used_tokens`)."""
     return res.df(f"""
         SELECT rank, item_id, subject, session, text, score, components, source_ids, included, reason, tokens,
-               {_STATUS_SQL} AS status,
+               {STATUS_SQL} AS status,
                sum(CASE WHEN included THEN tokens ELSE 0 END) OVER (ORDER BY rank) AS used_tokens
         FROM candidates WHERE strategy = ? AND scenario = ? AND probe_id = ?
         ORDER BY rank

@@ -78,9 +78,9 @@ def test_candidate_status_comes_from_the_bundles_flag_and_reason(run):
 def test_expired_and_cutoff_reasons_have_their_own_status(run):
     import duckdb
 
-    from harness.analysis.queries import _STATUS_SQL
+    from harness.analysis.queries import STATUS_SQL
 
-    rows = duckdb.sql(f"""SELECT {_STATUS_SQL} AS status FROM (VALUES (true, ''), (false, 'budget'), (false, 'rank_cutoff'),
+    rows = duckdb.sql(f"""SELECT {STATUS_SQL} AS status FROM (VALUES (true, ''), (false, 'budget'), (false, 'rank_cutoff'),
                           (false, 'expired: sentiment older than 7 days, said 2026-03-04'), (false, 'superseded by p-2 on 2026-06-02'),
                           (false, 'not stored: sentiment (never stored)'), (false, 'duplicate')) t(included, reason)""").fetchall()
     assert [r[0] for r in rows] == [INCLUDED, BUDGET, CUTOFF, EXPIRED, EXPIRED, EXPIRED, "dropped"]

@@ -9,6 +9,7 @@ never change once written, so a cached answer never goes stale).
 from __future__ import annotations
 
 import importlib
+import logging
 import math
 import tempfile
 from pathlib import Path
@@ -21,6 +22,7 @@ from harness.analysis.results import Results, list_runs, resolve_run, runs_root
 from harness.run.runstore import read_manifest
 
 PAGE_SIZE = 25
+log = logging.getLogger("supportbench.app")
 
 BAND_COLORS = {"healthy": "#2e7d32", "watch": "#f9a825", "at_risk": "#c62828"}
 STATUS_ICONS = {"ok": "✓", "fail": "✗", "error": "‼", "unsupported": "–"}
@@ -114,10 +116,14 @@ def deferred_export(name: str, fmt: str, *args: Any, run: str | None = None, **k
     run, root_dir = run or current_run(), root()
 
     def build() -> bytes:
-        with tempfile.TemporaryDirectory(prefix="sb-export-") as d, Results(resolve_run(run, root_dir)) as res:
-            path = Path(d) / f"export.{fmt}"
-            analysis(name)(res, path, fmt, *args, **kwargs)
-            return path.read_bytes()
+        try:
+            with tempfile.TemporaryDirectory(prefix="sb-export-") as d, Results(resolve_run(run, root_dir)) as res:
+                path = Path(d) / f"export.{fmt}"
+                analysis(name)(res, path, fmt, *args, **kwargs)
+                return path.read_bytes()
+        except Exception:  # runs outside the page's guard: the reader gets a sentence, the log the traceback
+            log.exception("export %s of run %s failed", fmt, run)
+            raise RuntimeError(f"The {fmt.upper()} export could not be written; the details are in the app's log.") from None
 
     return build
 

@@ -457,3 +457,12 @@ def test_trends_show_distributions_and_the_suites_runs_in_order(app_runs):
     board = open_page("leaderboard", controls="1").dataframe[0].value.set_index("strategy")["total"]
     mine = wide.set_index("label").loc[MAIN, list(board.index)].astype(float)
     assert (mine.round(9) == board.astype(float).round(9)).all()  # a point of the trend is the leaderboard's number
+
+
+def test_a_failed_export_says_so_in_a_sentence_and_logs_the_rest(app_runs, caplog):
+    from pages._shared import deferred_export
+
+    build = deferred_export("failures.export", "xml", run=str(app_runs["main"]))
+    with pytest.raises(RuntimeError, match=r"^The XML export could not be written; the details are in the app's log\.$"):
+        build()
+    assert "unknown export format 'xml'" in caplog.text

@@ -1,6 +1,6 @@
 """Time page renders with AppTest on the runs under a folder (not a test; run by hand).
 
-    SUPPORTBENCH_RUNS=/tmp/big .venv/bin/python tests/app/measure_render.py [RUN_ID] [--views FILE.json] [--repeat N]
+    SUPPORTBENCH_RUNS=<folder of runs> .venv/bin/python tests/app/measure_render.py [RUN_ID] [--views FILE.json] [--repeat N]
 
 For each view: a cold render (query cache cleared) and a warm rerun, in seconds, as the median
 of `--repeat` rounds (default 3), and how many elements the page holds (what a browser has to
@@ -11,8 +11,10 @@ the app can be timed on the same views. Parameters may name `{run}`, replaced by
 
 A recipe for a large run (the 200-customer suite, about a minute on two cores):
 
-    supportbench generate --customers 200 --seed 0 --out /tmp/c200
-    supportbench run /tmp/c200 --workers 2 --out /tmp/c200runs --run-id c200
+    supportbench generate --customers 200 --seed 0 --out datasets/generated/c200
+    supportbench run datasets/generated/c200 --workers 2 --out runs-c200 --run-id c200-main
+    supportbench run datasets/generated/c200 --strategies 'session_aware:repeat_threshold=0.15,history_stuffing,empty' \
+        --workers 2 --out runs-c200 --run-id c200-variant --name "threshold 0.15"   # for the compare-runs view
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ PORT ?= 8501
 HOST ?= 127.0.0.1
 STAMP := $(VENV)/.installed
 
-.PHONY: demo app run test test-quick check browser clean
+.PHONY: demo app run test test-quick check browser clean hindsight hindsight-stop test-hindsight
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,23 @@ check: $(STAMP)
 	@mkdir -p test-artifacts
 	run=$$($(BIN)/supportbench run datasets/canonical --out test-artifacts/runs --quiet --junit test-artifacts/canonical-run.xml) && \
 	$(BIN)/supportbench check "$$run" --baseline baselines/canonical.json --junit test-artifacts/canonical-check.xml
+
+# Opt-in: a real local Hindsight 1.1.0 server (own venv, about 2.7 GB; PostgreSQL via pg0; no LLM,
+# local embeddings, offline, 127.0.0.1). HINDSIGHT_VENV=<folder> reuses or puts that venv elsewhere.
+HINDSIGHT_VENV ?= .cache/hindsight-venv
+HINDSIGHT_PORT ?= 8888
+export HINDSIGHT_VENV HINDSIGHT_PORT
+
+hindsight:
+	.ci/hindsight-server install
+	.ci/hindsight-server start
+
+hindsight-stop:
+	.ci/hindsight-server stop
+
+# The live tests against that server (they skip, saying why, without HINDSIGHT_URL).
+test-hindsight: $(STAMP) hindsight
+	HINDSIGHT_URL=http://127.0.0.1:$(HINDSIGHT_PORT) $(BIN)/python -m pytest tests/stores/test_hindsight_live.py -v
 
 clean:
 	rm -rf $(VENV) test-artifacts .cache

@@ -33,6 +33,7 @@ REGISTRY: dict[str, str] = {
     "mem0": "stores.remote.mem0:Mem0",
     "hindsight": "stores.remote.hindsight:Hindsight",
     "statewave": "stores.remote.statewave:Statewave",
+    "structured": "stores.structured.strategy:Structured",
     "oracle": "stores.controls:Oracle",
     "empty": "stores.controls:Empty",
 }

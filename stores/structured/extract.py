@@ -1,0 +1,373 @@
+"""The rule-based extractor: typed memories from a support conversation, no model call.
+
+It reads turns and resolution records in order and keeps, per customer, the memories the
+seed's rules give (`stores.structured.lexicon` holds the words):
+
+- Rule 1 / 2, explicit success and failure phrases mark the step they follow (`fixed it`,
+  `worked` / `did not help`, `still crashing`): a failure marks every step of its sentence
+  not yet marked, a success only the nearest one.
+- Rule 3, `neither helped` marks every step of the message so far failed.
+- A step the agent suggests (`Please clear the cache`) or performs (an `action` turn) is an
+  ATTEMPT `in_progress`; the customer's next report settles it (`Cleared the cache, still
+  crashing` is the same attempt, now failed: one memory, not two).
+- An outcome change updates the memory (the old outcome is kept in `previous_outcomes`),
+  never duplicates it; the same step phrased twice has one canonical key, so one memory.
+- Rule 4, an INCIDENT opens on the first problem report of a session (or reopens a resolved one
+  the report repeats) and is resolved by a step that worked or by the session's resolution record.
+- Rule 5, PROFILE facts (the product the customer uses, who they are, stated preferences) are
+  kept apart from troubleshooting; a newer preference on the same topic replaces the older one.
+
+Observing an event twice changes nothing (by id, and by content for resolution records).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from stores.protocol import Forget, Resolution, Turn
+from stores.structured.lexicon import (
+    FIXED_BY,
+    IDENTITY,
+    REPEAT_HINT,
+    SUGGESTION,
+    SYMPTOM,
+    Step,
+    casing,
+    content_words,
+    find_steps,
+    normalize,
+    outcome_marks,
+    preference_topic,
+    product_of,
+    sentences,
+)
+from stores.structured.model import Memory
+from stores.text import overlap_ratio
+
+ChangeKind = Literal["add", "update"]
+
+REOPEN_OVERLAP = 0.5
+"""A new report reopens a resolved incident when this share of its words are the incident's..."""
+REOPEN_OVERLAP_WITH_HINT = 0.3
+"""...or this share, when it says it is a repeat (`again`, `same as`, `back`)."""
+MAX_INCIDENT_WORDS = 24
+
+
+@dataclass(frozen=True)
+class Change:
+    """One memory written by an observation: added, or updated in place."""
+
+    kind: ChangeKind
+    """`add` for a new memory, `update` for a new version of an existing one."""
+    memory: Memory
+    """The memory as it now is."""
+
+
+@dataclass
+class _Customer:
+    memories: dict[str, Memory] = field(default_factory=dict)
+    session_incident: dict[str, str] = field(default_factory=dict)
+    product: str | None = None
+    seen: dict[str, str] = field(default_factory=dict)
+
+
+class Extractor:
+    """Per-customer typed memories, updated event by event (see the module docstring for the rules)."""
+
+    def __init__(self) -> None:
+        self._customers: dict[str, _Customer] = {}
+
+    # ---- public -------------------------------------------------------------------------------
+    def observe(self, event) -> list[Change]:
+        """Apply one event; returns the memories it added or changed (empty when nothing changed)."""
+        if isinstance(event, Forget):
+            self._customers.pop(event.subject, None)
+            return []
+        if not isinstance(event, (Turn, Resolution)):
+            return []
+        c = self._customers.setdefault(event.subject, _Customer())
+        signature = _signature(event)
+        if c.seen.get(event.id) == signature:
+            return []
+        c.seen[event.id] = signature
+        run = _Run(c, event)
+        if isinstance(event, Resolution):
+            run.resolution(event)
+        elif event.role == "customer":
+            run.customer(event)
+        else:
+            run.agent(event)
+        return run.changes()
+
+    def memories(self, customer_id: str) -> list[Memory]:
+        """The customer's memories, in the order they were first extracted."""
+        c = self._customers.get(customer_id)
+        return list(c.memories.values()) if c else []
+
+    def forget(self, customer_id: str) -> None:
+        """Drop everything about a customer."""
+        self._customers.pop(customer_id, None)
+
+    def reset(self) -> None:
+        """Drop everything."""
+        self._customers.clear()
+
+
+def extract_all(events) -> list[Memory]:
+    """Every memory a fresh extractor holds after `events` (all customers, extraction order)."""
+    x = Extractor()
+    subjects: dict[str, None] = {}
+    for e in events:
+        x.observe(e)
+        subjects.setdefault(e.subject, None)
+    return [m for s in subjects for m in x.memories(s)]
+
+
+def _signature(event) -> str:
+    if isinstance(event, Resolution):
+        return f"resolution|{event.status}|{event.summary}"
+    return f"turn|{event.role}|{event.kind}|{event.text}"
+
+
+# ---- one observation ------------------------------------------------------------------------
+class _Run:
+    """The work of one event: which memories it touches, in order."""
+
+    def __init__(self, c: _Customer, event) -> None:
+        self.c = c
+        self.event = event
+        self.cid = event.subject
+        self.session = event.session
+        self.at = event.at
+        self.touched: dict[str, ChangeKind] = {}
+
+    def changes(self) -> list[Change]:
+        return [Change(kind, self.c.memories[mid]) for mid, kind in self.touched.items()]
+
+    # -- writing ------------------------------------------------------------------------------
+    def _put(self, m: Memory, kind: ChangeKind) -> Memory:
+        old = self.c.memories.get(m.id)
+        if old == m:
+            return m
+        self.c.memories[m.id] = m
+        self.touched.setdefault(m.id, kind if old is None else "update")
+        return m
+
+    def _sourced(self, m: Memory, **changes) -> Memory:
+        sources = m.source_ids if self.event.id in m.source_ids else (*m.source_ids, self.event.id)
+        new = m.evolve(source_ids=sources, **changes)
+        if new == m:
+            return m
+        return self._put(new.evolve(updated_at=max(self.at, m.updated_at)), "update")
+
+    # -- customers ----------------------------------------------------------------------------
+    def customer(self, t: Turn) -> None:
+        message_steps: list[str] = []  # attempt ids this message names, in order
+        settled: set[str] = set()
+        for sentence in sentences(t.text):
+            norm = normalize(sentence)
+            product = product_of(sentence)
+            if product:
+                self._profile(f"product:{product.lower()}", f"Uses {product}", replace_sources=False)
+                self.c.product = product
+            topic = preference_topic(norm)
+            if topic is not None:
+                self._profile(f"preference:{topic}", sentence, replace_sources=True)
+                continue
+            marks = outcome_marks(norm)
+            steps = find_steps(norm, casing(sentence), subject_free=True)
+            if IDENTITY.match(norm) and not SYMPTOM.search(norm) and not steps and not marks:
+                self._profile(f"identity:{self.event.id}", sentence, replace_sources=False)
+                continue
+            if SYMPTOM.search(norm):
+                if self.session not in self.c.session_incident:
+                    self._incident(sentence, norm, product)
+                else:  # the problem restated: one more report of the session's incident
+                    self._sourced(self.c.memories[self.c.session_incident[self.session]])
+            self._settle(norm, steps, marks, message_steps, settled)
+        for mid in message_steps:  # a step with no outcome reported stays (or becomes) in progress
+            if mid not in settled:
+                self._sourced(self.c.memories[mid])
+
+    def _settle(self, norm: str, steps: list[Step], marks, message_steps: list[str], settled: set[str]) -> None:
+        """Resolve the sentence's steps to attempts, then give each outcome phrase its steps."""
+        placed: list[tuple[int, list[str]]] = []
+        for s in steps:
+            ids = (self._pending() or self._latest_attempts()[-1:]) if s.pronoun else [self._attempt(s).id]
+            placed.append((s.start, ids))
+            message_steps.extend(i for i in ids if i not in message_steps)
+        for mark in marks:
+            open_before = [i for pos, ids in placed if pos < mark.start for i in ids if i not in settled]
+            open_after = [i for pos, ids in placed if pos > mark.start for i in ids if i not in settled]
+            fixed_by = FIXED_BY.match(norm, mark.start) is not None
+            if mark.all_prior:
+                targets = [i for i in message_steps if i not in settled] or self._pending()
+            elif fixed_by:
+                targets = open_after[:1]
+            elif mark.outcome == "failed":
+                targets = open_before or open_after
+            else:
+                targets = open_before[-1:] or open_after[:1]
+            if not targets and not mark.all_prior:
+                unsettled = [i for i in message_steps if i not in settled]
+                pending = self._pending()
+                targets = unsettled[-1:] or (pending if mark.outcome == "failed" else pending[-1:])
+            for mid in targets:
+                self._outcome(mid, mark.outcome)
+                settled.add(mid)
+
+    # -- agents -------------------------------------------------------------------------------
+    def agent(self, t: Turn) -> None:
+        if t.kind == "action":
+            norm = normalize(t.text)
+            steps = [s for s in find_steps(norm, casing(t.text), subject_free=True) if not s.pronoun]
+            if not steps:
+                return
+            attempt = self._attempt(steps[0])
+            worked = [m for m in outcome_marks(norm) if m.outcome == "worked" and m.start > steps[0].start]
+            if worked:
+                self._outcome(attempt.id, "worked")
+            return
+        for sentence in sentences(t.text):
+            norm = normalize(sentence)
+            hint = SUGGESTION.search(norm)
+            if hint is None:
+                continue
+            for s in find_steps(norm, casing(sentence), subject_free=False):
+                if s.start >= hint.start() and not s.pronoun:
+                    self._attempt(s)
+
+    # -- resolution records -------------------------------------------------------------------
+    def resolution(self, r: Resolution) -> None:
+        mid = self.c.session_incident.get(self.session)
+        summary = r.summary or ""
+        if mid is None and r.status == "resolved" and SYMPTOM.search(normalize(summary)):
+            first = sentences(summary)[0] if sentences(summary) else summary
+            mid = self._new_incident(first, None).id
+        worked_here = False
+        for sentence in sentences(summary):
+            norm = normalize(sentence)
+            steps = find_steps(norm, casing(sentence), subject_free=False)
+            for mark in outcome_marks(norm):
+                if FIXED_BY.match(norm, mark.start):
+                    named = [s for s in steps if s.start > mark.start and not s.pronoun][:1]
+                elif mark.outcome == "failed":
+                    named = [s for s in steps if s.start < mark.start and not s.pronoun]
+                else:
+                    named = [s for s in steps if s.start < mark.start and not s.pronoun][-1:]
+                for s in named:
+                    # a summary names steps already tried, or the fix: it never invents an open step
+                    self._outcome(self._attempt(s, create_as=mark.outcome).id, mark.outcome)
+                    worked_here |= mark.outcome == "worked"
+        if r.status == "resolved":
+            if not worked_here and not any(
+                m.outcome == "worked" and m.incident_id == mid for m in self._session_attempts()
+            ):
+                pending = self._pending()
+                if pending:  # the last step tried before the ticket closed as resolved is its fix
+                    self._outcome(pending[-1], "worked")
+            if mid is not None:
+                self._sourced(self.c.memories[mid], status="resolved")
+        elif r.status == "open" and mid is not None:
+            self._sourced(self.c.memories[mid], status="open")
+
+    # -- memories -----------------------------------------------------------------------------
+    def _profile(self, key: str, text: str, *, replace_sources: bool) -> None:
+        mid = f"{self.cid}:PROFILE:{key}"
+        old = self.c.memories.get(mid)
+        if old is None:
+            self._put(Memory(mid, self.cid, "PROFILE", text, self.at, self.at, (self.event.id,), key=key,
+                             product=self.c.product), "add")
+        elif replace_sources and old.text != text:  # a newer preference replaces the older one
+            self._put(old.evolve(text=text, source_ids=(self.event.id,), updated_at=max(self.at, old.updated_at)), "update")
+        else:
+            self._sourced(old)
+
+    def _incident(self, sentence: str, norm: str, product: str | None) -> None:
+        words = content_words(sentence)
+        hint = REPEAT_HINT.search(norm) is not None
+        best, best_score = None, 0.0
+        for m in self.c.memories.values():
+            if m.type != "INCIDENT":
+                continue
+            score = overlap_ratio(words, content_words(m.text))
+            if score > best_score:
+                best, best_score = m, score
+        if best is not None and best_score >= (REOPEN_OVERLAP_WITH_HINT if hint else REOPEN_OVERLAP):
+            self.c.session_incident[self.session] = best.id
+            self._sourced(best, status="open")
+            return
+        self._new_incident(sentence, product)
+
+    def _new_incident(self, sentence: str, product: str | None) -> Memory:
+        mid = f"{self.cid}:INCIDENT:{self.event.id}"
+        self.c.session_incident[self.session] = mid
+        m = Memory(mid, self.cid, "INCIDENT", _incident_text(sentence), self.at, self.at, (self.event.id,),
+                   status="open", product=product or self.c.product, key=f"incident:{self.event.id}")
+        return self._put(m, "add")
+
+    def _attempt(self, step: Step, create_as: str | None = None) -> Memory:
+        """The attempt this step names: an existing one (same key, or same verb and object words) or a new one."""
+        incident = self.c.session_incident.get(self.session)
+        for m in self.c.memories.values():
+            if m.type == "ATTEMPT" and m.incident_id == incident and _same_step(m, step):
+                return self._sourced(m)
+        mid = f"{self.cid}:ATTEMPT:{incident or '-'}:{step.key}"
+        outcome = create_as or "in_progress"
+        m = Memory(mid, self.cid, "ATTEMPT", step.text, self.at, self.at, (self.event.id,), outcome=outcome,
+                   product=self.c.product, incident_id=incident, key=step.key)
+        return self._put(m, "add")
+
+    def _outcome(self, mid: str, outcome: str) -> None:
+        m = self.c.memories[mid]
+        previous = m.previous_outcomes
+        if m.outcome != outcome and m.outcome != "in_progress":
+            previous = (*previous, m.outcome)
+        self._sourced(m, outcome=outcome, previous_outcomes=previous)
+        if m.incident_id and m.incident_id in self.c.memories:
+            incident = self.c.memories[m.incident_id]
+            if outcome == "worked":
+                self._sourced(incident, status="resolved")
+            elif incident.status == "resolved" and self.c.session_incident.get(self.session) == incident.id:
+                self._sourced(incident, status="open")  # the fix stopped working: the problem is back
+
+    def _session_attempts(self) -> list[Memory]:
+        incident = self.c.session_incident.get(self.session)
+        return [m for m in self.c.memories.values() if m.type == "ATTEMPT" and m.incident_id == incident]
+
+    def _pending(self) -> list[str]:
+        """Attempts of this session's incident still waiting for an outcome, oldest first."""
+        return [m.id for m in self._session_attempts() if m.outcome == "in_progress"]
+
+    def _latest_attempts(self) -> list[str]:
+        return [m.id for m in sorted(self._session_attempts(), key=lambda m: m.updated_at)]
+
+
+def _same_step(m: Memory, step: Step) -> bool:
+    if m.key == step.key:
+        return True
+    group, _, rest = m.key.partition(":")
+    if not rest or group != step.group:
+        return False
+    mine = frozenset(rest.split("-"))
+    small = min(len(mine), len(step.words))
+    return small > 0 and len(mine & step.words) / small >= 0.5
+
+
+_GREETING = re.compile(r"^(?:(?:hi|hello|hey)(?: again| team| there)?[,!.]?\s+|good (?:morning|afternoon)[,!.]?\s+)", re.I)
+_OWNER = re.compile(r"^(?:my|our)\s+", re.I)
+
+
+def _incident_text(sentence: str) -> str:
+    text = _GREETING.sub("", sentence.strip())
+    text = _OWNER.sub("", text)
+    words = text.split()
+    if len(words) > MAX_INCIDENT_WORDS:
+        text = " ".join(words[:MAX_INCIDENT_WORDS]) + " …"
+    text = text.rstrip(".!")
+    return text[:1].upper() + text[1:]
+
+
+__all__ = ["Extractor", "Change", "extract_all"]

@@ -1,0 +1,373 @@
+"""The words the rule-based extractor reads: outcome phrases, action verbs, canonical steps, facts.
+
+Everything here is data plus small matchers over it; the state machine that turns a
+conversation into memories is `stores.structured.extract`. Texts are matched lower-cased
+with contractions spelled out (`normalize`), so "didn't help" and "did not help" are one rule.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from stores.text import STOPWORDS
+
+_CONTRACTIONS = (
+    ("n't", " not"), ("’", "'"), ("‘", "'"), ("“", '"'), ("”", '"'), ("can not", "cannot"),
+)
+
+
+def normalize(text: str) -> str:
+    """Lower-case, straight quotes, contractions spelled out (`didn't` -> `did not`, `won't` -> `will not`)."""
+    t = text.replace("’", "'").replace("‘", "'").lower()
+    t = re.sub(r"\bwon't\b", "will not", t)
+    t = re.sub(r"\bcan't\b", "cannot", t)
+    t = re.sub(r"n't\b", " not", t)
+    return t
+
+
+# ---- outcomes (seed rules 1-3) -----------------------------------------------------------------
+FAILURE = re.compile(
+    r"\b(?:did not help|does not help|has not helped|did not work|does not work|is not working|not working"
+    r"|did not fix|has not fixed|not fixed|(?:has|have) not been fixed|no luck|no change|no difference"
+    r"|made no difference|nothing changed|same (?:error|problem|issue|thing|crash|message)"
+    r"|still (?!works?\b|working\b|fine\b|arrives?\b|there is\b|have\b|has\b)\w+"
+    r"|(?:crash|fail|break|die|drop|freez|hang|time|clos|bounc|reject)\w* (?:again|right after|straight away)"
+    r"|failed|did nothing)\b"
+)
+"""Rule 2: the step did not help (`did not help`, `still crashing`, `didn't work`, `failed` ...)."""
+
+ALL_FAILED = re.compile(
+    r"\b(?:neither(?: of (?:them|those|these))? (?:helped|worked|fixed it|did anything)|neither helped"
+    r"|none of (?:it|that|them|those|these|this) (?:helped|worked)|nothing (?:helped|worked)"
+    r"|both (?:failed|did not help|did not work))\b"
+)
+"""Rule 3: every step tried so far in the message failed (`neither helped`)."""
+
+SUCCESS = re.compile(
+    r"\b(?:fixed it|fixed the (?:issue|problem|crash)|(?:that|this|it|which|and it|update|restart) fixed"
+    r"|(?:that|this|it|the workaround) (?:worked|works)|worked(?: for (?:me|us))?|works (?:now|again|fine)"
+    r"|working (?:now|again|fine)|solved (?:it|the (?:issue|problem))|resolved (?:it|the (?:issue|problem))"
+    r"|did the trick|that did it|sorted it|(?:opens|loads|launches|runs|syncs|arrives?) (?:now|again|fine)"
+    r"|works for (?:everyone|everybody|all of us|me|us)|back to normal|all good(?: now)?|problem is gone|logins? succeed\w*|succeeded|fixed)\b"
+)
+"""Rule 1: the step worked (`fixed it`, `worked`, `solved it`, `resolved the issue` ...)."""
+
+FIXED_BY = re.compile(r"\b(?:fixed|resolved|solved|sorted)(?: it)? by\b")
+"""`fixed by <step>`: the success names the step after it (resolution summaries)."""
+
+
+@dataclass(frozen=True)
+class OutcomeMark:
+    """An outcome phrase found in a clause."""
+
+    outcome: str
+    """`worked` or `failed`."""
+    all_prior: bool
+    """True for `neither helped`: every step of the message so far, not the nearest one."""
+    start: int
+    """Position in the normalized text."""
+
+
+def outcome_marks(clause: str) -> list[OutcomeMark]:
+    """Outcome phrases of a normalized clause, failures masked before successes are looked for
+    (so `not fixed` never reads as `fixed`)."""
+    marks: list[OutcomeMark] = []
+    masked = clause
+    for m in ALL_FAILED.finditer(clause):
+        marks.append(OutcomeMark("failed", True, m.start()))
+        masked = masked[: m.start()] + " " * (m.end() - m.start()) + masked[m.end():]
+    for m in FAILURE.finditer(masked):
+        marks.append(OutcomeMark("failed", False, m.start()))
+        masked = masked[: m.start()] + " " * (m.end() - m.start()) + masked[m.end():]
+    for m in SUCCESS.finditer(masked):
+        if not FIXED_BY.match(masked, m.start()):
+            marks.append(OutcomeMark("worked", False, m.start()))
+    return sorted(marks, key=lambda x: x.start)
+
+
+# ---- actions --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Step:
+    """A troubleshooting step mentioned in a clause, with its canonical form."""
+
+    key: str
+    """Canonical key: the same step phrased twice has the same key (`restart-application`)."""
+    text: str
+    """Canonical text (`Restart application`, `Cleared application cache`, `Raise connect_timeout ...`)."""
+    group: str
+    """Verb group (`restart`, `update`, `adjust` ...), for matching a pronoun (`did that`) to a pending step."""
+    words: frozenset[str]
+    """Stemmed object words, for fuzzy matching of the same step phrased differently."""
+    start: int
+    """Position in the normalized clause."""
+    pronoun: bool = False
+    """`did that`, `tried it`: refers to a step already suggested, not a new one."""
+
+
+APP_WORDS = frozenset({"it", "app", "application", "software", "program", "client", "the app", "suite", "tool"})
+
+_END = (r"(?=\s*(?:[,;!?]|\.(?:\s|$)|$)|\s+(?:and|but|then|so|because|again|twice|already|too|a few times|yesterday"
+        r"|today|this morning|last night|first|as well|itself|that|which|it|fixed|worked|helped|did|does|solved|resolved|made"
+        r"|still|was|is|seems|seemed|but)\b)")
+"""A canonical restart/update ends where its clause ends: `restarted it, ...`, `updated the app and ...`."""
+
+# canonical steps first: the seed's own texts, matched anywhere in a clause
+_CATALOG: tuple[tuple[re.Pattern, str, str, str], ...] = (
+    (re.compile(r"\b(?:delet\w*|uninstall\w*|remov\w*) and re-?install\w*|\bre-?install\w*"), "reinstall-application",
+     "Reinstall application", "reinstall"),
+    (re.compile(r"\b(?:clear\w*|purg\w*|flush\w*|empt\w*|delet\w*|wip\w*)\b(?:\W+\w+){0,4}?\W+cache\b"
+                r"|\bcache\W+(?:\w+\W+){0,2}(?:clear\w*|purg\w*|flush\w*)"), "clear-cache", "Cleared application cache", "clear"),
+    (re.compile(r"\b(?:restart\w*|reboot\w*|relaunch\w*|power[- ]cycl\w*|turn\w* it off and (?:back )?on)"
+                r"(?:\s+(?:it|the app|the application|the software|my app|our app|the program|(?:the |my |our )?[a-z]+ suite))?"
+                + _END), "restart-application", "Restart application", "restart"),
+    (re.compile(r"\b(?:updat\w*|upgrad\w*)(?:\s+(?:it|the app|the application|the software|my app|our app|the client))?"
+                r"(?:\s+to (?:the latest(?: version)?|(?:version )?\d[\w.]*))?" + _END), "update-application", "Update application",
+     "update"),
+    (re.compile(r"\b(?:log\w*|sign\w*) out and (?:back )?in\b"), "sign-out-and-in", "Sign out and back in", "sign-out"),
+    (re.compile(r"\bclear\w* (?:the |my |your |browser )*cookies\b"), "clear-cookies", "Clear browser cookies", "clear"),
+)
+"""(pattern, key, canonical text, verb group). Restart/update count as the application's only when their
+object is the app (or nothing): restarting a connector worker is a different step, read generically."""
+
+_VERBS: dict[str, str] = {
+    # lemma: verb group (synonyms share a group, so "did that" and rephrasings find the same step)
+    "restart": "restart", "reboot": "restart", "relaunch": "restart", "update": "update", "upgrade": "update",
+    "downgrade": "downgrade", "reinstall": "reinstall", "install": "install", "uninstall": "uninstall",
+    "clear": "clear", "purge": "clear", "flush": "clear", "reset": "reset", "rotate": "rotate", "re-enter": "rotate",
+    "re-save": "resave", "resave": "resave", "replace": "replace", "upload": "upload", "regenerate": "regenerate",
+    "renew": "renew", "raise": "adjust", "increase": "adjust", "lower": "adjust", "reduce": "adjust", "bump": "adjust",
+    "extend": "adjust", "change": "adjust", "set": "adjust", "adjust": "adjust", "switch": "switch", "disable": "disable",
+    "enable": "enable", "toggle": "toggle", "drain": "drain", "resync": "resync", "re-sync": "resync",
+    "reconnect": "reconnect", "reauthorize": "reauthorize", "re-authorize": "reauthorize", "reauthenticate": "reauthorize",
+    "re-authenticate": "reauthorize", "whitelist": "allowlist", "allowlist": "allowlist", "roll": "rollback",
+    "revert": "rollback", "refresh": "refresh", "restore": "restore", "repair": "repair", "reconfigure": "configure",
+    "configure": "configure", "apply": "apply", "resend": "resend", "re-send": "resend", "reissue": "reissue",
+    "re-issue": "reissue", "unlock": "unlock", "unblock": "unlock", "remove": "remove", "delete": "remove",
+    "re-add": "readd", "relink": "relink", "re-link": "relink", "migrate": "migrate", "move": "move", "turn": "turn",
+    "add": "add", "edit": "adjust", "patch": "patch", "void": "void", "refund": "refund", "cancel": "cancel",
+    "verify": "verify", "re-run": "rerun", "rerun": "rerun", "retry": "rerun",
+}
+_IRREGULAR = {"reset": "reset", "set": "set", "rerun": "rerun", "re-run": "re-run", "reran": "rerun", "re-ran": "re-run"}
+_VERIFY = frozenset({"rerun", "verify"})
+"""Groups that check a step rather than being one ("re-ran the load"): never a step of their own."""
+
+_PARTICLE = {"turn": ("off", "on"), "switch": ("off", "on", "to"), "roll": ("back",)}
+
+
+def _lemma(word: str) -> str | None:
+    w = word.lower()
+    if w in _IRREGULAR:
+        return _IRREGULAR[w] if _IRREGULAR[w] in _VERBS else None
+    if w in _VERBS:
+        return w
+    for suffix, add in (("ing", ""), ("ing", "e"), ("ied", "y"), ("ed", ""), ("ed", "e"), ("d", ""), ("es", ""), ("s", "")):
+        if w.endswith(suffix):
+            base = w[: -len(suffix)] + add
+            if base in _VERBS:
+                return base
+            if len(base) > 2 and base[-1] == base[-2] and base[:-1] in _VERBS:  # dropped -> drop
+                return base[:-1]
+    return None
+
+
+_WORD = re.compile(r"[a-z0-9][a-z0-9_'.-]*[a-z0-9]|[a-z0-9]")
+_BOUNDARY = re.compile(
+    r"\s*(?:[,;:()]|[.!?](?=\s|$)|\s(?:and|but|then|so|which|because|while|until|if|when|as|to|for|in|on|from|via|at"
+    r"|with|without|after|before|so that|fixed|worked|helped|did|does|solved|resolved|made|still|is|was|seems|seemed)\s)"
+)
+_PRONOUN_ACTION = re.compile(r"\b(?:did|done|tried|do|try) (?:that|it|this|those|these|both|them|so)\b|\b(?:tried|done) that\b")
+_DETERMINERS = frozenset({"the", "my", "our", "your", "her", "his", "their", "a", "an", "its", "this", "that", "all"})
+
+
+def stem(word: str) -> str:
+    """A crude stem for matching (`crashing`, `crashes`, `crashed` -> `crash`)."""
+    w = word.lower().strip("'.-")
+    for suffix in ("ing", "ies", "es", "ed", "s"):
+        if len(w) > len(suffix) + 3 and w.endswith(suffix):
+            return w[: -len(suffix)]
+    return w
+
+
+def content_words(text: str) -> frozenset[str]:
+    """Stemmed words of `text` minus stopwords and one-letter tokens."""
+    return frozenset(stem(w) for w in _WORD.findall(normalize(text)) if w not in STOPWORDS and len(w) > 1)
+
+
+def casing(original: str) -> dict[str, str]:
+    """Lower-cased word -> its form in `original`, to give extracted phrases back their capitals."""
+    return {w.lower(): w for w in re.findall(r"[\w'.+-]+", original)}
+
+
+def _object_phrase(clause: str, start: int, cases: dict[str, str]) -> str:
+    """The words after a verb up to the next clause boundary (at most eight), in their original casing."""
+    rest = clause[start:]
+    cut = _BOUNDARY.search(rest)
+    phrase = rest[: cut.start()] if cut else rest
+    words = phrase.split()
+    while words and words[0] in _DETERMINERS:
+        words = words[1:]
+    return " ".join(cases.get(w, w) for w in words[:8]).strip(" '\"")
+
+
+def _cache_step(matched: str, cases: dict[str, str]) -> tuple[str, str]:
+    """`clear the app cache` is the seed's `Cleared application cache`; `clear the SSO session cache` is its own step."""
+    words = matched.split()
+    inner = [w for w in words[1:] if w != "cache" and w not in _DETERMINERS and w not in APP_WORDS
+             and not w.startswith(("clear", "purg", "flush"))]
+    if not inner or "cache" not in words:
+        return "clear-cache", "Cleared application cache"
+    qual = " ".join(cases.get(w, w) for w in inner)
+    return f"clear-cache:{'-'.join(sorted(stem(w) for w in inner))}", f"Cleared {qual} cache"
+
+
+def find_steps(clause: str, cases: dict[str, str], *, subject_free: bool) -> list[Step]:
+    """Troubleshooting steps named in a normalized clause (`cases`: `casing()` of the original text).
+
+    With `subject_free`, a generic verb counts only at the start of the clause (optionally after
+    `I`/`we`/`also`/`then`/`tried`): "Our IT team rotated the certificate" is a detail, not a step
+    the customer tried. Canonical steps of the catalog count anywhere.
+    """
+    steps: list[Step] = []
+    taken: list[tuple[int, int]] = []
+    for pattern, key, text, group in _CATALOG:
+        for m in pattern.finditer(clause):
+            if any(a <= m.start() < b for a, b in taken) or _after_since(clause, m.start()):
+                continue
+            if key == "clear-cache":
+                key, text = _cache_step(m.group(), cases)
+            steps.append(Step(key, text, group, frozenset({key}), m.start()))
+            taken.append((m.start(), m.end()))
+    for m in _PRONOUN_ACTION.finditer(clause):
+        if not any(a <= m.start() < b for a, b in taken):
+            steps.append(Step("", "", "", frozenset(), m.start(), pronoun=True))
+            taken.append((m.start(), m.end()))
+    for m in _WORD.finditer(clause):
+        if any(a <= m.start() < b for a, b in taken):
+            continue
+        lemma = _lemma(m.group())
+        if lemma is None or _VERBS[lemma] in _VERIFY:
+            continue
+        if subject_free and not _at_clause_start(clause, m.start()):
+            continue
+        if _after_since(clause, m.start()):
+            continue
+        obj_start = m.end()
+        particle = ""
+        for p in _PARTICLE.get(lemma, ()):
+            if clause[obj_start:].startswith(f" {p} "):
+                particle, obj_start = p, obj_start + len(p) + 1
+        if lemma in _PARTICLE and not particle:
+            continue  # "turn" alone is not a step; "turn off ..." is
+        obj = _object_phrase(clause, obj_start, cases)
+        words = content_words(obj)
+        if not words:
+            continue
+        verb = f"{lemma} {particle}".strip()
+        group = _VERBS[lemma] + (f"-{particle}" if particle else "")
+        key = f"{group}:{'-'.join(sorted(words))[:80]}"
+        steps.append(Step(key, f"{verb[0].upper()}{verb[1:]} {obj}", group, words, m.start()))
+        taken.append((m.start(), obj_start + len(obj)))
+    return sorted(steps, key=lambda s: s.start)
+
+
+_LEAD_WORDS = frozenset(
+    "i we also then and just already have had tried to first finally please try could can would you let us let's "
+    "will go ahead suggest recommend next step is i've we've i'd we'd actually so ok okay yes".split()
+)
+
+
+def _at_clause_start(clause: str, pos: int) -> bool:
+    """True when only lead words (`I`, `we`, `also`, `tried`, `please`, `asked Leah to` ...) stand between
+    the clause's start and `pos`."""
+    head = re.split(r"[,;:.!?()]|\b(?:and|but|then|so)\b", clause[:pos])[-1].strip()
+    if not head:
+        return True
+    if re.fullmatch(r"(?:.*\s)?(?:asked(?:\s+\S+){1,3}\s+to|(?:fixed|resolved|solved|sorted)(?: it)? by)", head):
+        return True
+    return all(w in _LEAD_WORDS for w in head.split())
+
+
+def _after_since(clause: str, pos: int) -> bool:
+    """`since updating to 5.2 ...`: the update is when the problem began, not a step tried."""
+    return re.search(r"\b(?:since|ever since|after the|before)\s+(?:i\s+|we\s+)?$", clause[:pos]) is not None
+
+
+SUGGESTION = re.compile(
+    r"\b(?:please|try|could you|can you|would you|let us|let's|i suggest|i would suggest|i recommend|go ahead and"
+    r"|you could|you can|next step is to|asked \w+(?: \w+)? to)\b"
+)
+"""An agent's message proposes a step the customer is to try (it becomes an in-progress attempt)."""
+
+
+# ---- incidents and profile facts -----------------------------------------------------------
+SYMPTOM = re.compile(
+    r"\b(?:crash\w*|freez\w*|hang(?:s|ing)?|error\w*|fail\w*|time[sd]? out|timing out|timeout|not work\w*"
+    r"|stopped working|broken|broke|cannot|unable|will not|does not|doesn ?t|keeps? \w+ing|drops?|dropping"
+    r"|slow|missing|wrong|declin\w*|locked out|expired|bounc\w*|stuck|closes|charged twice|double[- ]charged"
+    r"|rejects?|refus\w*|aborts?|died|dies|blank|silent|loops?|looping|404|500|502|503)\b"
+)
+"""A customer sentence that reports a problem (opens an incident when none is open in the session)."""
+
+REPEAT_HINT = re.compile(r"\b(?:again|same as|same thing|back|before|familiar|like last time|once more)\b")
+"""Words that say a report repeats an earlier problem (lowers the bar to reopen a resolved incident)."""
+
+PREFERENCE = re.compile(
+    r"\b(?:prefer\w*|rather than|instead of|from now on|going forward|work(?:s)? best|are better|is fine now"
+    r"|please (?:reach|call|contact|message|email|send|answer|reply|copy|switch|use|write)|always copy|never by"
+    r"|only in|no \w+ (?:calls|emails) on|house rules)\b"
+)
+_PREF_TOPICS: tuple[tuple[str, re.Pattern], ...] = (
+    ("hours", re.compile(r"\b(?:morning|afternoon|evening|\d+ ?(?:am|pm)|cet|utc|callbacks?|hours)\b")),
+    ("format", re.compile(r"\b(?:csv|pdf|excel|xlsx|json|sheets|format)\b")),
+    ("language", re.compile(r"\b(?:english|german|french|spanish|dutch|language)\b")),
+    ("copy", re.compile(r"\b(?:copy|cc)\b")),
+    ("recipient", re.compile(r"\b(?:send|sent)\b.*@|@.*\b(?:instead|rather)\b|\binvoices? to\b|\bdigest\b")),
+    ("contact", re.compile(r"\b(?:email|e-mail|phone|call|mobile|slack|sms|text|message|reach|contact)\w*\b")),
+)
+
+IDENTITY = re.compile(
+    r"^(?:hi,?\s+|hello,?\s+|hey,?\s+|before anything else:?\s+|quick note:?\s+)?(?:i am|i'm|this is|my name is|"
+    r"\w+(?: \w+)? here,|we are|we're|we run|we have|we use|we do|we are on|our (?:\w+ ){0,3}(?:is|are|has|have)|"
+    r"i look after|i work|i handle|i manage|only [\w ]+ use|all \d+|my number is|correct:)"
+)
+"""A customer sentence that states who they are or what they run (a profile fact)."""
+
+PRODUCT = re.compile(r"\b(?i:my|our)\s+((?:[A-Z][\w+-]*\s+){0,3}[A-Z][\w+-]*)(?=\s+(?:app\s+|application\s+)?[a-z])")
+"""`My Acme PDF Suite crashes ...`: a capitalized product the customer owns."""
+USES = re.compile(r"\b(?i:we|i)\s+(?:use|are using|am using|run|are running|are on|am on)\s+((?:[A-Z][\w+-]*\s*){1,4})")
+
+
+def product_of(original: str) -> str | None:
+    """The product a customer sentence names as theirs (`My Acme PDF Suite` -> `Acme PDF Suite`)."""
+    for pattern in (PRODUCT, USES):
+        m = pattern.search(original)
+        if m:
+            name = m.group(1).strip()
+            if name and name.split()[0].lower() not in {"it", "the", "i"} and not (name.isupper() and len(name) <= 3):
+                return name
+    return None
+
+
+def preference_topic(clause: str) -> str | None:
+    """The topic of a stated preference (`contact`, `hours`, `format`, `language`, ...) or None."""
+    if not PREFERENCE.search(clause):
+        return None
+    for topic, pattern in _PREF_TOPICS:
+        if pattern.search(clause):
+            return topic
+    return "general"
+
+
+@lru_cache(maxsize=8192)
+def sentences(text: str) -> tuple[str, ...]:
+    """Sentences of a message, in order (a newline also ends one)."""
+    parts = re.split(r"(?<=[.!?;])\s+|\n+", text.strip())
+    return tuple(p.strip().rstrip(";").strip() for p in parts if p and p.strip().rstrip(";").strip())
+
+
+__all__ = [
+    "normalize", "casing", "outcome_marks", "OutcomeMark", "find_steps", "Step", "stem", "content_words", "product_of",
+    "preference_topic", "sentences", "SYMPTOM", "REPEAT_HINT", "IDENTITY", "SUGGESTION", "FIXED_BY", "APP_WORDS",
+]

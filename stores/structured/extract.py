@@ -39,7 +39,7 @@ from stores.structured.lexicon import (
     find_steps,
     normalize,
     outcome_marks,
-    preference_topic,
+    preference_topics,
     product_of,
     sentences,
 )
@@ -172,9 +172,10 @@ class _Run:
             if product:
                 self._profile(f"product:{product.lower()}", f"Uses {product}", replace_sources=False)
                 self.c.product = product
-            topic = preference_topic(norm)
-            if topic is not None:
-                self._profile(f"preference:{topic}", sentence, replace_sources=True)
+            topics = preference_topics(norm)
+            if topics:
+                for topic in topics:
+                    self._profile(f"preference:{topic}", sentence, replace_sources=True)
                 continue
             marks = outcome_marks(norm)
             steps = find_steps(norm, casing(sentence), subject_free=True)

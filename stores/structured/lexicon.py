@@ -319,7 +319,7 @@ PREFERENCE = re.compile(
     r"|only in|no \w+ (?:calls|emails) on|house rules)\b"
 )
 _PREF_TOPICS: tuple[tuple[str, re.Pattern], ...] = (
-    ("hours", re.compile(r"\b(?:morning|afternoon|evening|\d+ ?(?:am|pm)|cet|utc|callbacks?|hours)\b")),
+    ("hours", re.compile(r"\b(?:mornings?|afternoons?|evenings?|\d+ ?(?:am|pm)|cet|utc|callbacks?|hours)\b")),
     ("format", re.compile(r"\b(?:csv|pdf|excel|xlsx|json|sheets|format)\b")),
     ("language", re.compile(r"\b(?:english|german|french|spanish|dutch|language)\b")),
     ("copy", re.compile(r"\b(?:copy|cc)\b")),
@@ -350,14 +350,14 @@ def product_of(original: str) -> str | None:
     return None
 
 
-def preference_topic(clause: str) -> str | None:
-    """The topic of a stated preference (`contact`, `hours`, `format`, `language`, ...) or None."""
+def preference_topics(clause: str) -> tuple[str, ...]:
+    """The topics a stated preference sets (`contact`, `hours`, `format`, `language`, ...); empty if none.
+
+    One sentence can set two ("phone is fine now, ideally afternoons": contact and hours)."""
     if not PREFERENCE.search(clause):
-        return None
-    for topic, pattern in _PREF_TOPICS:
-        if pattern.search(clause):
-            return topic
-    return "general"
+        return ()
+    topics = tuple(topic for topic, pattern in _PREF_TOPICS if pattern.search(clause))
+    return topics or ("general",)
 
 
 @lru_cache(maxsize=8192)
@@ -369,5 +369,5 @@ def sentences(text: str) -> tuple[str, ...]:
 
 __all__ = [
     "normalize", "casing", "outcome_marks", "OutcomeMark", "find_steps", "Step", "stem", "content_words", "product_of",
-    "preference_topic", "sentences", "SYMPTOM", "REPEAT_HINT", "IDENTITY", "SUGGESTION", "FIXED_BY", "APP_WORDS",
+    "preference_topics", "sentences", "SYMPTOM", "REPEAT_HINT", "IDENTITY", "SUGGESTION", "FIXED_BY", "APP_WORDS",
 ]

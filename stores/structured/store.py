@@ -51,11 +51,11 @@ class MemoryStore(Protocol):
 
 
 def lexical_score(query_words: frozenset[str], memory: Memory) -> float:
-    """Share of the query's content words found in the memory's text or product (0..1)."""
+    """Share of the query's content words found in the memory's text (0..1). The product is left out: a
+    customer's every memory shares it, so it would make everything look relevant."""
     if not query_words:
         return 0.0
-    words = content_words(memory.text) | (content_words(memory.product) if memory.product else frozenset())
-    return len(query_words & words) / len(query_words)
+    return len(query_words & content_words(memory.text)) / len(query_words)
 
 
 class InMemoryStore:

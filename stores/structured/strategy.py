@@ -103,6 +103,7 @@ class Structured:
 
     def __init__(self, params: StructuredParams | None = None, *, store: MemoryStore | None = None) -> None:
         self.params = params or StructuredParams()
+        self._owns_store = store is None
         self.store: MemoryStore = store if store is not None else self._make_store()
         """Where the memories live (the memory of record: context and `memories()` read it back)."""
         self.extractor = Extractor()
@@ -140,12 +141,12 @@ class Structured:
             drop()
 
     def close(self) -> None:
-        """Release the store: a Hindsight bank made for this instance is deleted."""
+        """Release the store: its Hindsight bank is deleted (and the connection closed when this instance made it)."""
         drop = getattr(self.store, "drop_bank", None)
         if drop is not None:
             drop()
         client = getattr(self.store, "client", None)
-        if client is not None:
+        if client is not None and self._owns_store:
             client.close()
 
     def memories(self, subject: str) -> list[Memory]:

@@ -1,0 +1,91 @@
+"""Typed memories read from what a strategy put in the context, for the one reply engine.
+
+For `structured` the context items *are* typed memories: the engine takes the strategy's
+memories whose ids are included. For a raw-turn strategy it runs the same rule-based extractor
+over the included items, in time order, as if they were the whole conversation: what the
+context does not show, the reply cannot know. Each derived memory traces to the source ids of
+the items it was read from.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Iterable, Sequence
+
+from stores.protocol import Bundle, Candidate, ContextRequest, Resolution, Turn
+from stores.structured.extract import Extractor
+from stores.structured.model import Memory
+
+_LINE = re.compile(
+    r"^\[(?P<stamp>\d{4}-\d{2}-\d{2} \d{2}:\d{2})\] \((?P<session>[^)]*)\) "
+    r"(?P<who>customer|agent action|agent|resolution, (?P<status>resolved|open|unresolved)): (?P<text>.*)$",
+    re.S,
+)
+"""The project's rendered history line (`stores.memory.render_line`)."""
+
+
+@dataclass(frozen=True)
+class ContextMemory:
+    """A typed memory as the reply engine sees it: the memory and the live-session question."""
+
+    memory: Memory
+    """The memory (source ids: the history items it traces to)."""
+    session: str
+    """The session it came from (where it was first seen)."""
+
+
+def included(bundle: Bundle) -> list[Candidate]:
+    """The candidates the model saw: marked included and present in the text."""
+    return [c for c in bundle.candidates if c.included and c.text and c.text in bundle.text]
+
+
+def from_typed(bundle: Bundle, memories: Iterable[Memory]) -> list[ContextMemory]:
+    """The strategy's typed memories that are in the context, in context order."""
+    by_id = {m.id: m for m in memories}
+    return [ContextMemory(by_id[c.item_id], c.session) for c in included(bundle) if c.item_id in by_id]
+
+
+def from_items(request: ContextRequest, bundle: Bundle) -> list[ContextMemory]:
+    """Memories the extractor reads from the included items of a raw-turn context."""
+    items = included(bundle)
+    events, origin = [], {}
+    for rank, c in enumerate(items):
+        ev = _event(request, c, rank)
+        events.append((ev.at, rank, ev))
+        origin[ev.id] = c
+    x = Extractor()
+    for _, _, ev in sorted(events, key=lambda e: (e[0], e[1])):
+        x.observe(ev)
+    out = []
+    for m in x.memories(request.subject):
+        cands = [origin[i] for i in m.source_ids if i in origin]
+        sources = tuple(dict.fromkeys(s for c in cands for s in (c.source_ids or (c.item_id,))))
+        out.append(ContextMemory(m.evolve(source_ids=sources), cands[0].session if cands else ""))
+    return out
+
+
+def _event(request: ContextRequest, c: Candidate, rank: int):
+    m = _LINE.match(c.text)
+    if m is None:  # a line in another strategy's own format: read it as something the customer said
+        return Turn(c.item_id, request.subject, c.session or request.session, "customer", "message", c.text, request.now)
+    at = datetime.strptime(m["stamp"], "%Y-%m-%d %H:%M").replace(tzinfo=timezone.utc)
+    session = m["session"] or c.session
+    if m["status"]:
+        return Resolution(request.subject, session, m["status"], m["text"], at)  # id: `<session>#resolution`
+    role = "customer" if m["who"] == "customer" else "agent"
+    kind = "action" if m["who"] == "agent action" else "message"
+    return Turn(c.item_id, request.subject, session, role, kind, m["text"], at)
+
+
+def memories_in_context(
+    request: ContextRequest, bundle: Bundle, memories: Sequence[Memory] | None = None
+) -> list[ContextMemory]:
+    """The typed memories behind the context: the strategy's own when it has them, else derived from the items."""
+    if memories is not None:
+        return from_typed(bundle, memories)
+    return from_items(request, bundle)
+
+
+__all__ = ["ContextMemory", "memories_in_context", "from_typed", "from_items", "included"]

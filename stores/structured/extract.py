@@ -179,7 +179,7 @@ class _Run:
                 continue
             marks = outcome_marks(norm)
             steps = find_steps(norm, casing(sentence), subject_free=True)
-            if IDENTITY.match(norm) and not SYMPTOM.search(norm) and not steps and not marks:
+            if _is_identity(sentence, norm) and not SYMPTOM.search(norm) and not steps and not marks:
                 self._profile(f"identity:{self.event.id}", sentence, replace_sources=False)
                 continue
             if SYMPTOM.search(norm):
@@ -250,7 +250,7 @@ class _Run:
         worked_here = False
         for sentence in sentences(summary):
             norm = normalize(sentence)
-            steps = find_steps(norm, casing(sentence), subject_free=False)
+            steps = find_steps(norm, casing(sentence), subject_free=False, past_only=True)
             for mark in outcome_marks(norm):
                 if FIXED_BY.match(norm, mark.start):
                     named = [s for s in steps if s.start > mark.start and not s.pronoun][:1]
@@ -344,6 +344,14 @@ class _Run:
 
     def _latest_attempts(self) -> list[str]:
         return [m.id for m in sorted(self._session_attempts(), key=lambda m: m.updated_at)]
+
+
+def _is_identity(sentence: str, norm: str) -> bool:
+    """A profile statement: an identity pattern, not a question, not a complaint (`I'm not paying for ...`)."""
+    if "?" in sentence or re.match(r"^(?:i am|i'm) not\b", norm):
+        return False
+    cased = sentence[:1].lower() + sentence[1:]  # the `we're <Name>` form reads the capital from the original
+    return IDENTITY.match(norm) is not None or IDENTITY.match(cased.replace("We're", "we're").replace("We are", "we are")) is not None
 
 
 def _same_step(m: Memory, step: Step) -> bool:

@@ -12,6 +12,7 @@ still could not hand one customer another's memory.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 from stores.remote.hindsight_client import Budget, HindsightClient, HindsightNotFound, RecallHit, RetainItem
 from stores.structured.model import Memory, MemoryFormatError
@@ -89,10 +90,10 @@ class HindsightStore:
                 pass
         return n
 
-    def search(self, customer_id: str, query: str, limit: int = 5) -> list[tuple[Memory, float]]:
-        try:
+    def search(self, customer_id: str, query: str, limit: int = 5, *, now: datetime | None = None) -> list[tuple[Memory, float]]:
+        try:  # `now` anchors the server's recency scoring to the simulated clock (it would use its wall clock)
             hits = self.client.recall(self.bank, query or " ", tags=[customer_tag(customer_id)], tags_match="all_strict",
-                                      max_tokens=self.max_tokens, budget=self.budget)
+                                      max_tokens=self.max_tokens, budget=self.budget, query_timestamp=now)
         except HindsightNotFound:
             return []
         return _own(hits, customer_id)[: max(0, limit)]

@@ -156,20 +156,26 @@ _VERIFY = frozenset({"rerun", "verify"})
 _PARTICLE = {"turn": ("off", "on"), "switch": ("off", "on", "to"), "roll": ("back",)}
 
 
-def _lemma(word: str) -> str | None:
+def _lemma(word: str) -> tuple[str, str] | None:
+    """(lemma, form) of a step verb, form one of `base`, `past`, `ing`, `s`; None if not a step verb."""
     w = word.lower()
     if w in _IRREGULAR:
-        return _IRREGULAR[w] if _IRREGULAR[w] in _VERBS else None
+        return (_IRREGULAR[w], "past") if _IRREGULAR[w] in _VERBS else None
     if w in _VERBS:
-        return w
-    for suffix, add in (("ing", ""), ("ing", "e"), ("ied", "y"), ("ed", ""), ("ed", "e"), ("d", ""), ("es", ""), ("s", "")):
+        return w, "base"
+    for suffix, add, form in (("ing", "", "ing"), ("ing", "e", "ing"), ("ied", "y", "past"), ("ed", "", "past"),
+                              ("ed", "e", "past"), ("d", "", "past"), ("es", "", "s"), ("s", "", "s")):
         if w.endswith(suffix):
             base = w[: -len(suffix)] + add
             if base in _VERBS:
-                return base
+                return base, form
             if len(base) > 2 and base[-1] == base[-2] and base[:-1] in _VERBS:  # dropped -> drop
-                return base[:-1]
+                return base[:-1], form
     return None
+
+
+_IMPERATIVE_LEAD = re.compile(r"(?:^|\s)(?:please|try|to|let's|let us|could you|can you|would you|go ahead and|you could|you can)\s*$")
+"""Before a bare verb, these make it a step to take (`please restart`); `I upload ...` is a habit, not a step."""
 
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9_'.-]*[a-z0-9]|[a-z0-9]")
@@ -222,12 +228,14 @@ def _cache_step(matched: str, cases: dict[str, str]) -> tuple[str, str]:
     return f"clear-cache:{'-'.join(sorted(stem(w) for w in inner))}", f"Cleared {qual} cache"
 
 
-def find_steps(clause: str, cases: dict[str, str], *, subject_free: bool) -> list[Step]:
+def find_steps(clause: str, cases: dict[str, str], *, subject_free: bool, past_only: bool = False) -> list[Step]:
     """Troubleshooting steps named in a normalized clause (`cases`: `casing()` of the original text).
 
     With `subject_free`, a generic verb counts only at the start of the clause (optionally after
     `I`/`we`/`also`/`then`/`tried`): "Our IT team rotated the certificate" is a detail, not a step
-    the customer tried. Canonical steps of the catalog count anywhere.
+    the customer tried, and a bare verb only after `please`/`try`/`to`. With `past_only` (resolution summaries),
+    a generic verb counts only as `-ed` or `-ing` (`fixed by raising ...`). Canonical steps of the catalog
+    count anywhere.
     """
     steps: list[Step] = []
     taken: list[tuple[int, int]] = []
@@ -246,10 +254,15 @@ def find_steps(clause: str, cases: dict[str, str], *, subject_free: bool) -> lis
     for m in _WORD.finditer(clause):
         if any(a <= m.start() < b for a, b in taken):
             continue
-        lemma = _lemma(m.group())
-        if lemma is None or _VERBS[lemma] in _VERIFY:
+        found = _lemma(m.group())
+        if found is None or _VERBS[found[0]] in _VERIFY:
             continue
+        lemma, form = found
+        if form == "s" or (past_only and form == "base"):
+            continue  # "uploads work now", "PDF upload crash": nouns, not steps
         if subject_free and not _at_clause_start(clause, m.start()):
+            continue
+        if subject_free and form == "base" and not _IMPERATIVE_LEAD.search(clause[: m.start()]):
             continue
         if _after_since(clause, m.start()):
             continue
@@ -328,15 +341,25 @@ _PREF_TOPICS: tuple[tuple[str, re.Pattern], ...] = (
 )
 
 IDENTITY = re.compile(
-    r"^(?:hi,?\s+|hello,?\s+|hey,?\s+|before anything else:?\s+|quick note:?\s+)?(?:i am|i'm|this is|my name is|"
-    r"\w+(?: \w+)? here,|we are|we're|we run|we have|we use|we do|we are on|our (?:\w+ ){0,3}(?:is|are|has|have)|"
-    r"i look after|i work|i handle|i manage|only [\w ]+ use|all \d+|my number is|correct:)"
+    r"^(?:hi,?\s+|hello,?\s+|hey,?\s+|before anything else:?\s+|quick note:?\s+|correct:?\s+|yes,?\s+)?(?:"
+    r"(?:i am|i'm) (?:the |a |an )?[\w ,'-]{2,60}? (?:at|for|of|from) |this is \w+(?: \w+)? from |my name is |\w+(?: \w+)? here,"
+    r"|(?:we are|we're) (?:a |an )?[a-z0-9-]*[A-Z]|(?:we are|we're) (?:a |an )?(?:\w+[- ])?(?:covered|certified|regulated|based)"
+    r"|(?:we are|we're) on (?:the )?\w+|we run |we have \d|we use |we do (?:around|about) |i look after |i work (?:at|for) "
+    r"|i handle |i manage |only [\w ]+ use |all \d+ |my number is |our (?:warehouse|workspace|account|plan|instance|setup"
+    r"|environment|stack|company|team|data) (?:is|are|has|have|runs) |(?:\w+ )?plan,)"
 )
-"""A customer sentence that states who they are or what they run (a profile fact)."""
+"""A customer sentence that states who they are or what they run (a profile fact). Matched on the
+normalized sentence except for the `we're <Name>` form, which needs the capital (`We're Quarry Labs`)."""
 
-PRODUCT = re.compile(r"\b(?i:my|our)\s+((?:[A-Z][\w+-]*\s+){0,3}[A-Z][\w+-]*)(?=\s+(?:app\s+|application\s+)?[a-z])")
-"""`My Acme PDF Suite crashes ...`: a capitalized product the customer owns."""
-USES = re.compile(r"\b(?i:we|i)\s+(?:use|are using|am using|run|are running|are on|am on)\s+((?:[A-Z][\w+-]*\s*){1,4})")
+_PRODUCT_NOUN = (r"(?:app|application|suite|connector|integration|sync|instance|workspace|plugin|extension|client"
+                 r"|software|tool|platform|server|database|warehouse|pipeline|api|dashboard|portal|crm|erp)")
+PRODUCT = re.compile(
+    r"\b(?i:my|our)\s+((?:[A-Z][\w+-]*\s+){1,3}[A-Z][\w+-]*|[A-Z][\w+-]*(?=\s+" + _PRODUCT_NOUN + r"\b))"
+    r"(?=\s+[a-z])"
+)
+"""`My Acme PDF Suite crashes ...`, `our HubSpot sync ...`: a product the customer owns (one capitalized word needs
+a product noun after it, so `our Moab store` or `our May campaign` are not products)."""
+USES = re.compile(r"\b(?i:we|i)\s+(?:use|are using|am using|run|are running)\s+((?:[A-Z][\w+-]*\s*){1,4})")
 
 
 def product_of(original: str) -> str | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from datetime import datetime
 from pathlib import Path
 from typing import Mapping, Protocol, runtime_checkable
 
@@ -45,8 +46,9 @@ class MemoryStore(Protocol):
         """Delete every memory of the customer; returns how many were deleted."""
         ...
 
-    def search(self, customer_id: str, query: str, limit: int = 5) -> list[tuple[Memory, float]]:
-        """The customer's memories most relevant to `query`, best first, with their scores."""
+    def search(self, customer_id: str, query: str, limit: int = 5, *, now: datetime | None = None) -> list[tuple[Memory, float]]:
+        """The customer's memories most relevant to `query`, best first, with their scores. `now` is the
+        (simulated) moment of the question, for backends that score recency; never the wall clock."""
         ...
 
 
@@ -97,7 +99,7 @@ class InMemoryStore:
             self._save()
         return n
 
-    def search(self, customer_id: str, query: str, limit: int = 5) -> list[tuple[Memory, float]]:
+    def search(self, customer_id: str, query: str, limit: int = 5, *, now: datetime | None = None) -> list[tuple[Memory, float]]:
         q = content_words(query)
         scored = [(m, lexical_score(q, m)) for m in self.all(customer_id)]
         scored = [x for x in scored if x[1] > 0]

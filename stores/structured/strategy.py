@@ -157,7 +157,9 @@ class Structured:
     def context(self, request: ContextRequest) -> Bundle:
         p = self.params
         mems = self.store.all(request.subject)
-        hits = {m.id: min(1.0, max(0.0, float(s))) for m, s in self.store.search(request.subject, request.task, p.recall_limit)}
+        # scores rounded: a remote store's float noise must not reorder equal memories between replays
+        found = self.store.search(request.subject, request.task, p.recall_limit, now=request.now)
+        hits = {m.id: round(min(1.0, max(0.0, float(s))), 3) for m, s in found}
         by_id = {m.id: m for m in mems}
         relevance = []
         for m in mems:

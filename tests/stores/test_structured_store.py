@@ -127,6 +127,8 @@ def test_hindsight_reads_ask_for_the_customers_tag_strictly():
     assert recall["tags"] == ["customer:CUST-1042"] and recall["tags_match"] == "all_strict"
     assert fake.requests[-1].url.params.get_list("tags") == ["customer:CUST-1042"]
     assert fake.requests[-1].url.params["tags_match"] == "all_strict"
+    s.search("CUST-1042", "crash", 5, now=at(60))
+    assert json.loads(fake.requests[-1].content)["query_timestamp"] == "2026-03-02T10:00:00Z"  # the simulated clock
 
 
 def test_hindsight_isolation_holds_even_when_the_server_ignores_the_tag_filter():

@@ -36,6 +36,7 @@ from stores.structured.lexicon import (
     Step,
     casing,
     content_words,
+    device_of,
     find_steps,
     normalize,
     outcome_marks,
@@ -71,6 +72,9 @@ class _Customer:
     session_incident: dict[str, str] = field(default_factory=dict)
     product: str | None = None
     seen: dict[str, str] = field(default_factory=dict)
+    awaiting: dict[str, list[str]] = field(default_factory=dict)
+    """Per session: attempts the agent suggested or performed that no report has settled yet (even one that
+    failed before: a re-tried step waits for its new outcome without losing the old one)."""
 
 
 class Extractor:
@@ -172,6 +176,9 @@ class _Run:
             if product:
                 self._profile(f"product:{product.lower()}", f"Uses {product}", replace_sources=False)
                 self.c.product = product
+            device = device_of(norm, casing(sentence))
+            if device:
+                self._profile(f"device:{device.lower()}", f"Uses {device}", replace_sources=False)
             topics = preference_topics(norm)
             if topics:
                 for topic in topics:
@@ -184,7 +191,7 @@ class _Run:
                 continue
             if SYMPTOM.search(norm):
                 if self.session not in self.c.session_incident:
-                    self._incident(sentence, norm, product)
+                    self._incident(sentence, normalize(t.text), product)  # a repeat hint may sit in another sentence
                 else:  # the problem restated: one more report of the session's incident
                     self._sourced(self.c.memories[self.c.session_incident[self.session]])
             self._settle(norm, steps, marks, message_steps, settled)
@@ -227,6 +234,7 @@ class _Run:
             if not steps:
                 return
             attempt = self._attempt(steps[0])
+            self._await(attempt.id)
             worked = [m for m in outcome_marks(norm) if m.outcome == "worked" and m.start > steps[0].start]
             if worked:
                 self._outcome(attempt.id, "worked")
@@ -238,7 +246,7 @@ class _Run:
                 continue
             for s in find_steps(norm, casing(sentence), subject_free=False):
                 if s.start >= hint.start() and not s.pronoun:
-                    self._attempt(s)
+                    self._await(self._attempt(s).id)
 
     # -- resolution records -------------------------------------------------------------------
     def resolution(self, r: Resolution) -> None:
@@ -321,7 +329,15 @@ class _Run:
                    product=self.c.product, incident_id=incident, key=step.key)
         return self._put(m, "add")
 
+    def _await(self, mid: str) -> None:
+        waiting = self.c.awaiting.setdefault(self.session, [])
+        if mid not in waiting:
+            waiting.append(mid)
+
     def _outcome(self, mid: str, outcome: str) -> None:
+        waiting = self.c.awaiting.get(self.session)
+        if waiting and mid in waiting:
+            waiting.remove(mid)
         m = self.c.memories[mid]
         previous = m.previous_outcomes
         if m.outcome != outcome and m.outcome != "in_progress":
@@ -339,8 +355,11 @@ class _Run:
         return [m for m in self.c.memories.values() if m.type == "ATTEMPT" and m.incident_id == incident]
 
     def _pending(self) -> list[str]:
-        """Attempts of this session's incident still waiting for an outcome, oldest first."""
-        return [m.id for m in self._session_attempts() if m.outcome == "in_progress"]
+        """Attempts of this session still waiting for an outcome, oldest first: those the agent put forward and
+        no report settled, then any other in-progress attempt of the session's incident."""
+        waiting = [i for i in self.c.awaiting.get(self.session, ()) if i in self.c.memories]
+        rest = [m.id for m in self._session_attempts() if m.outcome == "in_progress" and m.id not in waiting]
+        return [*waiting, *rest]
 
     def _latest_attempts(self) -> list[str]:
         return [m.id for m in sorted(self._session_attempts(), key=lambda m: m.updated_at)]

@@ -203,7 +203,7 @@ def content_words(text: str) -> frozenset[str]:
 
 def casing(original: str) -> dict[str, str]:
     """Lower-cased word -> its form in `original`, to give extracted phrases back their capitals."""
-    return {w.lower(): w for w in re.findall(r"[\w'.+-]+", original)}
+    return {w.lower(): w for w in (x.rstrip(".'") for x in re.findall(r"[\w'.+-]+", original)) if w}
 
 
 def _object_phrase(clause: str, start: int, cases: dict[str, str]) -> str:
@@ -362,6 +362,20 @@ a product noun after it, so `our Moab store` or `our May campaign` are not produ
 USES = re.compile(r"\b(?i:we|i)\s+(?:use|are using|am using|run|are running)\s+((?:[A-Z][\w+-]*\s*){1,4})")
 
 
+_DEVICES = r"(iphone|ipad|android(?: phone| tablet)?|macbook|mac|windows (?:pc|laptop)|chromebook|pixel \w+|galaxy \w+)"
+DEVICE = re.compile(r"\b(?:on|from|with|using) my " + _DEVICES + r"\b|\b(?:got|have|bought|use|using) (?:a|an|my) (?:new )?" + _DEVICES + r"\b")
+"""`... on my iPhone`, `got a new iPad`: the device the customer works on (an environment fact)."""
+
+
+def device_of(norm: str, cases: dict[str, str]) -> str | None:
+    """The device a normalized customer sentence names as theirs, in its original casing (`iPhone`)."""
+    m = DEVICE.search(norm)
+    if m is None:
+        return None
+    name = m.group(1) or m.group(2)
+    return " ".join(cases.get(w, w) for w in name.split())
+
+
 def product_of(original: str) -> str | None:
     """The product a customer sentence names as theirs (`My Acme PDF Suite` -> `Acme PDF Suite`)."""
     for pattern in (PRODUCT, USES):
@@ -391,6 +405,6 @@ def sentences(text: str) -> tuple[str, ...]:
 
 
 __all__ = [
-    "normalize", "casing", "outcome_marks", "OutcomeMark", "find_steps", "Step", "stem", "content_words", "product_of",
+    "normalize", "casing", "outcome_marks", "device_of", "OutcomeMark", "find_steps", "Step", "stem", "content_words", "product_of",
     "preference_topics", "sentences", "SYMPTOM", "REPEAT_HINT", "IDENTITY", "SUGGESTION", "FIXED_BY", "APP_WORDS",
 ]

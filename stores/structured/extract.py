@@ -23,6 +23,7 @@ Observing an event twice changes nothing (by id, and by content for resolution r
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -129,6 +130,15 @@ def extract_all(events) -> list[Memory]:
     return [m for s in subjects for m in x.memories(s)]
 
 
+@lru_cache(maxsize=1 << 16)
+def _read(sentence: str, subject_free: bool, past_only: bool) -> tuple[str, tuple, tuple[Step, ...]]:
+    """A sentence's normalized text, outcome phrases and steps (pure, so cached: the reply engine reads the
+    same lines again at every probe whose context holds them)."""
+    norm = normalize(sentence)
+    steps = find_steps(norm, casing(sentence), subject_free=subject_free, past_only=past_only)
+    return norm, tuple(outcome_marks(norm)), tuple(steps)
+
+
 def _signature(event) -> str:
     if isinstance(event, Resolution):
         return f"resolution|{event.status}|{event.summary}"
@@ -171,7 +181,7 @@ class _Run:
         message_steps: list[str] = []  # attempt ids this message names, in order
         settled: set[str] = set()
         for sentence in sentences(t.text):
-            norm = normalize(sentence)
+            norm, marks, steps = _read(sentence, True, False)
             product = product_of(sentence)
             if product:
                 self._profile(f"product:{product.lower()}", f"Uses {product}", replace_sources=False)
@@ -184,8 +194,6 @@ class _Run:
                 for topic in topics:
                     self._profile(f"preference:{topic}", sentence, replace_sources=True)
                 continue
-            marks = outcome_marks(norm)
-            steps = find_steps(norm, casing(sentence), subject_free=True)
             if _is_identity(sentence, norm) and not SYMPTOM.search(norm) and not steps and not marks:
                 self._profile(f"identity:{self.event.id}", sentence, replace_sources=False)
                 continue
@@ -229,22 +237,22 @@ class _Run:
     # -- agents -------------------------------------------------------------------------------
     def agent(self, t: Turn) -> None:
         if t.kind == "action":
-            norm = normalize(t.text)
-            steps = [s for s in find_steps(norm, casing(t.text), subject_free=True) if not s.pronoun]
+            norm, marks, found = _read(t.text, True, False)
+            steps = [s for s in found if not s.pronoun]
             if not steps:
                 return
             attempt = self._attempt(steps[0])
             self._await(attempt.id)
-            worked = [m for m in outcome_marks(norm) if m.outcome == "worked" and m.start > steps[0].start]
+            worked = [m for m in marks if m.outcome == "worked" and m.start > steps[0].start]
             if worked:
                 self._outcome(attempt.id, "worked")
             return
         for sentence in sentences(t.text):
-            norm = normalize(sentence)
+            norm, _, found = _read(sentence, False, False)
             hint = SUGGESTION.search(norm)
             if hint is None:
                 continue
-            for s in find_steps(norm, casing(sentence), subject_free=False):
+            for s in found:
                 if s.start >= hint.start() and not s.pronoun:
                     self._await(self._attempt(s).id)
 
@@ -257,9 +265,8 @@ class _Run:
             mid = self._new_incident(first, None).id
         worked_here = False
         for sentence in sentences(summary):
-            norm = normalize(sentence)
-            steps = find_steps(norm, casing(sentence), subject_free=False, past_only=True)
-            for mark in outcome_marks(norm):
+            norm, marks, steps = _read(sentence, False, True)
+            for mark in marks:
                 if FIXED_BY.match(norm, mark.start):
                     named = [s for s in steps if s.start > mark.start and not s.pronoun][:1]
                 elif mark.outcome == "failed":

@@ -18,6 +18,7 @@ _CONTRACTIONS = (
 )
 
 
+@lru_cache(maxsize=1 << 16)
 def normalize(text: str) -> str:
     """Lower-case, straight quotes, contractions spelled out (`didn't` -> `did not`, `won't` -> `will not`)."""
     t = text.replace("’", "'").replace("‘", "'").lower()
@@ -187,6 +188,7 @@ _PRONOUN_ACTION = re.compile(r"\b(?:did|done|tried|do|try) (?:that|it|this|those
 _DETERMINERS = frozenset({"the", "my", "our", "your", "her", "his", "their", "a", "an", "its", "this", "that", "all"})
 
 
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A crude stem for matching (`crashing`, `crashes`, `crashed` -> `crash`)."""
     w = word.lower().strip("'.-")
@@ -196,6 +198,7 @@ def stem(word: str) -> str:
     return w
 
 
+@lru_cache(maxsize=1 << 16)
 def content_words(text: str) -> frozenset[str]:
     """Stemmed words of `text` minus stopwords and one-letter tokens."""
     return frozenset(stem(w) for w in _WORD.findall(normalize(text)) if w not in STOPWORDS and len(w) > 1)

@@ -271,7 +271,10 @@ class Strategy(Protocol):
     - `health` (`HealthCapability`): `health(subject, now) -> HealthReport`;
     - `handoff` (`HandoffCapability`): `handoff(request) -> Handoff`;
     - `gold` (`GoldCapability`, the oracle control only): `peek_gold(gold)` before each
-      `context`, the side door to the probe's gold labels.
+      `context`, the side door to the probe's gold labels;
+    - `memories` (`MemoriesCapability`): `memories(subject)`, the customer's typed memories
+      (`stores.structured.model.Memory`) as held at this moment, read at each probe right after
+      `context` (before the probe's turn is observed) for the typed-memory criteria and the reply.
 
     Hooks, used when the class defines them (never required):
 
@@ -368,7 +371,16 @@ class CallCountsHook(Protocol):
     def call_counts(self) -> dict[str, dict[str, float]]: ...
 
 
-CAPABILITIES: dict[str, type] = {"health": HealthCapability, "handoff": HandoffCapability, "gold": GoldCapability}
+@runtime_checkable
+class MemoriesCapability(Protocol):
+    """The `memories` capability: the customer's typed memories now (seed 002's structured memory)."""
+
+    def memories(self, subject: str) -> Sequence[Any]: ...
+
+
+CAPABILITIES: dict[str, type] = {
+    "health": HealthCapability, "handoff": HandoffCapability, "gold": GoldCapability, "memories": MemoriesCapability,
+}
 """Each capability a strategy may claim, and the protocol that claim commits it to."""
 
 HOOKS: dict[str, type] = {"prepare": PrepareHook, "open": OpenHook, "close": CloseHook, "call_counts": CallCountsHook}
@@ -454,6 +466,7 @@ __all__ = [
     "OpenHook",
     "CloseHook",
     "CallCountsHook",
+    "MemoriesCapability",
     "CAPABILITIES",
     "HOOKS",
     "contract_problems",

@@ -16,18 +16,19 @@ and profile facts always stay eligible. The budget is a hard ceiling (`stores.pa
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import ClassVar
 
 import numpy as np
 
+from stores.bounds import NonNegative, PositiveInt
 from stores.packing import pack
-from stores.protocol import Bundle, ContextRequest, Event, Forget, Resolution, Turn
+from stores.params import secret
+from stores.protocol import Bundle, ContextRequest, Event, Forget, Resolution, Scope, Turn
 from stores.structured.extract import Extractor
 from stores.structured.model import Memory, render_memory
-from stores.structured.store import InMemoryStore, MemoryStore, make_store
+from stores.structured.store import DEFAULT_BANK, InMemoryStore, MemoryStore
 from stores.tokens import count_tokens
 
 _line_tokens = lru_cache(maxsize=1 << 15)(count_tokens)
@@ -41,29 +42,33 @@ class StructuredParams:
     """Parameters of `structured`."""
 
     store: str = "auto"
-    """`auto` (Hindsight when HINDSIGHT_URL is set, else in-memory), `memory` or `hindsight`."""
-    recall_limit: int = 12
+    """`auto` (Hindsight when `hindsight_url` is set, else in-memory), `memory` or `hindsight`."""
+    recall_limit: PositiveInt = 12
     """How many memories the store's `search` returns per probe (the rest have relevance 0)."""
-    fix_weight: float = 50.0
+    fix_weight: NonNegative = 50.0
     """Tier weight of an attempt that worked (known fix): first in the context."""
-    failure_weight: float = 40.0
+    failure_weight: NonNegative = 40.0
     """Tier weight of an attempt that failed (known failure)."""
-    open_incident_weight: float = 30.0
+    open_incident_weight: NonNegative = 30.0
     """Tier weight of an open incident."""
-    profile_weight: float = 20.0
+    profile_weight: NonNegative = 20.0
     """Tier weight of a profile fact."""
-    in_progress_weight: float = 10.0
+    in_progress_weight: NonNegative = 10.0
     """Tier weight of a step whose outcome is not known yet."""
-    resolved_incident_weight: float = 5.0
+    resolved_incident_weight: NonNegative = 5.0
     """Tier weight of a resolved incident."""
-    relevance_weight: float = 5.0
+    relevance_weight: NonNegative = 5.0
     """Points for full relevance to the task (search score, capped at 1); less than a tier gap, so tiers hold."""
+    hindsight_url: str = secret(env="HINDSIGHT_URL")
+    """The Hindsight server (`http://127.0.0.1:8888`); from the environment, never written to a manifest."""
+    hindsight_bank: str = secret(env="HINDSIGHT_BANK")
+    """Prefix of the bank names (each instance writes to `<prefix>-<scope namespace>`; default `supportbench`)."""
+    hindsight_api_key: str = secret(env="HINDSIGHT_API_KEY")
+    """Bearer key for the Hindsight server, if it needs one."""
 
     def __post_init__(self) -> None:
         if self.store not in ("auto", "memory", "hindsight"):
             raise ValueError(f"store must be auto, memory or hindsight, got {self.store!r}")
-        if self.recall_limit < 1:
-            raise ValueError("recall_limit must be at least 1")
 
 
 def tier_of(m: Memory, p: StructuredParams) -> tuple[str, float]:
@@ -101,25 +106,55 @@ class Structured:
     Params = StructuredParams
     capabilities: ClassVar[frozenset[str]] = frozenset({"memories"})
 
-    def __init__(self, params: StructuredParams | None = None, *, store: MemoryStore | None = None) -> None:
+    def __init__(self, params: StructuredParams | None = None, *, store: MemoryStore | None = None,
+                 transport=None) -> None:
+        """`store` replaces the one the params choose; `transport` (an `httpx.BaseTransport`) is what a
+        Hindsight client it makes talks through (tests answer with recorded or fake servers)."""
         self.params = params or StructuredParams()
+        self._transport = transport
         self._owns_store = store is None
-        self.store: MemoryStore = store if store is not None else self._make_store()
-        """Where the memories live (the memory of record: context and `memories()` read it back)."""
+        self._store: MemoryStore | None = store
+        self._scope: Scope | None = None
         self.extractor = Extractor()
         self._session_of: dict[str, dict[str, str]] = {}
 
-    def _make_store(self) -> MemoryStore:
-        kind = self.params.store
-        if kind == "memory":
-            return InMemoryStore()
-        import os
+    def open(self, scope: Scope) -> None:
+        """Keep this instance's memories under its scope: on Hindsight, the bank `<prefix>-<namespace>`."""
+        self._scope = scope
+        if self._owns_store and self._store is None:
+            self._store = self._make_store()
 
-        if kind == "hindsight" and not os.environ.get("HINDSIGHT_URL", "").strip():
+    @property
+    def store(self) -> MemoryStore:
+        """Where the memories live (the memory of record: context and `memories()` read it back)."""
+        if self._store is None:
+            self._store = self._make_store()
+        return self._store
+
+    def uses_hindsight(self) -> bool:
+        """True when this instance keeps its memories on a Hindsight server."""
+        p = self.params
+        return p.store == "hindsight" or (p.store == "auto" and bool(p.hindsight_url.strip()))
+
+    def _make_store(self) -> MemoryStore:
+        p = self.params
+        if not self.uses_hindsight():
+            return InMemoryStore()
+        if not p.hindsight_url.strip():
             raise RuntimeError("structured:store=hindsight needs HINDSIGHT_URL (and optionally HINDSIGHT_BANK, HINDSIGHT_API_KEY)")
-        # a bank of its own per instance: two replays of one scenario must never share memory
-        base = os.environ.get("HINDSIGHT_BANK", "").strip() or "supportbench"
-        return make_store(bank=f"{base}-{uuid.uuid4().hex[:12]}")
+        from stores.remote.hindsight_client import HindsightClient
+        from stores.structured.hindsight_store import HindsightStore
+
+        # a bank per instance: two replays of one scenario, or two shards, must never share memory
+        if self._scope is not None:
+            suffix = self._scope.namespace
+        else:  # outside a run (no scope): still never a shared bank
+            import uuid
+
+            suffix = f"local-{uuid.uuid4().hex[:12]}"
+        bank = f"{p.hindsight_bank.strip() or DEFAULT_BANK}-{suffix}"
+        client = HindsightClient(p.hindsight_url.strip(), api_key=p.hindsight_api_key or None, transport=self._transport)
+        return HindsightStore(client, bank)
 
     # ---- events -------------------------------------------------------------------------------
     def observe(self, event: Event) -> None:
@@ -136,16 +171,19 @@ class Structured:
     def reset(self) -> None:
         self.extractor.reset()
         self._session_of.clear()
-        drop = getattr(self.store, "drop_bank", None) or getattr(self.store, "clear", None)
-        if drop is not None:
-            drop()
+        if self._store is not None:
+            drop = getattr(self._store, "drop_bank", None) or getattr(self._store, "clear", None)
+            if drop is not None:
+                drop()
 
     def close(self) -> None:
         """Release the store: its Hindsight bank is deleted (and the connection closed when this instance made it)."""
-        drop = getattr(self.store, "drop_bank", None)
+        if self._store is None:
+            return
+        drop = getattr(self._store, "drop_bank", None)
         if drop is not None:
             drop()
-        client = getattr(self.store, "client", None)
+        client = getattr(self._store, "client", None)
         if client is not None and self._owns_store:
             client.close()
 

@@ -127,3 +127,37 @@ def test_on_hindsight_the_same_memories_come_back_and_customers_stay_apart():
     assert all(c.subject == "c1" and "Reinstall" not in c.text for c in b.candidates)
     on_hindsight.close()
     assert "sb-strategy" not in fake.banks  # close() deletes the bank it wrote to
+
+
+def test_on_hindsight_each_instance_writes_to_its_scopes_bank_and_close_deletes_it(tmp_path):
+    from stores.protocol import Scope
+    from stores.structured.strategy import StructuredParams
+
+    fake = FakeHindsight()
+    params = StructuredParams(hindsight_url="http://127.0.0.1:8888", hindsight_bank="support-ci", hindsight_api_key="k-9")
+    scopes = [Scope(f"sb-{n:020x}", "run1", "structured", "canonical", "sc", kind, tmp_path, tmp_path / kind)
+              for n, kind in ((1, "plain"), (2, "twice"))]
+    instances = []
+    for scope in scopes:
+        s = Structured(params, transport=fake.transport)
+        s.open(scope)
+        for e in FIRST_VISIT:
+            s.observe(e)
+        instances.append(s)
+    assert sorted(fake.banks) == [f"support-ci-{scopes[0].namespace}", f"support-ci-{scopes[1].namespace}"]
+    assert fake.requests[0].headers["authorization"] == "Bearer k-9"
+    assert ask(instances[0]).signature() == ask(replayed()).signature()
+    for s in instances:
+        s.close()
+    assert fake.banks == {}
+
+
+def test_the_hindsight_settings_are_secrets_never_shown_or_hashed():
+    from stores.params import public_params
+    from stores.registry import parse_spec
+
+    spec = parse_spec("structured:hindsight_url=http://127.0.0.1:8888,hindsight_api_key=k-1")
+    shown = public_params(spec.params())
+    assert shown["hindsight_url"] == shown["hindsight_api_key"] == "<secret>" and shown["hindsight_bank"] == ""
+    assert spec.params_hash() == parse_spec("structured").params_hash()
+    assert "k-1" not in spec.label and "127.0.0.1" not in spec.label

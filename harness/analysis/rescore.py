@@ -28,6 +28,9 @@ import pyarrow as pa
 from stores.protocol import Bundle, Candidate, Forget, HealthFactor, HealthReport, Resolution, Signal, Turn
 
 from harness.criteria import describe as describe_criteria
+from stores.reply.model import SupportReply
+from stores.structured.model import Memory
+
 from harness.criteria import registry, score_probe
 from harness.run.replay import ProbeOutcome, build_seen, forgotten_at_probes
 from harness.analysis.results import Results, resolve_run
@@ -151,6 +154,10 @@ def outcomes_from(res: Results, run: str, scenario: Scenario, strategy: str, cap
         out.append(ProbeOutcome(
             scenario, probe, i, bundle, error=row["error"], seen=seen, forgotten=forgotten[i],
             health=first, health_again=reports.get(True, first), capabilities=caps,
+            reply=SupportReply.from_dict(json.loads(row["reply"])) if row.get("reply") else None,
+            reply_error=row.get("reply_error"),
+            memories=tuple(Memory.from_dict(m) for m in json.loads(row["memories"])) if row.get("memories") else None,
+            memories_error=row.get("memories_error"),
         ))
     return out
 

@@ -121,6 +121,7 @@ def _load() -> None:
     # registration order is the order of docs/criteria.md: the eight, then the extras
     importlib.import_module(f"{__name__}.support")
     importlib.import_module(f"{__name__}.extra")
+    importlib.import_module(f"{__name__}.reply")
 
 
 def registry() -> dict[str, Criterion]:

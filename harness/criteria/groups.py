@@ -32,6 +32,10 @@ class Group:
 GROUPS: dict[str, Group] = {
     "core": Group("core", "core", total="total", total_title="total (core, equal weight)"),
     "extra": Group("extra", "extras", total="extra", total_title="total (extras)", marker=" ·extra"),
+    # seed 002: the typed memories a strategy holds and the reply its context leads to (one engine for all),
+    # kept out of the core total so the core comparison means what it meant before
+    "reply": Group("reply", "reply and typed memory", total="reply", total_title="total (reply and typed memory)",
+                   marker=" ·reply"),
 }
 """Every group, in the order reports and the app show them (the first one's total is the headline)."""
 

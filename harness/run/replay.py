@@ -19,9 +19,10 @@ from datetime import datetime
 from typing import Any, Callable, cast
 
 from stores.protocol import (
-    Bundle, ContextRequest, Forget, GoldCapability, Handoff, HandoffCapability, HealthCapability, HealthReport, PrepareHook,
-    Resolution, Signal, Strategy, Turn,
+    Bundle, ContextRequest, Forget, GoldCapability, Handoff, HandoffCapability, HealthCapability, HealthReport,
+    MemoriesCapability, PrepareHook, Resolution, Signal, Strategy, Turn,
 )
+from stores.reply.model import SupportReply
 
 from harness.format.model import Fault, Probe, Scenario, ScenarioEvent
 
@@ -59,6 +60,14 @@ class ProbeOutcome:
     health_error: str | None = None
     handoff: Handoff | None = None
     handoff_error: str | None = None
+    memories: tuple[Any, ...] | None = None
+    """The customer's typed memories right after `context`, for a strategy with the `memories`
+    capability (`stores.structured.model.Memory`); None for the others."""
+    memories_error: str | None = None
+    reply: SupportReply | None = None
+    """What the one reply engine (`stores.reply`) answers from this context; None when there is no
+    bundle, in the idempotency check's replays, or when the engine raised."""
+    reply_error: str | None = None
     capabilities: frozenset[str] = frozenset()
     replays: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """The same probe in the idempotency check's replays (`reset`: the same instance after
@@ -165,6 +174,7 @@ def replay(
     seen: dict[str, SeenItem] | None = None,
     prepare_first: bool = True,
     on_fault: Callable[[Fault], None] | None = None,
+    answer: bool = True,
 ) -> Replay:
     """Replay `scenario` through `strategy` (which should be fresh or reset).
 
@@ -174,6 +184,8 @@ def replay(
     event (it is for speed only, so the idempotency replays skip it).
     A `Fault` event is never delivered to the strategy: it is handed, in order, to `on_fault`
     (the decision policies' side of the replay; without it, faults change nothing).
+    With `answer`, each probe's context also gets the reply engine's `SupportReply` (the
+    idempotency replays only compare bundles, so they skip it).
     """
     caps = frozenset(strategy.capabilities)
     seen = build_seen(scenario) if seen is None else seen
@@ -185,7 +197,7 @@ def replay(
     broken: str | None = None
     for i, ev in enumerate(scenario.events):
         if isinstance(ev, Probe):
-            outcomes.append(_ask(scenario, strategy, ev, i, seen, forgotten[i], caps, broken))
+            outcomes.append(_ask(scenario, strategy, ev, i, seen, forgotten[i], caps, broken, answer))
             continue
         if isinstance(ev, Fault):  # infrastructure, for decision policies: a memory strategy never sees it
             if on_fault is not None:
@@ -215,7 +227,7 @@ def _event_id(ev: ScenarioEvent) -> str:
 
 
 def _ask(scenario: Scenario, strategy: Strategy, probe: Probe, index: int, seen: dict[str, SeenItem],
-         forgotten: frozenset[str], caps: frozenset[str], broken: str | None) -> ProbeOutcome:
+         forgotten: frozenset[str], caps: frozenset[str], broken: str | None, answer: bool = True) -> ProbeOutcome:
     """One probe's outcome; a capability is used only where the strategy claims it (and a claim
     is its protocol, `stores.protocol.CAPABILITIES`)."""
     out = ProbeOutcome(scenario, probe, index, None, seen=seen, forgotten=forgotten, capabilities=caps)
@@ -233,6 +245,16 @@ def _ask(scenario: Scenario, strategy: Strategy, probe: Probe, index: int, seen:
     except Exception as exc:
         out.error = f"context() raised {_describe(exc)}"
         return out
+    if "memories" in caps:  # read now: the probe's own turn is not observed yet (recall before ingest)
+        try:
+            out.memories = tuple(cast(MemoriesCapability, strategy).memories(probe.subject))
+        except Exception as exc:
+            out.memories_error = f"memories() raised {_describe(exc)}"
+    if answer:
+        try:  # the engine reads the context (and the typed memories in it), never the gold
+            out.reply = reply_engine().reply(request, bundle, out.memories)
+        except Exception as exc:
+            out.reply_error = f"the reply engine raised {_describe(exc)}"
     if "health" in caps and probe.expect.asks("band"):
         try:
             health = cast(HealthCapability, strategy).health
@@ -246,6 +268,19 @@ def _ask(scenario: Scenario, strategy: Strategy, probe: Probe, index: int, seen:
         except Exception as exc:
             out.handoff_error = f"handoff() raised {_describe(exc)}"
     return out
+
+
+_ENGINE: list[Any] = []
+
+
+def reply_engine() -> Any:
+    """The run's one reply engine (`stores.reply.chat.reply_engine`: scripted unless SUPPORTBENCH_REPLY_URL
+    is set), made once per process so every strategy's contexts are answered by the same engine."""
+    if not _ENGINE:
+        from stores.reply.chat import reply_engine as make
+
+        _ENGINE.append(make())
+    return _ENGINE[0]
 
 
 def idempotency_signatures(
@@ -268,10 +303,11 @@ def idempotency_signatures(
     try:
         strategy.reset()
         step = "the replay after reset"
-        again = replay(scenario, strategy, record_health=False, prepare_first=False, seen=seen)
+        again = replay(scenario, strategy, record_health=False, prepare_first=False, seen=seen, answer=False)
         _keep(result, "reset", again)
         step = "the replay with every event delivered twice"
-        twice = replay(scenario, make_strategy(), deliver_twice=True, record_health=False, prepare_first=False, seen=seen)
+        twice = replay(scenario, make_strategy(), deliver_twice=True, record_health=False, prepare_first=False, seen=seen,
+                       answer=False)
         _keep(result, "twice", twice)
     except Exception as exc:
         result["error"] = f"{step} raised {_describe(exc)}"

@@ -5,7 +5,8 @@ report, the CI check, the app). One row per thing, never aggregated here:
 
 - `events`: each scenario's transcript (turns with their gold and scripted signals,
   resolutions, probes with their gold, forgets, system signals, faults).
-- `probes`: one row per strategy x probe: the context text, tokens, latency, error, handoff.
+- `probes`: one row per strategy x probe: the context text, tokens, latency, error, handoff, the
+  reply engine's `SupportReply` to the context and, for typed-memory strategies, their memories.
 - `candidates`: one row per candidate a strategy considered at a probe, with its components.
 - `scores`: one row per strategy x case x criterion that applies, whatever happened.
 - `health`: a strategy's health report per subject after each event, and at probes.
@@ -87,6 +88,10 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("handoff_tokens", pa.int32()),
             ("handoff_used_ids", pa.list_(pa.string())),
             ("handoff_error", pa.string()),
+            ("reply", pa.string()),  # JSON of the reply engine's SupportReply to this context (stores.reply.model)
+            ("reply_error", pa.string()),
+            ("memories", pa.string()),  # JSON list of the typed memories at the probe (the `memories` capability)
+            ("memories_error", pa.string()),
         ]
     ),
     "candidates": pa.schema(
@@ -264,6 +269,10 @@ class TableBuffer:
             "context": b.text if b else None, "error": o.error,
             "handoff": h.text if h else None, "handoff_tokens": h.tokens if h else None,
             "handoff_used_ids": list(h.used_ids) if h else None, "handoff_error": o.handoff_error,
+            "reply": json.dumps(o.reply.to_dict(), sort_keys=True) if o.reply is not None else None,
+            "reply_error": o.reply_error,
+            "memories": json.dumps([m.to_dict() for m in o.memories]) if o.memories is not None else None,
+            "memories_error": o.memories_error,
         })
         if b is not None:
             self.candidate_cols.append(_candidate_rows(label, o, b))

@@ -23,7 +23,7 @@ from typing import Sequence
 from stores.protocol import Bundle, ContextRequest
 from stores.reply.derive import ContextMemory, memories_in_context
 from stores.reply.model import SupportReply, UsedMemory
-from stores.structured.lexicon import _WORD, content_words, normalize, stem
+from stores.structured.lexicon import WORD, content_words, normalize, stem
 from stores.structured.model import Memory
 
 ESCALATE = "Escalate to the next support tier with the full history"
@@ -35,7 +35,7 @@ ESCALATE_AFTER_FAILURES = 2
 def _query_words(task: str) -> dict[str, str]:
     """The message's content words: stem -> the word as written (for readable reasons)."""
     out: dict[str, str] = {}
-    for w in _WORD.findall(normalize(task)):
+    for w in WORD.findall(normalize(task)):
         s = stem(w)
         if s in content_words(w):
             out.setdefault(s, w)
@@ -74,7 +74,7 @@ def compose(request: ContextRequest, ctx: list[ContextMemory], *, engine: str = 
                       key=lambda x: (x[0].memory.created_at, x[0].memory.id))
     fix_texts = _unique(c.memory.text for c, _ in fixes)
     failure_texts = [t for t in _unique(c.memory.text for c, _ in failures) if t not in fix_texts]
-    returning = any(c.session and c.session != request.session for c, _, _ in use if c.memory.type != "PROFILE")
+    is_returning = any(c.session and c.session != request.session for c, _, _ in use if c.memory.type != "PROFILE")
     broke = [c.memory.text for c, _ in failures if "worked" in c.memory.previous_outcomes]
     escalate = not fix_texts and (bool(broke) or len(failure_texts) >= ESCALATE_AFTER_FAILURES)
     next_steps = fix_texts[:1] if fix_texts else ([ESCALATE] if escalate else [])
@@ -96,8 +96,8 @@ def compose(request: ContextRequest, ctx: list[ContextMemory], *, engine: str = 
     for c, _, _ in scored:
         sources[c.memory.text] = tuple(dict.fromkeys((*sources.get(c.memory.text, ()), *c.memory.source_ids)))
     return SupportReply(
-        reply=_text(returning, fix_texts, failure_texts, broke, escalate, by_id, use),
-        is_returning_customer=returning, known_fixes=tuple(fix_texts), known_failures=tuple(failure_texts),
+        reply=_text(is_returning, fix_texts, failure_texts, broke, escalate, by_id, use),
+        is_returning_customer=is_returning, known_fixes=tuple(fix_texts), known_failures=tuple(failure_texts),
         used_memories=tuple(used), next_steps=tuple(next_steps), escalate=escalate, engine=engine, engine_note=note,
         sources={t: sources.get(t, ()) for t in (*fix_texts, *failure_texts, *next_steps)},
     )
@@ -118,8 +118,8 @@ def _join(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def _text(returning, fixes, failures, broke, escalate, by_id, use) -> str:
-    opening = "Welcome back. " if returning else ""
+def _text(is_returning, fixes, failures, broke, escalate, by_id, use) -> str:
+    opening = "Welcome back. " if is_returning else ""
     if fixes:
         s = f"{opening}From your previous sessions, {_join(fixes[:1])} worked, so let's start there."
         if failures:

@@ -179,7 +179,8 @@ _IMPERATIVE_LEAD = re.compile(r"(?:^|\s)(?:please|try|to|let's|let us|could you|
 """Before a bare verb, these make it a step to take (`please restart`); `I upload ...` is a habit, not a step."""
 
 
-_WORD = re.compile(r"[a-z0-9][a-z0-9_'.-]*[a-z0-9]|[a-z0-9]")
+WORD = re.compile(r"[a-z0-9][a-z0-9_'.-]*[a-z0-9]|[a-z0-9]")
+"""A word of normalized text (`connect_timeout`, `5.2`, `re-ran` are one word each)."""
 _BOUNDARY = re.compile(
     r"\s*(?:[,;:()]|[.!?](?=\s|$)|\s(?:and|but|then|so|which|because|while|until|if|when|as|to|for|in|on|from|via|at"
     r"|with|without|after|before|so that|fixed|worked|helped|did|does|solved|resolved|made|still|is|was|seems|seemed)\s)"
@@ -201,7 +202,7 @@ def stem(word: str) -> str:
 @lru_cache(maxsize=1 << 16)
 def content_words(text: str) -> frozenset[str]:
     """Stemmed words of `text` minus stopwords and one-letter tokens."""
-    return frozenset(stem(w) for w in _WORD.findall(normalize(text)) if w not in STOPWORDS and len(w) > 1)
+    return frozenset(stem(w) for w in WORD.findall(normalize(text)) if w not in STOPWORDS and len(w) > 1)
 
 
 def casing(original: str) -> dict[str, str]:
@@ -254,7 +255,7 @@ def find_steps(clause: str, cases: dict[str, str], *, subject_free: bool, past_o
         if not any(a <= m.start() < b for a, b in taken):
             steps.append(Step("", "", "", frozenset(), m.start(), pronoun=True))
             taken.append((m.start(), m.end()))
-    for m in _WORD.finditer(clause):
+    for m in WORD.finditer(clause):
         if any(a <= m.start() < b for a, b in taken):
             continue
         found = _lemma(m.group())

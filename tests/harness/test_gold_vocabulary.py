@@ -40,6 +40,10 @@ longer names one fails the test: take it off the list."""
 HOMONYMS = {
     "health": "also the health capability, the health table and page, and a strategy's health() report",
     "evidence": "also the evidence of every score (the scores table's column, Score.evidence)",
+    "memories": "also the memories capability (a typed-memory strategy's memories(subject)), the memories a probe "
+                "outcome and the probes table carry, and the reply engine's memories in the context",
+    "known_fixes": "also a field of the reply engine's SupportReply (the seed's reply metadata)",
+    "known_failures": "also a field of the reply engine's SupportReply (the seed's reply metadata)",
 }
 """Keys that are also ordinary words of the code: only their gold uses count (a JSON path into
 the `expect` column, or a read of an `expect`/`gold` value)."""

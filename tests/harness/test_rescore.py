@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from helpers import forget, outage_story, probe, scenario, turn
@@ -116,3 +117,21 @@ def test_rescore_rebuilds_turn_gold_signals_faults_and_the_new_probe_keys(tmp_pa
     assert r.turn_gold == s.turn_gold and r.turn_signals == s.turn_signals
     assert r.probes[0].expect.memories == s.probes[0].expect.memories and r.probes[0].expect.returning is True
     assert set(r.subjects) == set(s.subjects)
+
+
+def test_rescore_reads_back_the_reply_and_the_typed_memories_each_probe_stored(tmp_path):
+    from test_reply_criteria import seed_scenario
+
+    from stores.reply.model import SupportReply
+
+    live = execute([seed_scenario()], parse_specs("structured,history_stuffing"), tmp_path, run_id="live")
+    probes = pq.read_table(live.path / "probes").to_pandas().set_index("strategy")
+    reply = SupportReply.from_dict(json.loads(probes.loc["structured", "reply"]))
+    assert reply.known_fixes == ("Update application",) and reply.is_returning_customer
+    assert [m["text"] for m in json.loads(probes.loc["structured", "memories"])][:1] == ["Uses Acme PDF Suite"]
+    assert pd.isna(probes.loc["history_stuffing", "memories"])  # no typed memories: no snapshot
+    assert probes.loc["history_stuffing", "reply"]
+    again = rescore(live.path, tmp_path, run_id="again")
+    a, b = scores(live.path), scores(again)
+    reply_rows = a[a.criterion.isin(["memory_extraction", "returning_customer", "reply_known_fix", "reply_skips_failures"])]
+    assert len(reply_rows) == 8 and a.astype(str).equals(b.astype(str))

@@ -16,7 +16,7 @@ import streamlit as st
 
 from harness.analysis.failures import GROUPS, ORDERS
 from harness.analysis.queries import (FAILING, GOLD_MARK, OUT_MARK, Filter, gap_label, gold_check, gold_marks, gold_view,
-                                      hit, parse_expect, present)
+                                      hit, memories_table, parse_expect, present, reply_view)
 from pages._shared import (start, STATUS_ICONS, case_key, clear_params, current_run, deferred_export, parse_case, wkey,
                            criterion_titles, q, url_keep, url_multiselect, url_pagination, url_seed, url_selectbox, url_text,
                            url_toggle)
@@ -268,6 +268,46 @@ def context_section(probe_id: str, pr: pd.DataFrame, prow: pd.DataFrame, cands: 
                    f"tokens of a {pr['budget'].iloc[0] if len(pr) else '?'} budget")
         with st.expander("What the model would see", expanded=False):
             st.code(context or "(empty)", language=None, wrap_lines=True)
+        if len(prow):
+            reply_panel(prow.iloc[0])
+
+
+def reply_panel(row: pd.Series) -> None:
+    """The reply the one reply engine wrote from this context, its metadata, and the typed memories
+    the strategy held (for a strategy that keeps them)."""
+    view = reply_view(row.get("reply"))
+    if view is None and not row.get("reply_error"):
+        return
+    st.markdown("#### The reply to this context")
+    if view is None:
+        st.error(row["reply_error"])
+        return
+    r = view.reply
+    with st.container(border=True):
+        st.markdown(r.reply)
+    facts = [f"engine: {r.engine}" + (f" ({r.engine_note})" if r.engine_note else ""),
+             f"returning customer: {'yes' if r.is_returning_customer else 'no'}"]
+    if r.escalate:
+        facts.append("escalates")
+    st.caption(" · ".join(facts))
+    lines = []
+    for title, items in (("Known fixes", r.known_fixes), ("Known failures (already tried)", r.known_failures),
+                         ("Next step", r.next_steps)):
+        if items:
+            lines.append(f"**{title}:** " + "; ".join(f"{t} :gray[({', '.join(r.sources.get(t, ())) or 'no source'})]"
+                                                      for t in items))
+    if lines:
+        st.markdown("  \n".join(lines))
+    if len(view.used):
+        st.dataframe(view.used, hide_index=True, width="stretch",
+                     column_config={"score": st.column_config.NumberColumn("score", format="%.2f"),
+                                    "reason": st.column_config.TextColumn("reason", width="medium")})
+    mems = memories_table(row.get("memories"))
+    if mems is not None:
+        with st.expander(f"Typed memories the strategy held ({len(mems)})", expanded=False):
+            st.dataframe(mems, hide_index=True, width="stretch")
+    elif row.get("memories_error"):
+        st.error(row["memories_error"])
 
 
 def handoff_section(prow: pd.DataFrame) -> None:

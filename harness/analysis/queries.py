@@ -16,6 +16,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from stores.protocol import DROP_BUDGET, DROP_CUTOFF
+from stores.reply.model import SupportReply
 from stores.session.health import HealthParams
 from stores.registry import CONTROLS
 
@@ -427,6 +428,44 @@ def components(js: str | None) -> dict[str, float]:
     except (TypeError, ValueError):
         return {}
     return {str(k): float(v) for k, v in d.items() if isinstance(v, (int, float))}
+
+
+@dataclass(frozen=True)
+class ReplyView:
+    """A probe's stored reply, ready to show: the reply and its metadata, and the memories it used."""
+
+    reply: SupportReply
+    """The reply engine's answer to the strategy's context."""
+    used: pd.DataFrame
+    """One row per memory the reply used: text, type, outcome, score, reason, sources."""
+
+
+def reply_view(js: Any) -> ReplyView | None:
+    """The `reply` column of a probes row, parsed (None when there is none, e.g. a run before replies)."""
+    if not isinstance(js, str) or not js:
+        return None
+    try:
+        r = SupportReply.from_dict(json.loads(js))
+    except (TypeError, ValueError, KeyError):
+        return None
+    used = pd.DataFrame([{"text": u.text, "type": u.type, "outcome": u.outcome or "", "score": u.score, "reason": u.reason,
+                          "sources": ", ".join(u.source_ids)} for u in r.used_memories],
+                        columns=["text", "type", "outcome", "score", "reason", "sources"])
+    return ReplyView(r, used)
+
+
+def memories_table(js: Any) -> pd.DataFrame | None:
+    """The `memories` column of a probes row as a table (None for a strategy without typed memories)."""
+    if not isinstance(js, str) or not js:
+        return None
+    try:
+        rows = json.loads(js)
+    except (TypeError, ValueError):
+        return None
+    return pd.DataFrame([{"type": m.get("type"), "text": m.get("text"), "state": m.get("outcome") or m.get("status") or "",
+                          "was": ", ".join(m.get("previous_outcomes") or ()), "updated": m.get("updated_at", "")[:16],
+                          "sources": ", ".join(m.get("source_ids") or ())} for m in rows if isinstance(m, dict)],
+                        columns=["type", "text", "state", "was", "updated", "sources"])
 
 
 def parse_expect(js: str | None) -> dict[str, Any]:

@@ -322,7 +322,8 @@ SUGGESTION = re.compile(
 SYMPTOM = re.compile(
     r"\b(?:crash\w*|freez\w*|hang(?:s|ing)?|error\w*|fail\w*|time[sd]? out|timing out|timeout|not work\w*"
     r"|stopped working|broken|broke|cannot|unable|will not|does not|doesn ?t|keeps? \w+ing|drops?|dropping"
-    r"|slow|missing|wrong|declin\w*|locked out|expired|bounc\w*|stuck|closes|charged twice|double[- ]charged"
+    r"|slow|missing|wrong|declin\w*|locked out|expired|bounc\w*|stuck|(?:app|it|application) closes"
+    r"|closes (?:itself|as soon as|right after|immediately|on its own)|charged (?:\w+ ){0,4}twice|double[- ]charged"
     r"|rejects?|refus\w*|aborts?|died|dies|blank|silent|loops?|looping|404|500|502|503)\b"
 )
 """A customer sentence that reports a problem (opens an incident when none is open in the session)."""

@@ -69,6 +69,8 @@ def fixture_scenarios():
 
 def strategy_names() -> str:
     names = ["history_stuffing", "oracle", "empty"]
+    if (Path(__file__).resolve().parents[2] / "stores" / "structured" / "strategy.py").exists():
+        names.append("structured")
     if (Path(__file__).resolve().parents[2] / "stores" / "session" / "session_aware.py").exists():
         names.append("session_aware")
     return ",".join(names)

@@ -103,7 +103,7 @@ def test_leaderboard_shows_heatmap_totals_and_hides_controls_by_default(app_runs
     fig = figures(at)[0]
     assert [t["type"] for t in fig["data"]] == ["heatmap", "heatmap", "scatter"]  # neutral cells, scores, click targets
     cells = heat_cells(at)
-    assert {s for s, _ in cells} == {"history_stuffing", "session_aware"}
+    assert {s for s, _ in cells} == {"history_stuffing", "session_aware", "structured"}
     assert "token budget compliance" in " ".join(fig["layout"]["yaxis"]["ticktext"]).replace("<br>", " ")
     hovers = " ".join(tip for _, tip in cells.values())
     assert "pass rate" in hovers and " cases" in hovers
@@ -294,9 +294,24 @@ def test_failures_case_shows_transcript_context_gold_and_handoff(app_runs):
     assert "Session `jan`" not in body and "Session `feb`" in body  # the probe's own session, in full
     assert "◆ gold, in context" in body and "must stay out, present" in body
     assert "#### Handoff brief" in body
-    gold = at.dataframe[-1].value
+    gold = next(d.value for d in at.dataframe if "mark" in d.value.columns)
     assert {"must include", "superseded"} <= set(gold["kind"])
     assert "⚠ present" in set(gold["mark"])
+
+
+def test_failures_case_shows_the_reply_next_to_the_context_and_the_typed_memories(app_runs):
+    at = open_page("failures", case="structured|billing-repeat|p-bill|repeat_issue")
+    no_exception(at)
+    body = texts(at)
+    assert "#### The reply to this context" in body and "engine: scripted" in body
+    assert "returning customer: yes" in body
+    used = next(d.value for d in at.dataframe if "reason" in d.value.columns)
+    assert "Refund duplicate platform fee" in set(used["text"])
+    mems = next(d.value for d in at.dataframe if "state" in d.value.columns)
+    assert {"INCIDENT", "PROFILE"} <= set(mems["type"])
+    raw = open_page("failures", case="history_stuffing|billing-repeat|p-bill|preference_surfacing")
+    assert "#### The reply to this context" in texts(raw)
+    assert not any("state" in d.value.columns for d in raw.dataframe)  # no typed memories to show
 
 
 def test_failures_opening_a_case_puts_it_in_the_url(app_runs):

@@ -41,7 +41,7 @@ REGISTRY: dict[str, str] = {
 CONTROLS = frozenset({"oracle", "empty"})
 """Strategies that exist to prove the scorers honest; kept out of leaderboards by default."""
 
-DEFAULT_STRATEGIES = ("history_stuffing", "tfidf", "embedding", "session_aware", "hybrid", "oracle", "empty")
+DEFAULT_STRATEGIES = ("history_stuffing", "tfidf", "embedding", "session_aware", "hybrid", "structured", "oracle", "empty")
 
 
 class SpecError(ValueError):

@@ -154,7 +154,11 @@ _IRREGULAR = {"reset": "reset", "set": "set", "rerun": "rerun", "re-run": "re-ru
 _VERIFY = frozenset({"rerun", "verify"})
 """Groups that check a step rather than being one ("re-ran the load"): never a step of their own."""
 
-_PARTICLE = {"turn": ("off", "on"), "switch": ("off", "on", "to"), "roll": ("back",)}
+_PARTICLE = {"turn": ("off", "on"), "switch": ("off", "on"), "roll": ("back",)}
+_NEEDS_PARTICLE = frozenset({"turn", "roll"})
+"""`turned it around`, `rolled out` are not steps; `turn off ...`, `roll back ...` are."""
+_KEEPS_TARGET = frozenset({"switch", "move", "change", "set", "migrate"})
+"""Verbs whose target is the point (`switched the report to a scheduled S3 export`): their `to ...` stays."""
 
 
 def _lemma(word: str) -> tuple[str, str] | None:
@@ -275,9 +279,15 @@ def find_steps(clause: str, cases: dict[str, str], *, subject_free: bool, past_o
         for p in _PARTICLE.get(lemma, ()):
             if clause[obj_start:].startswith(f" {p} "):
                 particle, obj_start = p, obj_start + len(p) + 1
-        if lemma in _PARTICLE and not particle:
+        if lemma in _NEEDS_PARTICLE and not particle:
             continue  # "turn" alone is not a step; "turn off ..." is
         obj = _object_phrase(clause, obj_start, cases)
+        target = clause[obj_start:].find(" to ")
+        if lemma in _KEEPS_TARGET and target >= 0 and obj and clause[obj_start:obj_start + target + 1].strip().endswith(
+                obj.lower().split()[-1]):
+            tail = _object_phrase(clause, obj_start + target + 4, cases)
+            if tail:
+                obj = f"{obj} to {tail}"
         words = content_words(obj)
         if not words:
             continue
@@ -324,6 +334,7 @@ SYMPTOM = re.compile(
     r"|stopped working|broken|broke|cannot|unable|will not|does not|doesn ?t|keeps? \w+ing|drops?|dropping"
     r"|slow|missing|wrong|declin\w*|locked out|expired|bounc\w*|stuck|(?:app|it|application) closes"
     r"|closes (?:itself|as soon as|right after|immediately|on its own)|charged (?:\w+ ){0,4}twice|double[- ]charged"
+    r"|empty|header row only|only (?:has|shows|contains|returns) the header"
     r"|rejects?|refus\w*|aborts?|died|dies|blank|silent|loops?|looping|404|500|502|503)\b"
 )
 """A customer sentence that reports a problem (opens an incident when none is open in the session)."""

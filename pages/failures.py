@@ -299,7 +299,7 @@ def reply_panel(row: pd.Series) -> None:
     if lines:
         st.markdown("  \n".join(lines))
     if len(view.used):
-        st.dataframe(view.used, hide_index=True, width="stretch",
+        st.dataframe(view.used[["text", "outcome", "score", "reason"]], hide_index=True, width="stretch",
                      column_config={"score": st.column_config.NumberColumn("score", format="%.2f"),
                                     "reason": st.column_config.TextColumn("reason", width="medium")})
     mems = memories_table(row.get("memories"))

@@ -49,6 +49,8 @@ VIEWS = [
     ("failures", "failures", {}, ["Failures", "cases · errors first"], None),
     ("failures-case", "failures", {"case": CASE}, ["Transcript up to the probe", "Context against the gold", "Handoff brief"],
      "billing-repeat · p-bill"),
+    ("failures-reply", "failures", {"case": "structured|billing-repeat|p-bill|repeat_issue"},
+     ["Context against the gold", "The reply to this context", "returning customer: yes"], "The reply to this context"),
     ("compare", "compare", {"mode": "runs", "a": TIGHT, "b": MAIN}, ["Compare", "Per-criterion deltas", "Cases that flipped"], None),
     ("trends", "trends", {"criterion": "recall"}, ["Distributions and trends", "Per scenario", "Across runs of this suite"], None),
 ]

@@ -15,8 +15,10 @@ from stores.registry import parse_specs
 
 CANONICAL = Path(__file__).resolve().parents[2] / "datasets" / "canonical"
 ORACLE_PERFECT = ("identity_persistence", "preference_surfacing", "token_budget", "provenance", "session_ranking",
-                  "repeat_issue", "recall", "isolation", "self_recall", "stale_suppression", "known_fix_first")
-EMPTY_ZERO = ("identity_persistence", "preference_surfacing", "session_ranking", "repeat_issue", "known_fix_first", "recall")
+                  "repeat_issue", "recall", "isolation", "self_recall", "stale_suppression", "known_fix_first",
+                  "returning_customer", "reply_known_fix", "reply_skips_failures")
+EMPTY_ZERO = ("identity_persistence", "preference_surfacing", "session_ranking", "repeat_issue", "known_fix_first", "recall",
+              "reply_known_fix", "reply_skips_failures")
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +51,18 @@ def test_empty_scores_zero_where_something_must_be_recalled(run, criterion):
     r = df[(df.strategy == "empty") & (df.criterion == criterion)]
     assert len(r) and r.n.iloc[0] > 0
     assert r["mean"].iloc[0] == 0.0, failing(res, "empty", criterion, "value > 0")
+
+
+def test_no_control_holds_typed_memories(run):
+    _, df = run
+    r = df[df.criterion == "memory_extraction"].set_index("strategy")
+    assert (r.loc[["oracle", "empty"], "unsupported"] == r.loc[["oracle", "empty"], "n"]).all() and r.loc["oracle", "n"] > 0
+
+
+def test_empty_never_calls_a_customer_returning(run):
+    res, _ = run
+    rows = res.rows("SELECT value FROM scores WHERE strategy = 'empty' AND criterion = 'returning_customer'")
+    assert rows and all(v == 0.0 for (v,) in rows)  # every canonical returning gold is true
 
 
 def test_no_control_or_baseline_case_errors(run):

@@ -4,12 +4,14 @@
 typed memories are `unsupported`). The three reply criteria judge the `SupportReply` the one
 scripted reply engine (`stores.reply`) wrote from each strategy's context, so they compare what
 each context lets an agent do, not engines. A gold fix or failure given as an id is covered by a
-step of the reply whose memory traces to that id (`SupportReply.sources`); given as a text
-needle, by a step whose text contains it (case-insensitive). See docs/criteria.md.
+step of the reply whose memory traces to that id (`SupportReply.sources`) or that is the step the
+id's own text names (read by the same extractor the reply engine uses); given as a text needle, by
+a step whose text contains it (case-insensitive). See docs/criteria.md.
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from harness.criteria import criterion, errored, ok_or_fail
@@ -17,21 +19,36 @@ from harness.criteria.metrics import prf
 from harness.criteria.typed_memory import match_memories
 from harness.format.model import Probe, TextNeedle
 from harness.run.replay import ProbeOutcome
+from stores.structured.lexicon import casing, find_steps, normalize, sentences
 
 
 def _ref(g: Any) -> str:
     return f'"{g.text}"' if isinstance(g, TextNeedle) else str(g)
 
 
-def covered_by(reply, text: str, g: Any) -> bool:
-    """Whether the reply's step `text` covers the gold item `g` (an id among its sources, or a needle in its text)."""
+@lru_cache(maxsize=4096)
+def steps_named(text: str) -> frozenset[str]:
+    """The canonical steps a history item's text names (the reply engine's extractor reads them the same way)."""
+    out = set()
+    for sentence in sentences(text):
+        out |= {s.text for s in find_steps(normalize(sentence), casing(sentence), subject_free=False) if not s.pronoun}
+    return frozenset(out)
+
+
+def covered_by(o: ProbeOutcome, text: str, g: Any) -> bool:
+    """Whether the reply's step `text` covers the gold item `g`: a needle in its text; or an id among the
+    sources of its memory, or whose own text names the same canonical step (the fix is known, whichever
+    turn of the context told the reply so)."""
     if isinstance(g, TextNeedle):
         return g.text.lower() in text.lower()
-    return g in reply.sources.get(text, ())
+    if g in o.reply.sources.get(text, ()):
+        return True
+    item = o.seen.get(g)
+    return item is not None and text in steps_named(item.text)
 
 
-def _first(reply, steps, g: Any) -> str | None:
-    return next((t for t in steps if covered_by(reply, t, g)), None)
+def _first(o: ProbeOutcome, steps, g: Any) -> str | None:
+    return next((t for t in steps if covered_by(o, t, g)), None)
 
 
 def _no_reply(o: ProbeOutcome, key: str):
@@ -109,10 +126,10 @@ def reply_known_fix(o: ProbeOutcome):
         return _no_reply(o, "reply_known_fix")
     gold = list(o.probe.expect.known_fixes)
     fixes = list(o.reply.known_fixes)
-    found = {_ref(g): _first(o.reply, fixes, g) for g in gold}
+    found = {_ref(g): _first(o, fixes, g) for g in gold}
     missing = [g for g in gold if found[_ref(g)] is None]
     share = (len(gold) - len(missing)) / len(gold)
-    leads = bool(fixes) and covered_by(o.reply, fixes[0], gold[0])
+    leads = bool(fixes) and covered_by(o, fixes[0], gold[0])
     value = share if leads else share / 2
     parts = []
     if found[_ref(gold[0])] is not None:
@@ -135,8 +152,8 @@ def reply_skips_failures(o: ProbeOutcome):
     if o.reply is None:
         return _no_reply(o, "reply_skips_failures")
     gold = list(o.probe.expect.known_failures)
-    listed = {_ref(g): _first(o.reply, o.reply.known_failures, g) for g in gold}
-    proposed = [(g, t) for g in gold for t in o.reply.next_steps if covered_by(o.reply, t, g)]
+    listed = {_ref(g): _first(o, o.reply.known_failures, g) for g in gold}
+    proposed = [(g, t) for g in gold for t in o.reply.next_steps if covered_by(o, t, g)]
     missing = [g for g in gold if listed[_ref(g)] is None]
     if proposed:
         g, t = proposed[0]

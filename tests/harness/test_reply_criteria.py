@@ -109,3 +109,11 @@ def test_a_reply_the_engine_could_not_give_is_an_error_row():
 def test_the_reply_round_trips_through_its_json():
     (o,) = replay(seed_scenario(), strategy_class("structured")()).outcomes
     assert isinstance(o.reply, SupportReply) and SupportReply.from_dict(o.reply.to_dict()) == o.reply
+
+
+def test_a_fix_known_from_another_line_than_the_gold_turn_still_counts():
+    s = scores("structured", sources={"Update application": ("s1#resolution",), "Restart application": ("a3",),
+                                      "Cleared application cache": ("a5",)})
+    assert s["reply_known_fix"].value == 1.0  # a6 says "Updated the app and it fixed it": the same step
+    other = scores("structured", known_fixes=("Reinstall application",), sources={"Reinstall application": ("zz",)})
+    assert other["reply_known_fix"].value == 0.0

@@ -28,7 +28,8 @@ _LINE = re.compile(
 
 @dataclass(frozen=True)
 class ContextMemory:
-    """A typed memory as the reply engine sees it: the memory and the live-session question."""
+    """A typed memory as the reply engine sees it: the memory, and the session it came from (so the engine
+    can tell an earlier session's history from the live one's)."""
 
     memory: Memory
     """The memory (source ids: the history items it traces to)."""

@@ -96,7 +96,7 @@ def compose(request: ContextRequest, ctx: list[ContextMemory], *, engine: str = 
     for c, _, _ in scored:
         sources[c.memory.text] = tuple(dict.fromkeys((*sources.get(c.memory.text, ()), *c.memory.source_ids)))
     return SupportReply(
-        reply=_text(is_returning, fix_texts, failure_texts, broke, escalate, by_id, use),
+        reply=_text(is_returning, fix_texts, failure_texts, broke, escalate, use),
         is_returning_customer=is_returning, known_fixes=tuple(fix_texts), known_failures=tuple(failure_texts),
         used_memories=tuple(used), next_steps=tuple(next_steps), escalate=escalate, engine=engine, engine_note=note,
         sources={t: sources.get(t, ()) for t in (*fix_texts, *failure_texts, *next_steps)},
@@ -118,7 +118,7 @@ def _join(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def _text(is_returning, fixes, failures, broke, escalate, by_id, use) -> str:
+def _text(is_returning, fixes, failures, broke, escalate, use) -> str:
     opening = "Welcome back. " if is_returning else ""
     if fixes:
         s = f"{opening}From your previous sessions, {_join(fixes[:1])} worked, so let's start there."

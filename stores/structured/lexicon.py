@@ -13,10 +13,6 @@ from functools import lru_cache
 
 from stores.text import STOPWORDS
 
-_CONTRACTIONS = (
-    ("n't", " not"), ("’", "'"), ("‘", "'"), ("“", '"'), ("”", '"'), ("can not", "cannot"),
-)
-
 
 @lru_cache(maxsize=1 << 16)
 def normalize(text: str) -> str:

@@ -11,7 +11,6 @@ a step whose text contains it (case-insensitive). See docs/criteria.md.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from harness.criteria import criterion, errored, ok_or_fail
@@ -19,20 +18,11 @@ from harness.criteria.metrics import prf
 from harness.criteria.typed_memory import match_memories
 from harness.format.model import Probe, TextNeedle
 from harness.run.replay import ProbeOutcome
-from stores.structured.lexicon import casing, find_steps, normalize, sentences
+from stores.reply.derive import steps_named
 
 
 def _ref(g: Any) -> str:
     return f'"{g.text}"' if isinstance(g, TextNeedle) else str(g)
-
-
-@lru_cache(maxsize=4096)
-def steps_named(text: str) -> frozenset[str]:
-    """The canonical steps a history item's text names (the reply engine's extractor reads them the same way)."""
-    out = set()
-    for sentence in sentences(text):
-        out |= {s.text for s in find_steps(normalize(sentence), casing(sentence), subject_free=False) if not s.pronoun}
-    return frozenset(out)
 
 
 def covered_by(o: ProbeOutcome, text: str, g: Any) -> bool:

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import datetime, timezone
 from typing import Iterable, Sequence
 
 from stores.protocol import Bundle, Candidate, ContextRequest, Resolution, Turn
 from stores.structured.extract import Extractor
+from stores.structured.lexicon import casing, find_steps, normalize, sentences
 from stores.structured.model import Memory
 
 _LINE = re.compile(
@@ -80,6 +82,16 @@ def _event(request: ContextRequest, c: Candidate, rank: int):
     return Turn(c.item_id, request.subject, session, role, kind, m["text"], at)
 
 
+@lru_cache(maxsize=4096)
+def steps_named(text: str) -> frozenset[str]:
+    """The canonical steps a history item's text names, read as the reply engine reads them (the reply
+    criteria use it to tell that a reply's step is the one a gold turn describes)."""
+    out: set[str] = set()
+    for sentence in sentences(text):
+        out |= {s.text for s in find_steps(normalize(sentence), casing(sentence), subject_free=False) if not s.pronoun}
+    return frozenset(out)
+
+
 def memories_in_context(
     request: ContextRequest, bundle: Bundle, memories: Sequence[Memory] | None = None
 ) -> list[ContextMemory]:
@@ -89,4 +101,4 @@ def memories_in_context(
     return from_items(request, bundle)
 
 
-__all__ = ["ContextMemory", "memories_in_context", "from_typed", "from_items", "included"]
+__all__ = ["ContextMemory", "memories_in_context", "from_typed", "from_items", "included", "steps_named"]

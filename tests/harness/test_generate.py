@@ -82,10 +82,18 @@ def test_a_repeat_is_told_in_other_words_than_its_original():
                 assert turns[f"{session}-report"] != turns[f"{e['expect']['repeat_of']}-report"]
 
 
+NOT_GENERATED = {"memory_extraction", "returning_customer", "reply_known_fix", "reply_skips_failures"}
+"""Criteria whose gold (seed 002: typed memories, the reply) the generator does not write yet; they are
+judged on the canonical suite only. When the generator starts writing one, take it off this list."""
+
+
 @pytest.mark.slow
 def test_a_200_customer_suite_gives_every_criterion_100_cases(tmp_path):
     write_suite(tmp_path, 200, seed=0)
     scenarios = load_suite([str(tmp_path)])
     for key, c in registry().items():
         n = len(scenarios) if c.level == "scenario" else sum(c.applies(p) for s in scenarios for p in s.probes)
-        assert n >= 100, (key, n)
+        if key in NOT_GENERATED:
+            assert n == 0, f"the generator now writes gold for {key}: take it off NOT_GENERATED ({n} cases)"
+        else:
+            assert n >= 100, (key, n)

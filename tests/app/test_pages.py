@@ -465,7 +465,7 @@ def test_trends_show_distributions_and_the_suites_runs_in_order(app_runs):
     at = open_page("trends", criterion="recall", controls="1")
     no_exception(at)
     hist, boxes, trend = figures(at)
-    assert {t["name"] for t in hist["data"]} == {"history_stuffing", "session_aware", "oracle", "empty"}
+    assert {t["name"] for t in hist["data"]} == {"history_stuffing", "session_aware", "structured", "oracle", "empty"}
     assert all(t["type"] == "box" for t in boxes["data"])
     assert trend["layout"]["xaxis"]["categoryarray"] == [TIGHT, MAIN]  # oldest first: both runs are of suite `test`
     wide = at.dataframe[-1].value

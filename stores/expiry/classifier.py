@@ -1,0 +1,258 @@
+"""The rule-based memory classifier: no model call, never the scenario's labels.
+
+`classify(text, role, kind)` reads one item's own words (a turn's text or a resolution's
+summary) plus who said it, and tries the rules below in order; the first that matches decides.
+Every rule is a named regular expression, so a receipt can say which rule fired and on which
+words. The order encodes which reading is the riskier one to keep: a furious message that also
+states a preference is sentiment (keeping the anger is the failure seed 004 is about); a plan
+tier mentioned while introducing oneself is profile (who the customer is matters more than a
+copy of a value another system owns).
+
+| order | rule | class | applies to |
+| ---: | --- | --- | --- |
+| 1 | resolution record naming a pending reference (`RMA 5531` + waiting words) | episodic | resolution records |
+| 1 | any other resolution record | incident | resolution records |
+| 2 | anger, frustration, threats to leave; strong delight | sentiment | customer |
+| 2 | an apology for the customer's trouble | sentiment | agent |
+| 3 | self-introduction (`I'm Dana, the ops lead at ...`, `We're Quarry Labs`) | profile | customer |
+| 4 | a standing preference (`please reach me by email`, `from now on send ... as CSV`) | preference | customer |
+| 5 | waiting, a promise, an escalation, an opened RMA | episodic | anyone |
+| 6 | plan tier or seats, order status, balance or credits, open tickets | system_owned | anyone |
+| 7 | setup and compliance facts (`we run 9 stores`, `HIPAA-covered`, `our warehouse is ...`) | profile | customer |
+| 8 | a problem report (`fails`, `missing`, `timing out`, ...) | episodic | customer |
+| 9 | anything else the agent said or did | incident | agent |
+| 10 | anything else | unclassified | customer |
+
+Preferences also carry their topics and values (`contact_channel: phone`), read from the text
+with its negated clauses removed ("email, not phone" states email), so the stage can tell a
+newer preference that contradicts an older one from one that restates it.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from stores.expiry.classes import Classification
+
+RESOLUTION = "resolution"
+"""The role of a resolution record (as in `stores.memory`)."""
+
+_I = re.IGNORECASE
+
+
+def _rx(pattern: str, flags: int = _I) -> re.Pattern[str]:
+    return re.compile(pattern, flags)
+
+
+# --- references (what a signal can close) ------------------------------------------------------
+
+REF = _rx(r"\b(rma|order|ticket|case|return|shipment|tracking|claim|replacement)\s*(?:number\s*|no\.?\s*|#\s*)?"
+          r"([a-z]{0,3}-?\d[\w-]*)")
+"""A reference to something with a lifecycle in another system: `RMA 5531`, `order #8812`, `case T2-77`."""
+
+# --- sentiment ---------------------------------------------------------------------------------
+
+ANGER = _rx(
+    r"\b(unacceptable|furious|livid|outrage\w*|angry|annoyed|annoying|frustrat\w*|fed up|sick of|tired of|"
+    r"ridiculous|absurd|disappoint\w*|upset|terrible|awful|horrible|appalling|useless|worst|a joke|"
+    r"waste of (?:my |our )?time|not happy|unhappy|babysit\w*|fuming|disgrace\w*|shambles|pathetic|"
+    r"incompetent|(?:we are|we're) (?:cancel+ing|leaving|done with)|(?:i am|i'm) (?:cancel+ing|done with)|cancel (?:our|my|the) "
+    r"(?:subscription|account|contract|plan)|not paying|chargeback)\b|!{2,}"
+)
+DELIGHT = _rx(r"\b(delighted|thrilled|love (?:it|this|your)|amazing|fantastic|wonderful|lifesaver|so happy|"
+              r"really happy|very happy|great job|you(?:'re| are) the best)\b")
+APOLOGY = _rx(r"\b(?:i'm|i am|we're|we are) (?:so |very |really |truly |terribly )?sorry\b|\bapologi[sz]\w*|"
+              r"\bsorry (?:for|about) (?:the|this|that|all)\b|\bsorry to hear\b")
+
+# --- profile -----------------------------------------------------------------------------------
+
+_ROLE_WORDS = (r"lead|manager|director|head|admin\w*|owner|founder|co-founder|engineer|officer|cto|ceo|cfo|coo|"
+               r"cio|ciso|vp|president|analyst|architect|consultant|coordinator|accountant|controller")
+INTRO_ROLE = _rx(r"\b(?:i'm|i am) (?:the |an? )?(?:[\w&/-]+ ){0,3}(?:" + _ROLE_WORDS + r")\b")
+# a name after "I'm": case matters, and the words people use after "I'm" that are not names are out
+INTRO_NAME = re.compile(
+    r"\b(?:I'm|I am|this is|This is|my name is|My name is) (?!(?:Sorry|Not|Afraid|Still|On|In|Just|Really|So|Very|"
+    r"Happy|Glad|Here|Back|Away|Out|Off|Done|Fine|Good|Okay|Ok|Also|Now|Trying|Going|Looking|Setting|Having)\b)"
+    r"[A-Z][a-z]+"
+)
+INTRO_COMPANY = re.compile(r"\b(?:[Ww]e're|[Ww]e are) (?:an? |the )?[A-Z][\w-]+")
+SETUP = _rx(
+    r"\b(?:we (?:run|use|operate|host|sell|process)\b|we have \d[\d,]* \w+|our \d[\d,]* \w+|"
+    r"(?:our|my) [\w-]+(?: [\w-]+)? (?:is|are) (?:an?|on|in|hosted|based|located|pinned)\b|"
+    r"all \d+ [\w ]+? (?:are|is) (?:in|on|based)\b|everything (?:is|runs) (?:in|on)\b|"
+    r"(?:only|all) [\w ]{0,20}?(?:staff|users|employees|drivers|agents|admins|clinicians) (?:use|have|sign in|log in)\b|"
+    r"(?:is|are) our (?:erp|crm|helpdesk|warehouse|payment provider|billing provider|idp)\b|"
+    r"i (?:look after|manage|handle|head up|own) (?:the |our )?)"
+)
+COMPLIANCE = _rx(r"\b(hipaa|gdpr|soc ?2|pci(?:-dss)?|baa|iso ?27001|covered entity|data (?:must|has to|needs to) stay|"
+                 r"data residency)\b")
+
+# --- preferences -------------------------------------------------------------------------------
+
+_CHANNEL_WORDS = r"email|e-mail|phone|calls?|slack|sms|text|whatsapp|chat|teams"
+PREF_CONTACT = _rx(
+    r"\b(?:(?:please )?(?:reach|contact|call|phone|ring|email|e-mail|text|message) (?:me|us)\b(?! back)|"
+    r"no (?:\w+ )?calls\b|(?:don't|do not|never) (?:call|phone|ring|email|text|contact)\b|"
+    r"(?:" + _CHANNEL_WORDS + r")(?: calls?)? (?:is|are) (?:fine|ok|okay|best|better|preferred)\b|"
+    r"contact (?:us|me) only\b|only (?:by|via|on|in) (?:" + _CHANNEL_WORDS + r")\b)"
+)
+PREF_STANDING = _rx(r"\b(?:please (?:send|switch|copy|cc|deliver|format|keep sending)|always (?:copy|cc|include|send|use))\b")
+STANDING_MARKER = _rx(r"\b(?:all|every|weekly|monthly|daily|always|from now on|going forward|in future|in the future|"
+                      r"moving forward|instead of|rather than|as (?:csv|xlsx|xls|pdf|json|tsv|xml))\b")
+PREF_LANGUAGE = _rx(r"\b(?:reply|respond|write|speak|talk|communicate|answer)(?: to (?:me|us))? in (english|german|"
+                    r"french|spanish|portuguese|italian|dutch|danish|swedish|norwegian|finnish|polish|japanese|"
+                    r"chinese|korean)\b")
+PREF_GENERIC = _rx(r"\b(?:i|we)(?:'d| would) (?:prefer|rather)\b|\bprefer(?:red|s)? (?:to be|" + _CHANNEL_WORDS + r")\b|"
+                   r"\bhouse rules\b")
+
+# --- episodic ----------------------------------------------------------------------------------
+
+PENDING = _rx(
+    r"\b(waiting (?:on|for)|await\w*|(?:is|are|still|currently|now|tracking) pending|pending (?:approval|review|"
+    r"delivery|shipment|replacement|callback|confirmation|return)|on (?:its|the) way|in transit|will (?:ship|arrive|be shipped|be delivered)|"
+    r"ships? (?:in|within|once|when|by|tomorrow|today)|hasn't arrived|has not arrived|not arrived yet|"
+    r"still waiting|until (?:it|the \w+) (?:arrives|ships|is delivered))\b"
+)
+PROMISE = _rx(
+    r"\b((?:i'll|i will|we'll|we will|someone will|they'll|they will|(?:tier|level) ?\d(?: team)? will|"
+    r"our [\w-]+ team will) (?:call|ring|phone|email|get back|follow up|reach out|update|send you|check|look into|"
+    r"escalate|stay on)|call(?:ing)? you back|callback(?! url| uri)|call back|promised?|(?:escalated|escalating) (?:this |it )?to|"
+    r"keep (?:me|you) posted|keep (?:me|you) updated|let me check|get back to (?:me|you)|"
+    r"(?:opened|raised|created|filed|issued) (?:an? )?(?:rma|return|replacement|claim|case))\b"
+)
+PROBLEM = _rx(
+    r"\b(fail\w*|errors?|broke\w*|crash\w*|not working|doesn't work|does not work|isn't working|won't|can't|cannot|"
+    r"unable|missing|wrong|stuck|timing out|times? out|timed out|timeouts?|slow|down|outage|bug|issue|problem|"
+    r"empty|blank|stopped|keeps|still seeing|still getting|expired|404|500|502|503|504|429)\b"
+)
+
+# --- system-owned ------------------------------------------------------------------------------
+
+_PLANS = r"free|starter|basic|essentials?|team|pro|professional|business|growth|scale|enterprise|premium|plus|standard"
+SYSTEM_OWNED: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("plan_tier", _rx(
+        r"\b(?:(?:" + _PLANS + r") (?:plan|tier)|on (?:the |our )?(?:starter|growth|enterprise|premium)\b|"
+        r"\d[\d,]* (?:more |additional |extra |paid )?(?:seats|licen[cs]es)|(?:plan|price|pricing|subscription) tier|"
+        r"billed (?:monthly|annually|yearly))\b")),
+    ("order_status", _rx(
+        r"\b(?:order\s*#?\s*\w*\d[\w-]*\b[^.]*\b(?:shipped|delivered|dispatched|processing|cancel+ed|on hold|"
+        r"in transit|out for delivery|status)|order status|(?:your|the|my|our) order (?:has |was |is )?"
+        r"(?:shipped|delivered|dispatched|on hold|cancel+ed))\b")),
+    ("balance", _rx(
+        r"\b(?:(?:account )?balance|amount (?:due|owed|outstanding)|(?:you|we) owe|overdue|past due|"
+        r"outstanding (?:balance|invoice|amount)|(?:service|account|goodwill) credit|applied an? [\w -]{0,30}credit)\b|"
+        r"[$€£]\s?\d[\d,.]*\s*(?:credit|refund|charge|balance)\b")),
+    ("open_tickets", _rx(r"\b(?:\d+ open (?:tickets|cases|requests)|open tickets?|tickets? (?:is|are) (?:still )?open)\b")),
+)
+"""System-owned topics with their cues, in the order they are tried."""
+
+# --- preference topics and values --------------------------------------------------------------
+
+NEGATED = _rx(r"\b(?:not|no longer|never|can't|cannot|don't|do not|won't|instead of|rather than)\b[^.,;:!?]*")
+"""A negated clause: removed before reading a preference's values ('email, not phone' states email)."""
+CHANNEL = _rx(r"\b(e-?mail|phone|calls?|ring|slack|sms|text|whatsapp|chat|teams)\b")
+_CHANNEL_NORM = {"e-mail": "email", "call": "phone", "calls": "phone", "ring": "phone", "text": "sms"}
+TIMES = _rx(r"\b(mornings?|afternoons?|evenings?|before \d{1,2}(?::\d\d)? ?(?:am|pm)?|after \d{1,2}(?::\d\d)? ?(?:am|pm)?|"
+            r"mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|weekends?)\b")
+BLACKOUT = _rx(r"\b(?:no (?:\w+ )?calls|(?:don't|do not|never) (?:call|phone|ring))\b[^.;!?]*")
+FORMAT = _rx(r"\b(csv|xlsx|xls|pdf|json|tsv|xml)\b")
+THING = _rx(r"\b(invoices?|digests?|exports?|reports?|statements?|quotes?|alerts?|notifications?|receipts?|summar(?:y|ies))\b")
+EMAIL = _rx(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+PHONE_NUMBER = _rx(r"\+?\d[\d ()-]{7,}\d")
+CC = re.compile(r"\b(?:[Cc]opy|[Cc][Cc]|[Ii]nclude)\b[^.;]*?\b([A-Z][a-z]+(?: [A-Z][a-z]+)+)")
+
+
+def _singular(word: str) -> str:
+    word = word.lower()
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    return word[:-1] if word.endswith("s") else word
+
+
+def preference_topics(text: str) -> tuple[tuple[str, str], ...]:
+    """The (topic, value) pairs a preference states, read with its negated clauses removed.
+
+    Topics: `contact_channel`, `call_times`, `call_blackout` (times not to call), `language`,
+    `cc` (who to copy), `format:<thing>` and `recipient:<thing>` (where or how a named thing is
+    sent). A topic whose value cannot be read is kept with value '' (never contradicted).
+    """
+    low = text.lower()
+    kept = NEGATED.sub(" ", text)
+    kept_low = kept.lower()
+    out: dict[str, str] = {}
+    m = CHANNEL.search(BLACKOUT.sub(" ", kept_low))
+    if m and (PREF_CONTACT.search(low) or PREF_GENERIC.search(low) or "only" in kept_low):
+        out["contact_channel"] = _CHANNEL_NORM.get(m.group(1), m.group(1))
+    b = BLACKOUT.search(low)
+    if b:
+        times = sorted({t.rstrip("s") for t in TIMES.findall(b.group(0))})
+        out["call_blackout"] = " ".join(times)
+    times = sorted({t.rstrip("s") for t in TIMES.findall(BLACKOUT.sub(" ", kept_low))})
+    if times and "contact_channel" in out:
+        out["call_times"] = " ".join(times)
+    lang = PREF_LANGUAGE.search(kept_low)
+    if lang:
+        out["language"] = lang.group(1)
+    cc = CC.search(kept)
+    if cc and re.search(r"\b(copy|cc|include)\b", kept_low):
+        out["cc"] = cc.group(1).lower()
+    thing = THING.search(low)
+    fmt = FORMAT.search(kept_low)
+    if fmt:
+        out[f"format:{_singular(thing.group(1)) if thing else 'file'}"] = fmt.group(1)
+    addr = EMAIL.search(kept) or PHONE_NUMBER.search(kept)
+    if thing and addr and re.search(r"\bsend\b", low):
+        out[f"recipient:{_singular(thing.group(1))}"] = addr.group(0).lower()
+    return tuple(out.items())
+
+
+def _first(m: re.Match[str] | None) -> str:
+    return m.group(0) if m else ""
+
+
+@lru_cache(maxsize=65536)
+def classify(text: str, role: str, kind: str = "message") -> Classification:
+    """The class of one memory item from its own text and who said it (see the module table).
+
+    `role` is `customer`, `agent` or `resolution` (a session's resolution record); `kind` is
+    `message` or `action`. Pure and cached: the same item always gets the same class.
+    """
+    low = text.lower()
+    ref = REF.search(text)
+    ref_text = f"{ref.group(1).upper() if ref.group(1).lower() == 'rma' else ref.group(1)} {ref.group(2)}" if ref else ""
+    if role == RESOLUTION:
+        if ref and (PENDING.search(low) or PROMISE.search(low)):
+            return Classification("episodic", "episodic: resolution naming a pending reference", ref.group(0), event=ref_text)
+        return Classification("incident", "incident: resolution record")
+    customer = role == "customer"
+    if customer:
+        m = ANGER.search(text) or DELIGHT.search(text)
+        if m:
+            return Classification("sentiment", "sentiment: " + ("anger words" if ANGER.search(text) else "delight words"), m.group(0))
+        m = INTRO_ROLE.search(text) or INTRO_NAME.search(text) or INTRO_COMPANY.search(text)
+        if m:
+            return Classification("profile", "profile: self-introduction", m.group(0))
+        m = PREF_CONTACT.search(low) or PREF_LANGUAGE.search(low) or PREF_GENERIC.search(low)
+        if m is None and PREF_STANDING.search(low) and STANDING_MARKER.search(low):
+            m = PREF_STANDING.search(low)
+        if m:
+            return Classification("preference", "preference: standing request", m.group(0), topics=preference_topics(text))
+    elif APOLOGY.search(text):
+        return Classification("sentiment", "sentiment: apology", _first(APOLOGY.search(text)))
+    m = PENDING.search(low) or PROMISE.search(low)
+    if m:
+        return Classification("episodic", "episodic: waiting or promise", m.group(0), event=ref_text)
+    for topic, rx in SYSTEM_OWNED:
+        m = rx.search(text)
+        if m:
+            return Classification("system_owned", f"system-owned: {topic.replace('_', ' ')}", m.group(0), topics=((topic, ""),))
+    if customer:
+        m = SETUP.search(text) or COMPLIANCE.search(text)
+        if m:
+            return Classification("profile", "profile: setup or compliance fact", m.group(0))
+        m = PROBLEM.search(low)
+        if m:
+            return Classification("episodic", "episodic: problem report", m.group(0), event=ref_text)
+        return Classification("unclassified", "unclassified: no rule matched")
+    return Classification("incident", "incident: agent " + ("action" if kind == "action" else "message"))

@@ -1,0 +1,58 @@
+"""The expiry rules' parameters: every rule of the stage is a field here (defaults: REFERENCE.md)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class ExpiryParams:
+    """How each memory class dies (defaults: the reference design's table for seed 004).
+
+    Lifespans are in days of the simulated clock, counted from when the item was said. Items
+    of the request's own session are the live conversation, not memory: lifespans and
+    never-store rules do not apply to them (see `live_session`), while supersession and event
+    closures do (they are facts, not guesses).
+    """
+
+    preference_days: float = 365.0
+    """Stable preferences live this long."""
+    supersede: bool = True
+    """A newer preference on the same topic with a different value supersedes the older one."""
+    profile_days: float = 365.0
+    """Stable profile facts (who the customer is) live this long: the stable lifespan."""
+    system_owned: Literal["pointer", "drop"] = "pointer"
+    """System-owned facts are never stored; `pointer` adds one line per topic saying which system
+    owns the value ('check the billing system'), `drop` adds nothing."""
+    episodic_on_resolution: bool = True
+    """Episodic state expires when its session is resolved (its latest record says `resolved`)."""
+    episodic_on_signal: bool = True
+    """Episodic state expires on a `signal` whose `ref` its text contains (case-insensitive)."""
+    sentiment: Literal["scoped", "never"] = "scoped"
+    """`scoped`: sentiment lives `sentiment_days` within its issue; `never`: it is never stored."""
+    sentiment_days: float = 7.0
+    """How long sentiment lives (with `sentiment="scoped"`)."""
+    sentiment_scope: Literal["session", "subject"] = "session"
+    """Sentiment is shown only in its own session (`session`, its issue) or in any (`subject`)."""
+    incident_days: float = 365.0
+    """The support record (agent steps and answers, resolution records) lives this long."""
+    unclassified_days: float | None = None
+    """Items of no class live this long; None means the shortest of the lifespans above
+    (`sentiment_days` counts even when sentiment is never stored): 7 days by default."""
+    live_session: bool = True
+    """Items of the request's own session are exempt from lifespans and never-store rules."""
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name.endswith("_days") and v is not None and (not math.isfinite(v) or v <= 0):
+                raise ValueError(f"{f.name}={v!r}: expected a positive number of days")
+
+    @property
+    def shortest_days(self) -> float:
+        """The lifespan of unclassified items (`unclassified_days`, or the shortest clock)."""
+        if self.unclassified_days is not None:
+            return self.unclassified_days
+        return min(self.preference_days, self.profile_days, self.incident_days, self.sentiment_days)

@@ -1,0 +1,160 @@
+"""The rule-based memory classifier: one test per rule of its table, the seed's examples, and topics."""
+
+import pytest
+
+from stores.expiry import classify
+from stores.expiry.classifier import preference_topics
+
+
+def cls(text, role="customer", kind="message"):
+    return classify(text, role, kind).cls
+
+
+# --- one test per rule, in the table's order ------------------------------------------------------
+
+def test_a_resolution_naming_a_pending_reference_is_episodic_with_that_reference():
+    c = classify("Left earcup failed; RMA 5531 opened, replacement headset pending delivery.", "resolution")
+    assert (c.cls, c.event) == ("episodic", "RMA 5531")
+
+
+def test_any_other_resolution_record_is_incident():
+    assert cls("Raised connect_timeout to 120s; nightly load succeeds.", "resolution") == "incident"
+
+
+def test_anger_is_sentiment_even_when_the_message_also_reports_a_problem():
+    c = classify("Third failed sync this month. Frankly this is unacceptable.", "customer")
+    assert (c.cls, c.rule, c.cue) == ("sentiment", "sentiment: anger words", "unacceptable")
+
+
+def test_a_threat_to_leave_is_sentiment_but_leaving_a_job_is_not():
+    assert cls("If this happens again we are cancelling.") == "sentiment"
+    assert cls("I'm leaving Nordhavn at the end of the month. Please delete my personal data.") != "sentiment"
+
+
+def test_strong_delight_is_sentiment():
+    assert cls("You're a lifesaver, thank you so much!") == "sentiment"
+
+
+def test_an_agent_apology_is_sentiment():
+    assert cls("I'm very sorry, Greg. I'm pulling the sync logs now.", "agent") == "sentiment"
+    assert cls("Sorry to hear that, Priya. Is everyone affected?", "agent") == "sentiment"
+
+
+def test_a_self_introduction_is_profile_even_when_it_names_a_plan():
+    assert cls("I'm the ops lead at Hollis Retail; we have 14 stores.") == "profile"
+    assert cls("I'm Sofia, the RevOps lead at Nordhavn Design.") == "profile"
+    assert cls("We're Quarry Labs, on the Growth plan, and we do 2 million orders a year.") == "profile"
+
+
+def test_words_after_im_that_are_not_names_do_not_introduce_anyone():
+    assert cls("I'm Still waiting for the export.") != "profile"
+
+
+def test_a_standing_contact_request_is_a_preference():
+    c = classify("Quick note: please reach me by email, not phone. I can't take calls.", "customer")
+    assert (c.cls, c.topics) == ("preference", (("contact_channel", "email"),))
+
+
+def test_a_one_off_send_request_is_not_a_preference_but_a_standing_one_is():
+    assert cls("Could you please send me last quarter's export?") != "preference"
+    assert cls("Please send the weekly digest to ops@example.com.") == "preference"
+
+
+def test_waiting_on_something_is_episodic_with_the_reference_it_names():
+    c = classify("Opened RMA 5531 for a replacement headset; it ships once the courier collects the old one.",
+                 "agent", "action")
+    assert (c.cls, c.event) == ("episodic", "RMA 5531")
+
+
+def test_a_promised_callback_is_episodic():
+    assert cls("I've escalated this to tier 2; they'll call you back by Friday.", "agent") == "episodic"
+
+
+def test_pending_as_an_adjective_is_not_waiting():
+    assert cls("Turned off photo sync and drained her pending photo queue to the web gallery.", "agent", "action") == "incident"
+
+
+@pytest.mark.parametrize("text,topic", [
+    ("We're on the Enterprise plan with 240 seats across 6 clinics.", "plan_tier"),
+    ("Correct: Team plan, 45 seats, billed monthly on the 1st.", "plan_tier"),
+    ("Your order #8812 shipped yesterday.", "order_status"),
+    ("Your account balance is $120 overdue.", "balance"),
+    ("Applied a one-month service credit to the account.", "balance"),
+    ("You have 3 open tickets with us right now.", "open_tickets"),
+])
+def test_a_value_another_system_owns_is_system_owned_with_its_topic(text, topic):
+    c = classify(text, "customer")
+    assert (c.cls, c.topics) == ("system_owned", ((topic, ""),))
+
+
+def test_setup_and_compliance_facts_are_profile():
+    assert cls("Our warehouse is an X-Small that auto-suspends after 5 minutes.") == "profile"
+    assert cls("Before anything else: patient data must stay in your US data region (HIPAA).") == "profile"
+    assert cls("Only office staff use Okta SSO; our 180 drivers don't have accounts.") == "profile"
+
+
+def test_a_problem_report_is_episodic_closed_by_its_session():
+    c = classify("The Monday export is missing the 'lease end' column.", "customer")
+    assert (c.cls, c.event) == ("episodic", "")
+
+
+def test_anything_else_the_agent_said_or_did_is_incident():
+    assert classify("Raised connect_timeout from 30s to 120s.", "agent", "action").rule == "incident: agent action"
+    assert classify("Custom fields are opt-in per export.", "agent").rule == "incident: agent message"
+
+
+def test_anything_else_the_customer_said_is_unclassified():
+    assert cls("Perfect, thanks.") == "unclassified"
+
+
+# --- the seed's examples ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text,role,expected", [
+    ("I prefer email over phone.", "customer", "preference"),
+    ("We're on the Pro plan.", "customer", "system_owned"),
+    ("I'm really angry that the delivery is late again.", "customer", "sentiment"),
+    ("I'm still waiting on the replacement unit, tracking pending.", "customer", "episodic"),
+    ("Please don't call before 10am.", "customer", "preference"),
+    ("Promised a callback from tier 2.", "agent", "episodic"),
+    ("Awaiting replacement headset, RMA 5531 opened.", "agent", "episodic"),
+    ("Can I get a refund for this?", "customer", "unclassified"),
+    ("I mostly use the mobile app.", "customer", "unclassified"),
+])
+def test_the_seeds_examples_get_the_seeds_classes(text, role, expected):
+    assert cls(text, role) == expected
+
+
+def test_the_seeds_memory_record_names_its_closing_reference():
+    assert classify("Awaiting replacement headset, RMA 5531 opened.", "agent").event == "RMA 5531"
+
+
+# --- preference topics -----------------------------------------------------------------------------
+
+def test_a_negated_clause_does_not_state_a_value():
+    assert preference_topics("Please reach me by email, not phone.") == (("contact_channel", "email"),)
+    assert dict(preference_topics("Please switch the weekly export to CSV instead of XLSX from now on."))["format:export"] == "csv"
+
+
+def test_a_contact_preference_can_also_name_call_times():
+    assert dict(preference_topics("Phone is fine now, ideally afternoons.")) == {
+        "contact_channel": "phone", "call_times": "afternoon"}
+
+
+def test_times_not_to_call_are_their_own_topic_and_no_channel():
+    assert preference_topics("No maintenance calls on Monday mornings please.") == (("call_blackout", "monday morning"),)
+
+
+def test_who_to_copy_and_where_a_thing_goes_are_read_with_their_values():
+    assert dict(preference_topics("From now on please copy Maja Holm instead of Nils."))["cc"] == "maja holm"
+    topics = dict(preference_topics("Please send all invoices to ap@arborfreight.com rather than to me."))
+    assert topics == {"recipient:invoice": "ap@arborfreight.com"}
+
+
+def test_a_language_preference_names_the_language():
+    assert dict(preference_topics("Please reply in German from now on."))["language"] == "german"
+
+
+def test_classification_is_pure():
+    a = classify("Please reach me by email.", "customer")
+    classify.cache_clear()
+    assert classify("Please reach me by email.", "customer") == a

@@ -4,6 +4,12 @@ A registry entry maps a strategy's name (the same in YAML, the CLI and the app) 
 `"module:Class"`, imported only when chosen, so the embedding strategy's torch import is
 paid only by runs that use it. A *spec* is a strategy plus parameter overrides and a label;
 a named variant (`session_aware[no_repeat_boost]`) is its own row everywhere.
+
+Any spec can switch on the expiry stage (`stores.expiry`): `history_stuffing:expiry=on` runs
+`history_stuffing` behind the stage and is its own row, `history_stuffing[expiry]`; the stage's
+rules are reached with dotted keys, `session_aware:expiry=on,expiry.sentiment_days=3`. In a
+TOML config the same keys go in `params`, or `expiry = true` / `expiry = {sentiment_days = 3}`
+sits beside `name`.
 """
 
 from __future__ import annotations
@@ -91,16 +97,21 @@ class StrategySpec:
     """Parameter overrides, sorted by name."""
     variant: str = ""
     """Optional variant name; the label becomes `name[variant]`."""
+    expiry: tuple[tuple[str, Any], ...] | None = None
+    """None: no expiry stage; otherwise the stage is on, with these overrides of its rules
+    (`stores.expiry.ExpiryParams` fields), sorted by name."""
 
     @property
     def label(self) -> str:
-        """The row name shown everywhere: `name`, `name[variant]` or `name[k=v,...]` (a secret
-        override reads `k=<secret>`)."""
+        """The row name shown everywhere: `name`, `name[variant]`, `name[k=v,...]` (a secret
+        override reads `k=<secret>`), and with the expiry stage `name[expiry]` or
+        `name[expiry,k=v,...,expiry.k=v,...]`."""
         if self.variant:
             return f"{self.name}[{self.variant}]"
-        if self.overrides:
-            return f"{self.name}[{','.join(f'{k}={v}' for k, v in self.public_overrides().items())}]"
-        return self.name
+        parts = ["expiry"] if self.expiry is not None else []
+        parts += [f"{k}={v}" for k, v in self.public_overrides().items()]
+        parts += [f"expiry.{k}={v}" for k, v in self.expiry or ()]
+        return f"{self.name}[{','.join(parts)}]" if parts else self.name
 
     def public_overrides(self) -> dict[str, Any]:
         """The overrides as the manifest shows them: secret values as `<secret>`."""
@@ -151,15 +162,42 @@ class StrategySpec:
         _check_relations(self.name, result)
         return result
 
+    def expiry_params(self):
+        """The expiry stage's rules with the overrides applied, or None when the stage is off."""
+        if self.expiry is None:
+            return None
+        from stores.expiry import ExpiryParams
+
+        values = _coerce(f"{self.name}.expiry", ExpiryParams(), list(self.expiry))
+        try:
+            return ExpiryParams(**values)
+        except (TypeError, ValueError) as e:
+            raise SpecError(f"strategy {self.name!r} expiry stage: {e}") from None
+
     def build(self):
-        """A fresh strategy instance."""
-        return strategy_class(self.name)(self.params())
+        """A fresh strategy instance (behind the expiry stage when it is on)."""
+        cls, params = strategy_class(self.name), self.params()
+        stage = self.expiry_params()
+        if stage is None:
+            return cls(params)
+        from stores.expiry import ExpiryStage
+
+        return ExpiryStage.wrap(lambda: cls(params), stage)
+
+    def capabilities(self) -> frozenset[str]:
+        """What the built strategy can answer beyond context (the class's, plus `expiry` with the stage)."""
+        caps = frozenset(getattr(strategy_class(self.name), "capabilities", frozenset()))
+        return caps | {"expiry"} if self.expiry is not None else caps
 
     def params_hash(self) -> str:
         """Stable hash of the name and the full effective params (defaults included), secrets
-        left out (a rotated key is the same strategy)."""
+        left out (a rotated key is the same strategy), and the expiry stage's rules when it is on."""
         p = self.params()
-        payload = json.dumps({"name": self.name, "params": hashed_params(p)}, sort_keys=True, default=str)
+        body: dict[str, Any] = {"name": self.name, "params": hashed_params(p)}
+        stage = self.expiry_params()
+        if stage is not None:
+            body["expiry"] = hashed_params(stage)
+        payload = json.dumps(body, sort_keys=True, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
@@ -214,8 +252,35 @@ def _parse_value(raw: str) -> Any:
     return raw
 
 
+_ON = {"on": True, "true": True, "yes": True, "1": True, "off": False, "false": False, "no": False, "0": False}
+
+
+def split_expiry(owner: str, overrides: list[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], tuple | None]:
+    """Take the expiry stage's keys out of a spec's overrides, `expiry=on|off` (true/false from
+    TOML) and `expiry.<rule>=v`. Returns the strategy's own overrides and the stage's (None when
+    the stage is off)."""
+    own: list[tuple[str, Any]] = []
+    switch: bool | None = None
+    rules: dict[str, Any] = {}
+    for key, value in overrides:
+        if key == "expiry":
+            if isinstance(value, bool) or str(value).lower() in _ON:
+                switch = value if isinstance(value, bool) else _ON[str(value).lower()]
+            else:
+                raise SpecError(f"strategy {owner!r}: expiry={value!r}: expected on or off")
+        elif key.startswith("expiry."):
+            rules[key.removeprefix("expiry.")] = value
+        else:
+            own.append((key, value))
+    if rules and switch is not True:
+        raise SpecError(f"strategy {owner!r}: expiry rules {', '.join(sorted(rules))} given but the stage is "
+                        f"{'off' if switch is False else 'not switched on'}: add expiry=on")
+    return own, (tuple(sorted(rules.items())) if switch else None)
+
+
 def parse_spec(text: str) -> StrategySpec:
-    """`name`, `name:key=value,key=value` or `name[variant]:key=value`."""
+    """`name`, `name:key=value,key=value` or `name[variant]:key=value` (`expiry=on` and
+    `expiry.<rule>=value` switch on and tune the expiry stage)."""
     text = text.strip()
     head, _, tail = text.partition(":")
     variant = ""
@@ -232,8 +297,10 @@ def parse_spec(text: str) -> StrategySpec:
             if not eq or not k.strip():
                 raise SpecError(f"bad strategy spec {text!r}: expected key=value, got {part!r}")
             overrides.append((k.strip(), _parse_value(v.strip())))
-    spec = StrategySpec(head, tuple(sorted(overrides)), variant)
+    own, stage = split_expiry(head, overrides)
+    spec = StrategySpec(head, tuple(sorted(own)), variant, stage)
     spec.params()  # validate overrides now, not midway through a run
+    spec.expiry_params()
     return spec
 
 
@@ -301,17 +368,23 @@ def load_config(path: str | Path) -> list[StrategySpec]:
     for i, entry in enumerate(entries):
         where = f"{path}: strategy[{i}]: "
         if not isinstance(entry, dict):
-            raise SpecError(f"{where}expected a table with keys name, variant, params; got {entry!r}")
-        unknown = set(entry) - {"name", "variant", "params"}
+            raise SpecError(f"{where}expected a table with keys name, variant, params, expiry; got {entry!r}")
+        unknown = set(entry) - {"name", "variant", "params", "expiry"}
         if unknown or "name" not in entry:
-            raise SpecError(f"{where}expected keys name, variant, params; got {', '.join(sorted(entry)) or 'none'}")
+            raise SpecError(f"{where}expected keys name, variant, params, expiry; got {', '.join(sorted(entry)) or 'none'}")
         params = entry.get("params", {})
         if not isinstance(params, dict):
             raise SpecError(f"{where}params: expected a table of parameter = value, got {params!r}")
         try:
             strategy_class(entry["name"])
-            spec = StrategySpec(entry["name"], tuple(sorted(_flatten(params))), _check_variant(entry.get("variant", ""), ""))
+            items = _flatten(params)
+            if "expiry" in entry:  # beside name: true/false/"on"/"off", or a table of the stage's rules
+                stage = entry["expiry"]
+                items += [("expiry", "on"), *_flatten(stage, "expiry.")] if isinstance(stage, dict) else [("expiry", stage)]
+            own, stage_rules = split_expiry(entry["name"], items)
+            spec = StrategySpec(entry["name"], tuple(sorted(own)), _check_variant(entry.get("variant", ""), ""), stage_rules)
             spec.params()
+            spec.expiry_params()
         except SpecError as e:
             raise SpecError(f"{where}{e}") from None
         specs.append(spec)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Literal
+
+from stores.bounds import Positive
 
 
 @dataclass(frozen=True)
@@ -14,14 +15,15 @@ class ExpiryParams:
     Lifespans are in days of the simulated clock, counted from when the item was said. Items
     of the request's own session are the live conversation, not memory: lifespans and
     never-store rules do not apply to them (see `live_session`), while supersession and event
-    closures do (they are facts, not guesses).
+    closures do (they are facts, not guesses). Lifespans are positive (`stores.bounds`, checked
+    by the registry on every override).
     """
 
-    preference_days: float = 365.0
+    preference_days: Positive = 365.0
     """Stable preferences live this long."""
     supersede: bool = True
     """A newer preference on the same topic with a different value supersedes the older one."""
-    profile_days: float = 365.0
+    profile_days: Positive = 365.0
     """Stable profile facts (who the customer is) live this long: the stable lifespan."""
     system_owned: Literal["pointer", "drop"] = "pointer"
     """System-owned facts are never stored; `pointer` adds one line per topic saying which system
@@ -32,23 +34,17 @@ class ExpiryParams:
     """Episodic state expires on a `signal` whose `ref` its text contains (case-insensitive)."""
     sentiment: Literal["scoped", "never"] = "scoped"
     """`scoped`: sentiment lives `sentiment_days` within its issue; `never`: it is never stored."""
-    sentiment_days: float = 7.0
+    sentiment_days: Positive = 7.0
     """How long sentiment lives (with `sentiment="scoped"`)."""
     sentiment_scope: Literal["session", "subject"] = "session"
     """Sentiment is shown only in its own session (`session`, its issue) or in any (`subject`)."""
-    incident_days: float = 365.0
+    incident_days: Positive = 365.0
     """The support record (agent steps and answers, resolution records) lives this long."""
-    unclassified_days: float | None = None
+    unclassified_days: Positive | None = None
     """Items of no class live this long; None means the shortest of the lifespans above
     (`sentiment_days` counts even when sentiment is never stored): 7 days by default."""
     live_session: bool = True
     """Items of the request's own session are exempt from lifespans and never-store rules."""
-
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if f.name.endswith("_days") and v is not None and (not math.isfinite(v) or v <= 0):
-                raise ValueError(f"{f.name}={v!r}: expected a positive number of days")
 
     @property
     def shortest_days(self) -> float:

@@ -80,6 +80,7 @@ INTRO_COMPANY = re.compile(r"\b(?:[Ww]e're|[Ww]e are) (?:an? |the )?[A-Z][\w-]+"
 SETUP = _rx(
     r"\b(?:we (?:run|use|operate|host|sell|process)\b|we have \d[\d,]* \w+|our \d[\d,]* \w+|"
     r"(?:our|my) [\w-]+(?: [\w-]+)? (?:is|are) (?:an?|on|in|hosted|based|located|pinned)\b|"
+    r"our [\w-]+ (?:runs|uses|operates) (?:everything|all|on|from)\b|"
     r"all \d+ [\w ]+? (?:are|is) (?:in|on|based)\b|everything (?:is|runs) (?:in|on)\b|"
     r"(?:only|all) [\w ]{0,20}?(?:staff|users|employees|drivers|agents|admins|clinicians) (?:use|have|sign in|log in)\b|"
     r"(?:is|are) our (?:erp|crm|helpdesk|warehouse|payment provider|billing provider|idp)\b|"
@@ -111,7 +112,8 @@ PREF_GENERIC = _rx(r"\b(?:i|we)(?:'d| would) (?:prefer|rather)\b|\bprefer(?:red|
 PENDING = _rx(
     r"\b(waiting (?:on|for)|await\w*|(?:is|are|still|currently|now|tracking) pending|pending (?:approval|review|"
     r"delivery|shipment|replacement|callback|confirmation|return)|on (?:its|the) way|in transit|will (?:ship|arrive|be shipped|be delivered)|"
-    r"ships? (?:in|within|once|when|by|tomorrow|today)|hasn't arrived|has not arrived|not arrived yet|"
+    r"(?:ships?|arrives?|dispatche?s?) (?:on |by |next |this )?(?:in|within|once|when|by|tomorrow|today|monday|tuesday|"
+    r"wednesday|thursday|friday|saturday|sunday|week)|(?:still )?(?:hasn't|has not|haven't|have not) (?:arrived|left|shipped|come|turned up)|not arrived yet|"
     r"still waiting|until (?:it|the \w+) (?:arrives|ships|is delivered))\b"
 )
 PROMISE = _rx(
@@ -119,12 +121,14 @@ PROMISE = _rx(
     r"our [\w-]+ team will) (?:call|ring|phone|email|get back|follow up|reach out|update|send you|check|look into|"
     r"escalate|stay on)|call(?:ing)? you back|callback(?! url| uri)|call back|promised?|(?:escalated|escalating) (?:this |it )?to|"
     r"keep (?:me|you) posted|keep (?:me|you) updated|let me check|get back to (?:me|you)|"
-    r"(?:opened|raised|created|filed|issued) (?:an? )?(?:rma|return|replacement|claim|case))\b"
+    r"(?:opened|raised|created|filed|issued) (?:an? )?(?:rma|return|replacement|claim|case)|"
+    r"(?:rma|return|claim|replacement)\s*(?:number\s*|no\.?\s*|#\s*)?[a-z]{0,3}-?\d[\w-]*)\b"
 )
 PROBLEM = _rx(
     r"\b(fail\w*|errors?|broke\w*|crash\w*|not working|doesn't work|does not work|isn't working|won't|can't|cannot|"
     r"unable|missing|wrong|stuck|timing out|times? out|timed out|timeouts?|slow|down|outage|bug|issue|problem|"
-    r"empty|blank|stopped|keeps|still seeing|still getting|expired|404|500|502|503|504|429)\b"
+    r"empty|blank|stopped|keeps|still seeing|still getting|expired|died|dead|no sound|late|delayed|duplicates?|404|500|"
+    r"502|503|504|429)\b"
 )
 
 # --- system-owned ------------------------------------------------------------------------------

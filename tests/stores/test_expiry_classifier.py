@@ -66,6 +66,11 @@ def test_waiting_on_something_is_episodic_with_the_reference_it_names():
     assert (c.cls, c.event) == ("episodic", "RMA 5531")
 
 
+def test_a_shipping_date_or_an_rma_number_is_waiting_state():
+    assert classify("The courier scan is in; the replacement ships Monday under RMA 5531.", "agent").event == "RMA 5531"
+    assert cls("Order 60418 was due Monday and it still hasn't left your warehouse.") == "episodic"
+
+
 def test_a_promised_callback_is_episodic():
     assert cls("I've escalated this to tier 2; they'll call you back by Friday.", "agent") == "episodic"
 
@@ -96,6 +101,10 @@ def test_setup_and_compliance_facts_are_profile():
 def test_a_problem_report_is_episodic_closed_by_its_session():
     c = classify("The Monday export is missing the 'lease end' column.", "customer")
     assert (c.cls, c.event) == ("episodic", "")
+
+
+def test_a_dead_device_or_a_late_delivery_is_a_problem_report():
+    assert cls("The left earcup on my headset died this morning, no sound at all on that side.") == "episodic"
 
 
 def test_anything_else_the_agent_said_or_did_is_incident():

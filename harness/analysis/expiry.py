@@ -13,17 +13,16 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from stores.expiry import CLASSES, GOLD_LABELS, is_expiry_reason
-
-RULES = (("expired: ", "expired"), ("superseded by ", "superseded"), ("not stored: ", "not stored"))
-"""Receipt prefix -> the rule family shown in the app."""
+from stores.expiry import CLASSES, EXPIRY_PREFIXES, GOLD_LABELS, is_expiry_reason
 
 
 def rule_of(reason: str | None) -> str:
-    """`expired`, `superseded` or `not stored` for an expiry reason, '' for any other."""
+    """The rule family of an expiry reason, as the app shows it (its prefix without the colon or
+    'by': 'superseded by ...' -> 'superseded'), '' for any other reason."""
     if not is_expiry_reason(reason):
         return ""
-    return next(name for prefix, name in RULES if reason.startswith(prefix))
+    prefix = next(p for p in EXPIRY_PREFIXES if reason.startswith(p))
+    return prefix.strip().rstrip(":").removesuffix(" by")
 
 
 def removed_items(cands: pd.DataFrame) -> pd.DataFrame:

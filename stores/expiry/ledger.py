@@ -28,7 +28,7 @@ from typing import Any
 from stores.expiry.classes import Classification, topic_name
 from stores.expiry.classifier import RESOLUTION, SYSTEM_OWNED, classify
 from stores.expiry.params import ExpiryParams
-from stores.protocol import Resolution, Turn
+from stores.protocol import Resolution, Signal, Turn
 
 EXPIRY_PREFIXES = ("expired: ", "superseded by ", "not stored: ")
 """Every receipt reason the stage writes starts with one of these (and names the rule after it)."""
@@ -94,9 +94,9 @@ class SignalSeen:
     """When."""
 
 
-def signal_fields(event: Any) -> SignalSeen:
-    """A `signal` event's fields (it carries `name`, `ref`, `session`, `at`)."""
-    return SignalSeen(str(event.name), str(getattr(event, "ref", "") or ""), str(event.session), event.at)
+def signal_fields(event: Signal) -> SignalSeen:
+    """A `Signal` event's fields (a missing `ref` reads as '')."""
+    return SignalSeen(event.name, event.ref or "", event.session, event.at)
 
 
 @dataclass
@@ -109,10 +109,10 @@ class SubjectLedger:
     resolved_at: dict[str, tuple[str, datetime]] = field(default_factory=dict)
     """Per session: the latest resolution's (status, time)."""
     signals: list[SignalSeen] = field(default_factory=list)
-    events: list[Any] = field(default_factory=list)
+    events: list[Turn | Resolution | Signal] = field(default_factory=list)
     """Turns, resolutions and signals as observed (duplicates left out), for replay into a strategy."""
 
-    def add(self, event: Any) -> bool:
+    def add(self, event: Turn | Resolution | Signal) -> bool:
         """Record an event; False when it changes nothing (a second delivery)."""
         if isinstance(event, Turn):
             if event.id in self.items:
@@ -128,17 +128,19 @@ class SubjectLedger:
             self.resolved_at[event.session] = (event.status, event.at)
             if old is not None:  # keep first-observation order: re-insert at the old place
                 self.items = {k: (self.items[event.id] if k == event.id else v) for k, v in self.items.items()}
-        else:
+        elif isinstance(event, Signal):
             sig = signal_fields(event)
             if sig in self.signals:
                 return False
             self.signals.append(sig)
+        else:
+            raise TypeError(f"the expiry ledger keeps turns, resolutions and signals, not {type(event).__name__}")
         self.events.append(event)
         return True
 
     # -- the rules -------------------------------------------------------------------------
 
-    def superseded(self, params: ExpiryParams) -> dict[str, tuple[Item, str, str]]:
+    def supersessions(self, params: ExpiryParams) -> dict[str, tuple[Item, str, str]]:
         """Preference id -> (the newer preference that contradicts it, topic, new value)."""
         if not params.supersede:
             return {}
@@ -172,7 +174,7 @@ class SubjectLedger:
     def verdicts(self, now: datetime, session: str, params: ExpiryParams) -> dict[str, str]:
         """Item id -> why it is not live for a request in `session` at `now` (live items are absent)."""
         out: dict[str, str] = {}
-        sup = self.superseded(params)
+        sup = self.supersessions(params)
         ttl = {"preference": params.preference_days, "profile": params.profile_days,
                "incident": params.incident_days, "unclassified": params.shortest_days}
         noun = {"preference": "preference", "profile": "profile fact", "incident": "incident record",

@@ -59,7 +59,7 @@ from stores.expiry.ledger import Item, SubjectLedger
 from stores.expiry.params import ExpiryParams
 from stores.memory import RESOLUTION_ROLE, render_line
 from stores.packing import CandidateTable
-from stores.protocol import Bundle, Candidate, ContextRequest, Event, Forget, Resolution, Turn
+from stores.protocol import Bundle, Candidate, ContextRequest, Event, Forget, Resolution, Signal, Turn
 from stores.tokens import count_text_tokens, count_tokens
 
 _line_tokens = lru_cache(maxsize=1 << 16)(count_tokens)
@@ -77,25 +77,22 @@ def item_line(item: Item) -> str:
     return _render(item.role, item.kind, item.session, item.at, item.text, item.status)
 
 
-def _item_id(event: Any) -> str | None:
+def _item_id(event: Turn | Resolution | Signal) -> str | None:
     return event.id if isinstance(event, (Turn, Resolution)) else None
 
 
 class ExpiryStage:
     """Any strategy, with expired memory filtered out before it ranks (see the module doc)."""
 
-    def __init__(self, inner: Any, params: ExpiryParams | None = None, *, full_history: Any | None = None,
-                 forward_signals: bool = False) -> None:
+    def __init__(self, inner: Any, params: ExpiryParams | None = None, *, full_history: Any | None = None) -> None:
         """`inner` ranks the live items; `full_history` (optional, a second instance of the same
-        strategy) sees every event and answers `health`; `forward_signals` also hands `signal`
-        events to the inner strategies (for strategies that understand them)."""
+        strategy) sees every event and answers `health`."""
         self.inner = inner
         self.expiry = params or ExpiryParams()
         self.name = inner.name
         self.params = inner.params
         self.capabilities = frozenset(getattr(inner, "capabilities", frozenset())) | {"expiry"}
         self._full = full_history
-        self._forward_signals = forward_signals
         self._ledgers: dict[str, SubjectLedger] = {}
         self._given: dict[str, list[int]] = {}
         """Per customer: positions in its ledger's events that the inner strategy holds, in order."""
@@ -122,7 +119,7 @@ class ExpiryStage:
             if ledger is None:
                 ledger = self._ledgers[event.subject] = SubjectLedger(event.subject)
             ledger.add(event)
-        if self._full is not None and (self._forward_signals or isinstance(event, (Turn, Resolution, Forget))):
+        if self._full is not None:
             self._full.observe(event)
 
     def reset(self) -> None:
@@ -191,8 +188,8 @@ class ExpiryStage:
 
     def _sync(self, ledger: SubjectLedger, now: datetime, session: str) -> dict[str, str]:
         removed = ledger.verdicts(now, session, self.expiry)
-        target = [k for k, ev in enumerate(ledger.events)
-                  if (_item_id(ev) is None and self._forward_signals) or (_item_id(ev) not in removed and _item_id(ev))]
+        # signals are not items: the inner strategy sees each one, in its place among the live items
+        target = [k for k, ev in enumerate(ledger.events) if _item_id(ev) not in removed]
         given = self._given.get(ledger.subject, [])
         if target[: len(given)] != given:
             self.rebuilds += 1

@@ -1,22 +1,9 @@
 """The expiry rules: which items are live for a request, and the reason written for each that is not."""
 
-from dataclasses import dataclass
-from datetime import datetime
-
 from store_events import at, resolve, turn
 
 from stores.expiry import ExpiryParams, SubjectLedger, is_expiry_reason
-
-
-@dataclass(frozen=True)
-class Signal:
-    """A system event with the format's fields."""
-
-    subject: str
-    session: str
-    name: str
-    ref: str | None
-    at: datetime
+from stores.protocol import Signal
 
 
 def ledger(*events):

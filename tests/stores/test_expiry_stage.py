@@ -188,3 +188,16 @@ def test_the_oracle_behind_the_stage_still_reads_its_side_door():
 def test_a_spec_builds_the_stage_with_its_rules():
     s = parse_spec("session_aware:expiry=on,expiry.sentiment_days=3").build()
     assert isinstance(s, ExpiryStage) and s.expiry.sentiment_days == 3.0 and "health" in s.capabilities
+
+
+def test_a_signal_reaches_the_inner_strategy_and_closes_the_episode_it_names(name):
+    from stores.protocol import Signal
+
+    events = [
+        turn("rma-wait-1", "s1", "agent", "Opened RMA 5531 for a replacement headset.", at(0), kind="action"),
+        Signal("acme", "s1", "rma_closed", "RMA 5531", at(days=5)),
+        turn("mic", "s2", "customer", "The new headset microphone is quiet.", at(days=8)),
+    ]
+    b = replay(staged(name), events).context(request("s2", "headset microphone quiet", at(days=8, minutes=1)))
+    row = next(c for c in b.candidates if c.item_id == "rma-wait-1")
+    assert (row.included, row.reason) == (False, "expired: episodic, closed by signal rma_closed RMA 5531 on 2024-03-06")

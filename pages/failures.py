@@ -17,6 +17,7 @@ import streamlit as st
 from harness.analysis.failures import GROUPS, ORDERS
 from harness.analysis.queries import (FAILING, GOLD_MARK, OUT_MARK, Filter, gap_label, gold_check, gold_marks, gold_view,
                                       hit, memories_table, parse_expect, present, reply_view)
+from pages._expiry import case_turns, removed_panel
 from pages._shared import (start, STATUS_ICONS, case_key, clear_params, current_run, deferred_export, parse_case, wkey,
                            criterion_titles, q, url_keep, url_multiselect, url_pagination, url_seed, url_selectbox, url_text,
                            url_toggle)
@@ -227,6 +228,10 @@ def render_case(strategy: str, scenario: str, probe_id: str, criterion: str) -> 
         transcript_section(scenario, pr, cands, expect, context)
     with right:
         context_section(probe_id, pr, prow, cands, expect, context)
+        if probe_id:
+            removed_panel(cands)
+        else:
+            case_turns(score.iloc[0]["meta"])
         handoff_section(prow)
 
 

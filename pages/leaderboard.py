@@ -14,6 +14,7 @@ import streamlit as st
 
 from harness.analysis.queries import Filter, total_columns
 from harness.criteria.groups import totals as group_totals
+from pages._expiry import classes_panel
 from pages._shared import (start, go as go_page, manifest, pct, q, root, url_multiselect, url_pagination, url_selectbox,
                            url_toggle)
 
@@ -232,6 +233,21 @@ def totals_section(totals) -> None:
             "probe_errors": "errors",
         },
     )
+    memory_classes(strategies)
+
+
+def memory_classes(strategies: list[str]) -> None:
+    """The expiry stage's classifier on the labelled turns: one strategy's confusion table (every
+    strategy behind the stage shares the classifier; the picker shows each one's own record)."""
+    turns = q("memory_classes", tuple(strategies))
+    staged = [s for s in strategies if s in set(turns["strategy"])]
+    if not staged:
+        return
+    st.subheader("Memory classes (expiry stage)")
+    st.caption("The classes the expiry stage's rule-based classifier gave the labelled turns, against their labels: "
+               "rows are the gold label, columns the class assigned.")
+    pick = url_selectbox("Strategy behind the stage", staged, "classes_of")
+    classes_panel(turns[turns["strategy"] == pick])
 
 
 SCENARIO_ORDER = {"hardest": "hardest first (lowest best score)", "spread": "most disagreement first",

@@ -20,6 +20,7 @@ import streamlit as st
 from harness.analysis.contexts import BOTH, CHANGED, ONLY_A, ONLY_B, ONLY_LEFT, ONLY_RIGHT, item_diff, line_diff
 from harness.analysis.queries import (BUDGET, CUTOFF, DROPPED, EXPIRED, GOLD_MARK, INCLUDED, OUT_MARK, components,
                                       gold_check, gold_marks, parse_expect)
+from pages._expiry import removed_panel
 from pages._shared import start, manifest, q, root, scenario_select, url_multiselect, url_pagination, url_selectbox
 
 RANK_PAGE = 15
@@ -240,6 +241,7 @@ def ranking_column(strat: str, r: pd.Series, allc: pd.DataFrame, expect: dict, m
         ["rank", "item_id", "score", "status", "reason", "tokens", "gold", "text"]]
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={"score": st.column_config.NumberColumn(format="%.2f")})
+    removed_panel(allc)
 
 
 def diff_section(scenario: str, probe: str, names: list[str], chosen: list[str], marks: dict[str, str]) -> None:

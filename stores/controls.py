@@ -48,12 +48,21 @@ class OracleParams:
     """`rank` or `chronological` rendering of the packed context."""
 
 
+ORACLE_EXPIRED = "expired: named by the probe's gold (oracle control)"
+"""The oracle's receipt reason for an item the probe's gold says has expired: it proves the
+expiry criterion can be met; it names the gold, not a rule the oracle applied."""
+
+
 class Oracle:
-    """Includes exactly the gold items a probe asks for, ordered to satisfy every ordering label."""
+    """Includes exactly the gold items a probe asks for, ordered to satisfy every ordering label.
+
+    It claims `expiry` too: what the gold says has expired stays out with `ORACLE_EXPIRED` as its
+    receipt reason. It classifies nothing (`memory_class` is None), so the classifier's criterion
+    does not apply to it."""
 
     name: ClassVar[str] = "oracle"
     Params = OracleParams
-    capabilities: ClassVar[frozenset[str]] = frozenset({"gold"})
+    capabilities: ClassVar[frozenset[str]] = frozenset({"gold", "expiry"})
 
     def __init__(self, params: OracleParams | None = None) -> None:
         self.params = params or OracleParams()
@@ -71,6 +80,10 @@ class Oracle:
         """The side door: the probe's expectations, as plain data, for the next `context` call only."""
         self._gold = gold
 
+    def memory_class(self, subject: str, item_id: str) -> None:
+        """The oracle gives no item a memory class."""
+        return None
+
     def context(self, request: ContextRequest) -> Bundle:
         gold, self._gold = self._gold, {}
         h = self.memory.history(request.subject)
@@ -87,7 +100,14 @@ class Oracle:
             if item_id in rank:
                 score[i] = len(wanted) - rank[item_id]
         eligible = score > 0
-        return pack(h, request, {"gold": score}, eligible=eligible, render=self.params.render, cutoff_reason="not_gold")
+        bundle = pack(h, request, {"gold": score}, eligible=eligible, render=self.params.render, cutoff_reason="not_gold")
+        expired = set(gold.get("expired", ()))
+        if expired:  # the receipt of the column-wise table is a list: name the gold's reason in place
+            c = bundle.candidates
+            for k, item_id in enumerate(c.item_ids):
+                if item_id in expired and not c.included_mask[k]:
+                    c.reasons[k] = ORACLE_EXPIRED
+        return bundle
 
 
 _WANTED_NEEDLES = ("include", "known_fixes", "known_failures")

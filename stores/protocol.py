@@ -274,7 +274,11 @@ class Strategy(Protocol):
       `context`, the side door to the probe's gold labels;
     - `memories` (`MemoriesCapability`): `memories(subject)`, the customer's typed memories
       (`stores.structured.model.Memory`) as held at this moment, read at each probe right after
-      `context` (before the probe's turn is observed) for the typed-memory criteria and the reply.
+      `context` (before the probe's turn is observed) for the typed-memory criteria and the reply;
+    - `expiry` (`ExpiryCapability`): the strategy forgets on purpose and says so in its receipts
+      (a removed item's `reason` names the expiry rule, `stores.expiry`); `memory_class(subject,
+      item_id)` is the class it gave an observed item (None when it classifies nothing). Any
+      strategy gets it behind the expiry stage (`name:expiry=on`).
 
     Hooks, used when the class defines them (never required):
 
@@ -343,6 +347,14 @@ class GoldCapability(Protocol):
 
 
 @runtime_checkable
+class ExpiryCapability(Protocol):
+    """The `expiry` capability: receipts name expiry rules; the class given to an observed item
+    (a `stores.expiry.Classification`, or None when the strategy classifies nothing)."""
+
+    def memory_class(self, subject: str, item_id: str) -> Any: ...
+
+
+@runtime_checkable
 class PrepareHook(Protocol):
     """Optional: warm caches with the scenario's texts before its first event (speed only)."""
 
@@ -380,6 +392,7 @@ class MemoriesCapability(Protocol):
 
 CAPABILITIES: dict[str, type] = {
     "health": HealthCapability, "handoff": HandoffCapability, "gold": GoldCapability, "memories": MemoriesCapability,
+    "expiry": ExpiryCapability,
 }
 """Each capability a strategy may claim, and the protocol that claim commits it to."""
 
@@ -462,6 +475,7 @@ __all__ = [
     "HealthCapability",
     "HandoffCapability",
     "GoldCapability",
+    "ExpiryCapability",
     "PrepareHook",
     "OpenHook",
     "CloseHook",

@@ -21,6 +21,8 @@ from stores.session.health import HealthParams
 from stores.registry import CONTROLS
 
 from harness.criteria import bundle
+from harness.criteria.expiry import CLASSES_KEY
+from harness.analysis.expiry import classified_turns
 from harness.criteria.bundle import View, gold_ref, hit, index, pair_verdict, present, repeat_flagged
 from harness.analysis.results import Results
 from harness.format.gold import ITEMS, declared, keys_of
@@ -569,3 +571,18 @@ def gold_marks(expect: dict[str, Any]) -> dict[str, str]:
         if isinstance(item, str):
             marks.setdefault(item, f"{GOLD_MARK} gold")
     return marks
+
+
+# --- the expiry stage ------------------------------------------------------------------------------
+
+
+def memory_classes(res: Results, strategies: Sequence[str] = ()) -> pd.DataFrame:
+    """The labelled turns the expiry stage's classes were judged on: one row per strategy and
+    turn, `strategy`, `scenario` and the columns of `harness.analysis.expiry.classified_turns`
+    (strategies without the stage have no rows)."""
+    sql, params = _of_strategies("SELECT strategy, scenario, meta FROM scores WHERE criterion = ? AND status IN ('ok', 'fail')",
+                                 [CLASSES_KEY], strategies, "strategy")
+    rows = res.df(sql + " ORDER BY strategy, scenario", params)
+    parts = [classified_turns([m]).assign(strategy=s, scenario=sc) for s, sc, m in rows.itertuples(index=False)]
+    cols = ["strategy", "scenario", "turn", "labels", "gold", "assigned", "rule", "correct"]
+    return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)

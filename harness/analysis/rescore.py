@@ -2,9 +2,10 @@
 
 The run's tables are its log: `events` gives back each scenario (transcript and gold labels),
 `probes` and `candidates` give back every bundle, `health` every report computed at a probe.
-The criteria then run on those exactly as they did live. Two verdicts rest on work a rescore
-cannot redo, and are carried over from the original `scores` rows: idempotency (it needs
-fresh replays) and a health check whose `health()` raised (the run keeps no report for it).
+The criteria then run on those exactly as they did live. Some verdicts rest on work a rescore
+cannot redo, and are carried over from the original `scores` rows: the scenario-level ones
+(idempotency needs fresh replays, the memory-class criterion the classes given as it observed)
+and a health check whose `health()` raised (the run keeps no report for it).
 One verdict is re-scored on less than the live run had: `self_recall` judges the plain
 replay's bundle only, because the run keeps no bundles of the idempotency replays (after
 `reset()`, and with events delivered twice) that the live verdict also looked at; a strategy
@@ -38,8 +39,10 @@ from harness.run.runstore import RunWriter, environment, new_run_id, read_manife
 from harness.format.model import Expect, Fault, Probe, Scenario, Subject, TurnGold, TurnSignals
 from harness.run.tables import SCHEMAS, TableBuffer
 
-CARRIED = ("idempotency",)
-"""Scenario-level verdicts that need a replay: copied from the original run."""
+def carried() -> list[str]:
+    """Scenario-level verdicts, copied from the original run: each needs what only the replay had
+    (idempotency its fresh replays, the classifier's criterion the classes the strategy gave)."""
+    return [c.key for c in registry().values() if c.level == "scenario"]
 
 
 def _utc(t: datetime | None) -> datetime | None:
@@ -180,7 +183,7 @@ def rescore_tables(res: Results, run: str) -> pa.Table:
                         buf.rows["scores"].append(old)
                     else:
                         buf.add_scores(label, names[label], s, o.probe.id, [x], groups)
-            for key in CARRIED:
+            for key in carried():
                 old = stored.get((label, s.id, "", key))
                 if old is not None:
                     buf.rows["scores"].append(old)
@@ -216,7 +219,7 @@ def rescore(ref: str | Path, out_dir: str | Path | None = None, *, run_id: str |
             "finished": datetime.now(timezone.utc).isoformat(),
             "command": " ".join(sys.argv),
             "rescored_from": {"run_id": manifest.get("run_id", src.name), "path": str(src),
-                              "git_commit": manifest.get("git_commit"), "carried_over": list(CARRIED) + ["health errors"],
+                              "git_commit": manifest.get("git_commit"), "carried_over": carried() + ["health errors"],
                               "plain_bundle_only": {"self_recall": "judged on the plain replay's bundles only: the run keeps "
                                                                    "none of the idempotency replays' bundles"}},
             "criteria": describe_criteria(),

@@ -73,8 +73,9 @@ class Criterion:
     """Its role: a key of `harness.criteria.groups.GROUPS` (validated at registration)."""
     level: Literal["probe", "scenario"]
     """Judged once per probe, or once per scenario (idempotency)."""
-    applies: Callable[[Probe], bool]
-    """Whether a probe is a case of it, from the gold labels alone."""
+    applies: Callable[[Any], bool]
+    """Whether a probe (a scenario, for a scenario-level criterion) is a case of it, from the
+    gold labels alone."""
     requires: str | None
     """The strategy capability it needs (`health`); without it a case is `unsupported`."""
     fn: Callable[..., Score | None]
@@ -97,7 +98,7 @@ def criterion(
     title: str,
     group: str = DEFAULT_GROUP,
     level: Literal["probe", "scenario"] = "probe",
-    applies: Callable[[Probe], bool] = lambda p: True,
+    applies: Callable[[Any], bool] = lambda case: True,
     requires: str | None = None,
     metric: Metric | None = None,
 ):
@@ -117,16 +118,29 @@ def criterion(
     return register
 
 
+MODULES = ("support", "extra", "reply", "expiry")
+"""The modules that register criteria, in the order of docs/criteria.md: the eight, the extras,
+then the reply and typed-memory criteria, then the expiry stage's."""
+
+_loaded = False
+
+
 def _load() -> None:
-    # registration order is the order of docs/criteria.md: the eight, then the extras
-    importlib.import_module(f"{__name__}.support")
-    importlib.import_module(f"{__name__}.extra")
-    importlib.import_module(f"{__name__}.reply")
+    global _loaded
+    for m in MODULES:
+        importlib.import_module(f"{__name__}.{m}")
+    # whichever module a caller imported first, the registry keeps the documented order
+    # (stable within a module; criteria registered elsewhere, such as a test's, come last)
+    rank = {f"{__name__}.{m}": i for i, m in enumerate(MODULES)}
+    ordered = sorted(CRITERIA.items(), key=lambda kv: rank.get(getattr(kv[1].fn, "__module__", ""), len(rank)))
+    CRITERIA.clear()
+    CRITERIA.update(ordered)
+    _loaded = True
 
 
 def registry() -> dict[str, Criterion]:
-    """All criteria (importing their module on first use)."""
-    if not CRITERIA:
+    """All criteria (importing their modules on first use)."""
+    if not _loaded:
         _load()
     return CRITERIA
 
@@ -185,10 +199,18 @@ def score_probe(outcome: ProbeOutcome) -> list[Score]:
 
 
 def score_scenario(scenario: Scenario, outcomes: list[ProbeOutcome], extra: dict[str, Any]) -> list[Score]:
-    """Every scenario-level criterion's verdict (e.g. idempotency, from `extra['idempotency']`)."""
+    """Every scenario-level criterion's verdict (e.g. idempotency, from `extra['idempotency']`).
+
+    A scenario-level criterion's `applies` is given the scenario; one that `requires` a
+    capability the strategy lacks (`extra['capabilities']`, when the caller gives it) gets its
+    `unsupported` row without being called."""
     scores = []
+    caps = extra.get("capabilities")
     for c in registry().values():
-        if c.level != "scenario":
+        if c.level != "scenario" or not c.applies(scenario):
+            continue
+        if c.requires and caps is not None and c.requires not in caps:
+            scores.append(_counted(c, scenario, unsupported(c)))
             continue
         try:
             s = c.fn(scenario, outcomes, extra)

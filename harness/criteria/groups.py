@@ -36,6 +36,8 @@ GROUPS: dict[str, Group] = {
     # kept out of the core total so the core comparison means what it meant before
     "reply": Group("reply", "reply and typed memory", total="reply", total_title="total (reply and typed memory)",
                    marker=" ·reply"),
+    # judged only for strategies behind the expiry stage (the rest are unsupported), so no total
+    "expiry": Group("expiry", "expiry", total=None, marker=" ·expiry"),
 }
 """Every group, in the order reports and the app show them (the first one's total is the headline)."""
 

@@ -124,6 +124,34 @@ def prf(gold: Callable[[Any], tuple[int, int]]) -> PRF:
     return PRF(gold)
 
 
+@dataclass(frozen=True)
+class Accuracy:
+    """The share of judged items that are right, over all cases' items together (a case of 2
+    items and one of 20 weigh as their items do, not as one case each). Each case records
+    `correct` and `judged` in its meta."""
+
+    judged: Callable[[Any], int]
+    """How many items a case's gold asks about; a case without a verdict counts them all wrong."""
+    name: str = "accuracy"
+    headline: str = "accuracy"
+    columns: tuple[MetricColumn, ...] = ()
+    counts: tuple[str, ...] = ("correct", "judged")
+
+    def summarize(self, sums: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        correct, judged = (np.asarray(sums[k], dtype=float) for k in ("correct", "judged"))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return {"mean": correct / judged}
+
+    def no_verdict(self, case: Any) -> dict[str, int]:
+        return {"correct": 0, "judged": int(self.judged(case))}
+
+
+def accuracy(judged: Callable[[Any], int]) -> Accuracy:
+    """Accuracy over the items of all cases (`correct` / `judged` summed); `judged(case)` counts
+    a case's items from its gold, for a case without a verdict."""
+    return Accuracy(judged)
+
+
 def check_metric(owner: str, m: Any) -> Metric:
     """`m` if it is a usable metric, else a `ValueError` naming `owner` and what is wrong."""
     missing = [a for a in ("name", "headline", "columns", "counts", "summarize", "no_verdict") if not hasattr(m, a)]

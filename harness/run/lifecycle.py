@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from stores.cache import cache_root
 from stores.protocol import CloseHook, OpenHook, Scope, Strategy
-from stores.registry import StrategySpec, strategy_class
+from stores.registry import StrategySpec
 
 from harness.format.model import Scenario
 
@@ -59,7 +59,7 @@ class Unavailable:
     def __init__(self, spec: StrategySpec, why: str) -> None:
         self.name, self.params, self.why = spec.name, None, why
         try:
-            caps = strategy_class(spec.name).capabilities
+            caps = spec.capabilities()  # the class's, plus `expiry` behind the expiry stage
         except Exception:
             caps = frozenset()
         self.capabilities = frozenset(caps) - {"gold"}

@@ -19,8 +19,8 @@ from datetime import datetime
 from typing import Any, Callable, cast
 
 from stores.protocol import (
-    Bundle, ContextRequest, Forget, GoldCapability, Handoff, HandoffCapability, HealthCapability, HealthReport,
-    MemoriesCapability, PrepareHook, Resolution, Signal, Strategy, Turn,
+    Bundle, ContextRequest, ExpiryCapability, Forget, GoldCapability, Handoff, HandoffCapability, HealthCapability,
+    HealthReport, MemoriesCapability, PrepareHook, Resolution, Signal, Strategy, Turn,
 )
 from stores.reply.model import SupportReply
 
@@ -97,6 +97,10 @@ class Replay:
     outcomes: list[ProbeOutcome]
     timeline: list[HealthPoint]
     observe_error: str | None = None
+    memory_classes: dict[str, Any] = field(default_factory=dict)
+    """For a strategy with the `expiry` capability: turn id -> the class it gave the turn when
+    it observed it (`ExpiryCapability.memory_class`, asked right after the turn, before a later
+    `forget` could drop it); empty otherwise."""
 
 
 def _describe(exc: BaseException) -> str:
@@ -195,6 +199,7 @@ def replay(
     timeline: list[HealthPoint] = []
     forgotten = forgotten_at_probes(scenario)
     broken: str | None = None
+    classes: dict[str, Any] = {}
     for i, ev in enumerate(scenario.events):
         if isinstance(ev, Probe):
             outcomes.append(_ask(scenario, strategy, ev, i, seen, forgotten[i], caps, broken, answer))
@@ -210,12 +215,17 @@ def replay(
                     strategy.observe(ev)
             except Exception as exc:  # a strategy bug must not stop the run
                 broken = f"observe({_event_id(ev)}) raised {_describe(exc)}"
+        if broken is None and "expiry" in caps and isinstance(ev, Turn) and ev.id not in classes:
+            try:
+                classes[ev.id] = cast(ExpiryCapability, strategy).memory_class(ev.subject, ev.id)
+            except Exception:
+                classes[ev.id] = None  # counted as no class by the classifier's criterion
         if record_health and broken is None and "health" in caps and not isinstance(ev, Forget):
             try:
                 timeline.append(HealthPoint(ev.subject, i, cast(HealthCapability, strategy).health(ev.subject, ev.at)))
             except Exception:
                 pass  # reported on the probes that ask for health
-    return Replay(outcomes, timeline, broken)
+    return Replay(outcomes, timeline, broken, classes)
 
 
 def _event_id(ev: ScenarioEvent) -> str:

@@ -66,7 +66,8 @@ def run_scenario(scenario: Scenario, spec: StrategySpec, buf: TableBuffer, seen:
         buf.add_outcome(spec.label, spec.name, o)
         buf.add_scores(spec.label, spec.name, scenario, o.probe.id, [_hidden(s, hide) for s in score_probe(o)], groups)
     buf.add_timeline(spec.label, scenario.id, result.timeline)
-    extra = {"idempotency": idem, "observe_error": result.observe_error}
+    extra = {"idempotency": idem, "observe_error": result.observe_error, "capabilities": frozenset(strategy.capabilities),
+             "memory_classes": result.memory_classes}
     scored = [_hidden(s, hide) for s in score_scenario(scenario, result.outcomes, extra)]
     buf.add_scores(spec.label, spec.name, scenario, "", scored, groups)
     return len(result.outcomes)
@@ -310,6 +311,7 @@ def execute(
             "strategies": [
                 {"label": s.label, "name": s.name, "variant": s.variant, "overrides": s.public_overrides(),
                  "params": public_params(s.params()), "params_hash": s.params_hash(), "capabilities": _capabilities(s),
+                 **({"expiry": public_params(s.expiry_params())} if s.expiry is not None else {}),
                  **({"secrets": s.secret_paths()} if s.secret_paths() else {}),
                  "cost": run_costs.manifest_entry(spent, s.label)}
                 for s in specs
@@ -328,9 +330,10 @@ def execute(
 
 
 def _capabilities(spec: StrategySpec) -> list[str]:
-    """What the strategy can answer beyond context (a rescore needs it to tell `unsupported`)."""
+    """What the strategy can answer beyond context (a rescore needs it to tell `unsupported`),
+    `expiry` included when the spec runs behind the expiry stage."""
     try:
-        return sorted(getattr(strategy_class(spec.name), "capabilities", ()))
+        return sorted(spec.capabilities())
     except Exception:
         return []
 

@@ -194,6 +194,9 @@ class SubjectLedger:
                     out[item.id] = why
             elif live_session:
                 continue
+            elif c == "system_owned" and params.system_owned == "keep":
+                if age_days > params.profile_days:
+                    out[item.id] = f"expired: system-owned fact older than {params.profile_days:g} days, said {said}"
             elif c == "system_owned":
                 topic = topic_name(item.cls.topics[0][0]) if item.cls.topics else "a value another system owns"
                 kept = "pointer kept" if params.system_owned == "pointer" else "no pointer"

@@ -25,9 +25,11 @@ class ExpiryParams:
     """A newer preference on the same topic with a different value supersedes the older one."""
     profile_days: Positive = 365.0
     """Stable profile facts (who the customer is) live this long: the stable lifespan."""
-    system_owned: Literal["pointer", "drop"] = "pointer"
-    """System-owned facts are never stored; `pointer` adds one line per topic saying which system
-    owns the value ('check the billing system'), `drop` adds nothing."""
+    system_owned: Literal["pointer", "drop", "keep"] = "pointer"
+    """System-owned facts are never stored across sessions; `pointer` adds one line per topic
+    saying which system owns the value ('check the billing system'), `drop` adds nothing. `keep`
+    switches the rule off (they live like profile facts, `profile_days`): an ablation, to measure
+    what the rule costs and buys."""
     episodic_on_resolution: bool = True
     """Episodic state expires when its session is resolved (its latest record says `resolved`)."""
     episodic_on_signal: bool = True

@@ -39,7 +39,8 @@ system for the current value."); it is an instruction, not a memory item, so it 
 candidate and covers no gold id; its tokens are taken from the budget before the inner strategy
 packs, so the whole text stays within the budget (counted by `stores.tokens`).
 
-Capabilities pass through, plus `expiry`. `health` reads a second inner instance that sees the
+Capabilities pass through, plus `expiry` (`memory_class(subject, item_id)` is the class the
+ledger gave an item). The hooks pass through too (`prepare`, `open`, `close`). `health` reads a second inner instance that sees the
 whole history (expiry decides what reaches the context, not what happened to the customer);
 `handoff` is the inner strategy's brief over the live set (a human reading the brief should no
 more be shown a stale mood than the model). Observing an event twice, or replaying after
@@ -48,6 +49,7 @@ more be shown a stale mood than the model). Observing an event twice, or replayi
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import replace
 from datetime import datetime
 from functools import lru_cache
@@ -55,11 +57,14 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from stores.expiry.classes import Classification
 from stores.expiry.ledger import Item, SubjectLedger
 from stores.expiry.params import ExpiryParams
 from stores.memory import RESOLUTION_ROLE, render_line
 from stores.packing import CandidateTable
-from stores.protocol import Bundle, Candidate, ContextRequest, Event, Forget, Resolution, Signal, Turn
+from stores.protocol import (
+    Bundle, Candidate, CloseHook, ContextRequest, Event, Forget, OpenHook, PrepareHook, Resolution, Scope, Signal, Turn,
+)
 from stores.tokens import count_text_tokens, count_tokens
 
 _line_tokens = lru_cache(maxsize=1 << 16)(count_tokens)
@@ -153,9 +158,29 @@ class ExpiryStage:
 
     def prepare(self, texts: list[str]) -> None:
         """Speed only: the inner strategy's own `prepare`, if it has one."""
-        hook = getattr(self.inner, "prepare", None)
-        if callable(hook):
-            hook(texts)
+        if isinstance(self.inner, PrepareHook):
+            self.inner.prepare(texts)
+
+    def open(self, scope: Scope) -> None:
+        """The inner strategy's `open`, in the instance's scope; the whole-history instance gets
+        a scope of its own (its namespace and work folder derived from this one's), so two
+        instances never share remote memory."""
+        if isinstance(self.inner, OpenHook):
+            self.inner.open(scope)
+        if isinstance(self._full, OpenHook):
+            ns = "sb-" + hashlib.sha256(f"{scope.namespace}\x1ffull-history".encode()).hexdigest()[:20]
+            work = scope.work_dir / "full-history"
+            work.mkdir(parents=True, exist_ok=True)
+            self._full.open(replace(scope, namespace=ns, work_dir=work))
+
+    def close(self) -> None:
+        """`close()` on the inner strategies that have it (both, even if the first raises)."""
+        try:
+            if isinstance(self.inner, CloseHook):
+                self.inner.close()
+        finally:
+            if isinstance(self._full, CloseHook):
+                self._full.close()
 
     def peek_gold(self, gold: dict[str, Any]) -> None:
         """For a control with the `gold` capability: its side door, unchanged."""
@@ -173,6 +198,12 @@ class ExpiryStage:
         return self.inner.handoff(request, budget_tokens)
 
     # -- what the stage decided (for the classifier's criterion and the app) -------------------
+
+    def memory_class(self, subject: str, item_id: str) -> Classification | None:
+        """The class the stage gave an observed item (None for one it does not hold)."""
+        ledger = self._ledgers.get(subject)
+        item = ledger.items.get(item_id) if ledger else None
+        return item.cls if item else None
 
     def items(self, subject: str) -> list[Item]:
         """A customer's items with their classes, in observation order."""

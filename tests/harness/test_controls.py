@@ -16,7 +16,7 @@ from stores.registry import parse_specs
 CANONICAL = Path(__file__).resolve().parents[2] / "datasets" / "canonical"
 ORACLE_PERFECT = ("identity_persistence", "preference_surfacing", "token_budget", "provenance", "session_ranking",
                   "repeat_issue", "recall", "isolation", "self_recall", "stale_suppression", "known_fix_first",
-                  "returning_customer", "reply_known_fix", "reply_skips_failures")
+                  "returning_customer", "reply_known_fix", "reply_skips_failures", "expiry")
 EMPTY_ZERO = ("identity_persistence", "preference_surfacing", "session_ranking", "repeat_issue", "known_fix_first", "recall",
               "reply_known_fix", "reply_skips_failures")
 

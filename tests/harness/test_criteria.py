@@ -60,12 +60,12 @@ def judge(key, o):
 
 # --- registry -----------------------------------------------------------------------------------
 
-def test_registry_holds_the_eight_then_the_extras_then_the_reply_criteria_in_doc_order():
+def test_registry_holds_the_eight_then_the_extras_then_the_reply_then_the_expiry_criteria_in_doc_order():
     reg = registry()
     assert list(reg) == ["identity_persistence", "preference_surfacing", "token_budget", "provenance", "idempotency",
                          "session_ranking", "repeat_issue", "health", "isolation", "self_recall", "stale_suppression",
                          "known_fix_first", "recall", "memory_extraction", "returning_customer", "reply_known_fix",
-                         "reply_skips_failures"]
+                         "reply_skips_failures", "expiry", "expiry_classes"]
     assert [k for k, c in reg.items() if c.group == "core"] == list(reg)[:8]
     assert [k for k, c in reg.items() if c.group == "reply"] == list(reg)[13:]
 

@@ -143,6 +143,13 @@ def test_without_pointers_the_receipt_says_so():
     assert v["plan-1"].endswith("; no pointer") and led.pointers(v, ExpiryParams(system_owned="drop")) == []
 
 
+def test_keeping_system_owned_facts_is_an_ablation_that_gives_them_the_profile_lifespan():
+    led = ledger(PLAN)
+    assert verdicts(led, at(days=30), system_owned="keep") == {}
+    assert verdicts(led, at(days=400), system_owned="keep") == {
+        "plan-1": "expired: system-owned fact older than 365 days, said 2024-03-01"}
+
+
 def test_the_live_session_is_the_conversation_not_memory():
     led = ledger(PLAN, turn("u", "feb", "customer", "ok", at(1)))
     assert verdicts(led, at(days=30), session="feb") == {}

@@ -63,7 +63,7 @@ class GoodHooks(HistoryStuffing):
 @pytest.mark.parametrize("cls, problems", [
     (ClaimsHealthWithout, ["ClaimsHealthWithout claims the 'health' capability but has no health()"]),
     (HealthTakesNoTime, ["HealthTakesNoTime claims the 'health' capability but health does not take (subject, now)"]),
-    (UnknownClaim, ["UnknownClaim claims an unknown capability 'telepathy' (known: health, handoff, gold, memories)"]),
+    (UnknownClaim, ["UnknownClaim claims an unknown capability 'telepathy' (known: health, handoff, gold, memories, expiry)"]),
     (BadHooks, ["BadHooks defines the 'prepare' hook but prepare does not take (texts)",
                 "BadHooks defines the 'close' hook but close does not take ()"]),
     (GoodHooks, []),

@@ -89,6 +89,9 @@ class Criterion:
 CRITERIA: dict[str, Criterion] = {}
 """Every criterion, in registration order (the order of docs/criteria.md)."""
 
+_REGISTERED: dict[str, int] = {}
+"""Key -> when it was first registered (the order within its module)."""
+
 LEVELS = ("probe", "scenario")
 
 
@@ -113,6 +116,7 @@ def criterion(
         if key in CRITERIA:
             raise ValueError(f"criterion {key!r} registered twice")
         CRITERIA[key] = Criterion(key, title, group, level, applies, requires, fn, (fn.__doc__ or "").strip(), m)
+        _REGISTERED.setdefault(key, len(_REGISTERED))
         return fn
 
     return register
@@ -130,9 +134,10 @@ def _load() -> None:
     for m in MODULES:
         importlib.import_module(f"{__name__}.{m}")
     # whichever module a caller imported first, the registry keeps the documented order
-    # (stable within a module; criteria registered elsewhere, such as a test's, come last)
+    # (within a module, in registration order; criteria registered elsewhere, such as a test's, come last)
     rank = {f"{__name__}.{m}": i for i, m in enumerate(MODULES)}
-    ordered = sorted(CRITERIA.items(), key=lambda kv: rank.get(getattr(kv[1].fn, "__module__", ""), len(rank)))
+    ordered = sorted(CRITERIA.items(), key=lambda kv: (rank.get(getattr(kv[1].fn, "__module__", ""), len(rank)),
+                                                        _REGISTERED.get(kv[0], len(_REGISTERED))))
     CRITERIA.clear()
     CRITERIA.update(ordered)
     _loaded = True

@@ -1,4 +1,4 @@
-"""The expiry rules' parameters: every rule of the stage is a field here (defaults: REFERENCE.md)."""
+"""The expiry rules' parameters: each rule of the stage is a field (defaults: docs/reference.md, "Memory expiry")."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from stores.bounds import Positive
 
 @dataclass(frozen=True)
 class ExpiryParams:
-    """How each memory class dies (defaults: the reference design's table for seed 004).
+    """How each memory class dies (defaults: the reference design's table for seed 004, docs/reference.md).
 
     Lifespans are in days of the simulated clock, counted from when the item was said. Items
     of the request's own session are the live conversation, not memory: lifespans and

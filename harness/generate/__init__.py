@@ -23,7 +23,7 @@ from harness.generate.plan import PROFILES, CustomerPlan, plan_customer
 __all__ = ["PROFILES", "generate_suite", "write_suite", "label_counts", "REPORTED"]
 
 REPORTED = ("identity", "preferences", "superseded", "include", "exclude", "above",
-            "repeat_of", "not_repeat_of", "fix_before", "health", "on", "forget")
+            "repeat_of", "not_repeat_of", "fix_before", "health", "expired", "on", "forget")
 """What `supportbench generate` reports counts of (the gold keys it writes, `on`, `forget`), in order."""
 
 EPOCH = datetime(2025, 1, 6, 9, 0, tzinfo=timezone.utc)

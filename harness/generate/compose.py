@@ -184,6 +184,7 @@ class ScenarioWriter:
             if old:
                 exp["superseded"] = old
                 exp["exclude"] = exp.get("exclude", []) + old
+                exp["expired"] = old  # a preference the customer replaced: an expiry stage must say so
         # isolation: another customer of this file with the same issue must not leak in
         for other in sorted(self.states):
             o = self.states[other]

@@ -29,6 +29,11 @@ def main(args) -> int:
                 f"{f.name}={SECRET} (from ${f.metadata['env']})" if f.metadata.get("secret") else f"{f.name}={getattr(defaults, f.name)!r}"
                 for f in fields(cls.Params))
             t.add_row(name, ",".join(sorted(cls.capabilities)) or "-", params or "-", "control" if name in CONTROLS else "")
+        from stores.expiry import ExpiryParams
+
+        # the stage is not a strategy of its own: any one takes it, `name:expiry=on,expiry.<rule>=v`
+        rules = ", ".join(f"expiry.{f.name}={getattr(ExpiryParams(), f.name)!r}" for f in fields(ExpiryParams))
+        t.add_row("(any):expiry=on", "+expiry", rules, "stage")
         out.print(t)
     elif args.what == "scenarios":
         from harness.cli.common import load_or_exit

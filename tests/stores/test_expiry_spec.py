@@ -67,3 +67,13 @@ def test_a_bad_stage_rule_in_a_config_names_the_file_and_entry(tmp_path):
     cfg.write_text('[[strategy]]\nname = "tfidf"\nexpiry = {nope = 1}\n')
     with pytest.raises(SpecError, match=r"s.toml: strategy\[0\].*no parameter 'nope'"):
         load_config(cfg)
+
+
+def test_ls_strategies_lists_the_stage_and_its_rules(capsys, monkeypatch):
+    from harness.cli import main
+    from harness.cli.common import out
+
+    monkeypatch.setattr(out, "width", 400)  # whatever the terminal, no cell is cut
+    assert main(["ls", "strategies"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(any):expiry=on" in text and "expiry.sentiment_days=7.0" in text

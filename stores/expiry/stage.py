@@ -40,7 +40,7 @@ candidate and covers no gold id; its tokens are taken from the budget before the
 packs, so the whole text stays within the budget (counted by `stores.tokens`).
 
 Capabilities pass through, plus `expiry` (`memory_class(subject, item_id)` is the class the
-ledger gave an item). The hooks pass through too (`prepare`, `open`, `close`). `health` reads a second inner instance that sees the
+ledger gave an item). The hooks pass through too (`prepare`, `open`, `close`, `call_counts`). `health` reads a second inner instance that sees the
 whole history (expiry decides what reaches the context, not what happened to the customer);
 `handoff` is the inner strategy's brief over the live set (a human reading the brief should no
 more be shown a stale mood than the model). Observing an event twice, or replaying after
@@ -63,7 +63,8 @@ from stores.expiry.params import ExpiryParams
 from stores.memory import RESOLUTION_ROLE, render_line
 from stores.packing import CandidateTable
 from stores.protocol import (
-    Bundle, Candidate, CloseHook, ContextRequest, Event, Forget, OpenHook, PrepareHook, Resolution, Scope, Signal, Turn,
+    Bundle, CallCountsHook, Candidate, CloseHook, ContextRequest, Event, Forget, OpenHook, PrepareHook, Resolution, Scope,
+    Signal, Turn,
 )
 from stores.tokens import count_text_tokens, count_tokens
 
@@ -181,6 +182,18 @@ class ExpiryStage:
         finally:
             if isinstance(self._full, CloseHook):
                 self._full.close()
+
+    def call_counts(self) -> dict[str, dict[str, float]]:
+        """The round trips the inner strategies made to their service, summed (both instances:
+        a rebuild's replays are calls the stage costs)."""
+        out: dict[str, dict[str, float]] = {}
+        for s in (self.inner, self._full):
+            if isinstance(s, CallCountsHook):
+                for kind, c in s.call_counts().items():
+                    row = out.setdefault(kind, {"calls": 0, "seconds": 0.0})
+                    row["calls"] += int(c.get("calls", 0))
+                    row["seconds"] += float(c.get("seconds", 0.0))
+        return out
 
     def peek_gold(self, gold: dict[str, Any]) -> None:
         """For a control with the `gold` capability: its side door, unchanged."""

@@ -201,3 +201,48 @@ def test_a_signal_reaches_the_inner_strategy_and_closes_the_episode_it_names(nam
     b = replay(staged(name), events).context(request("s2", "headset microphone quiet", at(days=8, minutes=1)))
     row = next(c for c in b.candidates if c.item_id == "rma-wait-1")
     assert (row.included, row.reason) == (False, "expired: episodic, closed by signal rma_closed RMA 5531 on 2024-03-06")
+
+
+def test_the_hooks_reach_both_inner_instances(tmp_path):
+    class Remote:
+        """A strategy with every hook, recording what reached it."""
+
+        name, params, capabilities = "remote", None, frozenset({"health"})
+
+        def __init__(self):
+            self.opened, self.closed, self.seen = None, False, []
+
+        def observe(self, event):
+            self.seen.append(event)
+
+        def context(self, request):
+            return strategy_class("empty")().context(request)
+
+        def reset(self):
+            self.seen = []
+
+        def health(self, subject, now):
+            return len(self.seen)
+
+        def open(self, scope):
+            self.opened = scope
+
+        def close(self):
+            self.closed = True
+
+        def call_counts(self):
+            return {"write": {"calls": len(self.seen), "seconds": 0.5}}
+
+    from stores.protocol import Scope
+
+    stage = ExpiryStage.wrap(Remote)
+    scope = Scope("sb-" + "0" * 20, "r", "remote[expiry]", "suite", "sc", "plain", tmp_path / "cache", tmp_path / "work")
+    stage.open(scope)
+    replay(stage, HISTORY)
+    stage.context(SEPT)
+    stage.close()
+    inner, full = stage.inner, stage._full
+    assert inner.opened == scope and full.opened.namespace != scope.namespace and full.opened.work_dir.name == "full-history"
+    assert inner.closed and full.closed
+    assert stage.health("acme", SEPT.now) == len(HISTORY)  # the whole history, none of it withheld
+    assert stage.call_counts() == {"write": {"calls": len(inner.seen) + len(full.seen), "seconds": 1.0}}

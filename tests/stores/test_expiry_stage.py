@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from remote_env import runnable
 from store_events import at, forget, request, resolve, turn
 
 from stores.expiry import ExpiryParams, ExpiryStage, is_expiry_reason
@@ -13,8 +14,23 @@ from stores.tokens import count_tokens
 NAMES = sorted(REGISTRY)
 
 
+_BUILT: list = []
+
+
+@pytest.fixture(autouse=True)
+def _close_built():
+    """Close every strategy a test built (a remote one deletes its collection or namespace)."""
+    yield
+    while _BUILT:
+        close = getattr(_BUILT.pop(), "close", None)
+        if callable(close):
+            close()
+
+
 def plain(name):
+    runnable(name)  # a remote strategy needs its package or its server
     s = strategy_class(name)()
+    _BUILT.append(s)
     if "gold" in s.capabilities:  # the oracle with an empty side door, as in the contract tests
         ctx = s.context
         s.context = lambda req: (s.peek_gold({}), ctx(req))[1]
@@ -22,7 +38,9 @@ def plain(name):
 
 
 def staged(name, **params):
+    runnable(name)
     stage = ExpiryStage.wrap(lambda: strategy_class(name)(), ExpiryParams(**params))
+    _BUILT.append(stage)
     if "gold" in stage.capabilities:
         ctx = stage.context
         stage.context = lambda req: (stage.peek_gold({}), ctx(req))[1]

@@ -379,10 +379,19 @@ def transcript(ev: pd.DataFrame, cands: pd.DataFrame, expect: dict, context: str
         event_full(r, v, marks)
 
 
+def event_text(r) -> str:
+    """What an event row says: a turn's text, a summary, a task; a signal's name and what it closes
+    (a signal or a forget has no text: the column reads back as NaN, not as a string)."""
+    if r.kind == "signal":
+        ref = getattr(r, "ref", None)
+        return f"{getattr(r, 'signal', '') or ''}" + (f" ({ref})" if isinstance(ref, str) and ref else "")
+    return r.text if isinstance(r.text, str) else ""
+
+
 def event_full(r, v, marks: dict[str, str], highlight: str = "") -> None:
     """One event as the reader sees it in the open part of the transcript."""
     badge = badges(r.item_id, v, marks)
-    text = r.text or ""
+    text = event_text(r)
     if highlight:
         text = re.sub(re.escape(highlight), lambda m: f"**{m.group(0)}**", text, flags=re.I)
     if r.kind == "turn":
@@ -429,7 +438,7 @@ def compact(grp: list, v, marks: dict[str, str]) -> str:
     lines = []
     for r in grp:
         badge = badges(r.item_id, v, marks)
-        text = (r.text or "").replace("\n", " ")
+        text = event_text(r).replace("\n", " ")
         if r.kind == "turn":
             who = "customer" if r.role == "customer" else ("agent action" if r.turn_kind == "action" else "agent")
             lines.append(f"- **{who}** {r.at:%m-%d %H:%M} · {text} :gray[`{r.item_id}`] {badge}")

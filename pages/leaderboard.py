@@ -161,6 +161,7 @@ def render() -> None:
     open_section(strategies, crit_keys, titles)
     totals_section(totals)
     scenario_section(f, strategies)
+    memory_classes(strategies)
 
 
 def filters() -> Filter:
@@ -233,7 +234,6 @@ def totals_section(totals) -> None:
             "probe_errors": "errors",
         },
     )
-    memory_classes(strategies)
 
 
 def memory_classes(strategies: list[str]) -> None:

@@ -38,7 +38,7 @@ STATUS_BANDS = {BUDGET: "rgba(198,40,40,0.13)", CUTOFF: "rgba(97,97,97,0.13)", E
 
 
 def _wrap(s: str, width: int = 70) -> str:
-    return "<br>".join(textwrap.wrap(str(s or ""), width)[:6])
+    return "<br>".join(textwrap.wrap(s if isinstance(s, str) else "", width)[:6])  # a signal's text is NaN
 
 
 def timeline(ev: pd.DataFrame, selected_probe: str | None) -> go.Figure:

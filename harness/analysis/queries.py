@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from stores.expiry import EXPIRY_PREFIXES
 from stores.protocol import DROP_BUDGET, DROP_CUTOFF
 from stores.reply.model import SupportReply
 from stores.session.health import HealthParams
@@ -303,9 +304,9 @@ INCLUDED, BUDGET, CUTOFF, EXPIRED, DROPPED = ("included", "dropped for budget", 
                                              "expired before ranking", "dropped")
 """What happened to a candidate (`candidates()`' `status`), read from the bundle's own flag and reason."""
 STATUSES = (INCLUDED, BUDGET, CUTOFF, EXPIRED, DROPPED)
-EXPIRY_REASONS = ("expired: ", "superseded by ", "not stored: ")
+EXPIRY_REASONS = EXPIRY_PREFIXES
 """How the expiry stage's receipt reasons begin ("expired: sentiment older than 7 days, ...",
-"superseded by pref-2 on ...", "not stored: system-owned fact ..."): what it removed before ranking."""
+"superseded by pref-email ...", "not stored: system-owned fact ..."): `stores.expiry`'s own list."""
 
 STATUS_SQL = f"""CASE WHEN included THEN '{INCLUDED}'
      WHEN reason = '{DROP_BUDGET}' THEN '{BUDGET}'

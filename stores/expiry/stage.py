@@ -43,7 +43,7 @@ Capabilities pass through, plus `expiry` (`memory_class(subject, item_id)` is th
 ledger gave an item). The hooks pass through too (`prepare`, `open`, `close`, `call_counts`). `health` reads a second inner instance that sees the
 whole history (expiry decides what reaches the context, not what happened to the customer);
 `handoff` is the inner strategy's brief over the live set (a human reading the brief should no
-more be shown a stale mood than the model). Observing an event twice, or replaying after
+more be shown a stale mood than the model), and `memories` its typed memories of the live set. Observing an event twice, or replaying after
 `reset()`, gives the same bundles: the ledger ignores a second delivery.
 """
 
@@ -202,6 +202,11 @@ class ExpiryStage:
     def health(self, subject: str, now: datetime):
         """The inner strategy's health model over the whole history (see the module doc)."""
         return (self._full or self.inner).health(subject, now)
+
+    def memories(self, subject: str):
+        """The inner strategy's typed memories (the `memories` capability), built from the live
+        items it was given at the last request (the harness reads them right after `context`)."""
+        return self.inner.memories(subject)
 
     def handoff(self, request: ContextRequest, budget_tokens: int | None = None):
         """The inner strategy's handoff brief, over the live items only."""

@@ -264,3 +264,15 @@ def test_the_hooks_reach_both_inner_instances(tmp_path):
     assert inner.closed and full.closed
     assert stage.health("acme", SEPT.now) == len(HISTORY)  # the whole history, none of it withheld
     assert stage.call_counts() == {"write": {"calls": len(inner.seen) + len(full.seen), "seconds": 1.0}}
+
+
+def test_typed_memories_are_the_inner_strategys_of_the_live_items_only():
+    stage = replay(staged("structured"), HISTORY)
+    stage.context(SEPT)
+    on_live = replay(plain("structured"), [e for e in HISTORY if e.id not in REMOVED])
+    on_live.context(SEPT)
+    assert stage.memories("acme") == on_live.memories("acme")
+    everything = replay(plain("structured"), HISTORY)
+    everything.context(SEPT)  # without the stage, March's anger is the text of a typed memory
+    assert any("unacceptable" in m.text for m in everything.memories("acme"))
+    assert not any("unacceptable" in m.text for m in stage.memories("acme"))

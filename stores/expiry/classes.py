@@ -5,8 +5,9 @@ own way (stable preference, system-owned fact, episodic state, sentiment, unclas
 scenario format's gold vocabulary for turns (`label:`) also names `profile`: stable facts about
 who the customer is (role, company, compliance constraints, setup). The stage keeps both stable
 kinds for a year by default. One class is added for what the support record itself holds, which
-the seed's classes (all about the customer) do not cover: `incident`, the agent's steps and
-answers and the sessions' resolution records, i.e. the evidence that a fix worked or failed.
+the seed's classes (all about the customer) do not cover: `incident`, the problem as reported,
+the steps tried (by the agent, or as the customer tells them) and how they went, and the
+sessions' resolution records, i.e. the evidence that a fix worked or failed.
 """
 
 from __future__ import annotations
@@ -31,11 +32,12 @@ DESCRIPTIONS: dict[str, str] = {
     "profile": "stable fact about who the customer is (role, company, compliance, setup): lives long",
     "system_owned": "a value another system owns (plan tier, order status, balance, open tickets): never stored "
                     "across sessions, at most a pointer to that system",
-    "episodic": "state true until something happens (waiting on a replacement, a promised callback, an open "
-                "problem): expires on its session's resolution or on a signal naming its reference",
+    "episodic": "state true until something happens (waiting on a replacement, a promised callback, an escalation): "
+                "expires on its session's resolution or on a signal naming its reference",
     "sentiment": "how the customer felt (or the agent's apology for it): lives days, scoped to its issue, or is "
                  "never stored",
-    "incident": "the support record: the agent's steps and answers and the resolution records",
+    "incident": "the support record: the customer's problem reports and accounts of what they tried, the agent's "
+                "steps and answers, the resolution records",
     "unclassified": "fits no class: the shortest lifespan",
 }
 """One line per class, for docs and the app."""

@@ -19,9 +19,14 @@ copy of a value another system owns).
 | 5 | waiting, a promise, an escalation, an opened RMA | episodic | anyone |
 | 6 | plan tier or seats, order status, balance or credits, open tickets | system_owned | anyone |
 | 7 | setup and compliance facts (`we run 9 stores`, `HIPAA-covered`, `our warehouse is ...`) | profile | customer |
-| 8 | a problem report (`fails`, `missing`, `timing out`, ...) | episodic | customer |
+| 8 | a step the customer tried and how it went (`I restarted it`, `that did not help`, `it fixed it`) | incident | customer |
+| 8 | a problem report (`fails`, `missing`, `timing out`, ...) | incident | customer |
 | 9 | anything else the agent said or did | incident | agent |
 | 10 | anything else | unclassified | customer |
+
+A problem report is the incident itself, not state waiting on an event: kept with the support
+record, it is what a typed-memory strategy makes its INCIDENT of and what a repeat is recognised
+by; what is pending about it (a replacement on its way, a promised callback) is episodic.
 
 Preferences also carry their topics and values (`contact_channel: phone`), read from the text
 with its negated clauses removed ("email, not phone" states email), so the stage can tell a
@@ -124,6 +129,13 @@ PROMISE = _rx(
     r"(?:opened|raised|created|filed|issued) (?:an? )?(?:rma|return|replacement|claim|case)|"
     r"(?:rma|return|claim|replacement)\s*(?:number\s*|no\.?\s*|#\s*)?[a-z]{0,3}-?\d[\w-]*)\b"
 )
+ATTEMPT = _rx(
+    r"\b(restarted|rebooted|reinstall\w*|uninstalled|cleared|updated|updating|upgraded|re-?ran|did that|done that|"
+    r"tried (?:that|it|again)|fixed it|sorted it|that worked|works now|work now|did not help|didn't help|no change|"
+    r"still (?:crash\w*|fail\w*|broken|not working|happening|the same))\b"
+)
+"""A customer's account of a step and how it went ("I restarted it but that did not help",
+"Updated the app and it fixed it"): part of the support record, like the agent's steps."""
 PROBLEM = _rx(
     r"\b(fail\w*|errors?|broke\w*|crash\w*|not working|doesn't work|does not work|isn't working|won't|can't|cannot|"
     r"unable|missing|wrong|stuck|timing out|times? out|timed out|timeouts?|slow|down|outage|bug|issue|problem|"
@@ -255,8 +267,11 @@ def classify(text: str, role: str, kind: str = "message") -> Classification:
         m = SETUP.search(text) or COMPLIANCE.search(text)
         if m:
             return Classification("profile", "profile: setup or compliance fact", m.group(0))
+        m = ATTEMPT.search(low)
+        if m:
+            return Classification("incident", "incident: the customer's account of a step", m.group(0))
         m = PROBLEM.search(low)
         if m:
-            return Classification("episodic", "episodic: problem report", m.group(0), event=ref_text)
+            return Classification("incident", "incident: problem report", m.group(0))
         return Classification("unclassified", "unclassified: no rule matched")
     return Classification("incident", "incident: agent " + ("action" if kind == "action" else "message"))

@@ -25,10 +25,10 @@ DAYS = 60 * 24
 
 
 def story(**expect):
-    """March anger and a closed problem, then a September question that expects them gone."""
+    """March anger, a wait a resolution closed, a plan tier, then a September question that expects them gone."""
     s = scenario([
         turn("angry-1", "This is unacceptable, the third failed sync this month.", 0, session="mar"),
-        turn("mar-2", "The invoice sync fails with a token error.", 1, session="mar"),
+        turn("mar-2", "We're still waiting on the new sync token from your team.", 1, session="mar"),
         turn("mar-fix", "Re-issued the sync token and re-ran the invoice sync.", 9, session="mar", role="agent", kind="action"),
         resolve("mar", "Sync token revoked; re-issued it.", 20),
         turn("plan-1", "We're on the Team plan with 45 seats.", 30, session="mar"),

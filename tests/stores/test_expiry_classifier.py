@@ -98,13 +98,19 @@ def test_setup_and_compliance_facts_are_profile():
     assert cls("Only office staff use Okta SSO; our 180 drivers don't have accounts.") == "profile"
 
 
-def test_a_problem_report_is_episodic_closed_by_its_session():
+def test_a_problem_report_is_part_of_the_support_record():
     c = classify("The Monday export is missing the 'lease end' column.", "customer")
-    assert (c.cls, c.event) == ("episodic", "")
+    assert (c.cls, c.rule) == ("incident", "incident: problem report")
+
+
+def test_a_step_the_customer_tried_and_how_it_went_is_part_of_the_support_record():
+    assert classify("I restarted it but that did not help.", "customer").rule == "incident: the customer's account of a step"
+    assert classify("Updated the app and it fixed it.", "customer").rule == "incident: the customer's account of a step"
 
 
 def test_a_dead_device_or_a_late_delivery_is_a_problem_report():
-    assert cls("The left earcup on my headset died this morning, no sound at all on that side.") == "episodic"
+    assert classify("The left earcup on my headset died this morning, no sound at all on that side.", "customer").rule == (
+        "incident: problem report")
 
 
 def test_anything_else_the_agent_said_or_did_is_incident():

@@ -58,7 +58,7 @@ def test_a_signal_before_the_item_or_without_a_reference_closes_nothing():
 
 
 def test_episodic_state_closes_on_its_sessions_resolution_and_reopens_with_it():
-    report = turn("r1", "s1", "customer", "The export is missing a column.", at(0))
+    report = turn("r1", "s1", "customer", "I'm still waiting on the replacement unit.", at(0))
     led = ledger(report, resolve("s1", at(hours=2)))
     assert verdicts(led, at(days=1)) == {"r1": "expired: episodic, closed by resolution of s1 on 2024-03-01"}
     led.add(resolve("s1", at(days=2), status="open"))
@@ -66,7 +66,7 @@ def test_episodic_state_closes_on_its_sessions_resolution_and_reopens_with_it():
 
 
 def test_a_resolution_before_the_item_does_not_close_it():
-    led = ledger(resolve("s1", at(0)), turn("r2", "s1", "customer", "Still failing after the fix.", at(hours=1)))
+    led = ledger(resolve("s1", at(0)), turn("r2", "s1", "customer", "Still waiting on the replacement unit.", at(hours=1)))
     assert verdicts(led, at(days=1)) == {}
 
 

@@ -67,7 +67,8 @@ def test_registry_holds_the_eight_then_the_extras_then_the_reply_then_the_expiry
                          "known_fix_first", "recall", "memory_extraction", "returning_customer", "reply_known_fix",
                          "reply_skips_failures", "expiry", "expiry_classes"]
     assert [k for k, c in reg.items() if c.group == "core"] == list(reg)[:8]
-    assert [k for k, c in reg.items() if c.group == "reply"] == list(reg)[13:]
+    assert [k for k, c in reg.items() if c.group == "reply"] == list(reg)[13:17]
+    assert [k for k, c in reg.items() if c.group == "expiry"] == list(reg)[17:]
 
 
 def test_no_criterion_mentions_a_strategy():

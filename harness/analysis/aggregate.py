@@ -19,6 +19,7 @@ bootstrap is done here, in numpy. The rules (docs/criteria.md, "Aggregation and 
 from __future__ import annotations
 
 import zlib
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -114,7 +115,7 @@ def _counts_sql() -> str:
 SELECT strategy, any_value(strategy_name) AS strategy_name, criterion, any_value(grp) AS grp, scenario,
        {CASE_COUNTS},
        count_if(status = 'unsupported') AS unsupported, count_if(status = 'error') AS errors{count_sums()}
-FROM scores WHERE run = $run
+FROM scores s WHERE s.run = ? AND ({{where}})
 GROUP BY strategy, criterion, scenario
 """
 
@@ -132,7 +133,8 @@ def metric_means(df: pd.DataFrame, value: str = "total", cases: str = "n") -> np
     return out
 
 
-def aggregate(res: Results, *, include_controls: bool = False, run: str | None = None, seed: int = 0) -> pd.DataFrame:
+def aggregate(res: Results, *, include_controls: bool = False, run: str | None = None, seed: int = 0,
+              where: str = "TRUE", params: Sequence[Any] = ()) -> pd.DataFrame:
     """One row per (strategy, criterion) of a run.
 
     Columns (`columns()`): `strategy`, `criterion`, `grp` (its group), `mean` (the headline of
@@ -142,11 +144,14 @@ def aggregate(res: Results, *, include_controls: bool = False, run: str | None =
     columns registered metrics add (`precision`, `recall`), NaN for criteria whose metric has
     none. A strategy with no case of a criterion another strategy has (provenance of an always
     empty context) gets a row with `n` 0 and NaN values. Controls (`oracle`, `empty`) are left
-    out unless `include_controls`. `run` picks one run when `res` holds several.
+    out unless `include_controls`. `run` picks one run when `res` holds several. `where` (with its
+    positional `params`) narrows the score rows, aliased `s`, before anything is counted (the app's
+    filters, `harness.analysis.queries.Filter.sql`); nothing of `res` is changed to do it.
     """
     cols = columns()
     run = res.pick_run(run)
-    per = res.df(_counts_sql(), {"run": run})
+    params = [run, *params]
+    per = res.df(_counts_sql().format(where=where), params)
     if per.empty:
         return pd.DataFrame(columns=cols)
     strategies, crits = _order(res, run, per)

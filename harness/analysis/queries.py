@@ -121,24 +121,6 @@ def run_seed(res: Results, run: str | None = None) -> int:
     return int(manifest.get("seed", 0) or 0)
 
 
-def _restrict_scores(res: Results, f: Filter) -> None:
-    """Make the `scores` view of this (private, per-query) `Results` show only the filtered rows,
-    so `harness.analysis.aggregate` computes its numbers, intervals included, over the selection."""
-    where, params = f.sql()
-    if where == "TRUE":
-        return
-    res.con.execute("ALTER VIEW scores RENAME TO scores_unfiltered")
-    # parameters cannot go into a view definition: inline them as SQL literals
-    lit = [("[" + ", ".join(_sql_str(v) for v in p) + "]::VARCHAR[]") for p in params]
-    for value in lit:
-        where = where.replace("?::VARCHAR[]", value, 1)
-    res.con.execute(f"CREATE VIEW scores AS SELECT * FROM scores_unfiltered s WHERE {where}")
-
-
-def _sql_str(v: Any) -> str:
-    return "'" + str(v).replace("'", "''") + "'"
-
-
 def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The leaderboard over the filtered scores, from one `harness.analysis.aggregate` pass: `(cells, totals)`.
 
@@ -151,13 +133,16 @@ def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.Da
     from harness.analysis.aggregate import aggregate, totals
     from harness.criteria import groups
 
-    _restrict_scores(res, replace(f, include_controls=True))
-    agg = aggregate(res, include_controls=f.include_controls, run=res.run_ids[0], seed=run_seed(res))
-    counts = res.df("""SELECT strategy, criterion, count(*) AS cases, count(*) FILTER (WHERE status = 'fail') AS fails,
+    # the filters narrow every query here by a WHERE clause; the caller's views stay as they are
+    # (controls are counted in the resamples whatever the toggle says: stable intervals)
+    where, params = replace(f, include_controls=True, alias="s").sql()
+    run = res.run_ids[0]
+    agg = aggregate(res, include_controls=f.include_controls, run=run, seed=run_seed(res), where=where, params=params)
+    counts = res.df(f"""SELECT strategy, criterion, count(*) AS cases, count(*) FILTER (WHERE status = 'fail') AS fails,
                               count(*) FILTER (WHERE status IN ('fail', 'error')) AS failing,
                               count(*) FILTER (WHERE status = 'unsupported') AS unsup,
                               count(*) FILTER (WHERE passed AND status = 'ok') AS passes
-                       FROM scores GROUP BY ALL""")
+                       FROM scores s WHERE s.run = ? AND ({where}) GROUP BY ALL""", [run, *params])
     cells = agg.merge(counts[["strategy", "criterion", "fails"]], on=["strategy", "criterion"], how="left").fillna({"fails": 0})
     per = counts.groupby("strategy")[["cases", "failing", "unsup", "passes"]].sum().reset_index()
     per = per.assign(pass_rate=per["passes"] / per["cases"]).rename(columns={"unsup": "unsupported"}).drop(columns="passes")

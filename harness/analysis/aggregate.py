@@ -9,7 +9,11 @@ bootstrap is done here, in numpy. The rules (docs/criteria.md, "Aggregation and 
   criterion registers): the mean case value by default; a metric that counts (F1 over `tp`, `fp`,
   `fn`) sums its counts from each row's `meta` and adds its own columns (`precision`, `recall`);
   a row without a verdict carries the counts its metric gave it when it was scored;
-- `pass_lo`/`pass_hi`: 95% Wilson interval of `pass_rate`;
+- `pass_lo`/`pass_hi`: 95% Wilson interval of `pass_rate`, which treats cases as independent;
+  `pass_boot_lo`/`pass_boot_hi`: 95% cluster bootstrap of `pass_rate` over scenarios (the same
+  resamples as `lo`/`hi`); `pass_interval` says which of the two a reader is shown: `bootstrap`
+  where some scenario holds more than one of the strategy's cases of the criterion (they share
+  a history, so Wilson is too narrow), `wilson` where every case has a scenario of its own;
 - `lo`/`hi`: 95% percentile-bootstrap interval of `mean`, resampling whole scenarios (cases of
   one scenario are not independent). One resample matrix per criterion, drawn from `seed` and
   the criterion's key, is shared by every strategy, so intervals are paired and do not depend on
@@ -33,7 +37,9 @@ from harness.criteria.metrics import Mean, Metric
 Z95 = 1.959963984540054
 RESAMPLES = 1000
 BASE_COLUMNS = ["strategy", "criterion", "grp", "mean", "n", "pass_rate", "lo", "hi", "pass_lo", "pass_hi",
-                "unsupported", "errors"]
+                "pass_boot_lo", "pass_boot_hi", "pass_interval", "unsupported", "errors"]
+BOOTSTRAP, WILSON = "bootstrap", "wilson"
+"""Values of `pass_interval`: which interval of the pass rate a reader should be shown."""
 
 
 def metric_of(criterion: str) -> Metric:
@@ -140,7 +146,9 @@ def aggregate(res: Results, *, include_controls: bool = False, run: str | None =
     Columns (`columns()`): `strategy`, `criterion`, `grp` (its group), `mean` (the headline of
     the criterion's metric: the mean case value, or e.g. F1), `n` (cases, unsupported and errors
     included), `pass_rate`, `lo`/`hi` (bootstrap 95% interval of `mean`, over scenarios),
-    `pass_lo`/`pass_hi` (Wilson 95% interval of `pass_rate`), `unsupported`, `errors`, then the
+    `pass_lo`/`pass_hi` (Wilson 95% interval of `pass_rate`), `pass_boot_lo`/`pass_boot_hi` (its
+    cluster bootstrap over scenarios), `pass_interval` (`bootstrap` or `wilson`: the one to show,
+    see `pass_interval_of`), `unsupported`, `errors`, then the
     columns registered metrics add (`precision`, `recall`), NaN for criteria whose metric has
     none. A strategy with no case of a criterion another strategy has (provenance of an always
     empty context) gets a row with `n` 0 and NaN values. Controls (`oracle`, `empty`) are left
@@ -184,17 +192,32 @@ def aggregate(res: Results, *, include_controls: bool = False, run: str | None =
             pass_rate = summed["passes"].to_numpy(float) / n
             got = {k: np.where(n > 0, v, np.nan) for k, v in metric.summarize(overall).items()}
             boot = np.where(drawn > 0, metric.summarize(resampled)["mean"], np.nan)
+            boot_pass = np.where(drawn > 0, (W @ matrix("passes")) / drawn, np.nan)
+        # cases of one scenario share its history: where a scenario holds several of them, Wilson
+        # (which assumes independent cases) is too narrow and the cluster bootstrap is the one to show
+        clustered = (matrix("n") > 1).any(axis=0) if len(scenarios) else np.zeros(len(shown), dtype=bool)
         lo, hi = _interval(boot)
         plo, phi = wilson(summed["passes"].to_numpy(float), n)
+        blo, bhi = _interval(boot_pass)
         nan = np.full(len(shown), np.nan)
         for j, s in enumerate(shown):
             rows.append({
                 "strategy": s, "criterion": c, "grp": grp.get(c, groups.DEFAULT), "mean": got["mean"][j], "n": int(n[j]),
                 "pass_rate": pass_rate[j], "lo": lo[j], "hi": hi[j], "pass_lo": plo[j], "pass_hi": phi[j],
+                "pass_boot_lo": blo[j], "pass_boot_hi": bhi[j], "pass_interval": BOOTSTRAP if clustered[j] else WILSON,
                 "unsupported": int(summed["unsupported"].iloc[j]), "errors": int(summed["errors"].iloc[j]),
                 **{k: got.get(k, nan)[j] for k in extra_cols},
             })
     return pd.DataFrame(rows, columns=cols)
+
+
+def pass_interval_of(row: Any) -> tuple[float, float, str]:
+    """(lo, hi, name) of the pass-rate interval to show for an `aggregate` row: the cluster
+    bootstrap over scenarios where cases share a scenario, else Wilson (module doc)."""
+    get = row.get if isinstance(row, dict) else lambda k: getattr(row, k)
+    if get("pass_interval") == BOOTSTRAP:
+        return get("pass_boot_lo"), get("pass_boot_hi"), "bootstrap over scenarios"
+    return get("pass_lo"), get("pass_hi"), "Wilson"
 
 
 def totals(df: pd.DataFrame) -> pd.DataFrame:

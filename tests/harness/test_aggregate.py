@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from harness.analysis.aggregate import aggregate, resample_weights, totals, wilson
+from harness.analysis.aggregate import aggregate, pass_interval_of, resample_weights, totals, wilson
 from harness.analysis.results import Results
 from harness.criteria.metrics import precision_recall_f1
 from harness.run.runstore import RunWriter
@@ -126,3 +126,21 @@ def test_several_runs_need_a_choice(tmp_path):
         with pytest.raises(ValueError, match="say which"):
             aggregate(res)
         assert by(aggregate(res, run="two"), "a", "recall")["mean"] == 0.0
+
+
+def test_pass_rates_of_cases_that_share_scenarios_get_the_cluster_bootstrap(tmp_path):
+    # 4 scenarios x 5 cases, passing together or failing together: 10 of 20 pass, but only
+    # 4 independent histories. Wilson counts 20 independent cases; the cluster bootstrap does not.
+    scores = [row("a", f"s{k}", f"p{k}-{i}", "recall", 1.0 if k % 2 else 0.0) for k in range(4) for i in range(5)]
+    scores += [row("a", f"t{k}", "p", "identity_persistence", 1.0 if k % 2 else 0.0) for k in range(20)]  # one case each
+    run = make_run(tmp_path, scores, strategies=("a",))
+    with Results(run) as res:
+        df = aggregate(res)
+    clustered, single = by(df, "a", "recall"), by(df, "a", "identity_persistence")
+    assert clustered.pass_rate == single.pass_rate == 0.5
+    assert (clustered.pass_lo, clustered.pass_hi) == (single.pass_lo, single.pass_hi)  # Wilson sees the same 10 of 20
+    assert clustered.pass_interval == "bootstrap" and single.pass_interval == "wilson"
+    assert clustered.pass_boot_hi - clustered.pass_boot_lo > 1.5 * (clustered.pass_hi - clustered.pass_lo)
+    lo, hi, name = pass_interval_of(clustered)
+    assert (lo, hi, name) == (clustered.pass_boot_lo, clustered.pass_boot_hi, "bootstrap over scenarios")
+    assert pass_interval_of(single)[2] == "Wilson"

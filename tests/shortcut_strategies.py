@@ -3,7 +3,7 @@ one with `monkeypatch.setitem(REGISTRY, name, "shortcut_strategies:Class")`; nev
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -11,6 +11,7 @@ import numpy as np
 from stores.memory import RESOLUTION_ROLE, MemoryStore
 from stores.packing import pack
 from stores.protocol import Bundle, ContextRequest, Event
+from stores.retrieval.history_stuffing import HistoryStuffing
 
 
 @dataclass(frozen=True)
@@ -65,3 +66,14 @@ class Pinned:
         # pinned items outrank every other (older pins first); the rest rank newest first
         pin = np.where(pinned, 2.0 * n - 2 * age_rank, 0.0)
         return pack(h, request, {"pinned": pin, "recency": np.where(pinned, 0.0, age_rank)})
+
+
+class OverBudget(HistoryStuffing):
+    """`history_stuffing` that ignores the probe's budget: the whole history goes into the
+    context, as a transcript. It exists to prove that going over the budget never pays: the
+    retrieval criteria judge what the model would receive (the context cut at the budget)."""
+
+    name: ClassVar[str] = "over_budget"
+
+    def context(self, request: ContextRequest) -> Bundle:
+        return super().context(replace(request, budget_tokens=10**9))

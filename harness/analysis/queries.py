@@ -21,7 +21,7 @@ from stores.session.health import HealthParams
 from stores.registry import CONTROLS
 
 from harness.criteria import bundle
-from harness.criteria.bundle import View, gold_ref, hit, index, pair_verdict, present, repeat_flagged
+from harness.criteria.bundle import View, gold_ref, hit, index, pair_verdict, present, received, repeat_flagged
 from harness.analysis.results import Results
 from harness.format.gold import ITEMS, declared, keys_of
 from harness.format.model import Expect
@@ -460,20 +460,32 @@ def parse_expect(js: str | None) -> dict[str, Any]:
         return {}
 
 
-def gold_view(cands: pd.DataFrame, context: str | None) -> View:
+def _ranked(cands: pd.DataFrame) -> pd.DataFrame:
+    return cands.sort_values("rank") if len(cands) and not cands["rank"].is_monotonic_increasing else cands
+
+
+def gold_view(cands: pd.DataFrame, context: str | None, budget: int | None = None) -> View:
     """What the criteria read of a probe's bundle (`harness.criteria.bundle.index`), from the
-    candidate rows of a run (`candidates()`) and the probe's context text."""
-    if len(cands) and not cands["rank"].is_monotonic_increasing:
-        cands = cands.sort_values("rank")
-    return index(cands.itertuples(index=False) if len(cands) else (), context)
+    candidate rows of a run (`candidates()`) and the probe's context text; with the probe's
+    `budget`, as the criteria read it: the context cut at the budget (what the model receives)."""
+    cands = _ranked(cands)
+    return index(cands.itertuples(index=False) if len(cands) else (), context, budget)
 
 
-def gold_check(expect: dict[str, Any], cands: pd.DataFrame, context: str | None) -> pd.DataFrame:
+def received_context(cands: pd.DataFrame, context: str | None, budget: int) -> str:
+    """The context the model receives at a probe: the strategy's text, or, over the budget, the
+    criteria's cut of it (`harness.criteria.bundle.received`: whole lines, lowest ranks dropped first)."""
+    cands = _ranked(cands)
+    return received(context or "", int(budget), cands.itertuples(index=False) if len(cands) else ())
+
+
+def gold_check(expect: dict[str, Any], cands: pd.DataFrame, context: str | None, budget: int | None = None) -> pd.DataFrame:
     """The probe's gold labels against what a strategy put in the context, by the criteria's rules.
 
     Returns one row per gold item of every key with a polarity (`harness.format.gold`): first
     what must be in the context, then what must stay out, then the orderings, each key in
-    declaration order. `kind` is the key's display name (`harness.format.gold.Gold.display`),
+    declaration order, judged on the context as the criteria judge it (cut at `budget` when
+    given: pass the probe's budget). `kind` is the key's display name (`harness.format.gold.Gold.display`),
     `ref`, `ok` (bool), `mark` (✓ included / ✗ missing / ⚠ present / ✓ absent, ...) and `detail`.
     Whether an item counts is decided by the criteria's own functions (`harness.criteria.bundle`),
     so a mark never disagrees with the verdict; the detail only says where the item was among
@@ -481,7 +493,7 @@ def gold_check(expect: dict[str, Any], cands: pd.DataFrame, context: str | None)
     and the criteria's repeat limit (`bundle.REPEAT_TOP`).
     """
     gold = Expect.from_data(expect)
-    v = gold_view(cands, context)
+    v = gold_view(cands, context, budget)
     considered: dict[str, tuple[int, bool]] = {}
     for r in cands.itertuples(index=False) if len(cands) else ():
         for i in r.source_ids if r.source_ids is not None else ():
@@ -495,6 +507,8 @@ def gold_check(expect: dict[str, Any], cands: pd.DataFrame, context: str | None)
             return f"in the context at rank {v.rank[ref]}"
         if ref in considered:
             r, inc = considered[ref]
+            if inc and v.hidden.get(ref) in v.past_cut:
+                return f"ranked {r} and included, but past the budget cut"
             return f"ranked {r} and included, but not in the context" if inc else f"ranked {r} but dropped"
         return "not among the candidates"
 

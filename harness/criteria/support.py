@@ -16,7 +16,7 @@ from harness.format.model import Probe
 from harness.run.replay import ProbeOutcome
 from harness.criteria.bundle import (
     REPEAT_TOP, foreign_items, hidden_note, hit, in_context, lie, pair_ids, plural, present, quote, quote_all, repeat_flagged,
-    rows, shown_rank, unmarked_note, view, wrong_pairs,
+    full_view, rows, shown_rank, unmarked_note, view, wrong_pairs,
 )
 
 HEALTH_TOLERANCE = 1e-6
@@ -81,7 +81,7 @@ def provenance(o: ProbeOutcome):
     included = [c for c in rows(o) if c.included]
     if not included:
         return None
-    v = view(o)
+    v = full_view(o)  # a gate: the whole bundle as returned, not the cut the model receives
     bad: list[tuple[str, str]] = []
     for c in included:
         if not in_context(c.text, v.context, v.lines):

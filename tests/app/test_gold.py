@@ -43,11 +43,11 @@ def _marks(res: Results) -> dict[tuple[str, str, str], pd.DataFrame]:
                       FROM candidates ORDER BY strategy, scenario, probe_id, rank""")
     groups = {k: g for k, g in cands.groupby(["strategy", "scenario", "probe_id"], sort=False)}
     empty = cands.iloc[0:0]
-    probes = res.df("""SELECT p.strategy, p.scenario, p.probe_id, p.context, e.expect
+    probes = res.df("""SELECT p.strategy, p.scenario, p.probe_id, p.context, p.budget, e.expect
                        FROM probes p JOIN events e ON e.scenario = p.scenario AND e.kind = 'probe' AND e.item_id = p.probe_id
                        WHERE p.error IS NULL""")
     return {(r.strategy, r.scenario, r.probe_id): gold_check(parse_expect(r.expect), groups.get((r.strategy, r.scenario, r.probe_id), empty),
-                                                            r.context)
+                                                            r.context, int(r.budget))
             for r in probes.itertuples(index=False)}
 
 

@@ -481,3 +481,25 @@ def test_a_failed_export_says_so_in_a_sentence_and_logs_the_rest(app_runs, caplo
     with pytest.raises(RuntimeError, match=r"^The XML export could not be written; the details are in the app's log\.$"):
         build()
     assert "unknown export format 'xml'" in caplog.text
+
+
+def test_an_over_budget_context_is_shown_as_the_criteria_judge_it_cut_at_the_budget(tmp_path, monkeypatch):
+    from fixture_runs import long_history
+
+    from harness.run.runner import execute
+    from stores.tokens import count_text_tokens
+    from stores.registry import REGISTRY, parse_specs
+
+    monkeypatch.setitem(REGISTRY, "over_budget", "shortcut_strategies:OverBudget")
+    run = execute([long_history()], parse_specs("over_budget"), tmp_path, run_id="20990101-000000-over").path
+    monkeypatch.setenv("SUPPORTBENCH_RUNS", str(tmp_path))
+    at = open_page("rankings", run=run.name, scenario="long-history", probe="p-long", strategies=["over_budget"])
+    no_exception(at)
+    assert "Over budget: the criteria judge the context cut at 300 tokens" in texts(at)
+    at = open_page("failures", run=run.name, case="over_budget|long-history|p-long|recall")
+    no_exception(at)
+    assert "Over budget: the criteria judge what the model would receive" in texts(at)
+    seen, returned = at.code[0].value, at.code[1].value
+    assert "Week 0 message 0" in returned and "Week 0 message 0" not in seen  # the oldest history is past the cut
+    assert count_text_tokens(seen) <= 300 < count_text_tokens(returned)
+    assert "The strategy returned, before the cut:" in texts(at)

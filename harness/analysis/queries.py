@@ -93,7 +93,8 @@ def criteria_meta(res: Results) -> pd.DataFrame:
 
 
 def total_columns() -> list[tuple[str, str]]:
-    """(column of `leaderboard`'s totals, group title) per group that feeds a total, headline first."""
+    """(column of `leaderboard`'s totals, group title) per group that feeds a total (the shared
+    headline total comes before them, as `shared`)."""
     from harness.criteria import groups
 
     return [(g.total, g.title) for g in groups.totals()]
@@ -126,12 +127,13 @@ def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.Da
 
     `cells`: strategy x criterion (mean, n, pass rate, intervals, unsupported, errors, the
     columns of each criterion's metric, e.g. precision/recall beside an F1) plus a `fails` count.
-    `totals`: per strategy, one total per group that feeds one (equal weights,
-    `harness.analysis.aggregate.totals`: `total` over the core criteria, `extra` over the extras),
-    cases, failing and unsupported counts, tokens and latency at probes; best headline total first.
+    `totals`: per strategy, `harness.analysis.aggregate.totals` (the shared headline total over the
+    quality criteria every strategy shown but the controls supports, with `shared_criteria`, and
+    the coverage `supported` of `shown`; one total per group that feeds one: `total` over the core
+    criteria, `extra` over the extras), cases, failing and unsupported counts, tokens and latency
+    at probes; best shared total first. Gates are in no total (`gate_table`).
     """
-    from harness.analysis.aggregate import aggregate, totals
-    from harness.criteria import groups
+    from harness.analysis.aggregate import aggregate, comparison_of, control_labels, totals
 
     # the filters narrow every query here by a WHERE clause; the caller's views stay as they are
     # (controls are counted in the resamples whatever the toggle says: stable intervals)
@@ -146,7 +148,7 @@ def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.Da
     cells = agg.merge(counts[["strategy", "criterion", "fails"]], on=["strategy", "criterion"], how="left").fillna({"fails": 0})
     per = counts.groupby("strategy")[["cases", "failing", "unsup", "passes"]].sum().reset_index()
     per = per.assign(pass_rate=per["passes"] / per["cases"]).rename(columns={"unsup": "unsupported"}).drop(columns="passes")
-    tot = totals(agg)
+    tot = totals(agg, comparison_of(list(dict.fromkeys(agg["strategy"])), control_labels(res, run)))
     pf = Filter(strategies=tuple(tot["strategy"]), scenarios=f.scenarios, suites=f.suites, alias="p")
     pwhere, pparams = pf.sql()
     if f.tags:
@@ -159,9 +161,17 @@ def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.Da
         FROM probes p WHERE {pwhere} GROUP BY strategy
     """, pparams)
     out = tot.merge(per, on="strategy", how="left").merge(cost, on="strategy", how="left")
-    headline = groups.totals()[0].total
-    out = out.sort_values([headline, "strategy"], ascending=[False, True], na_position="last").reset_index(drop=True)
+    out = out.sort_values(["shared", "strategy"], ascending=[False, True], na_position="last").reset_index(drop=True)
     return cells, out
+
+
+def gate_table(res: Results, f: Filter = Filter()) -> pd.DataFrame:
+    """The pass/fail gates over the filtered scores (`harness.analysis.aggregate.gates`): one row per
+    (strategy, gate) with `n`, `failing`, `passed` and the first failing cases; controls as `f` says."""
+    from harness.analysis.aggregate import gates
+
+    where, params = replace(f, alias="s").sql()
+    return gates(res, run=res.run_ids[0], where=where, params=params)
 
 
 # --- per scenario ----------------------------------------------------------------------------

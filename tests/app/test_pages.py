@@ -494,7 +494,7 @@ def test_trends_show_distributions_and_the_suites_runs_in_order(app_runs):
     assert all(t["type"] == "box" for t in boxes["data"])
     assert trend["layout"]["xaxis"]["categoryarray"] == [TIGHT, MAIN]  # oldest first: both runs are of suite `test`
     wide = at.dataframe[-1].value
-    board = open_page("leaderboard", controls="1").dataframe[0].value.set_index("strategy")["total"]
+    board = open_page("leaderboard", controls="1").dataframe[0].value.set_index("strategy")["shared"]
     mine = wide.set_index("label").loc[MAIN, list(board.index)].astype(float)
     assert (mine.round(9) == board.astype(float).round(9)).all()  # a point of the trend is the leaderboard's number
 

@@ -238,3 +238,12 @@ def cut_to_budget(text: str, budget: int, ranked: Sequence[str]) -> str:
             keep.append(i)
             used += n
     return "\n".join(lines[i] for i in sorted(keep))
+
+
+def received_bundle(bundle: Bundle, budget: int) -> Bundle:
+    """`bundle` as the model receives it: the same bundle when its text fits `budget`, else a copy
+    whose text is `cut_to_budget`'s (whoever reads the context, the reply engine too, reads that)."""
+    if not bundle.text or count_text_tokens(bundle.text) <= budget:
+        return bundle
+    text = cut_to_budget(bundle.text, budget, [c.text for c in bundle.candidates if c.included and isinstance(c.text, str)])
+    return Bundle(candidates=bundle.candidates, text=text, tokens=count_text_tokens(text), latency_ms=bundle.latency_ms)

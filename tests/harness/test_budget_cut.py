@@ -17,7 +17,8 @@ from stores.tokens import count_text_tokens, count_tokens
 
 CANONICAL = Path("datasets/canonical")
 RETRIEVAL = ("identity_persistence", "preference_surfacing", "session_ranking", "repeat_issue", "recall",
-             "known_fix_first", "stale_suppression")
+             "known_fix_first", "stale_suppression", "returning_customer", "reply_known_fix", "reply_skips_failures")
+"""Every criterion that reads the context (the reply ones through the reply engine, which reads the cut too)."""
 
 
 def test_a_text_within_its_budget_is_received_whole():
@@ -89,3 +90,27 @@ def test_the_app_marks_the_same_cut_as_the_criteria(over_budget_run):
         assert count_text_tokens(seen) <= r.budget
         cut += seen != r.context
     assert cut > 5
+
+
+def test_the_reply_engine_reads_the_context_the_model_receives(monkeypatch):
+    """An over-budget context reaches the reply engine cut at the budget, as it reaches the criteria."""
+    from helpers import probe, scenario, turn
+    from shortcut_strategies import OverBudget
+
+    import harness.run.replay as replay_module
+
+    history = [turn(f"t{i}", f"Message {i} about the nightly export job that keeps failing on batch {i}.", i) for i in range(40)]
+    sc = scenario([*history, probe("p", "export still failing", 50, budget=120, include=("t39",))])
+    seen: list[tuple[int, str]] = []
+
+    class Recorder:
+        def reply(self, request, bundle, memories=None):
+            seen.append((request.budget_tokens, bundle.text))
+            raise RuntimeError("recorded")  # the reply itself does not matter here
+
+    monkeypatch.setattr(replay_module, "reply_engine", lambda: Recorder())
+    out = replay_module.replay(sc, OverBudget())
+    (o,) = out.outcomes
+    ((budget, text),) = seen
+    assert count_text_tokens(text) <= budget == 120 < count_text_tokens(o.bundle.text)
+    assert "Message 39" in text and "Message 0 " not in text  # the newest history survives the cut, as packing would keep it

@@ -131,12 +131,9 @@ def grid(df: pd.DataFrame, titled: bool = True, comparison: list[str] | None = N
     rows.append(["coverage (supported of shown)"]
                 + [f"{int(t.loc[s, 'supported'])} of {int(t.loc[s, 'shown'])}" for s in strategies])
     for g in groups.totals():
-        rows.append([g.total_title] + [_f(t.loc[s, g.total]) for s in strategies])
+        if t[g.total].notna().any():  # a group with no case in this run has no total to show
+            rows.append([g.total_title] + [_f(t.loc[s, g.total]) for s in strategies])
     return strategies, rows
-
-
-TOTAL_ROWS = 2
-"""Rows `grid` adds after the quality criteria besides one per group total: shared total, coverage."""
 
 
 def gate_cell(g: dict[str, Any]) -> str:
@@ -230,9 +227,8 @@ def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int, g
 def main(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from harness.analysis.aggregate import aggregate, comparison_of, control_labels, gates
+    from harness.analysis.aggregate import aggregate, comparison_of, control_labels, gates, quality_criteria
     from harness.analysis.results import Results, resolve_run
-    from harness.criteria import groups
     from harness.run.runstore import write_text_atomic
 
     try:
@@ -270,7 +266,7 @@ def main(args: argparse.Namespace) -> int:
     table.add_column("criterion", overflow="fold")
     for s in strategies:
         table.add_column(s, overflow="fold")
-    last_criterion = len(rows) - len(groups.totals()) - TOTAL_ROWS - 1  # a rule between the criteria and the totals
+    last_criterion = len(quality_criteria(df)) - 1  # a rule between the criteria and the totals
     for i, r in enumerate(rows):
         table.add_row(*r, end_section=(i == last_criterion or i == len(rows) - 1))
     for r in gate_grid(df, gate_rows, strategies, titled=False):

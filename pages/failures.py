@@ -16,7 +16,7 @@ import streamlit as st
 
 from harness.analysis.failures import GROUPS, ORDERS
 from harness.analysis.queries import (FAILING, GOLD_MARK, OUT_MARK, Filter, gap_label, gold_check, gold_marks, gold_view,
-                                      hit, memories_table, parse_expect, present, reply_view)
+                                      hit, memories_table, parse_expect, present, received_context, reply_view)
 from pages._expiry import case_turns, removed_panel
 from pages._shared import (start, STATUS_ICONS, case_key, clear_params, current_run, deferred_export, parse_case, wkey,
                            criterion_titles, q, url_keep, url_multiselect, url_pagination, url_seed, url_selectbox, url_text,
@@ -222,12 +222,13 @@ def render_case(strategy: str, scenario: str, probe_id: str, criterion: str) -> 
     cands = q("candidates", strategy, scenario, probe_id) if probe_id else pd.DataFrame()
     prow = q("probe_rows", scenario, probe_id, (strategy,)) if probe_id else pd.DataFrame()
     context = prow["context"].iloc[0] if len(prow) else ""
+    budget = int(pr["budget"].iloc[0]) if len(pr) else None
 
     left, right = st.columns([3, 2], gap="large")
     with left:
-        transcript_section(scenario, pr, cands, expect, context)
+        transcript_section(scenario, pr, cands, expect, context, budget)
     with right:
-        context_section(probe_id, pr, prow, cands, expect, context)
+        context_section(probe_id, pr, prow, cands, expect, context, budget)
         if probe_id:
             removed_panel(cands)
         else:
@@ -243,7 +244,8 @@ def verdict(s) -> None:
         st.caption("evidence: " + ", ".join(map(str, s.evidence)))
 
 
-def transcript_section(scenario: str, pr: pd.DataFrame, cands: pd.DataFrame, expect: dict, context: str) -> None:
+def transcript_section(scenario: str, pr: pd.DataFrame, cands: pd.DataFrame, expect: dict, context: str,
+                       budget: int | None = None) -> None:
     """The conversation up to the probe, with a search box and a link down to the probe."""
     upto = int(pr["event_index"].iloc[0]) if len(pr) else None
     st.markdown("#### Transcript" + (" up to the probe" if upto is not None else ""))
@@ -252,18 +254,18 @@ def transcript_section(scenario: str, pr: pd.DataFrame, cands: pd.DataFrame, exp
     if upto is not None and not search:
         b.markdown(f"[↓ Jump to the probe](#{PROBE_ANCHOR})")
     session = str(pr["session"].iloc[0]) if len(pr) and pr["session"].iloc[0] else None
-    transcript(q("events", scenario, upto), cands, expect, context, probe_session=session, search=search)
+    transcript(q("events", scenario, upto), cands, expect, context, probe_session=session, search=search, budget=budget)
 
 
 def context_section(probe_id: str, pr: pd.DataFrame, prow: pd.DataFrame, cands: pd.DataFrame, expect: dict,
-                    context: str) -> None:
+                    context: str, budget: int | None = None) -> None:
     st.markdown("#### Context against the gold")
     if not probe_id:
         st.caption("A scenario-level criterion: no single context to show.")
     elif len(prow) and prow["error"].iloc[0]:
         st.error(f"The strategy raised: {prow['error'].iloc[0]}")
     else:
-        gold = gold_check(expect, cands, context)
+        gold = gold_check(expect, cands, context, budget)
         if gold.empty:
             st.caption("This probe has no item-level gold labels.")
         else:
@@ -271,8 +273,16 @@ def context_section(probe_id: str, pr: pd.DataFrame, prow: pd.DataFrame, cands: 
         n_inc = int(cands["included"].sum()) if len(cands) else 0
         st.caption(f"{n_inc} of {len(cands)} candidates included · {prow['tokens'].iloc[0] if len(prow) else '?'} "
                    f"tokens of a {pr['budget'].iloc[0] if len(pr) else '?'} budget")
+        seen = received_context(cands, context, budget) if budget is not None else context
+        if seen != context:
+            st.warning(f"Over budget: the criteria judge what the model would receive, the context cut at the "
+                       f"{budget}-token budget (whole lines, lowest ranks dropped first): "
+                       f"{(context or '').count(chr(10)) - seen.count(chr(10))} line(s) cut.", icon=":material/content_cut:")
         with st.expander("What the model would see", expanded=False):
-            st.code(context or "(empty)", language=None, wrap_lines=True)
+            st.code(seen or "(empty)", language=None, wrap_lines=True)
+            if seen != context:
+                st.caption("The strategy returned, before the cut:")
+                st.code(context or "(empty)", language=None, wrap_lines=True)
         if len(prow):
             reply_panel(prow.iloc[0])
 
@@ -334,14 +344,15 @@ def handoff_section(prow: pd.DataFrame) -> None:
 
 
 def transcript(ev: pd.DataFrame, cands: pd.DataFrame, expect: dict, context: str | None = None, *,
-               probe_session: str | None = None, search: str = "") -> None:
+               probe_session: str | None = None, search: str = "", budget: int | None = None) -> None:
     """Turns as chat messages with session boundaries, resolutions, gaps, and context badges
-    (what counts as in the context is the criteria's rule, `harness.analysis.queries.gold_view`).
+    (what counts as in the context is the criteria's rule, `harness.analysis.queries.gold_view`,
+    over the context cut at the probe's `budget`).
 
     Sessions before the probe's own are collapsed, one line per event (a 300-turn history opens
     at the probe, not 300 messages down); with `search`, only the events whose text has it are
     shown, in full, wherever they are."""
-    v = gold_view(cands, context)
+    v = gold_view(cands, context, budget)
     marks = gold_marks(expect)
     if search:
         hits = ev[ev["text"].fillna("").str.contains(re.escape(search), case=False, regex=True)]

@@ -1,5 +1,6 @@
-"""Leaderboard: criteria x strategies, with n and intervals on hover, totals, tokens and latency,
-and a table per scenario.
+"""Leaderboard: quality criteria x strategies, with n and intervals on hover; the shared total and
+coverage that order it; the pass/fail gates with their failing cases; tokens and latency; and a
+table per scenario.
 
 Clicking a cell (or choosing it below the chart) opens the matching failures; clicking a
 scenario's row opens that scenario's failures.
@@ -12,7 +13,9 @@ import re
 import plotly.graph_objects as go
 import streamlit as st
 
+from harness.analysis.aggregate import pass_interval_of
 from harness.analysis.queries import Filter, total_columns
+from harness.criteria.groups import is_gate
 from harness.criteria.groups import totals as group_totals
 from pages._expiry import classes_panel
 from pages._shared import (start, go as go_page, manifest, pct, q, root, url_multiselect, url_pagination, url_selectbox,
@@ -54,6 +57,27 @@ def _wrap(label: str, width: int) -> str:
     return "<br>".join(lines)
 
 
+def pass_ci(r) -> str:
+    """The pass rate's 95% interval, named: the cluster bootstrap over scenarios where cases share
+    one, Wilson where each case has its own (`harness.analysis.aggregate.pass_interval_of`)."""
+    lo, hi, name = pass_interval_of(r)
+    return f"95% CI {pct(lo)}–{pct(hi)}, {name}"
+
+
+def gate_view(gates, strategies: list[str], titles: dict[str, str]):
+    """Strategies x gates: ✓ pass, ✗ k of n failing, or – without a case."""
+    import pandas as pd
+
+    rows = []
+    for s in strategies:
+        row = {"strategy": s}
+        for g in gates[gates["strategy"] == s].itertuples(index=False):
+            row[titles.get(g.criterion, g.criterion)] = ("–" if g.passed is None else "✓ pass" if g.passed
+                                                         else f"✗ {g.failing} of {g.n} failing")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def cell_hover(s: str, title: str, r, headline: str, beside: tuple[str, ...]) -> str:
     """A cell's hover: scores and their intervals as fractions (0-1, like the cell), rates as
     percentages; `headline` is what the cell's value is (mean, F1), `beside` the metric's other columns."""
@@ -64,7 +88,7 @@ def cell_hover(s: str, title: str, r, headline: str, beside: tuple[str, ...]) ->
     values = [(k, getattr(r, k)) for k in beside]
     extra = ("<br>" + " · ".join(f"{k} {v:.2f}" for k, v in values) if values and all(v == v for _, v in values) else "")
     ci = f" (95% CI {r.lo:.2f}–{r.hi:.2f})" if r.lo == r.lo else ""
-    pci = f" (95% CI {pct(r.pass_lo)}–{pct(r.pass_hi)})" if r.pass_lo == r.pass_lo else ""
+    pci = f" ({pass_ci(r)})" if r.pass_lo == r.pass_lo else ""
     return (f"{head}<br>{headline} {r.mean:.2f}{ci} over {r.n} case{'s' if r.n != 1 else ''}{extra}"
             f"<br>pass rate {pct(r.pass_rate)}{pci}"
             f"<br>{int(r.fails)} fail · {r.unsupported} unsupported · {r.errors} errors"
@@ -154,12 +178,14 @@ def render() -> None:
         return
     meta = q("criteria_meta")
     scored = set(cells["criterion"])
-    crit_keys = [c for c in meta["criterion"] if c in scored]
+    gate_keys = [c for c, g in zip(meta["criterion"], meta["grp"]) if c in scored and is_gate(g)]
+    crit_keys = [c for c in meta["criterion"] if c in scored and c not in gate_keys]
     titles = dict(zip(meta["criterion"], meta["title"]))
     strategies = list(totals["strategy"])
-    score_section(cells, strategies, crit_keys, meta[meta["criterion"].isin(scored)])
-    open_section(strategies, crit_keys, titles)
+    score_section(cells, strategies, crit_keys, meta[meta["criterion"].isin(crit_keys)])
+    open_section(strategies, crit_keys + gate_keys, titles)
     totals_section(totals)
+    gates_section(f, strategies, titles)
     scenario_section(f, strategies)
     memory_classes(strategies)
 
@@ -212,19 +238,25 @@ def open_section(strategies, crit_keys, titles) -> None:
 
 def totals_section(totals) -> None:
     st.subheader("Totals, tokens and latency")
-    st.caption("Total weights every criterion equally. Tokens are the context the model would see at a probe.")
+    n_shared = int(totals["shared_criteria"].iloc[0]) if len(totals) else 0
+    st.caption(f"The shared total, which orders the board, is the equal-weight mean over the {n_shared} quality criteria "
+               "that every strategy shown (controls aside) supports, so a capability only some have cannot decide the "
+               "order; coverage is how many of the quality criteria shown each strategy supports. Group totals count "
+               "unsupported cases as 0. Gates are in no total. Tokens are the context the model would see at a probe.")
     feeding = total_columns()
-    view = totals.assign(budget_use=totals["tokens_mean"] / totals["budget_mean"], pass_rate=100 * totals["pass_rate"])[
-        ["strategy", *(col for col, _ in feeding), "pass_rate", "cases", "failing", "unsupported", "tokens_mean", "budget_use",
-         "latency_p50", "latency_p95", "probe_errors"]]
-    (head, head_title), *rest = feeding
+    view = totals.assign(budget_use=totals["tokens_mean"] / totals["budget_mean"], pass_rate=100 * totals["pass_rate"],
+                         coverage=[f"{int(a)} of {int(b)}" for a, b in zip(totals["supported"], totals["shown"])])[
+        ["strategy", "shared", "coverage", *(col for col, _ in feeding), "pass_rate", "cases", "failing", "unsupported",
+         "tokens_mean", "budget_use", "latency_p50", "latency_p95", "probe_errors"]]
     st.dataframe(
         view, hide_index=True, width="stretch",
         column_config={
-            head: st.column_config.ProgressColumn(f"total ({head_title})", min_value=0, max_value=1, format="%.2f",
-                                                  help=f"Mean of the {head_title} criteria's means, equal weights"),
-            **{col: st.column_config.NumberColumn(title, format="%.2f", help=f"Mean over the {title} criteria's means, equal weights")
-               for col, title in rest},
+            "shared": st.column_config.ProgressColumn("shared total", min_value=0, max_value=1, format="%.2f",
+                                                      help=f"Mean over the {n_shared} quality criteria every strategy compared supports"),
+            "coverage": st.column_config.TextColumn("coverage", help="Quality criteria the strategy supports, of those shown"),
+            **{col: st.column_config.NumberColumn(f"total ({title})", format="%.2f",
+                                                  help=f"Mean over the {title} criteria's means, equal weights, unsupported as 0")
+               for col, title in feeding},
             "pass_rate": st.column_config.NumberColumn("cases passed", format="%.0f%%"),
             "tokens_mean": st.column_config.NumberColumn("tokens / probe", format="%.0f"),
             "budget_use": st.column_config.ProgressColumn("budget used", min_value=0, max_value=1, format="percent",
@@ -248,6 +280,25 @@ def memory_classes(strategies: list[str]) -> None:
                "rows are the gold label, columns the class assigned.")
     pick = url_selectbox("Strategy behind the stage", staged, "classes_of")
     classes_panel(turns[turns["strategy"] == pick])
+
+
+def gates_section(f: Filter, strategies: list[str], titles: dict[str, str]) -> None:
+    """The pass/fail gates: a table of pass or fail per strategy, and each failing gate's first cases."""
+    gates = q("gate_table", f)
+    if not len(gates):
+        return
+    st.subheader("Gates")
+    st.caption("Pass/fail: a strategy passes a gate when every case passes; gates say whether it may ship, not how "
+               "good it is, and are kept out of every total. Pick a strategy and a gate above to open the failing cases.")
+    st.dataframe(gate_view(gates, strategies, titles), hide_index=True, width="stretch")
+    failing = gates[gates["passed"] == False]  # noqa: E712 (None means no case)
+    for g in failing.itertuples(index=False):
+        with st.expander(f"{g.strategy} fails {titles.get(g.criterion, g.criterion)}: {g.failing} of {g.n} cases"):
+            for c in g.cases:
+                where = f"{c['scenario']}/{c['probe_id']}" if c["probe_id"] else c["scenario"]
+                st.markdown(f"- `{where}` ({c['status']}): {c['explanation']}")
+            if g.failing > len(g.cases):
+                st.caption(f"and {g.failing - len(g.cases)} more")
 
 
 SCENARIO_ORDER = {"hardest": "hardest first (lowest best score)", "spread": "most disagreement first",

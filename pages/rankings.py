@@ -19,7 +19,7 @@ import streamlit as st
 
 from harness.analysis.contexts import BOTH, CHANGED, ONLY_A, ONLY_B, ONLY_LEFT, ONLY_RIGHT, item_diff, line_diff
 from harness.analysis.queries import (BUDGET, CUTOFF, DROPPED, EXPIRED, GOLD_MARK, INCLUDED, OUT_MARK, components,
-                                      gold_check, gold_marks, parse_expect)
+                                      gold_check, gold_marks, parse_expect, received_context)
 from pages._expiry import removed_panel
 from pages._shared import start, manifest, q, root, scenario_select, url_multiselect, url_pagination, url_selectbox
 
@@ -225,7 +225,12 @@ def ranking_column(strat: str, r: pd.Series, allc: pd.DataFrame, expect: dict, m
     """One strategy's answer to the probe: its numbers, the gold check over all its candidates,
     then this page of its ranking as a chart and a table."""
     numbers(r, allc, budget)
-    gold = gold_check(expect, allc, r["context"])
+    if r["tokens"] > budget:
+        seen = received_context(allc, r["context"], budget)
+        cut = (r["context"] or "").count("\n") - seen.count("\n")
+        st.warning(f"Over budget: the criteria judge the context cut at {budget} tokens ({cut} line(s) cut, "
+                   "lowest ranks first), what the model would receive.", icon=":material/content_cut:")
+    gold = gold_check(expect, allc, r["context"], budget)
     if not gold.empty:
         ok = int(gold["ok"].sum())
         st.caption(f"gold: {ok} of {len(gold)} right")

@@ -11,7 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from harness.analysis.queries import Filter, total_columns
+from harness.analysis.queries import Filter
 from harness.analysis.trends import NO_VERDICT, same_suite
 from pages._shared import start, criterion_titles, q, run_manifests, url_selectbox, url_toggle
 
@@ -85,7 +85,7 @@ def trend_section(run: str, f: Filter) -> None:
     if len(runs) < 2:
         st.caption(f"This is the only run of suite {suites}: write another (`supportbench run ... --name ...`) to see a trend.")
         return
-    head, head_title = total_columns()[0]
+    head, head_title = "shared", "shared"  # the Leaderboard's headline (`harness.analysis.aggregate.totals`)
     rows = []
     for r, same_content in runs:
         _cells, totals = q("leaderboard", f, run=r)
@@ -97,7 +97,9 @@ def trend_section(run: str, f: Filter) -> None:
     df = pd.DataFrame(rows)
     edited = sorted({r for r, same in runs if not same})
     st.caption(f"The {head_title} total of each strategy in each of the {len(runs)} newest runs of suite {suites} (the "
-               "Leaderboard's number for that run); strategies are matched by label, so a variant is a line of its own."
+               "Leaderboard's headline for that run: the mean over the quality criteria every strategy of that run "
+               "supports, so a run with other strategies may average other criteria); strategies are matched by label, "
+               "so a variant is a line of its own."
                + (f" Hollow points: runs whose scenarios differ from this run's ({len(edited)})." if edited else ""))
     fig = go.Figure()
     order = list(dict.fromkeys(df["label"]))

@@ -10,7 +10,7 @@ breaks either is a scorer bug.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Sequence
 
 import numpy as np
 
@@ -87,15 +87,9 @@ class Oracle:
     def context(self, request: ContextRequest) -> Bundle:
         gold, self._gold = self._gold, {}
         h = self.memory.history(request.subject)
-        n = len(h)
-        wanted = _ordered_wanted(gold)
-        needles = [x for key in _WANTED_NEEDLES for x in gold.get(key, ())]
-        for needle in (x["text"].lower() for x in needles if isinstance(x, dict)):
-            hit = next((i for i, line in zip(h.ids, h.lines) if needle in line.lower()), None)
-            if hit is not None and hit not in wanted:
-                wanted.append(hit)
+        wanted = oracle_items(gold, h.ids, h.lines)
         rank = {item_id: i for i, item_id in enumerate(wanted)}
-        score = np.zeros(n)
+        score = np.zeros(len(h))
         for i, item_id in enumerate(h.ids):
             if item_id in rank:
                 score[i] = len(wanted) - rank[item_id]
@@ -110,28 +104,80 @@ class Oracle:
         return bundle
 
 
+def oracle_items(gold: dict[str, Any], ids: Sequence[str], lines: Sequence[str]) -> list[str]:
+    """The history items the oracle puts in a context, best first: every item the probe's gold
+    (plain data, as `peek_gold` receives it) wants, ordered so each ordering label holds, then the
+    first item whose rendered line holds each wanted text needle. `ids` and `lines` are the
+    subject's history so far (`SubjectHistory.ids`, `.lines`). Scenario validation calls it too,
+    to refuse gold that cannot fit its budget as the oracle would render it."""
+    wanted = _ordered_wanted(gold)
+    needles = [x for key in _WANTED_NEEDLES for x in gold.get(key, ())]
+    for needle in (x["text"].lower() for x in needles if isinstance(x, dict)):
+        hit = next((i for i, line in zip(ids, lines) if needle in line.lower()), None)
+        if hit is not None and hit not in wanted:
+            wanted.append(hit)
+    known = set(ids)
+    return [x for x in wanted if x in known]
+
+
+def oracle_conflicts(gold: dict[str, Any], lines: Sequence[str] = ()) -> list[str]:
+    """What the gold both wants in the context and wants kept out of it, so that no strategy could
+    meet it: ids wanted and forbidden at once, and forbidden text needles that the wanted items'
+    rendered `lines` (as `oracle_items` chose them) contain, named `text "..."`."""
+    avoid = _avoided(gold)
+    out = [x for x in _wanted_ids(gold) if x in avoid]
+    text = "\n".join(lines).lower()
+    for key in _AVOIDED:
+        for x in gold.get(key, ()):
+            if isinstance(x, dict) and x.get("text") and x["text"].lower() in text:
+                out.append(f'text "{x["text"]}"')
+    return out
+
+
 _WANTED_NEEDLES = ("include", "known_fixes", "known_failures")
 """Keys whose text needles the oracle matches against the history's lines."""
 
 
-def _ordered_wanted(gold: dict[str, Any]) -> list[str]:
-    """Ids the gold wants in the context, ordered so every `above` and `fix_before` pair holds
-    (and every known fix sits above every known failure, so a reply reading it leads with the fix)."""
-    avoid = set(gold.get("exclude", ())) | set(gold.get("superseded", ())) | set(gold.get("expired", ()))
+_AVOIDED = ("exclude", "superseded", "expired")
+"""Keys whose items the oracle keeps out of the context."""
+
+
+def _avoided(gold: dict[str, Any]) -> set[str]:
+    """Ids the gold wants out of the context."""
+    # text needles (`{"text": ...}`) name no item; a wanted line holding one is an `oracle_conflicts` case
+    avoid = {x for key in _AVOIDED for x in gold.get(key, ()) if isinstance(x, str)}
     for s in gold.get("not_repeat_of", ()):
         avoid.add(f"{s}#resolution")
+    return avoid
+
+
+def _pairs(gold: dict[str, Any]) -> list[tuple[str, str]]:
+    """Every (first, second) the oracle's order must keep."""
     pairs = [tuple(p) for p in gold.get("above", ())]
     for fix, failure in (tuple(p) for p in gold.get("fix_before", ())):
         pairs.append((fix, failure))
     fixes = [x for x in gold.get("known_fixes", ()) if isinstance(x, str)]
     failures = [x for x in gold.get("known_failures", ()) if isinstance(x, str)]
     pairs += [(fix, failure) for fix in fixes for failure in failures]
+    return pairs
+
+
+def _wanted_ids(gold: dict[str, Any]) -> list[str]:
+    """Ids the gold wants in the context, in mention order (the second of a pair only when it is
+    wanted on its own: then it must sit below)."""
     want: list[str] = []
     for key in ("evidence", "identity", "preferences", "include", "known_fixes", "known_failures"):
         want += [x for x in gold.get(key, ()) if isinstance(x, str)]
-    want += [a for a, _ in pairs]
-    # the second of a pair is only kept when it is wanted on its own; then it must sit below
-    want = [x for x in dict.fromkeys(want) if x not in avoid]
+    want += [a for a, _ in _pairs(gold)]
+    return list(dict.fromkeys(want))
+
+
+def _ordered_wanted(gold: dict[str, Any]) -> list[str]:
+    """Ids the gold wants in the context, ordered so every `above` and `fix_before` pair holds
+    (and every known fix sits above every known failure, so a reply reading it leads with the fix)."""
+    avoid = _avoided(gold)
+    pairs = _pairs(gold)
+    want = [x for x in _wanted_ids(gold) if x not in avoid]
     # order: a topological sort over the pairs, stable on first mention
     after: dict[str, set[str]] = {x: set() for x in want}
     for a, b in pairs:

@@ -212,3 +212,38 @@ def _render(history, order, included, header, render, budget, reasons) -> tuple[
             return "", 0
         included[worst[-1]] = False
         reasons[int(worst[-1])] = DROP_BUDGET
+
+
+def cut_to_budget(text: str, budget: int, ranked: Sequence[str]) -> str:
+    """What the model receives of a context: the text itself when it fits `budget`, else the
+    cut a serving layer holding the bundle would make. Whole lines only, in their order in the
+    text: the lines that are no included item's (the header, any framing) claim the budget
+    first, then the included items' lines best rank first (`ranked`: their rendered texts in
+    rank order), each kept while it still fits (one that does not is skipped, not a stop), the
+    way `pack` fills a budget. So the strategy's own ranking decides what survives, and a context
+    over its budget can never show the model more than packing within the budget would have.
+    Counted by the project tokenizer; the one cut the criteria judge and the app shows."""
+    if not text or count_text_tokens(text) <= budget:
+        return text
+    lines = text.split("\n")
+    rank_of: dict[str, int] = {}
+    for r, item in enumerate(ranked):
+        for line in (item or "").split("\n"):
+            rank_of.setdefault(line, r)
+    order = sorted(range(len(lines)), key=lambda i: (rank_of.get(lines[i], -1), i))
+    keep, used = [], 0
+    for i in order:
+        n = count_tokens(lines[i])
+        if used + n <= budget:
+            keep.append(i)
+            used += n
+    return "\n".join(lines[i] for i in sorted(keep))
+
+
+def received_bundle(bundle: Bundle, budget: int) -> Bundle:
+    """`bundle` as the model receives it: the same bundle when its text fits `budget`, else a copy
+    whose text is `cut_to_budget`'s (whoever reads the context, the reply engine too, reads that)."""
+    if not bundle.text or count_text_tokens(bundle.text) <= budget:
+        return bundle
+    text = cut_to_budget(bundle.text, budget, [c.text for c in bundle.candidates if c.included and isinstance(c.text, str)])
+    return Bundle(candidates=bundle.candidates, text=text, tokens=count_text_tokens(text), latency_ms=bundle.latency_ms)

@@ -9,7 +9,11 @@ bootstrap is done here, in numpy. The rules (docs/criteria.md, "Aggregation and 
   criterion registers): the mean case value by default; a metric that counts (F1 over `tp`, `fp`,
   `fn`) sums its counts from each row's `meta` and adds its own columns (`precision`, `recall`);
   a row without a verdict carries the counts its metric gave it when it was scored;
-- `pass_lo`/`pass_hi`: 95% Wilson interval of `pass_rate`;
+- `pass_lo`/`pass_hi`: 95% Wilson interval of `pass_rate`, which treats cases as independent;
+  `pass_boot_lo`/`pass_boot_hi`: 95% cluster bootstrap of `pass_rate` over scenarios (the same
+  resamples as `lo`/`hi`); `pass_interval` says which of the two a reader is shown: `bootstrap`
+  where some scenario holds more than one of the strategy's cases of the criterion (they share
+  a history, so Wilson is too narrow), `wilson` where every case has a scenario of its own;
 - `lo`/`hi`: 95% percentile-bootstrap interval of `mean`, resampling whole scenarios (cases of
   one scenario are not independent). One resample matrix per criterion, drawn from `seed` and
   the criterion's key, is shared by every strategy, so intervals are paired and do not depend on
@@ -19,6 +23,7 @@ bootstrap is done here, in numpy. The rules (docs/criteria.md, "Aggregation and 
 from __future__ import annotations
 
 import zlib
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -32,7 +37,9 @@ from harness.criteria.metrics import Mean, Metric
 Z95 = 1.959963984540054
 RESAMPLES = 1000
 BASE_COLUMNS = ["strategy", "criterion", "grp", "mean", "n", "pass_rate", "lo", "hi", "pass_lo", "pass_hi",
-                "unsupported", "errors"]
+                "pass_boot_lo", "pass_boot_hi", "pass_interval", "unsupported", "errors"]
+BOOTSTRAP, WILSON = "bootstrap", "wilson"
+"""Values of `pass_interval`: which interval of the pass rate a reader should be shown."""
 
 
 def metric_of(criterion: str) -> Metric:
@@ -114,7 +121,7 @@ def _counts_sql() -> str:
 SELECT strategy, any_value(strategy_name) AS strategy_name, criterion, any_value(grp) AS grp, scenario,
        {CASE_COUNTS},
        count_if(status = 'unsupported') AS unsupported, count_if(status = 'error') AS errors{count_sums()}
-FROM scores WHERE run = $run
+FROM scores s WHERE s.run = ? AND ({{where}})
 GROUP BY strategy, criterion, scenario
 """
 
@@ -132,21 +139,27 @@ def metric_means(df: pd.DataFrame, value: str = "total", cases: str = "n") -> np
     return out
 
 
-def aggregate(res: Results, *, include_controls: bool = False, run: str | None = None, seed: int = 0) -> pd.DataFrame:
+def aggregate(res: Results, *, include_controls: bool = False, run: str | None = None, seed: int = 0,
+              where: str = "TRUE", params: Sequence[Any] = ()) -> pd.DataFrame:
     """One row per (strategy, criterion) of a run.
 
     Columns (`columns()`): `strategy`, `criterion`, `grp` (its group), `mean` (the headline of
     the criterion's metric: the mean case value, or e.g. F1), `n` (cases, unsupported and errors
     included), `pass_rate`, `lo`/`hi` (bootstrap 95% interval of `mean`, over scenarios),
-    `pass_lo`/`pass_hi` (Wilson 95% interval of `pass_rate`), `unsupported`, `errors`, then the
+    `pass_lo`/`pass_hi` (Wilson 95% interval of `pass_rate`), `pass_boot_lo`/`pass_boot_hi` (its
+    cluster bootstrap over scenarios), `pass_interval` (`bootstrap` or `wilson`: the one to show,
+    see `pass_interval_of`), `unsupported`, `errors`, then the
     columns registered metrics add (`precision`, `recall`), NaN for criteria whose metric has
     none. A strategy with no case of a criterion another strategy has (provenance of an always
     empty context) gets a row with `n` 0 and NaN values. Controls (`oracle`, `empty`) are left
-    out unless `include_controls`. `run` picks one run when `res` holds several.
+    out unless `include_controls`. `run` picks one run when `res` holds several. `where` (with its
+    positional `params`) narrows the score rows, aliased `s`, before anything is counted (the app's
+    filters, `harness.analysis.queries.Filter.sql`); nothing of `res` is changed to do it.
     """
     cols = columns()
     run = res.pick_run(run)
-    per = res.df(_counts_sql(), {"run": run})
+    params = [run, *params]
+    per = res.df(_counts_sql().format(where=where), params)
     if per.empty:
         return pd.DataFrame(columns=cols)
     strategies, crits = _order(res, run, per)
@@ -179,37 +192,151 @@ def aggregate(res: Results, *, include_controls: bool = False, run: str | None =
             pass_rate = summed["passes"].to_numpy(float) / n
             got = {k: np.where(n > 0, v, np.nan) for k, v in metric.summarize(overall).items()}
             boot = np.where(drawn > 0, metric.summarize(resampled)["mean"], np.nan)
+            boot_pass = np.where(drawn > 0, (W @ matrix("passes")) / drawn, np.nan)
+        # cases of one scenario share its history: where a scenario holds several of them, Wilson
+        # (which assumes independent cases) is too narrow and the cluster bootstrap is the one to show
+        clustered = (matrix("n") > 1).any(axis=0) if len(scenarios) else np.zeros(len(shown), dtype=bool)
         lo, hi = _interval(boot)
         plo, phi = wilson(summed["passes"].to_numpy(float), n)
+        blo, bhi = _interval(boot_pass)
         nan = np.full(len(shown), np.nan)
         for j, s in enumerate(shown):
             rows.append({
                 "strategy": s, "criterion": c, "grp": grp.get(c, groups.DEFAULT), "mean": got["mean"][j], "n": int(n[j]),
                 "pass_rate": pass_rate[j], "lo": lo[j], "hi": hi[j], "pass_lo": plo[j], "pass_hi": phi[j],
+                "pass_boot_lo": blo[j], "pass_boot_hi": bhi[j], "pass_interval": BOOTSTRAP if clustered[j] else WILSON,
                 "unsupported": int(summed["unsupported"].iloc[j]), "errors": int(summed["errors"].iloc[j]),
                 **{k: got.get(k, nan)[j] for k in extra_cols},
             })
     return pd.DataFrame(rows, columns=cols)
 
 
-def totals(df: pd.DataFrame) -> pd.DataFrame:
-    """Each strategy's totals: per group that feeds one (`harness.criteria.groups`), the
-    equal-weight mean of its criterion means.
+def pass_interval_of(row: Any) -> tuple[float, float, str]:
+    """(lo, hi, name) of the pass-rate interval to show for an `aggregate` row: the cluster
+    bootstrap over scenarios where cases share a scenario, else Wilson (module doc)."""
+    get = row.get if isinstance(row, dict) else lambda k: getattr(row, k)
+    if get("pass_interval") == BOOTSTRAP:
+        return get("pass_boot_lo"), get("pass_boot_hi"), "bootstrap over scenarios"
+    return get("pass_lo"), get("pass_hi"), "Wilson"
 
-    Columns: `strategy`, then per such group, in order, its total column (`total` for the core
-    criteria, `extra` for the extras) and `<group>_criteria` (how many criteria it averaged). A
-    criterion the strategy has no case of (n = 0) is left out of its mean rather than counted as
-    0; groups without a total (none yet) are in no mean.
+
+def supports(df: pd.DataFrame) -> pd.Series:
+    """Per `aggregate` row: whether the strategy supports the criterion, i.e. has at least one
+    case of it that is not `unsupported` (a criterion it has no case of at all is not supported)."""
+    return (df["n"] - df["unsupported"]) > 0
+
+
+def quality_criteria(df: pd.DataFrame) -> list[str]:
+    """The quality criteria of an `aggregate` frame, in its order: those of every group that is
+    not a gate (`harness.criteria.groups`)."""
+    return [c for c, g in dict.fromkeys(zip(df["criterion"], df["grp"])) if not groups.is_gate(g)]
+
+
+def gate_criteria(df: pd.DataFrame) -> list[str]:
+    """The pass/fail gates of an `aggregate` frame, in its order."""
+    return [c for c, g in dict.fromkeys(zip(df["criterion"], df["grp"])) if groups.is_gate(g)]
+
+
+def shared_criteria(df: pd.DataFrame, comparison: Sequence[str] | None = None) -> list[str]:
+    """The quality criteria every strategy of `comparison` (default: every strategy of `df`)
+    supports: the criteria the shared headline total compares them on."""
+    members = set(comparison) if comparison else set(df["strategy"])
+    d = df[df["strategy"].isin(members)]
+    ok = d.assign(ok=supports(d)).groupby("criterion")["ok"].agg(lambda x: bool(x.all()) and len(x) == len(members))
+    return [c for c in quality_criteria(df) if ok.get(c, False)]
+
+
+def totals(df: pd.DataFrame, comparison: Sequence[str] | None = None) -> pd.DataFrame:
+    """Each strategy's totals, the headline first.
+
+    Columns: `strategy`; `shared`, the headline: the equal-weight mean of the strategy's
+    criterion means over `shared_criteria(df, comparison)`, the quality criteria every strategy
+    of the comparison supports (so a capability only some strategies have cannot decide the
+    order); `shared_criteria` (how many those are); `supported` and `shown`, its coverage: the
+    quality criteria it supports, of the quality criteria shown; then per group that feeds a
+    total (`harness.criteria.groups`), in order, its total column (`total` for the core
+    criteria, `extra` for the extras: unsupported cases count 0 there) and `<group>_criteria`
+    (how many criteria it averaged). Gates are in no total. A criterion the strategy has no case
+    of (n = 0) is left out of its means rather than counted as 0. `comparison` is the strategies
+    being compared (the report and the app pass every strategy shown but the controls, which are
+    scored on the same criteria without deciding them).
     """
     feeding = groups.totals()
-    cols = ["strategy"] + [x for g in feeding for x in (g.total, f"{g.key}_criteria")]
+    shared = shared_criteria(df, comparison)
+    quality = quality_criteria(df)
+    cols = ["strategy", "shared", "shared_criteria", "supported", "shown"] + [x for g in feeding for x in (g.total, f"{g.key}_criteria")]
     rows = []
     for s in dict.fromkeys(df["strategy"]):
-        d = df[(df["strategy"] == s) & (df["n"] > 0)]
-        row = {"strategy": s}
+        mine = df[df["strategy"] == s]
+        d = mine[mine["n"] > 0]
+        on_shared = d[d["criterion"].isin(shared)]
+        row = {"strategy": s, "shared": on_shared["mean"].mean() if len(on_shared) else np.nan,
+               "shared_criteria": len(shared), "shown": len(quality),
+               "supported": int(supports(mine[mine["criterion"].isin(quality)]).sum())}
         for g in feeding:
             part = d[d["grp"] == g.key]
             row[g.total] = part["mean"].mean() if len(part) else np.nan
             row[f"{g.key}_criteria"] = len(part)
         rows.append(row)
+    return pd.DataFrame(rows, columns=cols)
+
+
+def control_labels(res: Results, run: str | None = None) -> set[str]:
+    """Labels of the run's control strategies (`stores.registry.CONTROLS`), from its score rows."""
+    run = res.pick_run(run)
+    rows = res.rows("SELECT DISTINCT strategy FROM scores WHERE run = ? AND list_contains(?::VARCHAR[], strategy_name)",
+                    [run, sorted(CONTROLS)])
+    return {r[0] for r in rows}
+
+
+def comparison_of(strategies: Sequence[str], controls: set[str]) -> list[str]:
+    """The strategies a comparison's shared criteria are decided by: every one shown but the
+    controls (all of them when only controls are shown)."""
+    members = [s for s in strategies if s not in controls]
+    return members or list(strategies)
+
+
+GATE_CASES = 5
+"""How many failing cases of each (strategy, gate) reports list."""
+
+
+def gates(res: Results, *, run: str | None = None, strategies: Sequence[str] | None = None, limit: int = GATE_CASES,
+          where: str = "TRUE", params: Sequence[Any] = ()) -> pd.DataFrame:
+    """The pass/fail gates of a run (criteria of a gate group, `harness.criteria.groups`), with
+    their failing cases.
+
+    One row per (strategy, gate), strategies as given (default: all) and gates in the registry's
+    order: `strategy`, `criterion`, `n`, `failing` (cases that failed or raised), `passed` (n > 0
+    and nothing failing; None when the strategy has no case of the gate) and `cases`, the first
+    `limit` failing cases (dicts of `scenario`, `probe_id`, `status`, `explanation`), errors
+    first. `where`/`params` narrow the score rows, aliased `s`, as in `aggregate`.
+    """
+    cols = ["strategy", "criterion", "n", "failing", "passed", "cases"]
+    keys = [g.key for g in groups.GROUPS.values() if g.gate]
+    run = res.pick_run(run)
+    scope = f"s.run = ? AND ({where}) AND list_contains(?::VARCHAR[], s.grp)"
+    args = [run, *params, keys]
+    counts = res.df(f"""SELECT strategy, criterion, count(*) AS n, count_if(status IN ('fail', 'error')) AS failing
+                        FROM scores s WHERE {scope} GROUP BY strategy, criterion""", args)
+    if counts.empty:
+        return pd.DataFrame(columns=cols)
+    bad = res.df(f"""
+        SELECT strategy, criterion, scenario, coalesce(probe_id, '') AS probe_id, status, explanation FROM (
+            SELECT *, row_number() OVER (PARTITION BY strategy, criterion
+                                         ORDER BY status = 'error' DESC, scenario, probe_id) AS k
+            FROM scores s WHERE {scope} AND s.status IN ('fail', 'error')) WHERE k <= ?
+    """, [*args, int(limit)])
+    cases = {key: g[["scenario", "probe_id", "status", "explanation"]].to_dict("records")
+             for key, g in bad.groupby(["strategy", "criterion"], sort=False)}
+    known = list(registry())
+    crits = sorted(set(counts["criterion"]), key=lambda c: (known.index(c) if c in known else len(known), c))
+    shown = list(strategies) if strategies is not None else sorted(set(counts["strategy"]))
+    by = counts.set_index(["strategy", "criterion"])
+    rows = []
+    for s in shown:
+        for c in crits:
+            n = int(by.at[(s, c), "n"]) if (s, c) in by.index else 0
+            failing = int(by.at[(s, c), "failing"]) if (s, c) in by.index else 0
+            rows.append({"strategy": s, "criterion": c, "n": n, "failing": failing,
+                         "passed": None if not n else failing == 0, "cases": cases.get((s, c), [])})
     return pd.DataFrame(rows, columns=cols)

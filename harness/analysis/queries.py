@@ -24,7 +24,7 @@ from stores.registry import CONTROLS
 from harness.criteria import bundle
 from harness.criteria.expiry import CLASSES_KEY
 from harness.analysis.expiry import classified_turns
-from harness.criteria.bundle import View, gold_ref, hit, index, pair_verdict, present, repeat_flagged
+from harness.criteria.bundle import View, gold_ref, hit, index, pair_verdict, present, received, repeat_flagged
 from harness.analysis.results import Results
 from harness.format.gold import ITEMS, declared, keys_of
 from harness.format.model import Expect
@@ -96,7 +96,8 @@ def criteria_meta(res: Results) -> pd.DataFrame:
 
 
 def total_columns() -> list[tuple[str, str]]:
-    """(column of `leaderboard`'s totals, group title) per group that feeds a total, headline first."""
+    """(column of `leaderboard`'s totals, group title) per group that feeds a total (the shared
+    headline total comes before them, as `shared`)."""
     from harness.criteria import groups
 
     return [(g.total, g.title) for g in groups.totals()]
@@ -124,47 +125,33 @@ def run_seed(res: Results, run: str | None = None) -> int:
     return int(manifest.get("seed", 0) or 0)
 
 
-def _restrict_scores(res: Results, f: Filter) -> None:
-    """Make the `scores` view of this (private, per-query) `Results` show only the filtered rows,
-    so `harness.analysis.aggregate` computes its numbers, intervals included, over the selection."""
-    where, params = f.sql()
-    if where == "TRUE":
-        return
-    res.con.execute("ALTER VIEW scores RENAME TO scores_unfiltered")
-    # parameters cannot go into a view definition: inline them as SQL literals
-    lit = [("[" + ", ".join(_sql_str(v) for v in p) + "]::VARCHAR[]") for p in params]
-    for value in lit:
-        where = where.replace("?::VARCHAR[]", value, 1)
-    res.con.execute(f"CREATE VIEW scores AS SELECT * FROM scores_unfiltered s WHERE {where}")
-
-
-def _sql_str(v: Any) -> str:
-    return "'" + str(v).replace("'", "''") + "'"
-
-
 def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The leaderboard over the filtered scores, from one `harness.analysis.aggregate` pass: `(cells, totals)`.
 
     `cells`: strategy x criterion (mean, n, pass rate, intervals, unsupported, errors, the
     columns of each criterion's metric, e.g. precision/recall beside an F1) plus a `fails` count.
-    `totals`: per strategy, one total per group that feeds one (equal weights,
-    `harness.analysis.aggregate.totals`: `total` over the core criteria, `extra` over the extras),
-    cases, failing and unsupported counts, tokens and latency at probes; best headline total first.
+    `totals`: per strategy, `harness.analysis.aggregate.totals` (the shared headline total over the
+    quality criteria every strategy shown but the controls supports, with `shared_criteria`, and
+    the coverage `supported` of `shown`; one total per group that feeds one: `total` over the core
+    criteria, `extra` over the extras), cases, failing and unsupported counts, tokens and latency
+    at probes; best shared total first. Gates are in no total (`gate_table`).
     """
-    from harness.analysis.aggregate import aggregate, totals
-    from harness.criteria import groups
+    from harness.analysis.aggregate import aggregate, comparison_of, control_labels, totals
 
-    _restrict_scores(res, replace(f, include_controls=True))
-    agg = aggregate(res, include_controls=f.include_controls, run=res.run_ids[0], seed=run_seed(res))
-    counts = res.df("""SELECT strategy, criterion, count(*) AS cases, count(*) FILTER (WHERE status = 'fail') AS fails,
+    # the filters narrow every query here by a WHERE clause; the caller's views stay as they are
+    # (controls are counted in the resamples whatever the toggle says: stable intervals)
+    where, params = replace(f, include_controls=True, alias="s").sql()
+    run = res.run_ids[0]
+    agg = aggregate(res, include_controls=f.include_controls, run=run, seed=run_seed(res), where=where, params=params)
+    counts = res.df(f"""SELECT strategy, criterion, count(*) AS cases, count(*) FILTER (WHERE status = 'fail') AS fails,
                               count(*) FILTER (WHERE status IN ('fail', 'error')) AS failing,
                               count(*) FILTER (WHERE status = 'unsupported') AS unsup,
                               count(*) FILTER (WHERE passed AND status = 'ok') AS passes
-                       FROM scores GROUP BY ALL""")
+                       FROM scores s WHERE s.run = ? AND ({where}) GROUP BY ALL""", [run, *params])
     cells = agg.merge(counts[["strategy", "criterion", "fails"]], on=["strategy", "criterion"], how="left").fillna({"fails": 0})
     per = counts.groupby("strategy")[["cases", "failing", "unsup", "passes"]].sum().reset_index()
     per = per.assign(pass_rate=per["passes"] / per["cases"]).rename(columns={"unsup": "unsupported"}).drop(columns="passes")
-    tot = totals(agg)
+    tot = totals(agg, comparison_of(list(dict.fromkeys(agg["strategy"])), control_labels(res, run)))
     pf = Filter(strategies=tuple(tot["strategy"]), scenarios=f.scenarios, suites=f.suites, alias="p")
     pwhere, pparams = pf.sql()
     if f.tags:
@@ -177,9 +164,17 @@ def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.Da
         FROM probes p WHERE {pwhere} GROUP BY strategy
     """, pparams)
     out = tot.merge(per, on="strategy", how="left").merge(cost, on="strategy", how="left")
-    headline = groups.totals()[0].total
-    out = out.sort_values([headline, "strategy"], ascending=[False, True], na_position="last").reset_index(drop=True)
+    out = out.sort_values(["shared", "strategy"], ascending=[False, True], na_position="last").reset_index(drop=True)
     return cells, out
+
+
+def gate_table(res: Results, f: Filter = Filter()) -> pd.DataFrame:
+    """The pass/fail gates over the filtered scores (`harness.analysis.aggregate.gates`): one row per
+    (strategy, gate) with `n`, `failing`, `passed` and the first failing cases; controls as `f` says."""
+    from harness.analysis.aggregate import gates
+
+    where, params = replace(f, alias="s").sql()
+    return gates(res, run=res.run_ids[0], where=where, params=params)
 
 
 # --- per scenario ----------------------------------------------------------------------------
@@ -478,20 +473,32 @@ def parse_expect(js: str | None) -> dict[str, Any]:
         return {}
 
 
-def gold_view(cands: pd.DataFrame, context: str | None) -> View:
+def _ranked(cands: pd.DataFrame) -> pd.DataFrame:
+    return cands.sort_values("rank") if len(cands) and not cands["rank"].is_monotonic_increasing else cands
+
+
+def gold_view(cands: pd.DataFrame, context: str | None, budget: int | None = None) -> View:
     """What the criteria read of a probe's bundle (`harness.criteria.bundle.index`), from the
-    candidate rows of a run (`candidates()`) and the probe's context text."""
-    if len(cands) and not cands["rank"].is_monotonic_increasing:
-        cands = cands.sort_values("rank")
-    return index(cands.itertuples(index=False) if len(cands) else (), context)
+    candidate rows of a run (`candidates()`) and the probe's context text; with the probe's
+    `budget`, as the criteria read it: the context cut at the budget (what the model receives)."""
+    cands = _ranked(cands)
+    return index(cands.itertuples(index=False) if len(cands) else (), context, budget)
 
 
-def gold_check(expect: dict[str, Any], cands: pd.DataFrame, context: str | None) -> pd.DataFrame:
+def received_context(cands: pd.DataFrame, context: str | None, budget: int) -> str:
+    """The context the model receives at a probe: the strategy's text, or, over the budget, the
+    criteria's cut of it (`harness.criteria.bundle.received`: whole lines, lowest ranks dropped first)."""
+    cands = _ranked(cands)
+    return received(context or "", int(budget), cands.itertuples(index=False) if len(cands) else ())
+
+
+def gold_check(expect: dict[str, Any], cands: pd.DataFrame, context: str | None, budget: int | None = None) -> pd.DataFrame:
     """The probe's gold labels against what a strategy put in the context, by the criteria's rules.
 
     Returns one row per gold item of every key with a polarity (`harness.format.gold`): first
     what must be in the context, then what must stay out, then the orderings, each key in
-    declaration order. `kind` is the key's display name (`harness.format.gold.Gold.display`),
+    declaration order, judged on the context as the criteria judge it (cut at `budget` when
+    given: pass the probe's budget). `kind` is the key's display name (`harness.format.gold.Gold.display`),
     `ref`, `ok` (bool), `mark` (✓ included / ✗ missing / ⚠ present / ✓ absent, ...) and `detail`.
     Whether an item counts is decided by the criteria's own functions (`harness.criteria.bundle`),
     so a mark never disagrees with the verdict; the detail only says where the item was among
@@ -499,7 +506,7 @@ def gold_check(expect: dict[str, Any], cands: pd.DataFrame, context: str | None)
     and the criteria's repeat limit (`bundle.REPEAT_TOP`).
     """
     gold = Expect.from_data(expect)
-    v = gold_view(cands, context)
+    v = gold_view(cands, context, budget)
     considered: dict[str, tuple[int, bool]] = {}
     for r in cands.itertuples(index=False) if len(cands) else ():
         for i in r.source_ids if r.source_ids is not None else ():
@@ -513,6 +520,8 @@ def gold_check(expect: dict[str, Any], cands: pd.DataFrame, context: str | None)
             return f"in the context at rank {v.rank[ref]}"
         if ref in considered:
             r, inc = considered[ref]
+            if inc and v.hidden.get(ref) in v.past_cut:
+                return f"ranked {r} and included, but past the budget cut"
             return f"ranked {r} and included, but not in the context" if inc else f"ranked {r} but dropped"
         return "not among the candidates"
 

@@ -32,7 +32,10 @@ def main(args: argparse.Namespace) -> int:
     if out.exists() and any(p.suffix != ".yaml" for p in out.iterdir()):
         console.print(f"error: {out} holds files that are not scenarios; choose an empty or generated folder")
         return 2
-    files = generate_suite(args.customers, args.seed, args.profile)
+    from collections import Counter
+
+    stats: Counter = Counter()
+    files = generate_suite(args.customers, args.seed, args.profile, stats)
     tmp = out.with_name(f".{out.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
@@ -52,6 +55,8 @@ def main(args: argparse.Namespace) -> int:
     console.print(
         f"wrote {c['scenarios']} scenario files ({c['subjects']} customers, {c['probes']} probes) to {out}: "
         + ", ".join(f"{k} {c[k]}" for k in REPORTED)
+        + f"; health bands on {stats['health_labelled']} probes, {stats['health_skipped']} left without one "
+        "(near a band edge, or the documented readings disagree)"
     )
     print(out)
     return 0

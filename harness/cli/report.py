@@ -16,7 +16,9 @@ import pandas as pd
 
 from harness.cli.common import console, out
 
-FIELDS = ("mean", "n", "pass_rate", "lo", "hi", "unsupported", "errors")
+FIELDS = ("mean", "n", "pass_rate", "lo", "hi", "pass_lo", "pass_hi", "pass_boot_lo", "pass_boot_hi", "pass_interval",
+          "unsupported", "errors")
+"""The keys of every criterion's cell in `--format json` (docs/criteria.md)."""
 
 
 def register(sub) -> None:
@@ -39,11 +41,22 @@ def _num(x: Any) -> Any:
     return x
 
 
-def as_json(run_id: str, df: pd.DataFrame) -> dict[str, Any]:
-    """`{"run": ID, "strategies": {NAME: {KEY: {mean, n, pass_rate, lo, hi, unsupported, errors}}}}`;
-    `lo`/`hi` bound the mean, which is the headline of the criterion's metric; a metric with
-    columns beside its headline adds them (F1's `precision` and `recall`)."""
-    from harness.analysis.aggregate import metric_of
+def as_json(run_id: str, df: pd.DataFrame, gates: pd.DataFrame | None = None,
+            comparison: list[str] | None = None) -> dict[str, Any]:
+    """`{"run": ID, "shared_criteria": [...], "strategies": {NAME: {KEY: cell, ..., "totals": {...}}}}`.
+
+    A cell holds `mean`, `n`, `pass_rate`, `lo`/`hi` (bootstrap interval of the mean, which is the
+    headline of the criterion's metric), `pass_lo`/`pass_hi` (Wilson interval of the pass rate),
+    `pass_boot_lo`/`pass_boot_hi` (its cluster bootstrap over scenarios) and `pass_interval`
+    (`bootstrap` or `wilson`: which of the two to read), `unsupported`, `errors`, plus the metric's
+    own columns (F1's `precision` and `recall`); a gate's cell also has `gate`: `{"passed", "failing",
+    "cases"}` (its failing cases: `scenario`, `probe_id`, `status`, `explanation`). `totals` is
+    `{"shared", "coverage": [supported, shown], <group>: ...}`: the shared headline total over
+    `shared_criteria` (the quality criteria every strategy of the comparison supports), the
+    strategy's coverage of the quality criteria shown, and one total per group that feeds one
+    (`core`, `extra`)."""
+    from harness.analysis.aggregate import metric_of, shared_criteria, totals
+    from harness.criteria import groups
 
     strategies: dict[str, dict[str, Any]] = {}
     for r in df.to_dict("records"):
@@ -51,7 +64,15 @@ def as_json(run_id: str, df: pd.DataFrame) -> dict[str, Any]:
         for col in metric_of(r["criterion"]).columns:
             cell[col.key] = _num(r[col.key])
         strategies.setdefault(r["strategy"], {})[r["criterion"]] = cell
-    return {"run": run_id, "strategies": strategies}
+    for g in (gates.to_dict("records") if gates is not None else ()):
+        strategies[g["strategy"]][g["criterion"]]["gate"] = {"passed": g["passed"], "failing": g["failing"], "cases": g["cases"]}
+    if not df.empty:
+        for t in totals(df, comparison).to_dict("records"):
+            strategies[t["strategy"]]["totals"] = {
+                "shared": _num(t["shared"]), "coverage": [int(t["supported"]), int(t["shown"])],
+                **{g.key: _num(t[g.total]) for g in groups.totals()},
+            }
+    return {"run": run_id, "shared_criteria": shared_criteria(df, comparison) if not df.empty else [], "strategies": strategies}
 
 
 def _f(x: Any, digits: int = 2) -> str:
@@ -72,26 +93,79 @@ def cell(r: dict[str, Any]) -> str:
     return s + (f" ({', '.join(notes)})" if notes else "")
 
 
-def grid(df: pd.DataFrame, titled: bool = True) -> tuple[list[str], list[list[str]]]:
-    """Rows = criteria (doc order) then one total per group that feeds one, columns = strategies
-    (`titled`: long names)."""
+def ranked(df: pd.DataFrame, comparison: list[str] | None = None, controls: set[str] = frozenset()) -> list[str]:
+    """The strategies of an `aggregate` frame, best shared total first (controls after the rest)."""
     from harness.analysis.aggregate import totals
+
+    t = totals(df, comparison)
+    t = t.assign(control=t["strategy"].isin(controls), key=-t["shared"].fillna(-1.0))
+    return list(t.sort_values(["control", "key", "strategy"], kind="stable")["strategy"])
+
+
+def _label(crit: str, d: pd.DataFrame, strategies: list[str], titled: bool, marked: bool = True) -> str:
     from harness.criteria import groups, registry
 
-    titles = {k: c.title for k, c in registry().items()}
-    strategies = list(dict.fromkeys(df["strategy"]))
+    c = registry().get(crit)
+    label = (f"{c.title if c else crit} ({crit})" if titled else crit) + (groups.of(d["grp"].iloc[0]).marker if marked else "")
+    ns = sorted({int(d.loc[s, "n"]) for s in strategies if s in d.index})
+    return label + (f" n={ns[-1]}" if len(ns) == 1 else f" n={ns[0]}–{ns[-1]}")
+
+
+def grid(df: pd.DataFrame, titled: bool = True, comparison: list[str] | None = None,
+         strategies: list[str] | None = None) -> tuple[list[str], list[list[str]]]:
+    """Rows = the quality criteria (doc order), then the shared headline total, each strategy's
+    coverage and one total per group that feeds one; columns = `strategies` (default: best shared
+    total first). Gates are in `gate_grid`."""
+    from harness.analysis.aggregate import quality_criteria, shared_criteria, totals
+    from harness.criteria import groups
+
+    strategies = strategies or ranked(df, comparison)
     rows = []
-    for crit in dict.fromkeys(df["criterion"]):
+    for crit in quality_criteria(df):
         d = df[df["criterion"] == crit].set_index("strategy")
-        grp = groups.of(d["grp"].iloc[0])
-        label = (f"{titles.get(crit, crit)} ({crit})" if titled else crit) + grp.marker
-        ns = sorted({int(d.loc[s, "n"]) for s in strategies if s in d.index})
-        label += f" n={ns[-1]}" if len(ns) == 1 else f" n={ns[0]}–{ns[-1]}"
-        rows.append([label] + [cell({**d.loc[s].to_dict(), "criterion": crit}) if s in d.index else "" for s in strategies])
-    t = totals(df).set_index("strategy")
+        rows.append([_label(crit, d, strategies, titled)] + [cell({**d.loc[s].to_dict(), "criterion": crit}) if s in d.index else ""
+                                                              for s in strategies])
+    t = totals(df, comparison).set_index("strategy")
+    n_shared = len(shared_criteria(df, comparison))
+    rows.append([f"shared total ({n_shared} criteria all support)"] + [_f(t.loc[s, "shared"]) for s in strategies])
+    rows.append(["coverage (supported of shown)"]
+                + [f"{int(t.loc[s, 'supported'])} of {int(t.loc[s, 'shown'])}" for s in strategies])
     for g in groups.totals():
-        rows.append([g.total_title] + [_f(t.loc[s, g.total]) for s in strategies])
+        if t[g.total].notna().any():  # a group with no case in this run has no total to show
+            rows.append([g.total_title] + [_f(t.loc[s, g.total]) for s in strategies])
     return strategies, rows
+
+
+def gate_cell(g: dict[str, Any]) -> str:
+    """`pass`, `FAIL 3 of 49`, or `n/a` for a strategy without a case of the gate."""
+    if g["passed"] is None:
+        return "n/a"
+    return "pass" if g["passed"] else f"FAIL {g['failing']} of {g['n']}"
+
+
+def gate_grid(df: pd.DataFrame, gates: pd.DataFrame, strategies: list[str], titled: bool = True) -> list[list[str]]:
+    """Rows = the gates (doc order), cells pass / FAIL k of n per strategy."""
+    by = {(g["strategy"], g["criterion"]): g for g in gates.to_dict("records")}
+    rows = []
+    for crit in dict.fromkeys(gates["criterion"]):
+        d = df[df["criterion"] == crit].set_index("strategy")
+        rows.append([_label(crit, d, strategies, titled, marked=False)] + [gate_cell(by[(s, crit)]) if (s, crit) in by else "" for s in strategies])
+    return rows
+
+
+def gate_failures(gates: pd.DataFrame, strategies: list[str]) -> list[str]:
+    """One markdown bullet per failing case the gates list, strategy by strategy."""
+    out = []
+    order = {s: i for i, s in enumerate(strategies)}
+    for g in sorted(gates.to_dict("records"), key=lambda g: (order.get(g["strategy"], 99), g["criterion"])):
+        if g["passed"] is not False:
+            continue
+        for c in g["cases"]:
+            where = f"{c['scenario']}/{c['probe_id']}" if c["probe_id"] else c["scenario"]
+            out.append(f"- `{g['strategy']}` · {g['criterion']} · `{where}` ({c['status']}): {c['explanation']}")
+        if g["failing"] > len(g["cases"]):
+            out.append(f"- `{g['strategy']}` · {g['criterion']}: and {g['failing'] - len(g['cases'])} more failing case(s)")
+    return out
 
 
 def metric_note(criteria) -> str:
@@ -112,13 +186,16 @@ def metric_note(criteria) -> str:
     return "".join(notes)
 
 
-def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int) -> str:
-    from harness.analysis.aggregate import RESAMPLES
+def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int, gates: pd.DataFrame | None = None,
+             comparison: list[str] | None = None, controls: set[str] = frozenset()) -> str:
+    from harness.analysis.aggregate import RESAMPLES, shared_criteria
 
-    strategies, rows = grid(df)
     lines = [f"# supportbench report: run {run_id}", ""]
     if df.empty:
         return "\n".join(lines + ["No scores in this run.", ""])
+    strategies = ranked(df, comparison, controls)
+    _, rows = grid(df, comparison=comparison, strategies=strategies)
+    shared = shared_criteria(df, comparison)
     lines += ["| criterion | " + " | ".join(strategies) + " |", "| --- |" + " --- |" * len(strategies)]
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
     lines += [
@@ -126,21 +203,32 @@ def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int) -
         f"Each cell: mean over cases [95% bootstrap interval over scenarios, {RESAMPLES} resamples, seed {seed}]. "
         + metric_note(dict.fromkeys(df["criterion"])) +
         "Cases that were unsupported or raised an error count as 0 and are listed in the cell. "
-        "Totals weight each criterion equally; a criterion with no case for a strategy (n/a) is left out of its total. "
-        "Pass rates (with Wilson intervals) are in `--format json` and `harness.analysis.aggregate`.",
-        "",
-        "Controls (oracle, empty) are " + ("included." if include_controls else "left out (`--all` shows them)."),
+        f"Columns are ordered by the shared total: the equal-weight mean over the quality criteria that every strategy "
+        f"compared supports ({', '.join(shared) or 'none'}), so a capability only some strategies have cannot decide "
+        "the order; coverage says how many of the quality criteria shown each strategy supports. The group totals "
+        "weight their criteria equally and count unsupported cases as 0; a criterion with no case for a strategy "
+        "(n/a) is left out of its totals. Pass rates, with a Wilson interval and, where cases share a scenario, the "
+        "cluster bootstrap over scenarios (`pass_interval` names the one to read), are in `--format json`.",
         "",
     ]
+    if gates is not None and len(gates):
+        g_rows = gate_grid(df, gates, strategies)
+        lines += ["## Gates", "",
+                  "Pass/fail: a strategy passes a gate when every case passes. Gates are kept out of every total.", "",
+                  "| gate | " + " | ".join(strategies) + " |", "| --- |" + " --- |" * len(strategies)]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in g_rows]
+        failures = gate_failures(gates, strategies)
+        lines += ["", "Failing gate cases:" if failures else "Every strategy passes every gate.", "", *failures]
+        lines += [""] if failures else []
+    lines += ["Controls (oracle, empty) are " + ("included." if include_controls else "left out (`--all` shows them)."), ""]
     return "\n".join(lines)
 
 
 def main(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from harness.analysis.aggregate import aggregate
+    from harness.analysis.aggregate import aggregate, comparison_of, control_labels, gates, quality_criteria
     from harness.analysis.results import Results, resolve_run
-    from harness.criteria import groups
     from harness.run.runstore import write_text_atomic
 
     try:
@@ -152,8 +240,11 @@ def main(args: argparse.Namespace) -> int:
         manifest = res.manifests[path.name]
         seed = args.seed if args.seed is not None else int(manifest.get("seed", 0) or 0)
         df = aggregate(res, include_controls=args.all, seed=seed)
+        controls = control_labels(res)
+        comparison = comparison_of(list(dict.fromkeys(df["strategy"])), controls) if not df.empty else []
+        gate_rows = gates(res, strategies=list(dict.fromkeys(df["strategy"])))
     run_id = manifest.get("run_id", path.name)
-    md = markdown(run_id, df, args.all, seed)
+    md = markdown(run_id, df, args.all, seed, gate_rows, comparison, controls)
     written = True
     try:
         write_text_atomic(path / "report.md", md)
@@ -161,7 +252,7 @@ def main(args: argparse.Namespace) -> int:
         written = False
         console.print(f"warning: could not write {path / 'report.md'}: {(e.strerror or str(e)).lower()}")
     if args.format == "json":
-        sys.stdout.write(json.dumps(as_json(run_id, df), indent=2, allow_nan=False) + "\n")
+        sys.stdout.write(json.dumps(as_json(run_id, df, gate_rows, comparison), indent=2, allow_nan=False) + "\n")
         return 0
     if args.format == "md":
         sys.stdout.write(md)
@@ -169,15 +260,24 @@ def main(args: argparse.Namespace) -> int:
     if df.empty:
         out.print(f"run {run_id}: no scores")
         return 0
-    strategies, rows = grid(df, titled=False)
-    table = Table(title=f"run {run_id}: mean [95% interval]", title_justify="left")
+    strategies = ranked(df, comparison, controls)
+    _, rows = grid(df, titled=False, comparison=comparison, strategies=strategies)
+    table = Table(title=f"run {run_id}: mean [95% interval], best shared total first", title_justify="left")
     table.add_column("criterion", overflow="fold")
     for s in strategies:
         table.add_column(s, overflow="fold")
-    last_criterion = len(rows) - len(groups.totals()) - 1  # a rule between the criteria and the totals
+    last_criterion = len(quality_criteria(df)) - 1  # a rule between the criteria and the totals
     for i, r in enumerate(rows):
-        table.add_row(*r, end_section=(i == last_criterion))
+        table.add_row(*r, end_section=(i == last_criterion or i == len(rows) - 1))
+    for r in gate_grid(df, gate_rows, strategies, titled=False):
+        table.add_row(*r)
     out.print(table)
+    failing = [g for g in gate_rows.to_dict("records") if g["passed"] is False]
+    for g in failing:
+        c = g["cases"][0]
+        where = f"{c['scenario']}/{c['probe_id']}" if c["probe_id"] else c["scenario"]
+        out.print(f"gate {g['criterion']} fails for {g['strategy']}: {g['failing']} of {g['n']} cases, e.g. {where}: "
+                  f"{c['explanation']}", markup=False)
     if written:
         console.print(f"report written to {path / 'report.md'}")
     return 0

@@ -3,10 +3,15 @@
 Every criterion reads a bundle the same way (docs/criteria.md, "How a bundle is read"):
 
 - an item *covers* a gold id when that id is in the item's `source_ids`;
+- the context is what the model receives: the bundle's text cut at the probe's budget
+  (`stores.packing.cut_to_budget`: whole lines, the lowest-ranked dropped first), so exceeding
+  the budget never shows the model more; the gates (token budget, provenance, isolation) judge
+  the whole bundle as the strategy returned it (`full_view`);
 - only items in the context count: a gold item that is not included is missing, whatever its
   rank; and the bundle's `included` flags are not taken on trust: an item is in the context
   only when it is marked included *and* its rendered text (`Candidate.text`) is in the context
-  text (a bundle that marks an item included but leaves its text out is reported as such);
+  text (a bundle that marks an item included but leaves its text out is reported as such, and
+  one whose line the budget cut removed is reported as past the cut);
 - what must stay out (`exclude`, `superseded`, a negative repeat control, another customer's
   or a deleted item) counts as shown when it is marked included *or* its text is there;
 - a rank is the item's position among *all* candidates (1 = best); a gold id's rank is the
@@ -20,6 +25,7 @@ from dataclasses import dataclass, field
 from functools import wraps
 from typing import Callable, Iterable, NamedTuple, TypeVar
 
+from stores.packing import cut_to_budget
 from stores.protocol import Forget
 
 from harness.run.replay import ProbeOutcome
@@ -88,8 +94,11 @@ def in_context(text: str | None, context: str, lines: frozenset[str]) -> bool:
     return isinstance(text, str) and bool(text) and (text in lines or text in context)
 
 
-def lie(item_id: str) -> str:
-    """The sentence for a bundle whose flags and text disagree."""
+def lie(item_id: str, v: "View | None" = None) -> str:
+    """The sentence for an item marked included whose text the model does not receive: cut at
+    the budget (when `v` says so), or missing from the text altogether."""
+    if v is not None and item_id in v.past_cut:
+        return f"{item_id} is past the budget cut: the context is over its budget and the model would not receive that line"
     return f"the bundle marks {item_id} included but its text is not in the context"
 
 
@@ -118,9 +127,11 @@ class View:
     """The context text's lines."""
     candidates: tuple = ()
     """The candidates, in rank order (for `present`, which also looks at dropped ones)."""
+    past_cut: frozenset[str] = frozenset()
+    """Items marked included whose line the bundle's text holds but the budget cut removed."""
 
 
-def index(candidates: Iterable, context: str | None) -> View:
+def index(candidates: Iterable, context: str | None, budget: int | None = None) -> View:
     """Index candidates (in rank order; anything with `item_id`, `source_ids`, `included`,
     `text`) and the context text for gold lookups.
 
@@ -129,15 +140,19 @@ def index(candidates: Iterable, context: str | None) -> View:
     A bundle's flags are not taken on trust: an item counts as in the context (`rank`, `hit`)
     only when it is marked included *and* its rendered text is in the context text; an item
     that must stay out counts as in it (`present`) when it is marked included *or* its text
-    is there.
+    is there. With a `budget`, the context is first cut to it (`received`): what the model
+    receives, the one reading of an over-budget bundle the criteria and the app share.
     """
-    ctx = context or ""
-    lines = frozenset(ctx.split("\n"))
     cands = tuple(candidates)
+    full = context or ""
+    ctx = received(full, budget, cands) if budget is not None else full
+    lines = frozenset(ctx.split("\n"))
+    full_lines = frozenset(full.split("\n")) if ctx is not full else lines
     rank: dict[str, int] = {}
     marked: dict[str, int] = {}
     hidden: dict[str, str] = {}
     hidden_items: list[str] = []
+    past_cut: set[str] = set()
     n_inc = 0
     for r, c in enumerate(cands, start=1):
         if not c.included:
@@ -146,6 +161,8 @@ def index(candidates: Iterable, context: str | None) -> View:
         shown = in_context(c.text, ctx, lines)
         if not shown:
             hidden_items.append(c.item_id)
+            if ctx is not full and in_context(c.text, full, full_lines):
+                past_cut.add(c.item_id)
         for sid in c.source_ids if c.source_ids is not None else ():
             marked.setdefault(sid, r)
             if shown:
@@ -153,12 +170,25 @@ def index(candidates: Iterable, context: str | None) -> View:
             else:
                 hidden.setdefault(sid, c.item_id)
     hidden = {g: i for g, i in hidden.items() if g not in rank}
-    return View(rank, ctx.lower(), n_inc, len(cands), marked, hidden, tuple(hidden_items), ctx, lines, cands)
+    return View(rank, ctx.lower(), n_inc, len(cands), marked, hidden, tuple(hidden_items), ctx, lines, cands,
+                frozenset(past_cut))
+
+
+def received(text: str, budget: int, candidates: Iterable) -> str:
+    """What the model receives of `text` under `budget`, given the bundle's candidates in rank
+    order (`stores.packing.cut_to_budget` over the included ones' rendered texts)."""
+    return cut_to_budget(text, budget, [c.text for c in candidates if c.included and isinstance(c.text, str)])
 
 
 @_per_outcome
 def view(o: ProbeOutcome) -> View:
-    """Index `o.bundle` once per outcome."""
+    """Index `o.bundle` once per outcome, as the model receives it: cut at the probe's budget."""
+    return index(rows(o), o.bundle.text, o.probe.budget)
+
+
+@_per_outcome
+def full_view(o: ProbeOutcome) -> View:
+    """Index `o.bundle` once per outcome, uncut: the whole text the strategy returned (for the gates)."""
     return index(rows(o), o.bundle.text)
 
 
@@ -198,7 +228,7 @@ def present(v: View, g: GoldRef) -> bool:
 def hidden_note(v: View, ids) -> str:
     """'; the bundle marks X included but ...' for the missing gold ids that is the reason for."""
     items = list(dict.fromkeys(v.hidden[g] for g in ids if isinstance(g, str) and g in v.hidden))
-    return "".join(f"; {lie(i)}" for i in items[:3]) + (f"; and {len(items) - 3} more like it" if len(items) > 3 else "")
+    return "".join(f"; {lie(i, v)}" for i in items[:3]) + (f"; and {len(items) - 3} more like it" if len(items) > 3 else "")
 
 
 def unmarked_note(v: View, ids) -> str:
@@ -251,7 +281,7 @@ def pair_verdict(v: View, first: str, second: str) -> tuple[bool, str]:
     """
     r1, r2 = v.rank.get(first), v.rank.get(second)
     if r1 is None:
-        return False, f"{first} is not in the context" + (f" ({lie(v.hidden[first])})" if first in v.hidden else "")
+        return False, f"{first} is not in the context" + (f" ({lie(v.hidden[first], v)})" if first in v.hidden else "")
     if r2 is None:
         return True, f"{first} is in (rank {r1}) and {second} is not"
     if r1 < r2:
@@ -286,7 +316,10 @@ def how(o: ProbeOutcome, c: Row) -> str:
     v = view(o)
     shown = in_context(c.text, v.context, v.lines)
     if c.included:
-        return "included" if shown else "marked included, though its text is not in the context"
+        if shown:
+            return "included"
+        return "marked included, but past the budget cut" if c.item_id in v.past_cut else \
+            "marked included, though its text is not in the context"
     return "not marked included, though its text is in the context" if shown else "considered"
 
 

@@ -1,4 +1,5 @@
-"""The criteria beyond the eight (group `extra`), same rules, in the order of docs/criteria.md."""
+"""The criteria beyond the eight, same rules, in the order of docs/criteria.md: isolation and
+self-recall are pass/fail gates (group `gate`), the others quality criteria (group `extra`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from harness.criteria.bundle import (
 )
 
 
-@criterion("isolation", title="customer isolation", group="extra")
+@criterion("isolation", title="customer isolation", group="gate")
 def isolation(o: ProbeOutcome):
     """1 if no candidate (included or only considered) comes from another customer and, after a
     `forget`, nothing of the forgotten history appears, neither as an item nor as its words."""
@@ -37,7 +38,7 @@ def isolation(o: ProbeOutcome):
     return ok_or_fail("isolation", 1.0, True, why)
 
 
-@criterion("self_recall", title="no self-recall", group="extra", applies=lambda p: p.on is not None)
+@criterion("self_recall", title="no self-recall", group="gate", applies=lambda p: p.on is not None)
 def self_recall(o: ProbeOutcome):
     """1 if the turn the probe is attached to (not yet said) is not among the candidates, in
     the plain replay and in each replay of the idempotency check.

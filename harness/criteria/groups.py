@@ -2,9 +2,10 @@
 
 A criterion's `group` is declared at registration and must be one of `GROUPS`. The group, not
 the criterion's key, decides where its numbers go: which total its mean feeds (or none), how
-its row is labelled in reports, and in which order groups are shown. Consumers read these
-fields; none of them lists criterion keys. A new role (pass/fail gates kept out of totals, a
-separate family with its own total) is one more `Group` here.
+its row is labelled in reports, and in which order groups are shown, whether it is a quality
+criterion (compared on the shared headline total) or a pass/fail gate. Consumers read these
+fields; none of them lists criterion keys. A new role (a separate family with its own total) is
+one more `Group` here.
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ class Group:
     """The row label of that total in reports (e.g. `total (core, equal weight)`)."""
     marker: str = ""
     """Appended to a criterion's row label in reports (e.g. ` ·extra`); empty for none."""
+    gate: bool = False
+    """Its criteria are pass/fail gates: every case must pass, shown as pass or fail with the
+    failing cases, never averaged into a total (they say whether a strategy may ship at all, not
+    how good it is). Criteria of every other group are quality criteria: the shared headline
+    total compares strategies on those that every strategy in the comparison supports."""
 
 
 GROUPS: dict[str, Group] = {
@@ -38,8 +44,10 @@ GROUPS: dict[str, Group] = {
                    marker=" ·reply"),
     # judged only for strategies behind the expiry stage (the rest are unsupported), so no total
     "expiry": Group("expiry", "expiry", total=None, marker=" ·expiry"),
+    "gate": Group("gate", "gates", total=None, marker=" ·gate", gate=True),
 }
-"""Every group, in the order reports and the app show them (the first one's total is the headline)."""
+"""Every group, in the order reports and the app show them (the headline is the shared total over
+every quality group's criteria, `harness.analysis.aggregate.totals`; the group totals follow it)."""
 
 DEFAULT = "core"
 """The group of a criterion that names none, and of score rows whose group is unknown."""
@@ -67,3 +75,13 @@ def order(key: str | None) -> int:
 def totals() -> list[Group]:
     """The groups that feed a total, in order; the first is the headline total."""
     return [g for g in GROUPS.values() if g.total]
+
+
+def is_gate(key: str | None) -> bool:
+    """Whether a score row's group (`grp`) is a pass/fail gate."""
+    return of(key).gate
+
+
+def quality() -> list[Group]:
+    """The groups of quality criteria (every group but the gates), in order."""
+    return [g for g in GROUPS.values() if not g.gate]

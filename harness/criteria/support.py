@@ -1,6 +1,7 @@
 """The eight support criteria of docs/criteria.md, each one registered function, in its order.
 
-Every verdict is computed from the bundle and the gold labels alone (see `bundle` for how a
+Five are quality criteria (group `core`); token budget, provenance and idempotency are pass/fail
+gates (group `gate`: every case must pass, kept out of every total). Every verdict is computed from the bundle and the gold labels alone (see `bundle` for how a
 bundle is read); nothing here knows which strategy produced the bundle.
 """
 
@@ -16,7 +17,7 @@ from harness.format.model import Probe
 from harness.run.replay import ProbeOutcome
 from harness.criteria.bundle import (
     REPEAT_TOP, foreign_items, hidden_note, hit, in_context, lie, pair_ids, plural, present, quote, quote_all, repeat_flagged,
-    rows, shown_rank, unmarked_note, view, wrong_pairs,
+    full_view, rows, shown_rank, unmarked_note, view, wrong_pairs,
 )
 
 HEALTH_TOLERANCE = 1e-6
@@ -62,7 +63,7 @@ def preference_surfacing(o: ProbeOutcome):
     return ok_or_fail("preference_surfacing", value, not missing and not stale, why, stale + missing)
 
 
-@criterion("token_budget", title="token budget compliance")
+@criterion("token_budget", title="token budget compliance", group="gate")
 def token_budget(o: ProbeOutcome):
     """1 if the whole context text, headers included, fits the probe's budget (counted here,
     with the project tokenizer, not taken from the strategy's own count)."""
@@ -72,7 +73,7 @@ def token_budget(o: ProbeOutcome):
     return ok_or_fail("token_budget", 1.0 if ok else 0.0, ok, why)
 
 
-@criterion("provenance", title="provenance tracing")
+@criterion("provenance", title="provenance tracing", group="gate")
 def provenance(o: ProbeOutcome):
     """Share of included items whose text is in the context, whose `source_ids` are non-empty,
     were replayed before the probe, and belong to the probe's customer (an item the bundle marks
@@ -81,7 +82,7 @@ def provenance(o: ProbeOutcome):
     included = [c for c in rows(o) if c.included]
     if not included:
         return None
-    v = view(o)
+    v = full_view(o)  # a gate: the whole bundle as returned, not the cut the model receives
     bad: list[tuple[str, str]] = []
     for c in included:
         if not in_context(c.text, v.context, v.lines):
@@ -109,7 +110,7 @@ def _raised(sig) -> bool:
     return isinstance(sig, tuple) and len(sig) == 2 and sig[0] == "error"
 
 
-@criterion("idempotency", title="idempotent compilation", level="scenario")
+@criterion("idempotency", title="idempotent compilation", group="gate", level="scenario")
 def idempotency(scenario, outcomes, extra):
     """1 if replaying with every event delivered twice, and again after reset, gives bundles
     identical to the plain replay (same item ids, order, inclusion and text). A strategy that

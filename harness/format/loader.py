@@ -4,7 +4,9 @@ Validation happens in two layers and reports every problem of every file at once
 file, line and document path, before anything runs:
 
 1. structure: the pydantic models of `harness.format.schema` (unknown keys, types, enums);
-2. meaning: `harness.format.checks` (times, subjects, sessions, ids, gold labels).
+2. meaning: `harness.format.checks` (times, subjects, sessions, ids, gold labels);
+3. feasibility: `harness.format.feasible` (every probe's gold fits its budget as the oracle
+   renders it, and wants nothing both in and out of the context).
 
 Public API: `load_scenario`, `load_suite`, `validate_paths`, `json_schema`, `write_json_schema`,
 `ValidationIssue`, `ScenarioError`.
@@ -23,6 +25,7 @@ from pydantic import ValidationError
 from harness.format.issues import ScenarioError, ValidationIssue, did_you_mean, format_path
 from harness.format.model import Expect, Fault, Probe, Scenario, Subject, TurnGold, TurnSignals
 from harness.format.checks import ResolvedEvent, SemanticChecker
+from harness.format.feasible import cost_problem, probe_costs
 from harness.format.schema import (
     EVENT_KINDS,
     NEEDLE_KEYS,
@@ -216,7 +219,21 @@ def _check_file(file: str) -> tuple[Scenario | None, list[ValidationIssue]]:
     issues = sorted(report.issues, key=lambda i: (i.line or 0))
     if issues or model is None:
         return None, issues
-    return _build(model, resolved, file, raw), []
+    scenario = _build(model, resolved, file, raw)
+    _feasible(scenario, events, report)
+    if report.issues:
+        return None, sorted(report.issues, key=lambda i: (i.line or 0))
+    return scenario, []
+
+
+def _feasible(scenario: Scenario, events: list, report: _FileReport) -> None:
+    """Refuse gold no strategy could meet: more than the probe's budget as the oracle renders
+    it, or an item wanted both in and out (`harness.format.feasible`)."""
+    for cost in probe_costs(scenario):
+        problem = cost_problem(cost)
+        if problem is not None:
+            where = "budget" if isinstance(events[cost.index], dict) and "budget" in events[cost.index] else "probe"
+            report(("events", cost.index, where), problem)
 
 
 # -- structural errors: pydantic loc -> document path + line -------------------------------

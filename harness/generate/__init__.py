@@ -42,7 +42,7 @@ def _groups(customers: int, rng: random.Random) -> list[list[int]]:
     return groups
 
 
-def _scenario(seed: int, profile_name: str, group: list[int]) -> dict[str, Any]:
+def _scenario(seed: int, profile_name: str, group: list[int], stats: Counter | None = None) -> dict[str, Any]:
     profile = PROFILES[profile_name]
     rng = random.Random(f"supportbench:{seed}:{profile_name}:{group[0]}")
     shared = rng.choice(("conn-timeout", "bill-double", "mobile-crash", "sso-cert", "export-truncated", "webhook-signature")) if len(group) > 1 else None
@@ -64,6 +64,9 @@ def _scenario(seed: int, profile_name: str, group: list[int]) -> dict[str, Any]:
         st, q = live[rng.randrange(len(live))]
         w.write_session(st, q.pop(0), q)
         live = [x for x in queues if x[1]]
+    if stats is not None:
+        stats["health_labelled"] += w.health_labelled
+        stats["health_skipped"] += w.health_skipped
     return _document(seed, profile_name, plans, w)
 
 
@@ -125,8 +128,10 @@ def dump(doc: dict[str, Any]) -> str:
     )
 
 
-def generate_suite(customers: int, seed: int = 0, profile: str = "realistic") -> dict[str, str]:
-    """`{file name: YAML text}` for `customers` generated customers."""
+def generate_suite(customers: int, seed: int = 0, profile: str = "realistic", stats: Counter | None = None) -> dict[str, str]:
+    """`{file name: YAML text}` for `customers` generated customers. `stats`, when given, is
+    incremented with `health_labelled` (probes given a health band) and `health_skipped` (probes
+    that could have carried one but were left without: near a band edge, or readings disagree)."""
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r} (known: {', '.join(PROFILES)})")
     if customers < 1:
@@ -134,7 +139,7 @@ def generate_suite(customers: int, seed: int = 0, profile: str = "realistic") ->
     rng = random.Random(f"supportbench-groups:{seed}:{profile}")
     files = {}
     for group in _groups(customers, rng):
-        doc = _scenario(seed, profile, group)
+        doc = _scenario(seed, profile, group, stats)
         files[f"{doc['id']}.yaml"] = dump(doc)
     return files
 

@@ -505,6 +505,11 @@ HOWTO: tuple[tuple[str, str, str], ...] = (
     ("How can I change my password?", "Click your avatar, then Profile > Security > Change password.", "Explained how to change the password."),
 )
 
+GREETINGS: tuple[str, ...] = (
+    "Hi, we just started using your platform and I have a couple of questions.",
+    "Hello! We're new here and trying to get set up.",
+    "Hi there, first time reaching out, hope this is the right place.",
+)
 ACKS: tuple[str, ...] = (
     "Thanks, that's helpful.", "Great, thank you!", "Perfect, that answers it.", "Got it, thanks a lot.",
 )
@@ -543,6 +548,61 @@ IDENTITY: tuple[str, ...] = (
     "This is {name} from {company}, I'm the {title}; workspace {account}.",
     "Hi, {name} here, {title} for {company} (workspace {account}).",
 )
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A profile fact a customer states once and an agent in a later session of its area needs.
+
+    A customer states it in the middle of some session (or, for `account`, sometimes as the very
+    first thing they say), may restate it later with more detail (the restatement is then the
+    fact to surface) or correct it (the correction is the fact; the first statement is stale).
+    """
+
+    topic: str
+    """Stable name, e.g. `warehouse`."""
+    areas: tuple[str, ...]
+    """The product areas whose sessions need it."""
+    says: tuple[str, ...]
+    """First statements."""
+    restates: tuple[str, ...]
+    """Later restatements that add detail."""
+    corrects: tuple[str, ...]
+    """Later corrections that replace the first statement."""
+
+
+FACTS: dict[str, Fact] = {f.topic: f for f in (
+    Fact("account", ("billing", "API"),
+         says=IDENTITY,
+         restates=("For your records: we added the analytics add-on this quarter, still on workspace {account} under {company}.",
+                   "Same workspace {account} as before, but {company} now has a second team on it, the one I lead as {title}."),
+         corrects=("Correction to what I told you before: our live workspace ID is {account2}; {account} was our trial one.",
+                   "Please note our workspace changed after the migration: it is {account2} now, not {account}.")),
+    Fact("warehouse", ("connectors",),
+         says=("For context, we load into {wh} with a small warehouse that auto-suspends after five idle minutes.",
+               "Some background: our {wh} warehouse is the smallest size and suspends itself when nobody queries it."),
+         restates=("We've since added a second {wh} warehouse for the finance loads, with the same auto-suspend settings.",
+                   "Our {wh} setup grew: two warehouses now, both still auto-suspending after five minutes."),
+         corrects=("Small correction to our setup: we moved all our loads from {wh} to {wh2} last month.",
+                   "Update on our stack: the warehouse is {wh2} now, we migrated away from {wh}.")),
+    Fact("idp", ("SSO",),
+         says=("We sign in through {idp}, and only our IT admin Sam can change the SAML app.",
+               "Our logins go through {idp}; changes to the SAML app have to go through Sam in IT."),
+         restates=("Still on {idp} for sign-in, and Sam in IT now also owns the SCIM provisioning app.",),
+         corrects=("We switched our identity provider from {idp} to {idp2} over the summer.",
+                   "Heads-up: our SSO now runs on {idp2}; {idp} was retired last month.")),
+    Fact("devices", ("mobile app",),
+         says=("Our field team runs the app on about eighty company {os} phones managed through our MDM.",
+               "The app is used by our drivers on managed {os} phones, around eighty of them."),
+         restates=("We're up to a hundred and twenty managed {os} phones for the field team now, same MDM.",),
+         corrects=("We replaced the field phones this spring: the whole team is on {os2} now.",)),
+    Fact("region", ("exports", "API"),
+         says=("Our workspace is hosted in your EU region, and exports have to land in our own S3 bucket.",
+               "We're on the EU data region, and every export goes to our own S3 bucket, never a shared one."),
+         restates=("Still EU-hosted; we now also copy every export from our S3 bucket into our own archive.",),
+         corrects=("We moved the workspace to your US region in the spring, the EU region no longer applies.",)),
+)}
+"""Every profile fact, by topic; `account` is the customer's introduction."""
 
 PREFERENCES: dict[str, tuple[str, ...]] = {
     "contact": (

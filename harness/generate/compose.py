@@ -2,10 +2,15 @@
 
 `ScenarioWriter` renders the sessions of one file (one customer, or a few for isolation
 cases) on one simulated clock. Each probe's gold is what the plan says the agent needs at
-that moment: the customer's identity fact and current preferences, the original session a
-repeat repeats and its working fix, the look-alike session that is *not* the same issue,
-the live session's items above stale closed-ticket items during an outage, and the health
-band when `health.clear_band` finds it unambiguous. Nothing here looks at a strategy.
+that moment: the profile facts of the probe's product area that the customer stated in an
+earlier session (wherever they said them: first turn, mid-session, restated or corrected;
+the corrected statement is stale), the current preferences, the original session a repeat
+repeats and its working fix (above the newer failed workaround tried today and above newer
+closed look-alikes), the look-alike session that is *not* the same issue, the live session's
+items above stale closed-ticket items during an outage, and the health band when
+`health.clear_band` finds it unambiguous under every documented reading. A probe's budget is
+what the oracle needs for that gold (`harness.format.feasible.oracle_cost`) plus slack.
+Nothing here looks at a strategy.
 """
 
 from __future__ import annotations
@@ -15,8 +20,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from stores.tokens import count_tokens
+from stores.memory import RESOLUTION_ROLE, render_line
+from stores.protocol import ContextRequest
 
+from harness.format.feasible import RenderedHistory, oracle_cost
 from harness.generate import catalog as C
 from harness.generate.health import Item, clear_band
 from harness.generate.plan import CustomerPlan, Profile, SessionPlan
@@ -50,8 +57,8 @@ class State:
     """What the plan knows about a customer so far."""
 
     plan: CustomerPlan
-    identity: str = ""
-    identity_session: str = ""
+    facts: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
+    """Profile fact topic -> every statement so far: (turn id, session, `says`/`restates`/`corrects`)."""
     prefs: dict[str, list[str]] = field(default_factory=dict)
     issues: dict[str, Record] = field(default_factory=dict)
     said: list[str] = field(default_factory=list)
@@ -61,6 +68,8 @@ class State:
     closed: list[Record] = field(default_factory=list)
     """Resolved sessions in order (issue-like records)."""
     intro_session: str = ""
+    incident: tuple[str, ...] = ()
+    """(report, agent acknowledgement) of the latest platform outage session, once one was written."""
 
 
 class ScenarioWriter:
@@ -76,6 +85,11 @@ class ScenarioWriter:
         self.states: dict[str, State] = {}
         self.ticket = rng.randrange(1000, 8000)
         self.probe_count = 0
+        self.rendered: dict[str, RenderedHistory] = {}
+        """Per subject: the lines a strategy would render, for the oracle's cost of each probe's gold."""
+        self.health_labelled = 0
+        self.health_skipped = 0
+        """Probes that could carry a health band, with one and without (near an edge, or readings disagree)."""
 
     # --- low level -------------------------------------------------------------------------
 
@@ -135,6 +149,7 @@ class ScenarioWriter:
         self._new_block = False
         self.meta[tid] = (role, kind, session, at, text, "")
         self.items.setdefault(st.plan.subject, []).append(Item(session, role, text, at))
+        self.rendered.setdefault(st.plan.subject, RenderedHistory()).put(tid, render_line(role, kind, session, at, text))
         st.said.append(tid)
         return tid
 
@@ -150,33 +165,46 @@ class ScenarioWriter:
         rid = f"{session}#resolution"
         self.meta[rid] = ("resolution", "message", session, at, summary, "resolved")
         self.items.setdefault(st.plan.subject, []).append(Item(session, "resolution", summary, at, "resolved"))
+        line = render_line(RESOLUTION_ROLE, "message", session, at, summary, "resolved")
+        self.rendered.setdefault(st.plan.subject, RenderedHistory()).put(rid, line)
 
     def probe_on(self, st: State, session: str, text: str, tag: str, expect: dict[str, Any], *,
-                 key: str = "", health: bool = True, label: tuple[str, ...] = ()) -> str:
-        """A probe attached to the customer turn that follows it; returns that turn's id."""
+                 key: str = "", area: str = "", health: bool = True, label: tuple[str, ...] = ()) -> str:
+        """A probe attached to the customer turn that follows it; returns that turn's id. `key` is
+        the issue it is about (for isolation), `area` the product area (from `key` when not given)."""
         on_at = self.clock if self._new_block else self._advance((2, 15))
         probe_at = on_at - MIN if not self._new_block else on_at
         tid = f"{session}-{tag}"
         self.probe_count += 1
         pid = f"p-{session}-{tag}"
-        exp = self._common(st, session, expect, key)
+        exp = self._common(st, session, expect, key, area or (C.ISSUES[key].area if key in C.ISSUES else ""))
         if health and not st.forgotten:
             band = clear_band(self.items.get(st.plan.subject, []), probe_at)
             if band:
                 exp["health"] = band
+                self.health_labelled += 1
+            else:
+                self.health_skipped += 1
         exp = {k: v for k, v in exp.items() if v not in (None, [], "")}
-        ev = {"probe": pid, "on": tid, "budget": self._budget(exp, session, probe_at), "expect": exp}
+        ev = {"probe": pid, "on": tid, "budget": self._budget(st, exp, session, text, probe_at), "expect": exp}
         self._emit(ev, st, session, probe_at, self._new_block)
         self._new_block = False
         self.clock = on_at
         self.turn(st, session, text, tag, label=label, at=on_at + (MIN if probe_at == on_at else timedelta(0)))
         return tid
 
-    def _common(self, st: State, session: str, expect: dict[str, Any], key: str) -> dict[str, Any]:
+    def _common(self, st: State, session: str, expect: dict[str, Any], key: str, area: str) -> dict[str, Any]:
         exp = {k: list(v) if isinstance(v, (list, tuple)) else v for k, v in expect.items()}
         if not st.forgotten:
-            if st.identity and st.identity_session != session:
-                exp["identity"] = [st.identity]
+            for topic, fact in C.FACTS.items():
+                said = st.facts.get(topic)
+                if not area or area not in fact.areas or not said:
+                    continue
+                latest, where, mode = said[-1]
+                if where != session:  # a fact said in this session is no memory of an earlier one
+                    exp.setdefault("identity", []).append(latest)
+                if mode == "corrects":  # what the correction replaced is stale
+                    exp["exclude"] = exp.get("exclude", []) + [t for t, _, _ in said[:-1]]
             current = [ids[-1] for _, ids in sorted(st.prefs.items()) if self.meta[ids[-1]][2] != session]
             old = [i for _, ids in sorted(st.prefs.items()) for i in ids[:-1]]
             if current:
@@ -196,37 +224,48 @@ class ScenarioWriter:
             exp["exclude"] = list(dict.fromkeys(exp["exclude"]))
         return exp
 
-    def _budget(self, exp: dict[str, Any], session: str, now: datetime) -> int:
-        """Room for every gold item the oracle needs, plus slack; tight enough that stuffing must choose."""
-        wanted = [*exp.get("include", []), *exp.get("identity", []), *exp.get("preferences", []), *exp.get("evidence", []),
-                  *(p[0] for p in exp.get("fix_before", [])), *(p[0] for p in exp.get("above", []))]
-        if "repeat_of" in exp and "evidence" not in exp:
-            wanted.append(f"{exp['repeat_of']}#resolution")
-        total = 40  # header
-        for gid in dict.fromkeys(wanted):
-            role, kind, sess, at, text, status = self.meta[gid]
-            who = "resolution, resolved" if role == "resolution" else "agent action" if kind == "action" else role
-            total += count_tokens(f"[{at:%Y-%m-%d %H:%M}] ({sess}) {who}: {text}")
-        total += max(120, total // 2)
+    def _budget(self, st: State, exp: dict[str, Any], session: str, task: str, now: datetime) -> int:
+        """Room for what the oracle needs to meet the gold (header included, counted the way the
+        validator counts it), plus slack; tight enough that stuffing must choose."""
+        h = self.rendered.get(st.plan.subject) or RenderedHistory()
+        need, _, _ = oracle_cost(exp, h, ContextRequest(st.plan.subject, session, task, 0, now))
+        total = need + max(120, need // 2)
         return -(-total // 50) * 50
 
     def forget(self, st: State) -> None:
         at = self._advance((1, 5))
         self._emit({"forget": st.plan.subject}, st, self.events[-1]["_session"], at)
         st.forgotten = list(st.said)
-        st.identity, st.prefs, st.issues, st.closed = "", {}, {}, []
+        st.facts, st.prefs, st.issues, st.closed = {}, {}, {}, []
         self.items[st.plan.subject] = []
+        self.rendered.pop(st.plan.subject, None)
 
     # --- sessions ----------------------------------------------------------------------------
 
     def write_session(self, st: State, sp: SessionPlan, later: list[SessionPlan]) -> None:
         getattr(self, "_" + sp.kind)(st, sp, later)
 
+    def facts(self, st: State, session: str, sp: SessionPlan, *, opens: bool) -> bool:
+        """Say the profile facts the plan puts in this session (`opens`: those that are its first
+        words, else those said in passing); True when any was said."""
+        said = False
+        for topic, mode, first in sp.opts.get("facts", ()):
+            if first != opens:
+                continue
+            fact = C.FACTS[topic]
+            text = self._fill(st, self._pick(getattr(fact, mode)))
+            tag = f"fact-{topic}" + ("" if mode == "says" else f"-{mode}")
+            tid = self.turn(st, session, text, tag, label=("profile",), after=(1, 4))
+            st.facts.setdefault(topic, []).append((tid, session, mode))
+            said = True
+        return said
+
     def _intro(self, st, sp, later):
         s = self.new_session(st, timedelta(0))
         st.intro_session = s
-        st.identity = self.turn(st, s, self._fill(st, self._pick(C.IDENTITY)), "intro", label=("profile",))
-        st.identity_session = s
+        if not self.facts(st, s, sp, opens=True):
+            self.turn(st, s, self._pick(C.GREETINGS), "hello")
+        self.facts(st, s, sp, opens=False)
         for topic in st.plan.pref_topics:
             st.prefs[topic] = [self.turn(st, s, C.PREFERENCES[topic][0], f"pref-{topic}", label=("preference",), after=(1, 3))]
         q, a, summary = self._pick(C.HOWTO)
@@ -237,12 +276,14 @@ class ScenarioWriter:
 
     def _howto(self, st, sp, later):
         s = self.new_session(st)
+        opened = self.facts(st, s, sp, opens=True)
         q, a, summary = self._pick(C.HOWTO)
         if self.rng.random() < self.profile.howto_probe_p:
             self.probe_on(st, s, q, "ask", {})
         else:
             self.turn(st, s, q, "ask")
-        self.turn(st, s, a, "answer", role="agent", after=self.first_response(st))
+        self.turn(st, s, a, "answer", role="agent", after=(1, 6) if opened else self.first_response(st))
+        self.facts(st, s, sp, opens=False)
         self.turn(st, s, self._pick(C.ACKS), "thanks")
         self.resolve(st, s, summary if self.rng.random() < 0.7 else "")
 
@@ -257,6 +298,7 @@ class ScenarioWriter:
     def _open_issue(self, st, sp) -> Record:
         issue = C.ISSUES[sp.issue]
         s = self.new_session(st)
+        self.facts(st, s, sp, opens=True)
         report, v = self._report(st, s, issue)
         rec = Record(s, issue.key, report, v, self.rng.randrange(len(issue.details)))
         if self.rng.random() < 0.5:
@@ -265,6 +307,7 @@ class ScenarioWriter:
         self.turn(st, s, self._fill(st, self._pick(issue.diagnosis)), "diag", role="agent",
                   after=(1, 4) if rec.status_turn else self.first_response(st))
         self.turn(st, s, self._fill(st, issue.details[rec.detail_variant]), "detail")
+        self.facts(st, s, sp, opens=False)
         rec.fail1 = self.turn(st, s, self._fill(st, self._pick(issue.fail1)), "fail1", role="agent", kind="action", after=(5, 20))
         st.issues[issue.key] = rec
         return rec
@@ -277,7 +320,7 @@ class ScenarioWriter:
         rec.fix = self.turn(st, s, self._fill(st, self._pick(issue.fix)), "fix", role="agent", kind="action", after=(5, 20))
         self.turn(st, s, self._pick(C.WORKS_NOW), "works")
         repeats_later = any(p.kind == "repeat" and p.issue == rec.key for p in later)
-        if self.rng.random() < (0.35 if repeats_later else 1.0):
+        if self.rng.random() < (0.35 if repeats_later else 0.7):
             self.probe_on(st, s, self._pick((
                 "One more thing: if this happens again, what should we try first?",
                 "Good to know. If it comes back on another setup, which step should we start with?",
@@ -306,10 +349,13 @@ class ScenarioWriter:
     def _issue_b(self, st, sp, later):
         rec = st.issues[sp.issue]
         self.resume()
+        # the platform incident closed since this ticket opened is newer, but the ticket's own
+        # report and failed step are what the agent needs now (orderings against recency)
+        above = [[rec.report, st.incident[1]], [rec.fail1, st.incident[0]]] if st.incident else []
         self.probe_on(st, rec.session, self._pick((
             "Any update on this? It's still happening every night.",
             "Checking in on this ticket, the problem is still there.",
-        )), "nudge", {"include": [rec.report, rec.fail1]}, key=rec.key)
+        )), "nudge", {"include": [rec.report, rec.fail1], "above": above}, key=rec.key)
         self._finish_issue(st, rec, later, slow=True)
 
     def _repeat(self, st, sp, later):
@@ -318,16 +364,31 @@ class ScenarioWriter:
         if orig is None or not orig.resolved:
             return self._issue(st, sp, later)
         s = self.new_session(st)
+        self.facts(st, s, sp, opens=True)
         report, _ = self._report(st, s, issue, avoid=orig.report_variant)
         self.turn(st, s, self._pick(C.REPEAT_ACKS), "ack", role="agent", after=self.first_response(st))
+        self.facts(st, s, sp, opens=False)
+        # today's agent first tries a workaround that fails again: the older documented fix must
+        # still outrank this newer failed step (an ordering against recency)
+        tried = {self.meta[i][4] for i in (orig.fail1, orig.fail2) if i}
+        steps = [t for t in (*issue.fail1, *issue.fail2) if self._fill(st, t) not in tried] or list(issue.fail1)
+        live = [self.turn(st, s, self._fill(st, self._pick(steps)), "workaround", role="agent", kind="action", after=(3, 10))]
+        self.turn(st, s, self._pick(C.STILL_FAILING), "still1")
+        if self.rng.random() < 0.5:
+            live.append(self.turn(st, s, self._fill(st, self._pick(steps)), "workaround2", role="agent", kind="action", after=(3, 10)))
+            self.turn(st, s, self._pick(C.STILL_FAILING), "still2")
         others = [r for r in st.closed if r.key != sp.issue and r.resolved]
         others.sort(key=lambda r: (r.key != issue.lookalike, -st.closed.index(r)))
+        # closed tickets newer than the original (the look-alike first) must not outrank it
+        newer = [r for r in others if st.closed.index(r) > st.closed.index(orig)]
         expect = {
             "include": [report, orig.fix],
             "repeat_of": orig.session,
             "evidence": [orig.evidence()],
-            "fix_before": [[orig.fix, orig.fail1], [orig.fix, orig.fail2]],
+            "fix_before": [[orig.fix, orig.fail1], [orig.fix, orig.fail2]] + [[orig.fix, w] for w in live],
             "not_repeat_of": [r.session for r in others[:2]],
+            "above": [pair for r in newer[:2] for pair in ([orig.evidence(), r.evidence()], [orig.fix, r.fix])
+                      if pair[1] and pair[0] != pair[1] and (pair[0] == orig.evidence() or pair[1] != r.evidence())],
         }
         detail = [i for i in range(len(issue.details)) if i != orig.detail_variant] or [0]
         self.probe_on(st, s, self._fill(st, issue.details[self._pick(detail)]), "detail", expect, key=sp.issue)
@@ -344,8 +405,10 @@ class ScenarioWriter:
         if orig is None or not orig.resolved:
             return
         s = self.new_session(st)
+        self.facts(st, s, sp, opens=True)
         report, v = self._report(st, s, issue)
         self.turn(st, s, self._fill(st, self._pick(issue.diagnosis)), "diag", role="agent", after=self.first_response(st))
+        self.facts(st, s, sp, opens=False)
         expect = {
             "include": [report],
             "not_repeat_of": [orig.session],
@@ -380,17 +443,20 @@ class ScenarioWriter:
         else:
             expect["above"].append([ack, f"{st.intro_session}#resolution"])
         expect["exclude"] = [r.status_turn for r in st.closed if r.status_turn][-2:]
-        self.probe_on(st, s, self._fill(st, self._pick(out["follow"])), "follow", expect)
+        self.probe_on(st, s, self._fill(st, self._pick(out["follow"])), "follow", expect, area=area)
         self.turn(st, s, f"Please don't change anything on your side; we'll post updates here until {inc} is closed.", "advice", role="agent", after=(1, 4))
         self.turn(st, s, "All working again, thanks for the updates.", "thanks", after=(30, 90))
         self.resolve(st, s, self._pick(out["summary"]).replace("{inc}", inc))
+        st.incident = (report, ack)
 
     def _abandoned(self, st, sp, later):
         issue = C.ISSUES[sp.issue]
         s = self.new_session(st)
+        self.facts(st, s, sp, opens=True)
         self._report(st, s, issue)
         self.turn(st, s, self._fill(st, self._pick(issue.diagnosis)), "diag", role="agent", after=self.first_response(st))
         self.turn(st, s, self._fill(st, self._pick(issue.details)), "detail")
+        self.facts(st, s, sp, opens=False)
         self.turn(st, s, "Could you send us the logs from the last failed attempt so we can dig deeper?", "logs", role="agent")
 
     def _pref_change(self, st, sp, later):
@@ -400,7 +466,9 @@ class ScenarioWriter:
         if len(history) >= len(variants):
             return
         s = self.new_session(st)
+        self.facts(st, s, sp, opens=True)
         history.append(self.turn(st, s, variants[len(history)], f"pref-{topic}", label=("preference",)))
+        self.facts(st, s, sp, opens=False)
         self.turn(st, s, "Noted, I've updated your preferences on the account.", "noted", role="agent", after=self.first_response(st))
         self.resolve(st, s, f"Customer changed their {topic} preference.")
 
@@ -414,7 +482,7 @@ class ScenarioWriter:
     def _comeback(self, st, sp, later):
         s = self.new_session(st)
         old = st.forgotten
-        sample = [i for i in old if i.endswith(("-intro", "-fix", "-report"))][:4] or old[:2]
+        sample = [i for i in old if i.endswith(("-fact-account", "-fix", "-report"))][:4] or old[:2]
         q, a, summary = self._pick(C.HOWTO)
         self.probe_on(st, s, "Hi, we're back with a new team. " + q, "ask", {"exclude": sample}, health=False)
         self.turn(st, s, a, "answer", role="agent", after=self.first_response(st))

@@ -63,6 +63,54 @@ class SessionPlan:
     """Drawn choices: variants, summary or not, probes, timing."""
 
 
+FACT_SESSIONS = frozenset({"intro", "howto", "issue", "issue_a", "repeat", "lookalike", "abandoned", "pref_change"})
+"""Session kinds in which a customer may state a profile fact."""
+RESTATE_P, CORRECT_P = 0.2, 0.15
+"""Chances that a fact is later restated with more detail, or corrected."""
+OPENS_P = 0.3
+"""Chance that a restatement or correction is the first thing said in its session."""
+ACCOUNT_FIRST_P = 0.5
+"""Chance that the customer's introduction is their very first turn."""
+
+
+def area_of(sp: SessionPlan) -> str:
+    """The product area a session is about ('' for sessions about none)."""
+    if sp.kind == "outage":
+        return sp.issue
+    if sp.kind in ("issue", "issue_a", "issue_b", "repeat", "lookalike", "abandoned") and sp.issue in C.ISSUES:
+        return C.ISSUES[sp.issue].area
+    return ""
+
+
+def plan_facts(rng: random.Random, sessions: list["SessionPlan"]) -> None:
+    """Decide where each profile fact is said (`opts["facts"]`: (topic, mode, opens) per session).
+
+    A fact matters in the sessions of its areas; it is stated in some session before the last of
+    them (the intro, the first of its area, or any other), so that later sessions of its area
+    need it and the session it is told in does not. It may be restated or corrected in a later
+    session before the last that needs it. Only the introduction (`account`) is ever the very
+    first thing a customer says, and only half the time.
+    """
+    for topic, fact in C.FACTS.items():
+        needs = [i for i, sp in enumerate(sessions) if area_of(sp) in fact.areas]
+        if not needs:
+            continue
+        last = needs[-1]
+        where = [i for i in range(last) if sessions[i].kind in FACT_SESSIONS]
+        if not where:
+            continue
+        if topic == "account" and rng.random() < ACCOUNT_FIRST_P:
+            say, opens = 0, True
+        else:
+            say, opens = _pick(rng, where), False
+        sessions[say].opts.setdefault("facts", []).append((topic, "says", opens))
+        later = [i for i in where if i > say]
+        r = rng.random()
+        mode = "restates" if r < RESTATE_P else "corrects" if r < RESTATE_P + CORRECT_P else ""
+        if mode and later:
+            sessions[_pick(rng, later)].opts.setdefault("facts", []).append((topic, mode, rng.random() < OPENS_P))
+
+
 @dataclass
 class CustomerPlan:
     """A customer: profile facts, preferences and the ordered sessions of their history."""
@@ -88,6 +136,9 @@ def plan_customer(rng: random.Random, index: int, profile: Profile, *, first_iss
         "account": f"WS-{rng.randrange(10000, 99999)}", "wh": _pick(rng, C.WAREHOUSES), "idp": _pick(rng, C.IDPS),
         "os": _pick(rng, C.PHONES), "card": _pick(rng, C.CARDS), "month": _pick(rng, C.MONTHS),
     }
+    # the other value a corrected fact moves to
+    slots.update(account2=f"WS-{rng.randrange(10000, 99999)}", wh2=_pick(rng, [w for w in C.WAREHOUSES if w != slots["wh"]]),
+                 idp2=_pick(rng, [i for i in C.IDPS if i != slots["idp"]]), os2=_pick(rng, [o for o in C.PHONES if o != slots["os"]]))
     topics = sorted(C.PREFERENCES)
     n_topics = 0 if rng.random() < 0.12 else 1 if rng.random() < 0.6 else 2
     pref_topics = sorted(rng.sample(topics, n_topics))
@@ -150,5 +201,6 @@ def plan_customer(rng: random.Random, index: int, profile: Profile, *, first_iss
         queues = [s for s in queues if s]
     if forgets:
         sessions += [SessionPlan("forget_request"), SessionPlan("comeback")]
+    plan_facts(rng, sessions)
     name = slots["name"]
     return CustomerPlan(f"cust_{index:04d}", name, slots, pref_topics, sessions, rng.random() < 0.2)

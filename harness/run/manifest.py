@@ -69,7 +69,7 @@ class CriterionEntry(_Entry):
     title: str = ""
     """Human title."""
     group: str = "core"
-    """`core` or `extra`."""
+    """Its group (`harness.criteria.groups`): `core`, `extra` or `gate`."""
     level: str = ""
     """`probe` or `scenario`."""
 

@@ -22,6 +22,7 @@ from stores.protocol import (
     Bundle, ContextRequest, ExpiryCapability, Forget, GoldCapability, Handoff, HandoffCapability, HealthCapability,
     HealthReport, MemoriesCapability, PrepareHook, Resolution, Signal, Strategy, Turn,
 )
+from stores.packing import received_bundle
 from stores.reply.model import SupportReply
 
 from harness.format.model import Fault, Probe, Scenario, ScenarioEvent
@@ -261,8 +262,8 @@ def _ask(scenario: Scenario, strategy: Strategy, probe: Probe, index: int, seen:
         except Exception as exc:
             out.memories_error = f"memories() raised {_describe(exc)}"
     if answer:
-        try:  # the engine reads the context (and the typed memories in it), never the gold
-            out.reply = reply_engine().reply(request, bundle, out.memories)
+        try:  # the engine reads the context as the model receives it (cut at the budget), never the gold
+            out.reply = reply_engine().reply(request, received_bundle(bundle, probe.budget), out.memories)
         except Exception as exc:
             out.reply_error = f"the reply engine raised {_describe(exc)}"
     if "health" in caps and probe.expect.asks("band"):

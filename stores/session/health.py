@@ -1,4 +1,4 @@
-"""Customer health: the reference design's table (docs/reference.md), itemized, computed fresh from the history.
+"""Customer health: the published reference model's table (docs/reference.md), itemized, computed fresh from the history.
 
 `health_report(history, now, params)` starts at `base`, applies the factors below in this
 fixed order, and clamps to 0..100. There is no model call and no cache in the score path:
@@ -7,25 +7,55 @@ the same history and `now` always give the same report.
 | signal                  | impact (defaults)                                                      |
 | ----------------------- | ---------------------------------------------------------------------- |
 | `unresolved_issues`     | -15 per open session, at most -45                                      |
-| `repeated_issue`        | -20 once, when an open and a resolved session share an issue pattern   |
+| `repeated_issue`        | -20 once, when open and resolved sessions share an issue pattern       |
 | `urgency`               | -10 per turn with an urgency marker, at most -20                       |
 | `idle_open_issue`       | -15 once, when an open session has had no activity for 7 days          |
 | `sla_resolution_breach` | -10 per session resolved more than 24 h after its first customer turn, at most -20 |
 | `slow_first_response`   | -5 when the mean first-response time exceeds 10 minutes                |
 | `recent_resolution`     | +10 when a session was resolved in the last 7 days                     |
-| `high_resolution_rate`  | +10 when at least 2 sessions ended and at least 80 % of them resolved   |
+| `high_resolution_rate`  | +10 when at least 2 sessions have a resolution record and at least 80 % of them are resolved |
 
-Interpretations of the table (each one a deliberate choice, kept in one place):
+Two readings of the table, chosen by `HealthParams.rules`:
+
+`reference` (the default) reproduces the published model's exact readings:
+
+- *Open session* = a session with turns whose latest resolution record is not `resolved`
+  (no record, `open` or `unresolved`).
+- *Repeated issue*: A = the words of all open sessions' turns pooled, B = the words of all
+  resolved sessions' turns pooled (resolution summaries are not turns); a word is lower-cased,
+  longer than 2 characters and not in `REFERENCE_STOPWORDS`; the factor applies once when both
+  are non-empty and `|A ∩ B| / min(|A|, |B|) >= repeat_threshold` (0.30).
+- *Urgency* counts every turn (customer or agent, any session) carrying one of the health
+  model's own markers, `HEALTH_MARKERS` (urgent, critical, asap, emergency, escalat, broken,
+  down, outage, blocker, p0, p1, sev1, sev2).
+- *High resolution rate*: at least `high_rate_min_ended` (2) sessions with a resolution record,
+  and resolved records / all records >= `high_rate_threshold` (0.80).
+
+Defects of the published model fixed here (each one makes the reading stricter about what a
+word is, never changes a constant):
+
+- markers are matched as word prefixes followed at most by an inflectional ending (`-s`,
+  `-es`, `-d`, `-ed`, `-ing`, `-ly`, `-e`, `-ion`, `-ions`), not as raw substrings, so
+  "download", "breakdown" and "markdown" are not "down" and "p10" is not "p1", while
+  "outages", "escalated", "escalation" and "urgently" still count (`is_health_urgent`);
+- words are cut with the project's tokenizer of words (`stores.text.words`: punctuation
+  stripped), not `text.lower().split()`, so "timeout," and "timeout" are one word.
+
+`project` keeps the readings this project used before it followed the published rules
+(`health.rules=project`), for comparison:
+
+- open session = any session whose latest record is not `resolved`, with or without turns;
+- repeated issue per pair: open session O and resolved session R share an issue pattern when
+  `|kw(O) ∩ kw(R)| / |kw(O)| >= repeat_threshold`, kw = `stores.text.keywords` of the
+  session's turns and its resolution summary (the ranking's issue keywords);
+- urgency uses the ranking's marker list (`stores.text.is_urgent`);
+- high resolution rate over *ended* sessions (a `resolved` or `unresolved` record; a reopened
+  `open` one has not ended): resolved / ended.
+
+Readings shared by both (each one a deliberate choice, kept in one place):
 
 - Only items stamped at or before `now` count, so a report is a function of (history, now).
-- *Open session* = a session whose latest resolution status is not `resolved`: no record,
-  `open` (reopened) or `unresolved` (closed without a fix). This is the same rule the
-  ranking uses (`SubjectHistory.is_resolved`), so "open issue" means one thing everywhere.
-- *Issue pattern* = the session's issue keywords (`stores.text.keywords` of its turns and its
-  resolution summary). Open session O and resolved session R share one when
-  `|kw(O) ∩ kw(R)| / |kw(O)| >= repeat_threshold` (the open session is the "current" side).
-- *Urgency* counts every turn (customer or agent, any session) whose own text carries a
-  marker; resolution summaries are not turns and do not count.
+- Urgency counts turns only; resolution summaries are not turns.
 - *Activity* of a session = the latest time of any of its items (turns and resolution
   record). Idle when `now - last_activity >= idle_days`.
 - *SLA resolution breach*: resolution time minus the session's first customer turn;
@@ -37,29 +67,61 @@ Interpretations of the table (each one a deliberate choice, kept in one place):
   (`sla_first_response_minutes`, 5) is reported in the detail as how many sessions missed it
   and does not change the score.
 - *Recent resolution*: a `resolved` record stamped within `recent_days` before `now`.
-- *Ended* sessions = sessions with a `resolved` or `unresolved` record (a reopened `open`
-  one has not ended); resolution rate = resolved / ended.
 - Factors are listed only when they fire (impact != 0), always in the order above.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated
+from functools import lru_cache
+from typing import Annotated, Literal
 
 import numpy as np
 
 from stores.bounds import NonNegative, NonPositive, NotAbove, Positive, PositiveInt, Score100, Share
 from stores.memory import RESOLUTION_ROLE, SubjectHistory
 from stores.protocol import HealthFactor, HealthReport
-from stores.text import is_urgent, keywords, overlap_ratio
+from stores.text import is_urgent, keywords, overlap_ratio, words
+
+Rules = Literal["reference", "project"]
+"""Which reading of the health table: the published model's (`reference`) or this project's earlier one."""
+
+RULES: tuple[str, ...] = ("reference", "project")
+"""Every reading `HealthParams.rules` accepts, the default first."""
+
+REFERENCE_STOPWORDS = frozenset("the a an is are was were it to of and or for in on at by my i we you this that with".split())
+"""The published model's stopwords for the repeated-issue test."""
+
+HEALTH_MARKERS = ("urgent", "critical", "asap", "emergency", "escalat", "broken", "down", "outage", "blocker",
+                  "p0", "p1", "sev1", "sev2")
+"""The published health model's own urgency markers (not the ranking's list)."""
+
+_HEALTH_URGENCY = re.compile(r"\b(?:" + "|".join(HEALTH_MARKERS) + r")(?:s|es|d|ed|ing|ly|e|ion|ions)?\b")
+
+
+@lru_cache(maxsize=65536)
+def is_health_urgent(text: str) -> bool:
+    """True when a word of `text` starts with a health marker and ends with at most an
+    inflection ("outages", "escalated", but not "download" or "p10")."""
+    return _HEALTH_URGENCY.search(text.lower()) is not None
+
+
+@lru_cache(maxsize=65536)
+def reference_words(text: str) -> frozenset[str]:
+    """The repeated-issue words of the published model: lower-cased, longer than 2 characters,
+    not a `REFERENCE_STOPWORDS` word (punctuation stripped: `stores.text.words`)."""
+    return frozenset(w for w in words(text) if len(w) > 2 and w not in REFERENCE_STOPWORDS)
 
 
 @dataclass(frozen=True)
 class HealthParams:
-    """Every constant of the health model (defaults: the reference design)."""
+    """Every constant of the health model (defaults: the published reference model)."""
 
+    rules: Rules = "reference"
+    """Which reading of the table: `reference` (the published model's, with its defects fixed) or
+    `project` (this project's earlier readings); see the module docstring."""
     base: Score100 = 100.0
     """Starting score before any factor."""
     unresolved_per_session: NonPositive = -15.0
@@ -69,7 +131,8 @@ class HealthParams:
     repeated_issue: NonPositive = -20.0
     """Impact, once, when an open session repeats a resolved one."""
     repeat_threshold: Share = 0.30
-    """Keyword overlap |open ∩ resolved| / |open| at which two sessions share an issue pattern."""
+    """Overlap at which open and resolved sessions share an issue pattern: `|A ∩ B| / min(|A|, |B|)`
+    over the pooled words (`reference`), `|kw(O) ∩ kw(R)| / |kw(O)|` per pair (`project`)."""
     urgency_per_turn: NonPositive = -10.0
     """Impact per turn carrying an urgency marker."""
     urgency_cap: NonPositive = -20.0
@@ -95,11 +158,12 @@ class HealthParams:
     recent_days: Positive = 7.0
     """Window for `recent_resolution`."""
     high_resolution_rate: NonNegative = 10.0
-    """Impact when enough sessions ended and most of them were resolved."""
+    """Impact when enough sessions have a resolution record and most of them are resolved."""
     high_rate_min_ended: PositiveInt = 2
-    """Minimum number of ended sessions for `high_resolution_rate`."""
+    """Minimum number of sessions with a resolution record (`reference`) or ended sessions
+    (`project`) for `high_resolution_rate`."""
     high_rate_threshold: Share = 0.80
-    """Minimum resolved / ended share for `high_resolution_rate`."""
+    """Minimum resolved share of those sessions for `high_resolution_rate`."""
     healthy_min: Score100 = 70.0
     """Scores at or above are `healthy`."""
     watch_min: Annotated[Score100, NotAbove("healthy_min")] = 40.0
@@ -111,6 +175,9 @@ class _Session:
     name: str
     turn_ids: list[str]
     kw: set[str]
+    """`project` issue keywords: its turns and its resolution summary."""
+    words: set[str]
+    """`reference` words: its turns only."""
     first_customer: float | None = None
     first_customer_id: str = ""
     first_response: float | None = None
@@ -136,7 +203,7 @@ def _sessions(h: SubjectHistory, cutoff: float, order: list[int]) -> dict[str, _
             continue
         s = out.get(h.sessions[i])
         if s is None:
-            s = out[h.sessions[i]] = _Session(h.sessions[i], [], set())
+            s = out[h.sessions[i]] = _Session(h.sessions[i], [], set(), set())
         s.kw |= keywords(h.texts[i])
         s.last_activity = max(s.last_activity, t)
         role = h.roles[i]
@@ -144,6 +211,7 @@ def _sessions(h: SubjectHistory, cutoff: float, order: list[int]) -> dict[str, _
             s.status, s.resolved_at, s.resolution_id = h.status.get(s.name, ""), t, h.ids[i]
             continue
         s.turn_ids.append(h.ids[i])
+        s.words |= reference_words(h.texts[i])
         if role == "customer" and s.first_customer is None:
             s.first_customer, s.first_customer_id = t, h.ids[i]
         elif role == "agent" and s.first_customer is not None and s.first_response is None:
@@ -166,7 +234,9 @@ def health_report(h: SubjectHistory, now: datetime, params: HealthParams | None 
     cutoff = now.timestamp()
     order = _chronological(h)
     sessions = _sessions(h, cutoff, order)
-    open_s = [s for s in sessions.values() if s.status != "resolved"]
+    reference = p.rules == "reference"
+    # reference: an open session is one with turns; project: any session not resolved
+    open_s = [s for s in sessions.values() if s.status != "resolved" and (s.turn_ids or not reference)]
     resolved = [s for s in sessions.values() if s.status == "resolved"]
     factors: list[HealthFactor] = []
 
@@ -182,26 +252,16 @@ def health_report(h: SubjectHistory, now: datetime, params: HealthParams | None 
             [i for s in open_s for i in (s.turn_ids[:1] or [s.resolution_id])],
         )
 
-    pairs = [
-        (o, r)
-        for o in open_s
-        for r in resolved
-        if o.kw and overlap_ratio(frozenset(o.kw), frozenset(r.kw)) >= p.repeat_threshold
-    ]
-    if pairs:
-        o, r = pairs[0]
-        more = f" (and {len(pairs) - 1} more pair(s))" if len(pairs) > 1 else ""
-        add(
-            "repeated_issue",
-            p.repeated_issue,
-            f"open session {o.name} repeats resolved session {r.name}{more}",
-            [x for o, r in pairs for x in (*o.turn_ids[:1], r.resolution_id)],
-        )
+    if reference:
+        _pooled_repeat(open_s, resolved, p, add)
+    else:
+        _pairwise_repeat(open_s, resolved, p, add)
 
+    marker = is_health_urgent if reference else is_urgent
     urgent = [
         h.ids[i]
         for i in order
-        if h.times[i] <= cutoff and h.roles[i] != RESOLUTION_ROLE and is_urgent(h.texts[i])
+        if h.times[i] <= cutoff and h.roles[i] != RESOLUTION_ROLE and marker(h.texts[i])
     ]
     if urgent:
         add(
@@ -260,14 +320,17 @@ def health_report(h: SubjectHistory, now: datetime, params: HealthParams | None 
             [s.resolution_id for s in recent],
         )
 
-    ended = [s for s in sessions.values() if s.status in ("resolved", "unresolved")]
+    # reference: every session with a resolution record; project: ended ones (a reopened `open` record has not ended)
+    counted = ("resolved", "unresolved", "open") if reference else ("resolved", "unresolved")
+    ended = [s for s in sessions.values() if s.status in counted]
     if len(ended) >= p.high_rate_min_ended:
         rate = len(resolved) / len(ended)
         if rate >= p.high_rate_threshold:
+            what = "sessions with a resolution record" if reference else "ended sessions"
             add(
                 "high_resolution_rate",
                 p.high_resolution_rate,
-                f"{len(resolved)} of {len(ended)} ended sessions resolved ({rate:.0%})",
+                f"{len(resolved)} of {len(ended)} {what} resolved ({rate:.0%})",
                 [s.resolution_id for s in ended],
             )
 
@@ -275,3 +338,43 @@ def health_report(h: SubjectHistory, now: datetime, params: HealthParams | None 
     return HealthReport(
         subject=h.subject, at=now, base=p.base, factors=tuple(factors), score=score, band=band_for(score, p)
     )
+
+
+def _pooled_repeat(open_s: list[_Session], resolved: list[_Session], p: HealthParams, add) -> None:
+    """`reference`: the pooled words of every open session against those of every resolved one."""
+    a = set().union(*(s.words for s in open_s)) if open_s else set()
+    b = set().union(*(s.words for s in resolved)) if resolved else set()
+    if not a or not b:
+        return
+    shared = a & b
+    ratio = len(shared) / min(len(a), len(b))
+    if ratio < p.repeat_threshold:
+        return
+    listed = ", ".join(sorted(shared)[:8]) + (f" and {len(shared) - 8} more" if len(shared) > 8 else "")
+    add(
+        "repeated_issue",
+        p.repeated_issue,
+        f"open session(s) {', '.join(s.name for s in open_s)} share {len(shared)} of min({len(a)}, {len(b)}) words "
+        f"with resolved session(s) {', '.join(s.name for s in resolved if s.words & shared)} "
+        f"({ratio:.2f} >= {p.repeat_threshold:g}): {listed}",
+        [*(s.turn_ids[0] for s in open_s), *(s.resolution_id for s in resolved if s.words & shared)],
+    )
+
+
+def _pairwise_repeat(open_s: list[_Session], resolved: list[_Session], p: HealthParams, add) -> None:
+    """`project`: a pair of an open and a resolved session whose keywords overlap, divided by the open one's."""
+    pairs = [
+        (o, r)
+        for o in open_s
+        for r in resolved
+        if o.kw and overlap_ratio(frozenset(o.kw), frozenset(r.kw)) >= p.repeat_threshold
+    ]
+    if pairs:
+        o, r = pairs[0]
+        more = f" (and {len(pairs) - 1} more pair(s))" if len(pairs) > 1 else ""
+        add(
+            "repeated_issue",
+            p.repeated_issue,
+            f"open session {o.name} repeats resolved session {r.name}{more}",
+            [x for o, r in pairs for x in (*o.turn_ids[:1], r.resolution_id)],
+        )

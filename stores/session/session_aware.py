@@ -45,6 +45,11 @@ class SessionAwareParams:
     """The repeat bonus instead, when that session's resolution has a non-empty summary."""
     repeat_threshold: Share = 0.30
     """Match when |current ∩ prior| / |current| >= this (issue keywords)."""
+    repeat_current: Literal["session", "customer"] = "session"
+    """Where the current issue's keywords come from: the task plus every turn of the live session
+    (`session`, the reference design) or the task plus the live session's customer turns only
+    (`customer`: the agent's greetings and sign-offs, shared by every ticket, cannot make an
+    unrelated resolved session look like a repeat)."""
     action_step: float = 2.0
     """Bonus for agent turns and `kind: action` turns."""
     urgency: float = 2.0
@@ -83,6 +88,7 @@ class SessionIndex:
         }
         self.sessions: dict[str, int] = {}
         self.turn_kw: list[set[str]] = []  # per session: keywords of its turns
+        self.customer_kw: list[set[str]] = []  # per session: keywords of its customer turns
         self.summary_kw: list[frozenset[str]] = []  # per session: keywords of its resolution summary
         self._prior: list[frozenset[str] | None] = []  # per session: turns | summary, built on demand
         self.resolution_pos: list[int] = []
@@ -104,6 +110,7 @@ class SessionIndex:
         s = self.sessions.setdefault(h.sessions[i], len(self.sessions))
         if s == len(self.turn_kw):
             self.turn_kw.append(set())
+            self.customer_kw.append(set())
             self.summary_kw.append(frozenset())
             self._prior.append(None)
         self._prior[s] = None
@@ -120,6 +127,8 @@ class SessionIndex:
             self.summary_kw[s] = self.kwords[i]
         else:
             self.turn_kw[s] |= self.kwords[i]
+            if role == "customer":
+                self.customer_kw[s] |= self.kwords[i]
 
     def _index_text(self, i: int, text: str) -> None:
         w, k = words(text), keywords(text)
@@ -243,7 +252,7 @@ class SessionAware(IndexedMemory):
         active = ix.sessions.get(request.session)
         current = set(keywords(request.task))
         if active is not None:
-            current |= ix.turn_kw[active]
+            current |= ix.customer_kw[active] if p.repeat_current == "customer" else ix.turn_kw[active]
         out: dict[int, float] = {}
         if not current:
             return out

@@ -43,11 +43,11 @@ def _marks(res: Results) -> dict[tuple[str, str, str], pd.DataFrame]:
                       FROM candidates ORDER BY strategy, scenario, probe_id, rank""")
     groups = {k: g for k, g in cands.groupby(["strategy", "scenario", "probe_id"], sort=False)}
     empty = cands.iloc[0:0]
-    probes = res.df("""SELECT p.strategy, p.scenario, p.probe_id, p.context, e.expect
+    probes = res.df("""SELECT p.strategy, p.scenario, p.probe_id, p.context, p.budget, e.expect
                        FROM probes p JOIN events e ON e.scenario = p.scenario AND e.kind = 'probe' AND e.item_id = p.probe_id
                        WHERE p.error IS NULL""")
     return {(r.strategy, r.scenario, r.probe_id): gold_check(parse_expect(r.expect), groups.get((r.strategy, r.scenario, r.probe_id), empty),
-                                                            r.context)
+                                                            r.context, int(r.budget))
             for r in probes.itertuples(index=False)}
 
 
@@ -184,3 +184,32 @@ def test_ci_case_statistics_are_the_numbers_the_leaderboard_shows(canonical):
     shown = cells[cells["n"] > 0].set_index(key)[cols].sort_index()
     assert len(stats) > 50 and {"oracle", "empty"} <= set(stats.index.get_level_values("strategy"))
     pd.testing.assert_frame_equal(stats, shown, check_dtype=False)
+
+
+def _board(res: Results, f: "queries.Filter") -> tuple[pd.DataFrame, pd.DataFrame]:
+    cells, totals = queries.leaderboard(res, f)
+    return (cells.sort_values(["strategy", "criterion"]).reset_index(drop=True),
+            totals.sort_values("strategy").reset_index(drop=True))
+
+
+def test_leaderboard_filters_never_change_the_results_they_are_given(canonical):
+    """One `Results` serves every query of a page: a filtered call must not leave a filter behind."""
+    tag = canonical.rows("SELECT DISTINCT unnest(tags) FROM events ORDER BY 1")[0][0]
+    scenario = canonical.rows("SELECT DISTINCT scenario FROM scores ORDER BY 1")[1][0]
+    filters = [queries.Filter(tags=(tag,)), queries.Filter(), queries.Filter(scenarios=(scenario,), include_controls=False),
+               queries.Filter(tags=(tag,)), queries.Filter()]
+    shared = Results(canonical.paths[0])
+    try:
+        for f in filters:  # the same filters, each on a fresh Results, are the truth
+            with Results(canonical.paths[0]) as fresh:
+                want = _board(fresh, f)
+            got = _board(shared, f)
+            pd.testing.assert_frame_equal(got[0], want[0])
+            pd.testing.assert_frame_equal(got[1], want[1])
+        assert shared.rows("SELECT count(*) FROM scores") == canonical.rows("SELECT count(*) FROM scores")
+        views = {r[0] for r in shared.rows("SELECT view_name FROM duckdb_views() WHERE NOT internal")}
+        assert views == {r[0] for r in canonical.rows("SELECT view_name FROM duckdb_views() WHERE NOT internal")}
+    finally:
+        shared.close()
+    filtered, whole = _board(canonical, filters[0])[0], _board(canonical, filters[1])[0]
+    assert filtered["n"].sum() < whole["n"].sum(), "the tag filter should narrow the cases"

@@ -104,18 +104,43 @@ def test_leaderboard_shows_heatmap_totals_and_hides_controls_by_default(app_runs
     assert [t["type"] for t in fig["data"]] == ["heatmap", "heatmap", "scatter"]  # neutral cells, scores, click targets
     cells = heat_cells(at)
     assert {s for s, _ in cells} == {"history_stuffing", "session_aware", "structured"}
-    assert "token budget compliance" in " ".join(fig["layout"]["yaxis"]["ticktext"]).replace("<br>", " ")
+    rows = " ".join(fig["layout"]["yaxis"]["ticktext"]).replace("<br>", " ")
+    assert "identity persistence" in rows and "token budget compliance" not in rows  # gates are not scores
     hovers = " ".join(tip for _, tip in cells.values())
     assert "pass rate" in hovers and " cases" in hovers
+    assert "bootstrap over scenarios" in hovers  # probes share scenarios: the cluster interval, named
     totals = at.dataframe[0].value
-    assert list(totals["strategy"]) and {"tokens_mean", "latency_p50"} <= set(totals.columns)
+    assert list(totals["strategy"]) and {"shared", "coverage", "tokens_mean", "latency_p50"} <= set(totals.columns)
+    assert list(totals["shared"]) == sorted(totals["shared"], reverse=True)  # ordered by the shared total
+    assert list(totals["strategy"]) == list(fig["data"][0]["x"])  # the heatmap's columns in the same order
+    gates = at.dataframe[1].value.set_index("strategy")
+    assert "token budget compliance" in gates.columns and (gates == "✓ pass").all().all()
+
+
+def test_leaderboard_gates_show_a_failing_gate_with_its_cases(tmp_path, monkeypatch):
+    from fixture_runs import fixture_scenarios
+
+    from harness.run.runner import execute
+    from stores.registry import REGISTRY, parse_specs
+
+    monkeypatch.setitem(REGISTRY, "broken", "shortcut_strategies:Broken")
+    run = execute(fixture_scenarios(), parse_specs("history_stuffing,broken:breaks=token_budget"), tmp_path,
+                  run_id="20990101-000000-gates").path
+    monkeypatch.setenv("SUPPORTBENCH_RUNS", str(tmp_path))
+    at = open_page("leaderboard", run=run.name)
+    no_exception(at)
+    gates = at.dataframe[1].value.set_index("strategy")
+    assert gates.loc["history_stuffing", "token budget compliance"] == "✓ pass"
+    assert gates.loc["broken[breaks=token_budget]", "token budget compliance"].startswith("✗ ")
+    assert any("broken[breaks=token_budget] fails token budget compliance" in e.label for e in at.expander)
+    assert "tokens against a budget of" in texts(at)
 
 
 def test_leaderboard_hover_gives_scores_as_fractions_and_rates_as_percentages(app_runs):
     kind, tip = heat_cells(open_page("leaderboard"))[("session_aware", "recall")]
     assert kind == "score"
     assert re.search(r"mean \d\.\d\d \(95% CI \d\.\d\d–\d\.\d\d\)", tip), tip
-    assert re.search(r"pass rate \d+% \(95% CI \d+%–\d+%\)", tip), tip
+    assert re.search(r"pass rate \d+% \(95% CI \d+%–\d+%, (Wilson|bootstrap over scenarios)\)", tip), tip
 
 
 def test_leaderboard_unsupported_cells_are_neutral_not_a_zero(app_runs):
@@ -469,7 +494,7 @@ def test_trends_show_distributions_and_the_suites_runs_in_order(app_runs):
     assert all(t["type"] == "box" for t in boxes["data"])
     assert trend["layout"]["xaxis"]["categoryarray"] == [TIGHT, MAIN]  # oldest first: both runs are of suite `test`
     wide = at.dataframe[-1].value
-    board = open_page("leaderboard", controls="1").dataframe[0].value.set_index("strategy")["total"]
+    board = open_page("leaderboard", controls="1").dataframe[0].value.set_index("strategy")["shared"]
     mine = wide.set_index("label").loc[MAIN, list(board.index)].astype(float)
     assert (mine.round(9) == board.astype(float).round(9)).all()  # a point of the trend is the leaderboard's number
 
@@ -481,3 +506,25 @@ def test_a_failed_export_says_so_in_a_sentence_and_logs_the_rest(app_runs, caplo
     with pytest.raises(RuntimeError, match=r"^The XML export could not be written; the details are in the app's log\.$"):
         build()
     assert "unknown export format 'xml'" in caplog.text
+
+
+def test_an_over_budget_context_is_shown_as_the_criteria_judge_it_cut_at_the_budget(tmp_path, monkeypatch):
+    from fixture_runs import long_history
+
+    from harness.run.runner import execute
+    from stores.tokens import count_text_tokens
+    from stores.registry import REGISTRY, parse_specs
+
+    monkeypatch.setitem(REGISTRY, "over_budget", "shortcut_strategies:OverBudget")
+    run = execute([long_history()], parse_specs("over_budget"), tmp_path, run_id="20990101-000000-over").path
+    monkeypatch.setenv("SUPPORTBENCH_RUNS", str(tmp_path))
+    at = open_page("rankings", run=run.name, scenario="long-history", probe="p-long", strategies=["over_budget"])
+    no_exception(at)
+    assert "Over budget: the criteria judge the context cut at 300 tokens" in texts(at)
+    at = open_page("failures", run=run.name, case="over_budget|long-history|p-long|recall")
+    no_exception(at)
+    assert "Over budget: the criteria judge what the model would receive" in texts(at)
+    seen, returned = at.code[0].value, at.code[1].value
+    assert "Week 0 message 0" in returned and "Week 0 message 0" not in seen  # the oldest history is past the cut
+    assert count_text_tokens(seen) <= 300 < count_text_tokens(returned)
+    assert "The strategy returned, before the cut:" in texts(at)

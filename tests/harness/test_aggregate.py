@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from harness.analysis.aggregate import aggregate, resample_weights, totals, wilson
+from harness.analysis.aggregate import aggregate, pass_interval_of, resample_weights, totals, wilson
 from harness.analysis.results import Results
 from harness.criteria.metrics import precision_recall_f1
 from harness.run.runstore import RunWriter
@@ -126,3 +126,90 @@ def test_several_runs_need_a_choice(tmp_path):
         with pytest.raises(ValueError, match="say which"):
             aggregate(res)
         assert by(aggregate(res, run="two"), "a", "recall")["mean"] == 0.0
+
+
+def test_pass_rates_of_cases_that_share_scenarios_get_the_cluster_bootstrap(tmp_path):
+    # 4 scenarios x 5 cases, passing together or failing together: 10 of 20 pass, but only
+    # 4 independent histories. Wilson counts 20 independent cases; the cluster bootstrap does not.
+    scores = [row("a", f"s{k}", f"p{k}-{i}", "recall", 1.0 if k % 2 else 0.0) for k in range(4) for i in range(5)]
+    scores += [row("a", f"t{k}", "p", "identity_persistence", 1.0 if k % 2 else 0.0) for k in range(20)]  # one case each
+    run = make_run(tmp_path, scores, strategies=("a",))
+    with Results(run) as res:
+        df = aggregate(res)
+    clustered, single = by(df, "a", "recall"), by(df, "a", "identity_persistence")
+    assert clustered.pass_rate == single.pass_rate == 0.5
+    assert (clustered.pass_lo, clustered.pass_hi) == (single.pass_lo, single.pass_hi)  # Wilson sees the same 10 of 20
+    assert clustered.pass_interval == "bootstrap" and single.pass_interval == "wilson"
+    assert clustered.pass_boot_hi - clustered.pass_boot_lo > 1.5 * (clustered.pass_hi - clustered.pass_lo)
+    lo, hi, name = pass_interval_of(clustered)
+    assert (lo, hi, name) == (clustered.pass_boot_lo, clustered.pass_boot_hi, "bootstrap over scenarios")
+    assert pass_interval_of(single)[2] == "Wilson"
+
+
+# -- the shared headline total and the gates -----------------------------------------------------
+
+
+def _capability_run(tmp_path, with_control=False):
+    """a has health and is worse at everything else; b lacks health (unsupported) and is better."""
+    rows = []
+    for k in range(2):
+        rows += [row("a", f"s{k}", "p", "identity_persistence", 0.5), row("a", f"s{k}", "p", "recall", 0.5, grp="extra"),
+                 row("a", f"s{k}", "p", "health", 1.0),
+                 row("b", f"s{k}", "p", "identity_persistence", 0.9), row("b", f"s{k}", "p", "recall", 0.9, grp="extra"),
+                 row("b", f"s{k}", "p", "health", None, "unsupported"),
+                 row("a", f"s{k}", "p", "token_budget", 1.0, grp="gate"), row("b", f"s{k}", "p", "token_budget", 0.0, grp="gate")]
+        if with_control:
+            rows += [row("e", f"s{k}", "p", c, 0.0, name="empty", grp=g) for c, g in (("identity_persistence", "core"), ("recall", "extra"))]
+            rows += [row("e", f"s{k}", "p", "health", None, "unsupported", name="empty")]
+    strategies = ("a", "b", "e") if with_control else ("a", "b")
+    return make_run(tmp_path, rows, strategies=strategies)
+
+
+def test_the_shared_total_compares_on_the_criteria_every_strategy_supports(tmp_path):
+    from harness.analysis.aggregate import shared_criteria
+
+    with Results(_capability_run(tmp_path)) as res:
+        df = aggregate(res)
+    assert shared_criteria(df) == ["identity_persistence", "recall"]  # health: b has no case it could answer
+    t = totals(df).set_index("strategy")
+    assert t.loc["b", "shared"] == pytest.approx(0.9) and t.loc["a", "shared"] == pytest.approx(0.5)
+    # the core total still counts b's unsupported health as 0, and there the capability decides: a leads
+    assert t.loc["a", "total"] == pytest.approx(0.75) and t.loc["b", "total"] == pytest.approx(0.45)
+    assert (t.loc["a", "supported"], t.loc["a", "shown"]) == (3, 3) and (t.loc["b", "supported"], t.loc["b", "shown"]) == (2, 3)
+    # the gate (b fails every case) is in no total
+    assert t.loc["b", "extra"] == pytest.approx(0.9)
+
+
+def test_controls_are_scored_on_the_shared_criteria_without_deciding_them(tmp_path):
+    from harness.analysis.aggregate import comparison_of, control_labels, shared_criteria
+
+    with Results(_capability_run(tmp_path, with_control=True)) as res:
+        df = aggregate(res, include_controls=True)
+        controls = control_labels(res)
+    assert controls == {"e"} and comparison_of(["a", "b", "e"], controls) == ["a", "b"]
+    assert comparison_of(["e"], controls) == ["e"]  # only controls shown: they are the comparison
+    t = totals(df, ["a", "b"]).set_index("strategy")
+    assert t.loc["e", "shared"] == 0.0 and t.loc["e", "shared_criteria"] == 2
+    assert shared_criteria(df, ["a"]) == ["identity_persistence", "health", "recall"]
+
+
+def test_the_report_orders_by_the_shared_total_and_shows_gates_as_pass_or_fail_with_their_cases(tmp_path):
+    from harness.analysis.aggregate import gates
+    from harness.cli.report import as_json, markdown
+
+    with Results(_capability_run(tmp_path)) as res:
+        df = aggregate(res)
+        g = gates(res, strategies=["a", "b"])
+    md = markdown("r", df, False, 0, g)
+    assert md.index("| criterion | b | a |") > 0  # b first: better on what both support
+    assert "| shared total (2 criteria all support) | 0.90 | 0.50 |" in md
+    assert "| coverage (supported of shown) | 2 of 3 | 3 of 3 |" in md
+    assert "token budget" not in md.split("## Gates")[0]  # a gate is not a row of the quality table
+    assert "| token budget compliance (token_budget) n=2 | FAIL 2 of 2 | pass |" in md
+    assert "- `b` · token_budget · `s0/p` (fail)" in md
+    obj = as_json("r", df, g)["strategies"]
+    assert obj["b"]["totals"] == {"shared": pytest.approx(0.9), "coverage": [2, 3], "core": pytest.approx(0.45),
+                                  "extra": pytest.approx(0.9), "reply": None}  # no reply case in this run
+    assert obj["b"]["token_budget"]["gate"]["passed"] is False and obj["b"]["token_budget"]["gate"]["failing"] == 2
+    assert [c["scenario"] for c in obj["b"]["token_budget"]["gate"]["cases"]] == ["s0", "s1"]
+    assert obj["a"]["token_budget"]["gate"] == {"passed": True, "failing": 0, "cases": []}

@@ -10,6 +10,8 @@ import yaml
 from harness.criteria import registry
 from harness.generate import catalog, generate_suite, label_counts, write_suite
 from harness.format.loader import load_suite, validate_paths
+from harness.format.model import Probe
+from stores.protocol import Forget, Resolution, Turn
 
 
 def test_same_seed_gives_the_same_bytes():
@@ -97,3 +99,115 @@ def test_a_200_customer_suite_gives_every_criterion_100_cases(tmp_path):
             assert n == 0, f"the generator now writes gold for {key}: take it off NOT_GENERATED ({n} cases)"
         else:
             assert n >= 100, (key, n)
+
+
+# -- no shortcut solves a generated suite --------------------------------------------------------
+
+SUITES = [("small", 30, 1), ("realistic", 30, 2), ("realistic", 60, 0), ("long-history", 4, 3)]
+"""(profile, customers, seed) of the suites the properties below hold on."""
+
+
+def _suite(tmp_path, profile: str, customers: int, seed: int):
+    write_suite(tmp_path, customers, seed=seed, profile=profile)
+    return load_suite([str(tmp_path)])
+
+
+def _timed_probes(scenarios):
+    """(probe, {item id: time of the item as last said or recorded before the probe}) of every probe."""
+    for sc in scenarios:
+        when: dict[str, object] = {}
+        for ev in sc.events:
+            if isinstance(ev, Probe):
+                yield ev, dict(when)
+            elif isinstance(ev, (Turn, Resolution)):
+                when[ev.id] = ev.at
+
+
+@pytest.mark.parametrize("profile,customers,seed", SUITES)
+def test_at_least_a_third_of_ordering_pairs_go_against_recency(tmp_path, profile, customers, seed):
+    pairs = against = 0
+    for probe, when in _timed_probes(_suite(tmp_path, profile, customers, seed)):
+        for first, second in (*probe.expect.above, *probe.expect.fix_before):
+            pairs += 1
+            against += when[first] < when[second]  # the older item must outrank the newer one
+    assert pairs > 50 and against / pairs >= 1 / 3, (against, pairs)
+
+
+def test_identity_facts_come_from_varied_places_and_not_every_probe_needs_one(tmp_path):
+    scenarios = _suite(tmp_path, "realistic", 60, 0)
+    openers, mid, restated, corrected, with_identity, probes, stale_excluded = set(), set(), 0, 0, 0, 0, 0
+    for sc in scenarios:
+        first_customer: dict[str, str] = {}
+        for ev in sc.events:
+            if isinstance(ev, Turn) and ev.role == "customer":
+                first_customer.setdefault(ev.session, ev.id)
+        for probe in sc.probes:
+            probes += 1
+            with_identity += bool(probe.expect.identity)
+            for g in probe.expect.identity:
+                (openers if g in first_customer.values() else mid).add(g)
+                restated += g.endswith("-restates")
+                corrected += g.endswith("-corrects")
+            stale_excluded += any("-fact-" in g and not g.endswith("-corrects") for g in probe.expect.exclude)
+    assert 0.4 < with_identity / probes < 0.9, (with_identity, probes)
+    assert len(mid) > 2 * len(openers) > 0  # mostly said in passing, sometimes as a session's first words
+    assert restated and corrected and stale_excluded  # a corrected statement is stale
+
+
+@pytest.mark.slow
+def test_no_positional_identity_rule_beats_0_6(tmp_path, monkeypatch):
+    """Pinning by position (the first turn, each session's first customer turn, the first session,
+    or only the newest history) cannot pass identity persistence on a generated suite."""
+    from stores.registry import REGISTRY, parse_specs
+
+    from harness.analysis.aggregate import aggregate
+    from harness.analysis.results import Results
+    from harness.run.runner import execute
+
+    monkeypatch.setitem(REGISTRY, "pinned", "shortcut_strategies:Pinned")
+    scenarios = _suite(tmp_path / "suite", "realistic", 60, 0)
+    rules = ("first_turn", "first_customer_turns", "first_session", "newest")
+    specs = parse_specs(",".join(f"pinned:rule={r}" for r in rules) + ",history_stuffing")
+    run = execute(scenarios, specs, tmp_path / "runs", run_id="positional")
+    with Results(run.path) as res:
+        df = aggregate(res)
+    identity = df[df.criterion == "identity_persistence"].set_index("strategy")
+    assert len(identity) == len(rules) + 1 and (identity["n"] > 100).all()
+    assert (identity["mean"] <= 0.6).all(), identity["mean"].to_dict()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("profile,customers,seed", SUITES)
+def test_the_oracle_scores_one_on_every_retrieval_criterion_of_every_generated_file(tmp_path, profile, customers, seed):
+    from stores.registry import parse_specs
+
+    from harness.analysis.results import Results
+    from harness.run.runner import execute
+
+    scenarios = _suite(tmp_path / "suite", profile, customers, seed)
+    run = execute(scenarios, parse_specs("oracle"), tmp_path / "runs", run_id="oracle")
+    with Results(run.path) as res:
+        bad = res.rows("""SELECT scenario, probe_id, criterion, explanation FROM scores
+                          WHERE status NOT IN ('ok', 'unsupported') LIMIT 5""")
+        n = res.rows("SELECT count(DISTINCT criterion) FROM scores WHERE status = 'ok'")[0][0]
+    assert not bad, bad
+    assert n >= 10  # every retrieval criterion and the gates had cases
+
+
+@pytest.mark.parametrize("profile,customers,seed", SUITES)
+def test_health_gold_agrees_with_every_documented_reading(tmp_path, profile, customers, seed):
+    from stores.memory import MemoryStore
+    from stores.session.health import RULES, HealthParams, health_report
+
+    checked = 0
+    for sc in _suite(tmp_path, profile, customers, seed):
+        memory = MemoryStore()
+        for ev in sc.events:
+            if isinstance(ev, Probe) and ev.expect.health:
+                for rules in RULES:
+                    r = health_report(memory.history(ev.subject), ev.at, HealthParams(rules=rules))
+                    assert r.band == ev.expect.health, (sc.id, ev.id, rules, r.score, [(f.signal, f.impact) for f in r.factors])
+                checked += 1
+            elif not isinstance(ev, Probe):
+                memory.observe(ev) if isinstance(ev, (Turn, Resolution, Forget)) else None
+    assert checked > 10

@@ -549,3 +549,49 @@ def test_validate_paths_reports_missing_paths_and_empty_folders_without_raising(
 def test_a_file_named_twice_is_loaded_once(tmp_path):
     path = write(tmp_path, TWO_TURNS, name="s/a.yaml")
     assert len(load_suite([path, tmp_path / "s"])) == 1
+
+
+# -- feasible gold -----------------------------------------------------------------------------
+
+LONG_TURNS = """\
+- turn: "Our nightly export to the warehouse times out after thirty seconds on every run since Monday."
+  subject: cust_a
+  session: s1
+  id: t1
+- turn: "Raised the export connect timeout from 30 to 120 seconds and re-ran the nightly export."
+  role: agent
+  kind: action
+  id: t2
+"""
+
+
+def test_a_probe_whose_gold_cannot_fit_its_budget_is_refused_with_the_tokens_it_needs(tmp_path):
+    path = write(tmp_path, LONG_TURNS + "- probe: p\n  task: still failing\n  budget: 40\n  expect: {include: [t1, t2]}\n")
+    issue = only(validate_paths([path]))
+    assert issue.file == str(path) and issue.line == line_of(path, "budget: 40") and issue.path == "events[2].probe.budget"
+    need = int(issue.message.split(" needs ")[1].split()[0])
+    assert need > 40 and f"over its budget of 40 by {need - 40}" in issue.message and "t1, t2" in issue.message
+    # the same gold at exactly that many tokens is valid, one fewer is not
+    assert validate_paths([write(tmp_path, LONG_TURNS + f"- probe: p\n  task: x\n  budget: {need}\n  expect: {{include: [t1, t2]}}\n")]) == []
+    assert validate_paths([write(tmp_path, LONG_TURNS + f"- probe: p\n  task: x\n  budget: {need - 1}\n  expect: {{include: [t1, t2]}}\n")])
+
+
+def test_a_probe_without_anything_to_include_may_have_a_budget_below_the_header(tmp_path):
+    assert validate_paths([write(tmp_path, LONG_TURNS + "- probe: p\n  task: x\n  budget: 5\n  expect: {exclude: [t1]}\n")]) == []
+
+
+def test_gold_that_wants_an_item_in_and_out_of_the_context_is_refused(tmp_path):
+    issue = only(problems(tmp_path, LONG_TURNS + "- probe: p\n  task: x\n  expect: {include: [t1], exclude: [t1]}\n"))
+    assert "wants t1 both in the context and out of it" in issue.message
+    issue = only(problems(tmp_path, LONG_TURNS + "- probe: p\n  task: x\n  expect: {include: [t2], exclude: [{text: connect timeout}]}\n"))
+    assert 'wants text "connect timeout" both in the context and out of it' in issue.message
+
+
+def test_a_canonical_probe_with_its_budget_cut_to_90_is_refused(tmp_path):
+    src = Path("datasets/canonical/billing-gateway-repeat-summary.yaml").read_text()
+    assert "budget: 550" in src
+    path = tmp_path / "cut.yaml"
+    path.write_text(src.replace("budget: 550", "budget: 90"))
+    issue = only(validate_paths([path]))
+    assert "p-apr-repeat" in issue.message and "over its budget of 90" in issue.message
+    assert issue.line == line_of(path, "budget: 90")

@@ -15,11 +15,18 @@ def test_json_is_exactly_the_documented_object(tmp_path, capsys):
     run = execute([outage_story()], parse_specs("oracle,empty,history_stuffing"), tmp_path, run_id="r")
     assert main(["report", str(run.path), "--format", "json"]) == 0
     obj = json.loads(capsys.readouterr().out)
-    assert set(obj) == {"run", "strategies"} and obj["run"] == "r"
+    assert set(obj) == {"run", "shared_criteria", "strategies"} and obj["run"] == "r"
     assert list(obj["strategies"]) == ["history_stuffing"]  # controls only with --all
     cells = obj["strategies"]["history_stuffing"]
-    assert set(cells["recall"]) == {"mean", "n", "pass_rate", "lo", "hi", "unsupported", "errors"}
-    assert set(cells["repeat_issue"]) == {"mean", "n", "pass_rate", "lo", "hi", "unsupported", "errors", "precision", "recall"}
+    cell = {"mean", "n", "pass_rate", "lo", "hi", "pass_lo", "pass_hi", "pass_boot_lo", "pass_boot_hi", "pass_interval",
+            "unsupported", "errors"}
+    assert set(cells["recall"]) == cell
+    assert set(cells["repeat_issue"]) == cell | {"precision", "recall"}
+    assert set(cells["token_budget"]) == cell | {"gate"} and cells["token_budget"]["gate"] == {"passed": True, "failing": 0, "cases": []}
+    assert cells["totals"]["coverage"] == [3, 3]  # recall, session ranking, repeat detection
+    assert set(cells["totals"]) == {"shared", "coverage", "core", "extra", "reply"}
+    assert 0 <= cells["recall"]["pass_lo"] <= cells["recall"]["pass_rate"] <= cells["recall"]["pass_hi"] <= 1
+    assert cells["recall"]["pass_interval"] in ("wilson", "bootstrap")
     assert (run.path / "report.md").read_text().startswith("# supportbench report: run r")
 
 

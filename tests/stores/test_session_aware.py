@@ -149,3 +149,32 @@ def test_urgency_markers_match_inflections_but_not_inside_other_words():
 
     assert all(is_urgent(t) for t in ("urgently", "two outages", "our SLAs", "deadlines", "escalated", "production is down"))
     assert not any(is_urgent(t) for t in ("our Slack channel", "ticket p10", "a severe-ish typo? no: sever"))
+
+
+SIGN_OFF = "Thanks for contacting Brightline support. Is there anything else we can help you with today? Have a great day."
+
+
+def _sign_off_story():
+    """A resolved password ticket and a live invoice ticket that share only the agent's sign-off."""
+    return [
+        turn("pw#1", "pw", "customer", "Password reset link expired", at(0)),
+        turn("pw#2", "pw", "agent", SIGN_OFF, at(3)),
+        resolve("pw", at(10), "Sent a new reset link."),
+        turn("inv#1", "inv", "customer", "Invoice shows wrong VAT rate", at(days=3)),
+        turn("inv#2", "inv", "agent", SIGN_OFF, at(days=3, minutes=4)),
+    ]
+
+
+def test_a_shared_agent_sign_off_makes_an_unrelated_ticket_a_repeat_under_the_reference_keywords():
+    c = ranked(_sign_off_story(), request("inv", "VAT rate on invoice", at(days=3, minutes=5)))
+    assert c["pw#1"].components["repeat_issue"] == 6  # the sign-off's words carry the overlap past 30 %
+
+
+def test_repeat_current_customer_takes_the_current_issue_from_customer_turns_and_the_task_only():
+    req = request("inv", "VAT rate on invoice", at(days=3, minutes=5))
+    c = ranked(_sign_off_story(), req, repeat_current="customer")
+    assert c["pw#1"].components["repeat_issue"] == 0
+    # a real repeat still matches: the customer's own words carry it
+    ev = [*_sign_off_story(), turn("inv#3", "inv", "customer", "Password reset link expired again", at(days=3, minutes=6))]
+    c = ranked(ev, request("inv", "reset link", at(days=3, minutes=7)), repeat_current="customer")
+    assert c["pw#1"].components["repeat_issue"] == 6

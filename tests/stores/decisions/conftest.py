@@ -19,7 +19,8 @@ def new_locker(request, locker_kind):
     """A factory of fresh lockers of the test's kind (Redis: one real server per test)."""
     made = []
 
-    def factory(namespace="test"):
+    def factory(namespace=None):
+        namespace = namespace or f"test{len(made)}"  # each locker its own state unless asked to share
         if locker_kind == "memory":
             made.append(MemoryLocker())
         else:

@@ -124,8 +124,10 @@ class Signals:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "scripted"}
 
 
-_NEG = r"(?:\bnot\b|\bnever\b|\bno longer\b|\b\w+n'?t\b|\bstill\b)"
-_NEGATION = re.compile(_NEG)
+# "n't" contractions, with or without the apostrophe ("didn't", "didnt"), but not words that merely
+# end in -nt ("want", "account", "payment")
+_NT = r"(?:\w+n't|(?:do|does|did|is|was|are|were|has|have|had|ca|wo|could|would|should)nt)"
+_NEGATION = re.compile(r"\b(?:not|never|no longer|still|" + _NT + r")\b")
 
 _CRISIS = re.compile(
     r"\b(?:kill(?:ing)? myself|suicid\w*|end(?:ing)? (?:my life|it all)|take my (?:own )?life|"
@@ -197,7 +199,7 @@ _RETENTION = re.compile(
     r"\bunsubscribe\b|\bi (?:want|wanna|need) to (?:leave|quit)\b"
 )
 _PROBLEM = re.compile(
-    r"\b(?:not|never|no longer|\w+n'?t|broken|broke|crash\w*|errors?|fail\w*|missing|lost|wrong|late|"
+    r"\b(?:not|never|no longer|" + _NT + r"|broken|broke|crash\w*|errors?|fail\w*|missing|lost|wrong|late|"
     r"delay\w*|charged|double|refund\w*|stuck|problem|issue|bug|glitch\w*|won'?t|cannot|declin\w*|"
     r"invalid|disappeared|stolen|damaged)\b"
 )

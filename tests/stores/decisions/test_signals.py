@@ -135,6 +135,13 @@ def test_a_complaint_is_a_reported_problem_not_a_question_or_a_thanks():
     assert produce(TurnContext("the app crashes on login")).complaint
     assert not produce(TurnContext("how do I change my email?")).complaint
     assert not produce(TurnContext("thanks, that fixed it")).complaint
+    assert not produce(TurnContext("I want to cancel my account")).complaint  # -nt words are not negations
+    assert produce(TurnContext("the payment didnt go through")).complaint
+
+
+def test_words_ending_in_nt_do_not_negate_a_confirmation():
+    assert produce(TurnContext("it's working now, I just want to say thanks")).resolved_confirmation
+    assert not produce(TurnContext("it doesnt work now")).resolved_confirmation
 
 
 def test_agent_facts_read_offers_questions_and_empty_lookups():

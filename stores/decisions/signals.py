@@ -143,7 +143,8 @@ _HUMAN = re.compile(
     r"\b(?:human(?: being)?s?|real (?:person|people|agent|human)|live (?:agent|person|support|chat|operator)|"
     r"(?:talk|speak|chat) (?:to|with) (?:a |an |some |your |the )?(?:person|agent|representative|rep|manager|"
     r"supervisor|operator|someone|somebody|people)|representative|operator|supervisor|"
-    r"(?:connect|transfer|put) me (?:to|with|through to) (?:a |an |your |the )?(?:person|agent|human|someone|somebody|team|staff))\b"
+    r"(?:connect|transfer|put) me (?:to|with|through to) (?:a |an |your |the )?(?:person|agent|human|someone|somebody|team|staff)|"
+    r"(?:get|give|find) me (?:a |an |some |your )?(?:person|agent|representative|someone|somebody|manager|supervisor))\b"
 )
 _AFFIRMATIVE_HEADS = (
     "yes", "yeah", "yep", "yup", "ya", "yea", "y", "sure", "ok", "okay", "k", "please", "correct",

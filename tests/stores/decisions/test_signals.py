@@ -30,6 +30,7 @@ def test_sensitive_reports_crisis_harm_or_none(text, severity):
 @pytest.mark.parametrize("text,expected", [
     ("I want to talk to a human", True),
     ("get me a real person", True),
+    ("Just get me a person.", True),
     ("can I speak to a manager", True),
     ("connect me to an agent please", True),
     ("live chat?", True),

@@ -170,3 +170,17 @@ def test_a_turn_the_policy_raised_on_has_no_verdict(chat):
     broken.decision, broken.error = None, "decide(ask-1) raised RuntimeError: boom"
     s = D.decision_accuracy(broken)
     assert (s.status, s.value) == ("error", None) and "boom" in s.explanation
+
+
+def test_the_policies_speak_the_vocabulary_of_the_format():
+    from typing import get_args
+
+    from harness.format import schema
+    from stores.decisions import vocabulary as V
+    from stores.decisions.policy import FAULTS
+
+    assert get_args(schema.Plan) == V.PLANS
+    assert get_args(schema.Route) == V.ROUTES
+    assert get_args(schema.Sensitivity) == V.SEVERITIES
+    assert tuple(schema.TurnSignalsModel.model_fields) == V.CUSTOMER_SIGNALS + V.AGENT_SIGNALS
+    assert get_args(schema.FaultKind) == FAULTS

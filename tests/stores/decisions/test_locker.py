@@ -186,3 +186,15 @@ def test_redis_keeps_a_real_ttl_for_garbage_collection_only(redis_server):
     # the simulated expiry decides liveness, however little wall time has passed
     assert "offer" not in lk.snapshot("s1", now=T0 + timedelta(minutes=15))
     raw.close()
+
+
+def test_under_ci_a_missing_redis_server_fails_the_redis_tests(monkeypatch, tmp_path):
+    from redis_server import redis_binary
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # no redis-server on this PATH
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI requires the Redis tests"):
+        redis_binary()
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception):
+        redis_binary()

@@ -88,8 +88,9 @@ def _interval(boot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _order(res: Results, run: str, df: pd.DataFrame) -> tuple[list[str], list[str]]:
-    """Strategies in the manifest's order, criteria in the registry's (doc) order."""
-    manifest = [s["label"] for s in res.manifests.get(run, {}).get("strategies", [])]
+    """Strategies (then policies) in the manifest's order, criteria in the registry's (doc) order."""
+    m = res.manifests.get(run, {})
+    manifest = [s["label"] for s in m.get("strategies", []) + m.get("policies", [])]
     present = list(dict.fromkeys(df["strategy"]))
     strategies = [s for s in manifest if s in present] + sorted(s for s in present if s not in manifest)
     known = list(registry())
@@ -109,12 +110,14 @@ def count_sums(alias: str = "") -> str:
     return "".join(f", sum(coalesce(json_extract({col}, '$.{k}')::INT, 0))::DOUBLE AS {k}" for k in count_keys())
 
 
-def _counts_sql() -> str:
+def _counts_sql(axis: groups.Axis | None = None) -> str:
+    policy = ", ".join(f"'{k}'" for k in groups.keys("policy"))
+    where = {None: "", "policy": f" AND grp IN ({policy})", "strategy": f" AND coalesce(grp, '') NOT IN ({policy})"}[axis]
     return f"""
 SELECT strategy, any_value(strategy_name) AS strategy_name, criterion, any_value(grp) AS grp, scenario,
        {CASE_COUNTS},
        count_if(status = 'unsupported') AS unsupported, count_if(status = 'error') AS errors{count_sums()}
-FROM scores WHERE run = $run
+FROM scores WHERE run = $run{where}
 GROUP BY strategy, criterion, scenario
 """
 
@@ -132,7 +135,8 @@ def metric_means(df: pd.DataFrame, value: str = "total", cases: str = "n") -> np
     return out
 
 
-def aggregate(res: Results, *, include_controls: bool = False, run: str | None = None, seed: int = 0) -> pd.DataFrame:
+def aggregate(res: Results, *, include_controls: bool = False, run: str | None = None, seed: int = 0,
+              axis: groups.Axis | None = None) -> pd.DataFrame:
     """One row per (strategy, criterion) of a run.
 
     Columns (`columns()`): `strategy`, `criterion`, `grp` (its group), `mean` (the headline of
@@ -142,11 +146,13 @@ def aggregate(res: Results, *, include_controls: bool = False, run: str | None =
     columns registered metrics add (`precision`, `recall`), NaN for criteria whose metric has
     none. A strategy with no case of a criterion another strategy has (provenance of an always
     empty context) gets a row with `n` 0 and NaN values. Controls (`oracle`, `empty`) are left
-    out unless `include_controls`. `run` picks one run when `res` holds several.
+    out unless `include_controls`. `run` picks one run when `res` holds several. `axis` keeps
+    the rows of memory strategies (`strategy`) or of decision policies (`policy`: criteria whose
+    group is a policy group, `harness.criteria.groups`); None keeps both (what CI compares).
     """
     cols = columns()
     run = res.pick_run(run)
-    per = res.df(_counts_sql(), {"run": run})
+    per = res.df(_counts_sql(axis), {"run": run})
     if per.empty:
         return pd.DataFrame(columns=cols)
     strategies, crits = _order(res, run, per)
@@ -192,16 +198,17 @@ def aggregate(res: Results, *, include_controls: bool = False, run: str | None =
     return pd.DataFrame(rows, columns=cols)
 
 
-def totals(df: pd.DataFrame) -> pd.DataFrame:
+def totals(df: pd.DataFrame, axis: groups.Axis = "strategy") -> pd.DataFrame:
     """Each strategy's totals: per group that feeds one (`harness.criteria.groups`), the
     equal-weight mean of its criterion means.
 
     Columns: `strategy`, then per such group, in order, its total column (`total` for the core
     criteria, `extra` for the extras) and `<group>_criteria` (how many criteria it averaged). A
     criterion the strategy has no case of (n = 0) is left out of its mean rather than counted as
-    0; groups without a total (none yet) are in no mean.
+    0; groups without a total (the gates) are in no mean. `axis`: whose totals (`policy` for the
+    decision policies' `decisions` total).
     """
-    feeding = groups.totals()
+    feeding = groups.totals(axis)
     cols = ["strategy"] + [x for g in feeding for x in (g.total, f"{g.key}_criteria")]
     rows = []
     for s in dict.fromkeys(df["strategy"]):

@@ -22,6 +22,9 @@ from stores.registry import CONTROLS
 
 from harness.criteria import bundle
 from harness.criteria.bundle import View, gold_ref, hit, index, pair_verdict, present, repeat_flagged
+from harness.analysis.decisions import (  # noqa: F401  the Decisions page's queries, reached through q()
+    decision_policies, decision_scenarios, decision_turns, irreversible_list, policy_board,
+)
 from harness.analysis.results import Results
 from harness.format.gold import ITEMS, declared, keys_of
 from harness.format.model import Expect
@@ -152,12 +155,13 @@ def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.Da
     from harness.criteria import groups
 
     _restrict_scores(res, replace(f, include_controls=True))
-    agg = aggregate(res, include_controls=f.include_controls, run=res.run_ids[0], seed=run_seed(res))
-    counts = res.df("""SELECT strategy, criterion, count(*) AS cases, count(*) FILTER (WHERE status = 'fail') AS fails,
+    agg = aggregate(res, include_controls=f.include_controls, run=res.run_ids[0], seed=run_seed(res), axis="strategy")
+    policy_groups = ", ".join(_sql_str(k) for k in groups.keys("policy"))  # decision policies have their own board
+    counts = res.df(f"""SELECT strategy, criterion, count(*) AS cases, count(*) FILTER (WHERE status = 'fail') AS fails,
                               count(*) FILTER (WHERE status IN ('fail', 'error')) AS failing,
                               count(*) FILTER (WHERE status = 'unsupported') AS unsup,
                               count(*) FILTER (WHERE passed AND status = 'ok') AS passes
-                       FROM scores GROUP BY ALL""")
+                       FROM scores WHERE coalesce(grp, '') NOT IN ({policy_groups}) GROUP BY ALL""")
     cells = agg.merge(counts[["strategy", "criterion", "fails"]], on=["strategy", "criterion"], how="left").fillna({"fails": 0})
     per = counts.groupby("strategy")[["cases", "failing", "unsup", "passes"]].sum().reset_index()
     per = per.assign(pass_rate=per["passes"] / per["cases"]).rename(columns={"unsup": "unsupported"}).drop(columns="passes")

@@ -23,7 +23,7 @@ import pandas as pd
 
 from harness.analysis.results import Results
 
-from harness.ci.cases import case_rows, criterion_stats
+from harness.ci.cases import case_rows, criterion_stats, judged
 from harness.ci.baseline import Baseline, baseline_params, suites_of
 
 Severity = Literal["unusable", "regression", "warning", "note"]
@@ -131,7 +131,7 @@ def check_run(res: Results, base: Baseline, run: str | None = None, *, allow_par
     run = res.pick_run(run)
     manifest = res.manifests[run]
     findings, vanished = _check_suites(base, manifest)
-    specs = {s["label"]: s for s in manifest.get("strategies", [])}
+    specs = judged(manifest)
     for label, b in sorted(base.strategies.items()):
         s = specs.get(label)
         if s is None:

@@ -71,10 +71,11 @@ class Criterion:
     """Readable name (`repeat-issue detection`)."""
     group: str
     """Its role: a key of `harness.criteria.groups.GROUPS` (validated at registration)."""
-    level: Literal["probe", "scenario"]
-    """Judged once per probe, or once per scenario (idempotency)."""
-    applies: Callable[[Probe], bool]
-    """Whether a probe is a case of it, from the gold labels alone."""
+    level: Literal["probe", "scenario", "decision"]
+    """Judged once per probe, once per scenario (idempotency), or once per turn a decision policy
+    decided (`harness.run.decide.TurnOutcome`)."""
+    applies: Callable[[Any], bool]
+    """Whether a probe (or, for `decision`, a replayed turn) is a case of it, from the scenario alone."""
     requires: str | None
     """The strategy capability it needs (`health`); without it a case is `unsupported`."""
     fn: Callable[..., Score | None]
@@ -88,7 +89,7 @@ class Criterion:
 CRITERIA: dict[str, Criterion] = {}
 """Every criterion, in registration order (the order of docs/criteria.md)."""
 
-LEVELS = ("probe", "scenario")
+LEVELS = ("probe", "scenario", "decision")
 
 
 def criterion(
@@ -96,8 +97,8 @@ def criterion(
     *,
     title: str,
     group: str = DEFAULT_GROUP,
-    level: Literal["probe", "scenario"] = "probe",
-    applies: Callable[[Probe], bool] = lambda p: True,
+    level: Literal["probe", "scenario", "decision"] = "probe",
+    applies: Callable[[Any], bool] = lambda p: True,
     requires: str | None = None,
     metric: Metric | None = None,
 ):
@@ -122,6 +123,7 @@ def _load() -> None:
     importlib.import_module(f"{__name__}.support")
     importlib.import_module(f"{__name__}.extra")
     importlib.import_module(f"{__name__}.reply")
+    importlib.import_module(f"{__name__}.decisions")
 
 
 def registry() -> dict[str, Criterion]:
@@ -181,6 +183,21 @@ def score_probe(outcome: ProbeOutcome) -> list[Score]:
                 s = errored(c, f"the scorer raised {type(exc).__name__}: {exc}")
         if s is not None:
             scores.append(_counted(c, outcome.probe, s))
+    return scores
+
+
+def score_decision(outcome: Any) -> list[Score]:
+    """Every applicable decision criterion's verdict on one turn a policy decided
+    (`harness.run.decide.TurnOutcome`); a turn the policy raised on gets `error` rows."""
+    scores = []
+    for c in registry().values():
+        if c.level != "decision" or not c.applies(outcome):
+            continue
+        try:
+            s = c.fn(outcome)
+        except Exception as exc:
+            s = errored(c, f"the scorer raised {type(exc).__name__}: {exc}")
+        scores.append(_counted(c, outcome, s))
     return scores
 
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from stores.decisions.vocabulary import HANDOFF_PLANS, LOCKER_ACTS
 
-from harness.criteria import Score, ok_or_fail
+from harness.criteria import Score, criterion, errored, ok_or_fail
+from harness.criteria.metrics import mean_and_count
 from harness.run.decide import TurnOutcome
 
 IRREVERSIBLE_KINDS = ("false_transfer", "survey_mid_complaint", "missed_escalation")
@@ -47,10 +48,30 @@ def _quote(text: str, n: int = 60) -> str:
 
 def _no_verdict(key: str, o: TurnOutcome) -> Score | None:
     if o.error is not None or o.decision is None:
-        return Score(key, None, False, "error", f"no verdict: {o.error or f'no decision on {o.turn.id}'}; counted as 0")
+        return errored(key, o.error or f"no decision on {o.turn.id}")
     return None
 
 
+def _customer(o: TurnOutcome) -> bool:
+    return o.turn is not None and o.turn.role == "customer"
+
+
+def is_decision_case(o: TurnOutcome) -> bool:
+    """A customer turn with a gold plan."""
+    return _customer(o) and o.gold_plan is not None
+
+
+def has_gold_route(o: TurnOutcome) -> bool:
+    """A customer turn with a gold route."""
+    return _customer(o) and o.gold_route is not None
+
+
+def while_locker_down(o: TurnOutcome) -> bool:
+    """A customer turn while a `locker_down` fault is in force."""
+    return _customer(o) and o.locker_down
+
+
+@criterion("decision_accuracy", title="decision accuracy", group="decisions", level="decision", applies=is_decision_case)
 def decision_accuracy(o: TurnOutcome) -> Score:
     """The plan equals the turn's gold plan."""
     if (s := _no_verdict("decision_accuracy", o)) is not None:
@@ -62,6 +83,7 @@ def decision_accuracy(o: TurnOutcome) -> Score:
                       (o.turn.id,), plan=plan, gold=gold, rule=o.decision.rule)
 
 
+@criterion("route_accuracy", title="route accuracy", group="decisions", level="decision", applies=has_gold_route)
 def route_accuracy(o: TurnOutcome) -> Score:
     """The route equals the turn's gold route."""
     if (s := _no_verdict("route_accuracy", o)) is not None:
@@ -80,6 +102,8 @@ _KIND_WORDS = {
 }
 
 
+@criterion("irreversible_errors", title="no irreversible errors", group="decision_gates", level="decision",
+           applies=is_decision_case, metric=mean_and_count("irreversible", "errors"))
 def irreversible_errors(o: TurnOutcome) -> Score:
     """1 when the decision is not an irreversible error (false transfer, survey mid-complaint, missed escalation)."""
     if (s := _no_verdict("irreversible_errors", o)) is not None:
@@ -87,11 +111,12 @@ def irreversible_errors(o: TurnOutcome) -> Score:
     kind = irreversible_kind(o.decision.plan, o.gold_plan)
     if not kind:
         return ok_or_fail("irreversible_errors", 1.0, True, f"{_said(o)}; the gold plan is {o.gold_plan}: nothing irreversible",
-                          (o.turn.id,), kind="", errors=0)
+                          (o.turn.id,), kind="", irreversible=0)
     return ok_or_fail("irreversible_errors", 0.0, False, f"{_said(o)}; the gold plan is {o.gold_plan}: {_KIND_WORDS[kind]}",
-                      (o.turn.id,), kind=kind, errors=1)
+                      (o.turn.id,), kind=kind, irreversible=1)
 
 
+@criterion("fail_open", title="fail open", group="decision_gates", level="decision", applies=while_locker_down)
 def fail_open(o: TurnOutcome) -> Score:
     """While the locker is down, no locker-dependent act (transfer, offer, survey) is taken."""
     if (s := _no_verdict("fail_open", o)) is not None:
@@ -102,13 +127,3 @@ def fail_open(o: TurnOutcome) -> Score:
     why += f": {plan} needs session state and must not happen during an outage" if acted else ": nothing that needs the locker acted"
     return ok_or_fail("fail_open", 0.0 if acted else 1.0, not acted, why, (o.turn.id,), plan=plan)
 
-
-def applies(key: str, o: TurnOutcome) -> bool:
-    """Whether a replayed event is a case of the criterion `key` (from the scenario alone)."""
-    if o.turn is None or o.turn.role != "customer":
-        return False
-    if key == "fail_open":
-        return o.locker_down
-    if key == "route_accuracy":
-        return o.gold_route is not None
-    return o.gold_plan is not None

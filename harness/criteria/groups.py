@@ -10,6 +10,10 @@ separate family with its own total) is one more `Group` here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
+
+Axis = Literal["strategy", "policy"]
+"""What a group's criteria judge: memory strategies, or decision policies (`stores.decisions`)."""
 
 
 @dataclass(frozen=True)
@@ -27,6 +31,12 @@ class Group:
     """The row label of that total in reports (e.g. `total (core, equal weight)`)."""
     marker: str = ""
     """Appended to a criterion's row label in reports (e.g. ` ·extra`); empty for none."""
+    axis: Axis = "strategy"
+    """Whose cases its criteria score: the score rows of a `policy` group are a decision policy's
+    (the `strategy` column holds the policy's label), shown on the policy leaderboard, never in a
+    strategy's totals."""
+    gate: bool = False
+    """Its criteria are pass/fail gates: shown with their failing cases, kept out of every total."""
 
 
 GROUPS: dict[str, Group] = {
@@ -36,6 +46,9 @@ GROUPS: dict[str, Group] = {
     # kept out of the core total so the core comparison means what it meant before
     "reply": Group("reply", "reply and typed memory", total="reply", total_title="total (reply and typed memory)",
                    marker=" ·reply"),
+    "decisions": Group("decisions", "decisions", total="decisions", total_title="total (decisions, equal weight)",
+                       axis="policy"),
+    "decision_gates": Group("decision_gates", "decision gates", total=None, marker=" ·gate", axis="policy", gate=True),
 }
 """Every group, in the order reports and the app show them (the first one's total is the headline)."""
 
@@ -58,10 +71,15 @@ def of(key: str | None) -> Group:
 
 def order(key: str | None) -> int:
     """Sort position of a group (unknown ones last)."""
-    keys = list(GROUPS)
-    return keys.index(key) if key in GROUPS else len(keys)
+    known = list(GROUPS)
+    return known.index(key) if key in GROUPS else len(known)
 
 
-def totals() -> list[Group]:
-    """The groups that feed a total, in order; the first is the headline total."""
-    return [g for g in GROUPS.values() if g.total]
+def totals(axis: Axis = "strategy") -> list[Group]:
+    """The groups of `axis` that feed a total, in order; the first is the headline total."""
+    return [g for g in GROUPS.values() if g.total and g.axis == axis]
+
+
+def keys(axis: Axis = "strategy") -> list[str]:
+    """The keys of the groups of `axis`, in order."""
+    return [g.key for g in GROUPS.values() if g.axis == axis]

@@ -133,3 +133,25 @@ def rows(policy: str, policy_name: str, outcomes: list[TurnOutcome]) -> list[dic
                        locker_after=_entries(n.locker_after), log=list(n.log))
         out.append(row)
     return out
+
+
+class UnavailablePolicy:
+    """Stands in for a policy that could not be built: every turn raises the reason, so every
+    decision case it owed becomes an `error` row naming it, and the run goes on."""
+
+    uses_locker = False
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+    def decide(self, turn, signals=None):
+        raise RuntimeError(self.why)
+
+    def observe(self, turn, signals=None):
+        raise RuntimeError(self.why)
+
+    def fault(self, kind):
+        pass
+
+    def close(self):
+        pass

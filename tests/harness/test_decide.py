@@ -149,7 +149,7 @@ def test_the_criteria_judge_each_case_with_a_reason(chat):
     s = D.decision_accuracy(out["ask-1"])
     assert (s.value, s.status) == (0.0, "fail") and "gold plan is clarify" in s.explanation and "transfer" in s.explanation
     s = D.irreversible_errors(out["ask-1"])
-    assert (s.value, s.meta["kind"], s.meta["errors"]) == (0.0, "false_transfer", 1) and "false transfer" in s.explanation
+    assert (s.value, s.meta["kind"], s.meta["irreversible"]) == (0.0, "false_transfer", 1) and "false transfer" in s.explanation
     assert D.irreversible_errors(out["scripted"]).passed
     assert D.route_accuracy(out["ask-1"]).passed
     f = D.fail_open(out["yes"])
@@ -158,10 +158,12 @@ def test_the_criteria_judge_each_case_with_a_reason(chat):
 
 def test_the_criteria_apply_to_the_right_turns(chat):
     out = [o for o in replay_policy(chat, SessionState()) if o.turn is not None]
-    cases = {k: [o.turn.id for o in out if D.applies(k, o)] for k in ("decision_accuracy", "route_accuracy", "fail_open")}
+    from harness.criteria import registry
+
+    cases = {k: [o.turn.id for o in out if registry()[k].applies(o)] for k in ("decision_accuracy", "route_accuracy", "fail_open")}
     assert cases == {"decision_accuracy": ["ask-1", "ask-2", "yes", "scripted"], "route_accuracy": ["ask-1"],
                      "fail_open": ["ask-2", "yes"]}
-    assert all(D.fail_open(o).passed for o in out if D.applies("fail_open", o))
+    assert all(D.fail_open(o).passed for o in out if D.while_locker_down(o))
 
 
 def test_a_turn_the_policy_raised_on_has_no_verdict(chat):

@@ -18,7 +18,7 @@ CASE_COLUMNS = ["strategy", "strategy_name", "suite", "scenario", "probe_id", "c
                 "value", "passed", "status", "explanation"]
 
 
-def judged(manifest: dict) -> dict[str, dict]:
+def judged_specs(manifest: dict) -> dict[str, dict]:
     """What a run judges case by case, by label: its memory strategies and its decision policies
     (manifest entries with `name`, `params`, `params_hash`); CI guards both alike."""
     return {s["label"]: s for s in manifest.get("strategies", []) + manifest.get("policies", [])}

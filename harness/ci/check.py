@@ -23,7 +23,7 @@ import pandas as pd
 
 from harness.analysis.results import Results
 
-from harness.ci.cases import case_rows, criterion_stats, judged
+from harness.ci.cases import case_rows, criterion_stats, judged_specs
 from harness.ci.baseline import Baseline, baseline_params, suites_of
 
 Severity = Literal["unusable", "regression", "warning", "note"]
@@ -131,7 +131,7 @@ def check_run(res: Results, base: Baseline, run: str | None = None, *, allow_par
     run = res.pick_run(run)
     manifest = res.manifests[run]
     findings, vanished = _check_suites(base, manifest)
-    specs = judged(manifest)
+    specs = judged_specs(manifest)
     for label, b in sorted(base.strategies.items()):
         s = specs.get(label)
         if s is None:

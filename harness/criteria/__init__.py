@@ -118,17 +118,28 @@ def criterion(
     return register
 
 
+_MODULES = ("support", "extra", "reply", "decisions")
+"""The criteria modules, in the order of docs/criteria.md: the eight, the extras, the reply and typed
+memory, the decision criteria."""
+_loaded = False
+
+
 def _load() -> None:
-    # registration order is the order of docs/criteria.md: the eight, then the extras
-    importlib.import_module(f"{__name__}.support")
-    importlib.import_module(f"{__name__}.extra")
-    importlib.import_module(f"{__name__}.reply")
-    importlib.import_module(f"{__name__}.decisions")
+    global _loaded
+    for name in _MODULES:
+        importlib.import_module(f"{__name__}.{name}")
+    # a module imported on its own before (a test importing the decision criteria) registered
+    # first: restore the doc's order, registration order within each module
+    rank = {f"{__name__}.{m}": i for i, m in enumerate(_MODULES)}
+    ordered = sorted(CRITERIA.values(), key=lambda c: rank.get(c.fn.__module__, len(rank)))
+    CRITERIA.clear()
+    CRITERIA.update((c.key, c) for c in ordered)
+    _loaded = True
 
 
 def registry() -> dict[str, Criterion]:
-    """All criteria (importing their module on first use)."""
-    if not CRITERIA:
+    """All criteria (importing their modules on first use)."""
+    if not _loaded:
         _load()
     return CRITERIA
 

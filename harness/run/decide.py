@@ -155,3 +155,39 @@ class UnavailablePolicy:
 
     def close(self):
         pass
+
+
+def _entries_back(cell: str | None):
+    from datetime import datetime
+
+    from stores.decisions.locker import Entry
+
+    if not cell:
+        return None
+    return {k: Entry(v["value"], datetime.fromisoformat(v["expires_at"])) for k, v in json.loads(cell).items()}
+
+
+def outcome_from_row(scenario: Scenario, row: dict[str, Any]) -> TurnOutcome:
+    """The inverse of `rows` for one row: the replayed event as the criteria read it (a rescore)."""
+    from stores.decisions.card import Card
+    from stores.decisions.signals import Signals
+
+    i = int(row["event_index"])
+    locker_down = bool(row.get("locker_down"))
+    if row["kind"] == "fault":
+        return TurnOutcome(scenario, i, None, fault=row["fault"], locker_down=locker_down, error=row.get("error"))
+    turn = scenario.events[i]
+    if not isinstance(turn, Turn) or turn.id != row["turn_id"]:
+        raise ValueError(f"decisions row {row['turn_id']!r} at event {i} of {scenario.id!r} does not match the scenario's events")
+    scripted = json.loads(row["scripted"]) if row.get("scripted") else {}
+    out = TurnOutcome(scenario, i, turn, scripted=scripted, locker_down=locker_down, error=row.get("error"))
+    if turn.role == "customer" and row.get("plan"):
+        signals = Signals(**json.loads(row["signals"]), scripted=tuple(sorted(scripted)))
+        out.decision = Decision(
+            turn_id=turn.id, session=turn.session, at=turn.at, text=turn.text, signals=signals,
+            card=Card(**json.loads(row["card"])), plan=row["plan"], rule=row["rule"], why=row["why"] or "",
+            route=row["route"], route_rule=row["route_rule"], escalation=row.get("escalation") or "none",
+            proposed=row.get("proposed"), locker_before=_entries_back(row.get("locker_before")),
+            locker_after=_entries_back(row.get("locker_after")), log=tuple(row.get("log") or ()),
+        )
+    return out

@@ -1,6 +1,6 @@
 """The business thresholds of the `session_state` policy: ops' config, not code.
 
-Defaults are those of the seed's examples (docs/REFERENCE.md, "Decisions between turns"). A
+Defaults are those of the seed's examples (docs/reference.md, "Decisions between turns: defaults"). A
 variant is a spec (`session_state:hostile_streak=3,offer_ttl_minutes=30`), never an edit here.
 """
 

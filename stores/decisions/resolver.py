@@ -1,8 +1,8 @@
 """The resolver: a pure function from the situation card to a plan, with a fixed precedence.
 
 No model and no state here: the same card always gives the same plan. Conflicts are settled by
-order, first match wins, the most protective rule first (docs/REFERENCE.md, "Decisions between
-turns"):
+order, first match wins, the most protective rule first (docs/reference.md, "Decisions
+between turns: defaults"):
 
  1. `sensitive`               a sensitive message escalates now; the severity picks the class
  2. `locker_down`             the locker is unreachable: nothing that needs it acts (fail open)

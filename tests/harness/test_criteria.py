@@ -60,14 +60,14 @@ def judge(key, o):
 
 # --- registry -----------------------------------------------------------------------------------
 
-def test_registry_holds_the_eight_then_the_extras_then_the_reply_criteria_in_doc_order():
+def test_registry_holds_the_eight_then_the_extras_then_the_reply_then_the_decision_criteria_in_doc_order():
     reg = registry()
     assert list(reg) == ["identity_persistence", "preference_surfacing", "token_budget", "provenance", "idempotency",
                          "session_ranking", "repeat_issue", "health", "isolation", "self_recall", "stale_suppression",
                          "known_fix_first", "recall", "memory_extraction", "returning_customer", "reply_known_fix",
-                         "reply_skips_failures"]
+                         "reply_skips_failures", "decision_accuracy", "route_accuracy", "irreversible_errors", "fail_open"]
     assert [k for k, c in reg.items() if c.group == "core"] == list(reg)[:8]
-    assert [k for k, c in reg.items() if c.group == "reply"] == list(reg)[13:]
+    assert [k for k, c in reg.items() if c.group == "reply"] == list(reg)[13:17]
 
 
 def test_no_criterion_mentions_a_strategy():

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from harness.analysis.decisions import fired, locker_table
+from harness.analysis.decisions import LOCKER_ACTS, fired, locker_table
 from pages._shared import criterion_titles, pct, q, start, url_multiselect, url_selectbox, url_toggle
 
 RED, AMBER = "background-color: #f8d7da", "background-color: #fff3cd"
@@ -119,9 +119,9 @@ def _overview(turns: pd.DataFrame, chosen: list[str], only: bool) -> None:
     if not keep:
         st.success("Every policy shown matches the gold on every decision case of this scenario.")
         return
-    columns = ["#", "turn", "who", "text", "gold plan", "gold route"]
-    for p in chosen:
-        columns += [p, f"{p} · rule", f"{p} · route"]
+    # the plans side by side first, so the comparison fits the screen; then routes, then rules
+    columns = ["#", "turn", "who", "text", "gold plan", *chosen, "gold route", *(f"{p} · route" for p in chosen),
+               *(f"{p} · rule" for p in chosen)]
     df = pd.DataFrame([rows[i] for i in keep]).reindex(columns=columns).fillna("")
     style = pd.DataFrame("", index=df.index, columns=df.columns)
     for pos, i in enumerate(keep):
@@ -129,7 +129,7 @@ def _overview(turns: pd.DataFrame, chosen: list[str], only: bool) -> None:
             style.loc[pos, col] = css
     st.caption("✓ matches the gold · ✗ differs (amber), red: an irreversible error · ‼ the policy raised")
     st.dataframe(df.style.apply(lambda _: style, axis=None), hide_index=True, width="stretch",
-                 column_config={"text": st.column_config.TextColumn("text", width="large")})
+                 column_config={"text": st.column_config.TextColumn("text", width="medium")})
 
 
 def _turn(turns: pd.DataFrame, chosen: list[str]) -> None:
@@ -176,6 +176,8 @@ def _policy_turn(r: pd.Series) -> None:
             st.success(verdict)
         else:
             st.info(f"{verdict} (not a decision case: the turn has no gold plan)")
+        if _yes(r["locker_down"]) and r["plan"] in LOCKER_ACTS:
+            st.error(f"Fail open broken: `{r['plan']}` needs session state and was taken while the locker was down.")
         route = f"route `{r['route']}` (rule `{r['route_rule']}`)"
         if _text(r["gold_route"]):
             route += " ✓" if r["route"] == r["gold_route"] else f" ✗ gold `{r['gold_route']}`"

@@ -11,7 +11,12 @@ import json
 
 import pandas as pd
 
+from stores.decisions.vocabulary import LOCKER_ACTS
+
 from harness.analysis.results import Results
+
+__all__ = ["LOCKER_ACTS", "DECISION_CRITERIA", "decision_policies", "decision_scenarios", "decision_turns", "policy_board",
+           "irreversible_list", "locker_table", "fired"]
 
 DECISION_CRITERIA = ("decision_accuracy", "route_accuracy", "irreversible_errors", "fail_open")
 """The decision criteria, in the order the page shows them."""

@@ -64,6 +64,11 @@ def test_a_turn_during_the_outage_shows_the_locker_down(app_runs):
     assert "locker down" in said  # the executor's log line
 
 
+def test_an_act_during_the_outage_shows_fail_open_broken(app_runs):
+    at = open_page("decisions", scenario="decision-locker-down-mid-chat", turn="down-yes")
+    assert any("Fail open broken: `transfer`" in e.value for e in at.error)  # per_message transferred on a bare yes
+
+
 def test_the_policy_choice_is_in_the_url(app_runs):
     at = open_page("decisions", scenario="decision-routing", policy="per_message")
     overview = frames(at)[1]

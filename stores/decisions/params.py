@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Literal
 
+from stores.bounds import Positive, PositiveInt
 from stores.decisions.signals import ProducerParams
 
 
@@ -17,25 +18,25 @@ from stores.decisions.signals import ProducerParams
 class SessionStateParams:
     """Thresholds and windows of the `session_state` policy, and where its locker lives."""
 
-    hostile_streak: int = 2
+    hostile_streak: PositiveInt = 2
     """Consecutive hostile customer turns that transfer (a calm turn resets the streak to 0)."""
-    human_request_ttl_minutes: float = 60.0
+    human_request_ttl_minutes: Positive = 60.0
     """How long a first request for a human is remembered: a second one inside it transfers."""
-    offer_ttl_minutes: float = 15.0
+    offer_ttl_minutes: Positive = 15.0
     """How long a live-support offer stays on record: a "yes" inside it accepts the offer, and
     no second offer is made inside it."""
-    empty_retrieval_streak: int = 3
+    empty_retrieval_streak: PositiveInt = 3
     """Consecutive empty retrievals that force a transfer."""
-    same_answer_streak: int = 2
+    same_answer_streak: PositiveInt = 2
     """Consecutive repeated answers after which live support is offered (once per offer window)."""
-    session_ttl_hours: float = 24.0
+    session_ttl_hours: Positive = 24.0
     """How long counters, open complaints and the thread owner live without a write; keys expire so
     state from an old session is never carried into a decision."""
     locker: Literal["memory", "redis"] = "memory"
     """Where session state lives: in this process, or on a Redis server shared by every replica."""
     redis_url: str = "redis://127.0.0.1:6379/0"
     """The Redis server when `locker` is `redis`."""
-    redis_gc_grace_hours: float = 24.0
+    redis_gc_grace_hours: Positive = 24.0
     """Redis keys also get a real (wall-clock) TTL of their simulated TTL plus this, as garbage
     collection only; liveness is always judged on the simulated clock."""
     producers: ProducerParams = field(default_factory=ProducerParams)

@@ -83,7 +83,7 @@ def _apply(owner: str, base: Any, items: list[tuple[str, Any]]) -> Any:
     from pydantic import TypeAdapter, ValidationError
 
     known = {f.name for f in fields(base)}
-    hints = get_type_hints(type(base))
+    hints = get_type_hints(type(base), include_extras=True)  # keep the declared ranges (stores.bounds)
     flat: dict[str, Any] = {}
     nested: dict[str, list[tuple[str, Any]]] = {}
     for key, raw in items:

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, fields, replace
 from typing import Any, Mapping
 
+from stores.bounds import PositiveInt, Share
 from stores.protocol import TurnKind
 from stores.text import keywords
 
@@ -34,11 +35,11 @@ class SignalError(ValueError):
 class ProducerParams:
     """Knobs of the rule-based producers (classifier stand-ins, not business policy)."""
 
-    short_max_words: int = 4
+    short_max_words: PositiveInt = 4
     """A reply of at most this many words is short (it continues the thread; "yes" is affirmative)."""
-    same_answer_similarity: float = 0.8
+    same_answer_similarity: Share = 0.8
     """Two agent answers are the same when the Jaccard similarity of their keywords reaches this."""
-    same_answer_min_keywords: int = 4
+    same_answer_min_keywords: PositiveInt = 4
     """Answers with fewer keywords are too short to call repeated ("ok", "sure")."""
 
     def __post_init__(self) -> None:

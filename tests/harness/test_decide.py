@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -186,3 +187,24 @@ def test_the_policies_speak_the_vocabulary_of_the_format():
     assert get_args(schema.Sensitivity) == V.SEVERITIES
     assert tuple(schema.TurnSignalsModel.model_fields) == V.CUSTOMER_SIGNALS + V.AGENT_SIGNALS
     assert get_args(schema.FaultKind) == FAULTS
+
+
+@pytest.mark.slow
+def test_policies_decide_the_same_over_worker_processes(tmp_path):
+    import pyarrow.parquet as pq
+
+    from harness.run.runner import execute
+    from stores.decisions.registry import parse_policies
+    from stores.registry import parse_specs
+
+    scenarios = [load_scenario(p) for p in sorted(Path("datasets/canonical").glob("decision-*.yaml"))]
+    policies = parse_policies("session_state,per_message,session_state:hostile_streak=3")
+    one = execute(scenarios, parse_specs("empty"), tmp_path, run_id="one", policies=policies, shard_size=2)
+    two = execute(scenarios, parse_specs("empty"), tmp_path, run_id="two", policies=policies, shard_size=2, workers=2)
+
+    def table(run, name, keys):
+        return pq.read_table(run.path / name).to_pandas().sort_values(keys).reset_index(drop=True).astype(str)
+
+    for name, keys in (("decisions", ["policy", "scenario", "event_index"]), ("scores", ["strategy", "scenario", "probe_id", "criterion"])):
+        a, b = table(one, name, keys), table(two, name, keys)
+        assert len(a) and a.equals(b), name

@@ -185,6 +185,7 @@ def test_the_policies_speak_the_vocabulary_of_the_format():
     assert get_args(schema.Plan) == V.PLANS
     assert get_args(schema.Route) == V.ROUTES
     assert get_args(schema.Sensitivity) == V.SEVERITIES
+    assert get_args(schema.Intent) == V.INTENTS
     assert tuple(schema.TurnSignalsModel.model_fields) == V.CUSTOMER_SIGNALS + V.AGENT_SIGNALS
     assert get_args(schema.FaultKind) == FAULTS
 

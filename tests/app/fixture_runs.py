@@ -72,7 +72,8 @@ def decision_scenarios():
     from harness.format.loader import load_scenario
 
     canonical = Path(__file__).resolve().parents[2] / "datasets" / "canonical"
-    return [load_scenario(canonical / f"{name}.yaml") for name in DECISION_SCENARIOS]
+    # in the fixture runs' one suite, like the other fixture scenarios (the run pickers name the suites)
+    return [replace(load_scenario(canonical / f"{name}.yaml"), suite="test") for name in DECISION_SCENARIOS]
 
 
 def fixture_scenarios():

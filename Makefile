@@ -11,7 +11,7 @@ PORT ?= 8501
 HOST ?= 127.0.0.1
 STAMP := $(VENV)/.installed
 
-.PHONY: demo app run test test-quick check browser clean hindsight hindsight-stop test-hindsight
+.PHONY: demo app run test test-quick check browser redis clean hindsight hindsight-stop test-hindsight
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,12 +32,19 @@ browser:
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || \
 		echo "chromium not installed: browser tests will be skipped"; }
 
-test: $(STAMP) browser
+# The locker tests run the same suite on a real redis-server they start themselves on 127.0.0.1;
+# install Debian's when we may (root). Without it they skip locally, and fail under CI.
+redis:
+	@command -v redis-server >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null) || \
+		echo "redis-server not installed: the Redis locker tests will be skipped"; }
+
+test: $(STAMP) browser redis
 	$(BIN)/python -m pytest
 	$(MAKE) --no-print-directory check
 
 # A developer's loop: every test but the slow ones (browser, extra processes, dask); `make test` runs them all.
-test-quick: $(STAMP)
+test-quick: $(STAMP) redis
 	$(BIN)/python -m pytest -m "not slow"
 
 # The project's own regression gate: the canonical suite against the approved baseline.

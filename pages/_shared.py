@@ -140,8 +140,10 @@ def run_summary(run: str) -> None:
     names = [s["label"] for s in m.get("strategies", [])]
     suites = ", ".join(sorted({str(d.get("suite", "?")) for d in m.get("datasets", [])}))
     named = f"**{m['name']}** · " if m.get("name") else ""
+    policies = len(m.get("policies", []))
     st.caption(f"{named}`{run}` · suite {suites or '?'} · {counts.get('scenarios', '?')} scenarios · "
-               f"{counts.get('probes', '?')} probes · {len(names)} strategies · started "
+               f"{counts.get('probes', '?')} probes · {len(names)} strategies"
+               f"{f' · {policies} decision policies' if policies else ''} · started "
                f"{m.get('started', '')[:16].replace('T', ' ')} UTC")
 
 

@@ -17,8 +17,9 @@ import streamlit as st
 from harness.analysis.failures import GROUPS, ORDERS
 from harness.analysis.queries import (FAILING, GOLD_MARK, OUT_MARK, Filter, gap_label, gold_check, gold_marks, gold_view,
                                       hit, memories_table, parse_expect, present, received_context, reply_view)
+from harness.criteria import groups
 from pages._expiry import case_turns, removed_panel
-from pages._shared import (start, STATUS_ICONS, case_key, clear_params, current_run, deferred_export, parse_case, wkey,
+from pages._shared import (start, go, STATUS_ICONS, case_key, clear_params, current_run, deferred_export, parse_case, wkey,
                            criterion_titles, q, url_keep, url_multiselect, url_pagination, url_seed, url_selectbox, url_text,
                            url_toggle)
 
@@ -215,7 +216,13 @@ def render_case(strategy: str, scenario: str, probe_id: str, criterion: str) -> 
     if score.empty:
         st.warning("This case is not in the selected run.")
         return
-    verdict(score.iloc[0])
+    s = score.iloc[0]
+    verdict(s)
+    if groups.of(s.grp).axis == "policy":  # a decision policy's turn, not a probe: its evidence is on the Decisions page
+        st.caption(f"A decision case: `{strategy}` decided customer turn `{probe_id}`.")
+        if st.button("Open the turn on the Decisions page", icon=":material/alt_route:"):
+            go("decisions", scenario=scenario, policy=strategy, turn=probe_id)
+        return
     probes = q("probe_events", scenario)
     pr = probes[probes["probe_id"] == probe_id]
     expect = parse_expect(pr["expect"].iloc[0]) if len(pr) else {}

@@ -186,6 +186,7 @@ def render() -> None:
     open_section(strategies, crit_keys + gate_keys, titles)
     totals_section(totals)
     gates_section(f, strategies, titles)
+    decision_policies()
     scenario_section(f, strategies)
     memory_classes(strategies)
 
@@ -266,6 +267,21 @@ def totals_section(totals) -> None:
             "probe_errors": "errors",
         },
     )
+
+
+def decision_policies() -> None:
+    """The decision policies' own leaderboard, when the run has any (details on the Decisions page)."""
+    from pages.decisions import policy_table
+
+    policies = q("decision_policies")
+    if not policies:
+        return
+    st.subheader("Decision policies")
+    st.caption("What each policy decided on the customer turns with a gold plan; the two gates list their failing "
+               "cases (irreversible errors: false transfers, surveys mid-complaint, missed escalations).")
+    policy_table(policies)
+    if st.button("Open the decisions turn by turn", icon=":material/alt_route:"):
+        go_page("decisions")
 
 
 def memory_classes(strategies: list[str]) -> None:

@@ -16,6 +16,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 sys.path[:0] = [str(TESTS), str(ROOT)]  # `helpers`; the router (`app`) and `pages`, which are not installed
@@ -33,3 +35,16 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 def pytest_unconfigure(config) -> None:
     shutil.rmtree(SESSION_CACHE, ignore_errors=True)
+
+
+@pytest.fixture
+def redis_server():
+    """A fresh real redis-server on 127.0.0.1 for one test (see tests/redis_server.py)."""
+    from redis_server import RedisServer, redis_binary
+
+    server = RedisServer(redis_binary())
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

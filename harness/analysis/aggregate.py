@@ -95,8 +95,9 @@ def _interval(boot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _order(res: Results, run: str, df: pd.DataFrame) -> tuple[list[str], list[str]]:
-    """Strategies in the manifest's order, criteria in the registry's (doc) order."""
-    manifest = [s["label"] for s in res.manifests.get(run, {}).get("strategies", [])]
+    """Strategies (then policies) in the manifest's order, criteria in the registry's (doc) order."""
+    m = res.manifests.get(run, {})
+    manifest = [s["label"] for s in m.get("strategies", []) + m.get("policies", [])]
     present = list(dict.fromkeys(df["strategy"]))
     strategies = [s for s in manifest if s in present] + sorted(s for s in present if s not in manifest)
     known = list(registry())
@@ -116,12 +117,14 @@ def count_sums(alias: str = "") -> str:
     return "".join(f", sum(coalesce(json_extract({col}, '$.{k}')::INT, 0))::DOUBLE AS {k}" for k in count_keys())
 
 
-def _counts_sql() -> str:
+def _counts_sql(axis: groups.Axis | None = None) -> str:
+    policy = ", ".join(f"'{k}'" for k in groups.keys("policy"))
+    on_axis = {None: "", "policy": f" AND s.grp IN ({policy})", "strategy": f" AND coalesce(s.grp, '') NOT IN ({policy})"}[axis]
     return f"""
 SELECT strategy, any_value(strategy_name) AS strategy_name, criterion, any_value(grp) AS grp, scenario,
        {CASE_COUNTS},
        count_if(status = 'unsupported') AS unsupported, count_if(status = 'error') AS errors{count_sums()}
-FROM scores s WHERE s.run = ? AND ({{where}})
+FROM scores s WHERE s.run = ? AND ({{where}}){on_axis}
 GROUP BY strategy, criterion, scenario
 """
 
@@ -140,7 +143,7 @@ def metric_means(df: pd.DataFrame, value: str = "total", cases: str = "n") -> np
 
 
 def aggregate(res: Results, *, include_controls: bool = False, run: str | None = None, seed: int = 0,
-              where: str = "TRUE", params: Sequence[Any] = ()) -> pd.DataFrame:
+              where: str = "TRUE", params: Sequence[Any] = (), axis: groups.Axis | None = None) -> pd.DataFrame:
     """One row per (strategy, criterion) of a run.
 
     Columns (`columns()`): `strategy`, `criterion`, `grp` (its group), `mean` (the headline of
@@ -154,12 +157,14 @@ def aggregate(res: Results, *, include_controls: bool = False, run: str | None =
     empty context) gets a row with `n` 0 and NaN values. Controls (`oracle`, `empty`) are left
     out unless `include_controls`. `run` picks one run when `res` holds several. `where` (with its
     positional `params`) narrows the score rows, aliased `s`, before anything is counted (the app's
-    filters, `harness.analysis.queries.Filter.sql`); nothing of `res` is changed to do it.
+    filters, `harness.analysis.queries.Filter.sql`); nothing of `res` is changed to do it. `axis`
+    keeps the rows of memory strategies (`strategy`) or of decision policies (`policy`: criteria
+    whose group is a policy group, `harness.criteria.groups`); None keeps both (what CI compares).
     """
     cols = columns()
     run = res.pick_run(run)
     params = [run, *params]
-    per = res.df(_counts_sql().format(where=where), params)
+    per = res.df(_counts_sql(axis).format(where=where), params)
     if per.empty:
         return pd.DataFrame(columns=cols)
     strategies, crits = _order(res, run, per)
@@ -226,10 +231,11 @@ def supports(df: pd.DataFrame) -> pd.Series:
     return (df["n"] - df["unsupported"]) > 0
 
 
-def quality_criteria(df: pd.DataFrame) -> list[str]:
-    """The quality criteria of an `aggregate` frame, in its order: those of every group that is
-    not a gate (`harness.criteria.groups`)."""
-    return [c for c, g in dict.fromkeys(zip(df["criterion"], df["grp"])) if not groups.is_gate(g)]
+def quality_criteria(df: pd.DataFrame, axis: groups.Axis = "strategy") -> list[str]:
+    """The quality criteria of an `aggregate` frame, in its order: those of every group of `axis`
+    that is not a gate (`harness.criteria.groups`)."""
+    quality = {g.key for g in groups.quality(axis)}
+    return [c for c, g in dict.fromkeys(zip(df["criterion"], df["grp"])) if groups.of(g).key in quality]
 
 
 def gate_criteria(df: pd.DataFrame) -> list[str]:
@@ -237,16 +243,17 @@ def gate_criteria(df: pd.DataFrame) -> list[str]:
     return [c for c, g in dict.fromkeys(zip(df["criterion"], df["grp"])) if groups.is_gate(g)]
 
 
-def shared_criteria(df: pd.DataFrame, comparison: Sequence[str] | None = None) -> list[str]:
+def shared_criteria(df: pd.DataFrame, comparison: Sequence[str] | None = None,
+                    axis: groups.Axis = "strategy") -> list[str]:
     """The quality criteria every strategy of `comparison` (default: every strategy of `df`)
     supports: the criteria the shared headline total compares them on."""
     members = set(comparison) if comparison else set(df["strategy"])
     d = df[df["strategy"].isin(members)]
     ok = d.assign(ok=supports(d)).groupby("criterion")["ok"].agg(lambda x: bool(x.all()) and len(x) == len(members))
-    return [c for c in quality_criteria(df) if ok.get(c, False)]
+    return [c for c in quality_criteria(df, axis) if ok.get(c, False)]
 
 
-def totals(df: pd.DataFrame, comparison: Sequence[str] | None = None) -> pd.DataFrame:
+def totals(df: pd.DataFrame, comparison: Sequence[str] | None = None, axis: groups.Axis = "strategy") -> pd.DataFrame:
     """Each strategy's totals, the headline first.
 
     Columns: `strategy`; `shared`, the headline: the equal-weight mean of the strategy's
@@ -259,11 +266,12 @@ def totals(df: pd.DataFrame, comparison: Sequence[str] | None = None) -> pd.Data
     (how many criteria it averaged). Gates are in no total. A criterion the strategy has no case
     of (n = 0) is left out of its means rather than counted as 0. `comparison` is the strategies
     being compared (the report and the app pass every strategy shown but the controls, which are
-    scored on the same criteria without deciding them).
+    scored on the same criteria without deciding them). `axis`: whose totals (`policy` for the
+    decision policies: their shared total over the decision criteria and the `decisions` total).
     """
-    feeding = groups.totals()
-    shared = shared_criteria(df, comparison)
-    quality = quality_criteria(df)
+    feeding = groups.totals(axis)
+    shared = shared_criteria(df, comparison, axis)
+    quality = quality_criteria(df, axis)
     cols = ["strategy", "shared", "shared_criteria", "supported", "shown"] + [x for g in feeding for x in (g.total, f"{g.key}_criteria")]
     rows = []
     for s in dict.fromkeys(df["strategy"]):
@@ -301,7 +309,7 @@ GATE_CASES = 5
 
 
 def gates(res: Results, *, run: str | None = None, strategies: Sequence[str] | None = None, limit: int = GATE_CASES,
-          where: str = "TRUE", params: Sequence[Any] = ()) -> pd.DataFrame:
+          where: str = "TRUE", params: Sequence[Any] = (), axis: groups.Axis | None = "strategy") -> pd.DataFrame:
     """The pass/fail gates of a run (criteria of a gate group, `harness.criteria.groups`), with
     their failing cases.
 
@@ -309,10 +317,11 @@ def gates(res: Results, *, run: str | None = None, strategies: Sequence[str] | N
     order: `strategy`, `criterion`, `n`, `failing` (cases that failed or raised), `passed` (n > 0
     and nothing failing; None when the strategy has no case of the gate) and `cases`, the first
     `limit` failing cases (dicts of `scenario`, `probe_id`, `status`, `explanation`), errors
-    first. `where`/`params` narrow the score rows, aliased `s`, as in `aggregate`.
+    first. `where`/`params` narrow the score rows, aliased `s`, as in `aggregate`. `axis`: the
+    gates of memory strategies (`strategy`), of decision policies (`policy`), or both (None).
     """
     cols = ["strategy", "criterion", "n", "failing", "passed", "cases"]
-    keys = [g.key for g in groups.GROUPS.values() if g.gate]
+    keys = [g.key for g in groups.GROUPS.values() if g.gate and (axis is None or g.axis == axis)]
     run = res.pick_run(run)
     scope = f"s.run = ? AND ({where}) AND list_contains(?::VARCHAR[], s.grp)"
     args = [run, *params, keys]

@@ -25,6 +25,9 @@ from harness.criteria import bundle
 from harness.criteria.expiry import CLASSES_KEY
 from harness.analysis.expiry import classified_turns
 from harness.criteria.bundle import View, gold_ref, hit, index, pair_verdict, present, received, repeat_flagged
+from harness.analysis.decisions import (  # noqa: F401  the Decisions page's queries, reached through q()
+    decision_policies, decision_scenarios, decision_turns, irreversible_list, policy_board,
+)
 from harness.analysis.results import Results
 from harness.format.gold import ITEMS, declared, keys_of
 from harness.format.model import Expect
@@ -137,17 +140,21 @@ def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.Da
     at probes; best shared total first. Gates are in no total (`gate_table`).
     """
     from harness.analysis.aggregate import aggregate, comparison_of, control_labels, totals
+    from harness.criteria import groups
 
     # the filters narrow every query here by a WHERE clause; the caller's views stay as they are
     # (controls are counted in the resamples whatever the toggle says: stable intervals)
     where, params = replace(f, include_controls=True, alias="s").sql()
     run = res.run_ids[0]
-    agg = aggregate(res, include_controls=f.include_controls, run=run, seed=run_seed(res), where=where, params=params)
+    agg = aggregate(res, include_controls=f.include_controls, run=run, seed=run_seed(res), where=where, params=params,
+                    axis="strategy")
+    policy = list(groups.keys("policy"))  # decision policies have their own board
     counts = res.df(f"""SELECT strategy, criterion, count(*) AS cases, count(*) FILTER (WHERE status = 'fail') AS fails,
                               count(*) FILTER (WHERE status IN ('fail', 'error')) AS failing,
                               count(*) FILTER (WHERE status = 'unsupported') AS unsup,
                               count(*) FILTER (WHERE passed AND status = 'ok') AS passes
-                       FROM scores s WHERE s.run = ? AND ({where}) GROUP BY ALL""", [run, *params])
+                       FROM scores s WHERE s.run = ? AND ({where}) AND NOT list_contains(?::VARCHAR[], coalesce(s.grp, ''))
+                       GROUP BY ALL""", [run, *params, policy])
     cells = agg.merge(counts[["strategy", "criterion", "fails"]], on=["strategy", "criterion"], how="left").fillna({"fails": 0})
     per = counts.groupby("strategy")[["cases", "failing", "unsup", "passes"]].sum().reset_index()
     per = per.assign(pass_rate=per["passes"] / per["cases"]).rename(columns={"unsup": "unsupported"}).drop(columns="passes")

@@ -1,7 +1,8 @@
 """Re-score a run from its tables, without replaying anything.
 
 The run's tables are its log: `events` gives back each scenario (transcript and gold labels),
-`probes` and `candidates` give back every bundle, `health` every report computed at a probe.
+`probes` and `candidates` give back every bundle, `health` every report computed at a probe,
+`decisions` every turn a decision policy decided.
 The criteria then run on those exactly as they did live. Some verdicts rest on work a rescore
 cannot redo, and are carried over from the original `scores` rows: the scenario-level ones
 (idempotency needs fresh replays, the memory-class criterion the classes given as it observed)
@@ -32,7 +33,8 @@ from harness.criteria import describe as describe_criteria
 from stores.reply.model import SupportReply
 from stores.structured.model import Memory
 
-from harness.criteria import registry, score_probe
+from harness.criteria import registry, score_decision, score_probe
+from harness.run.decide import outcome_from_row
 from harness.run.replay import ProbeOutcome, build_seen, forgotten_at_probes
 from harness.analysis.results import Results, resolve_run
 from harness.run.runstore import RunWriter, environment, new_run_id, read_manifest
@@ -173,6 +175,11 @@ def rescore_tables(res: Results, run: str) -> pa.Table:
     names = {s["label"]: s["name"] for s in manifest.get("strategies", [])}
     stored = {(r["strategy"], r["scenario"], r["probe_id"], r["criterion"]): r
               for r in _records(res, "SELECT * EXCLUDE (run) FROM scores WHERE run = $run AND (probe_id = '' OR criterion = 'health')", {"run": run})}
+    # decision policies: every replayed turn is in the `decisions` table, so their verdicts are re-judged too
+    policies = {p["label"]: p["name"] for p in manifest.get("policies", [])}
+    by_policy: dict[tuple[str, str], list[dict]] = {}
+    for r in _records(res, "SELECT * EXCLUDE (run) FROM decisions WHERE run = $run ORDER BY policy, scenario, event_index", {"run": run}):
+        by_policy.setdefault((r["policy"], r["scenario"]), []).append(r)
     buf = TableBuffer()
     for s in scenarios_from(res, run):
         for label in names:
@@ -187,6 +194,12 @@ def rescore_tables(res: Results, run: str) -> pa.Table:
                 old = stored.get((label, s.id, "", key))
                 if old is not None:
                     buf.rows["scores"].append(old)
+        for label, name in policies.items():
+            for row in by_policy.get((label, s.id), []):
+                o = outcome_from_row(s, row)
+                scored = score_decision(o)
+                if scored:
+                    buf.add_scores(label, name, s, o.turn.id, scored, groups)
     return pa.Table.from_pylist(buf.rows["scores"], schema=SCHEMAS["scores"])
 
 

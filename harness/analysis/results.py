@@ -18,7 +18,7 @@ import pandas as pd
 
 from harness.run.integrity import parts_problem
 from harness.run.runstore import MANIFEST, UnusableRun, is_run, read_manifest
-from harness.run.tables import SCHEMAS
+from harness.run.tables import ADDED_LATER, SCHEMAS
 
 ENV_RUNS = "SUPPORTBENCH_RUNS"
 _QUERY_MISTAKES = (duckdb.BinderException, duckdb.ParserException, duckdb.CatalogException,
@@ -113,7 +113,7 @@ def resolve_run(ref: str | Path, root: str | Path | None = None) -> Path:
 
 
 class Results:
-    """One or more runs as DuckDB views: events, probes, candidates, scores, health."""
+    """One or more runs as DuckDB views: events, probes, candidates, scores, health, decisions."""
 
     def __init__(self, runs: str | Path | Sequence[str | Path]) -> None:
         paths = [runs] if isinstance(runs, (str, Path)) else list(runs)
@@ -124,11 +124,17 @@ class Results:
             # A view cannot take bound parameters (DuckDB refuses them in CREATE VIEW), so the
             # run name and the files are quoted literals; the files are listed, not globbed,
             # so a folder name is never read as a pattern.
-            parts = " UNION ALL ".join(
-                f"SELECT {sql_string(p.name)} AS run, * FROM read_parquet([{_files(p / table)}], union_by_name=true)"
-                for p in self.paths
-            )
+            parts = " UNION ALL ".join(self._source(p, table) for p in self.paths)
             self.con.execute(f"CREATE VIEW {table} AS {parts}")
+
+    def _source(self, run: Path, table: str) -> str:
+        """The SELECT of one run's table; a table added after the run was written (`ADDED_LATER`)
+        reads as empty, with its schema."""
+        if table in ADDED_LATER and not (run / table).is_dir():
+            empty = f"_empty_{table}"
+            self.con.register(empty, SCHEMAS[table].empty_table())
+            return f"SELECT {sql_string(run.name)} AS run, * FROM {empty}"
+        return f"SELECT {sql_string(run.name)} AS run, * FROM read_parquet([{_files(run / table)}], union_by_name=true)"
 
     @property
     def run_ids(self) -> list[str]:

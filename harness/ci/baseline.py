@@ -17,7 +17,7 @@ from typing import Any, Literal, Sequence
 
 from harness.analysis.results import Results
 
-from harness.ci.cases import case_rows, criterion_stats
+from harness.ci.cases import case_rows, criterion_stats, judged_specs
 
 FORMAT = "supportbench-baseline/1"
 DIGITS = 6
@@ -231,7 +231,7 @@ def build_baseline(
     """The baseline of one run (controls included): refuses runs with error rows or unknown strategies."""
     run = res.pick_run(run)
     manifest = res.manifests[run]
-    specs = {s["label"]: s for s in manifest.get("strategies", [])}
+    specs = judged_specs(manifest)
     if strategies is not None:
         unknown = [s for s in strategies if s not in specs]
         if unknown:

@@ -1,8 +1,9 @@
 """Case-level rows and per-criterion statistics of one run, the common ground of baseline, check and JUnit
 (compare computes the same numbers in SQL; a test holds the two to the same results).
 
-A *case* is what a criterion judged once: `scenario/probe_id` for probe-level criteria and
-`scenario` for scenario-level ones (idempotency).
+A *case* is what a criterion judged once: `scenario/probe_id` for probe-level criteria,
+`scenario` for scenario-level ones (idempotency), and `scenario/turn_id` for a decision policy's
+customer turn (its rows carry the turn id as `probe_id` and the policy's label as `strategy`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,12 @@ from harness.analysis.results import Results
 
 CASE_COLUMNS = ["strategy", "strategy_name", "suite", "scenario", "probe_id", "case", "criterion", "grp",
                 "value", "passed", "status", "explanation"]
+
+
+def judged_specs(manifest: dict) -> dict[str, dict]:
+    """What a run judges case by case, by label: its memory strategies and its decision policies
+    (manifest entries with `name`, `params`, `params_hash`); CI guards both alike."""
+    return {s["label"]: s for s in manifest.get("strategies", []) + manifest.get("policies", [])}
 
 
 def case_id(scenario: str, probe_id: str | None) -> str:

@@ -11,6 +11,9 @@ Verdict levels, worst first: `unusable` (exit 2: the baseline does not describe 
   that vanished from its suite; a criterion that came back empty; a baseline case with no row.
 - regression, by tolerance: a criterion whose mean or pass rate fell by more than its
   tolerance; a case that passed in the baseline and does not now (unless a `warn` rule covers it).
+- regression, always, for a gate (`irreversible_errors`, `fail_open`: a group with `gate`): any
+  failing case the baseline does not list as failing, new cases included; no tolerance or rule
+  relaxes a gate.
 - note: new strategies, criteria, suites or cases the baseline does not know; improvements.
 """
 
@@ -22,8 +25,9 @@ from typing import Any, Literal
 import pandas as pd
 
 from harness.analysis.results import Results
+from harness.criteria import groups
 
-from harness.ci.cases import case_rows, criterion_stats
+from harness.ci.cases import case_rows, criterion_stats, judged_specs
 from harness.ci.baseline import Baseline, baseline_params, suites_of
 
 Severity = Literal["unusable", "regression", "warning", "note"]
@@ -41,7 +45,7 @@ class Finding:
     severity: Severity
     kind: str
     """e.g. suite_changed, params_changed, strategy_missing, scenario_missing, criterion_empty,
-    case_missing, error, score_drop, new_failure, new_failure_tolerated, new_strategy, improvement."""
+    case_missing, error, score_drop, new_failure, gate_failure, new_failure_tolerated, new_strategy, improvement."""
     message: str
     strategy: str = ""
     criterion: str = ""
@@ -131,7 +135,7 @@ def check_run(res: Results, base: Baseline, run: str | None = None, *, allow_par
     run = res.pick_run(run)
     manifest = res.manifests[run]
     findings, vanished = _check_suites(base, manifest)
-    specs = {s["label"]: s for s in manifest.get("strategies", [])}
+    specs = judged_specs(manifest)
     for label, b in sorted(base.strategies.items()):
         s = specs.get(label)
         if s is None:
@@ -202,6 +206,9 @@ def _judge(cases: pd.DataFrame, base: Baseline) -> pd.DataFrame:
             v = "error"
         elif r.passed:
             v = "ok"
+        elif groups.of(r.grp).gate:
+            # a gate admits no failure the baseline did not already accept: no tolerance, no warn rule
+            v = "known_failure" if was == "fail" else "gate_failure"
         elif not was:
             v = "new_case"
         elif was == "fail":
@@ -244,7 +251,13 @@ def _criterion(label: str, criterion: str, cb, got: pd.DataFrame, st, tol: float
                f"pass rate {cb.pass_rate:.1%} -> {rate:.1%} (delta {row['pass_rate_delta']:+.3f}), tolerance {tol:.3f}")
     drops = [name for name, d in (("mean", row["delta"]), ("pass rate", row["pass_rate_delta"])) if d < -(tol + EPS)]
     new = got[got["verdict"] == "new_failure"]
+    gate = got[got["verdict"] == "gate_failure"]
     warn = got[got["verdict"] == "new_failure_warn"]
+    if len(gate):
+        findings.append(Finding("regression", "gate_failure",
+                                f"{where}: a gate, and {len(gate)} case(s) fail that the baseline does not accept failing "
+                                f"({numbers}): {_explained(gate, SHOW)}",
+                                strategy=label, criterion=criterion, cases=list(gate["case"]), delta=row["delta"]))
     if len(new) or drops:
         parts = [f"{where}: {numbers}"]
         if drops:

@@ -17,6 +17,7 @@ import pandas as pd
 
 from harness.analysis.aggregate import CASE_COUNTS, count_keys, count_sums, metric_means
 from harness.analysis.results import Results
+from harness.ci.cases import judged_specs
 
 CRITERIA_COLUMNS = ["strategy", "criterion", "grp", "mean_a", "mean_b", "delta", "pass_rate_a", "pass_rate_b",
                     "pass_rate_delta", "n_a", "n_b"]
@@ -167,7 +168,7 @@ def compare_runs(
     """Run B against run A, strategy by strategy (matched by label), optionally only `strategies`."""
     ra, rb = res_a.pick_run(run_a), res_b.pick_run(run_b)
     if strategies is not None:
-        known = {s["label"] for r, m in ((ra, res_a.manifests[ra]), (rb, res_b.manifests[rb])) for s in m.get("strategies", [])}
+        known = {label for m in (res_a.manifests[ra], res_b.manifests[rb]) for label in judged_specs(m)}
         unknown = [s for s in strategies if s not in known]
         if unknown:
             raise ValueError(f"strategy {', '.join(unknown)} is in neither run (they have: {', '.join(sorted(known))})")
@@ -179,7 +180,7 @@ def compare_runs(
 def compare_strategies(res: Results, a: str, b: str, *, run: str | None = None) -> CompareResult:
     """Strategy `b` against strategy `a` in one run; the strategy column reads `a -> b`."""
     run = res.pick_run(run)
-    labels = {s["label"] for s in res.manifests[run].get("strategies", [])}
+    labels = set(judged_specs(res.manifests[run]))
     unknown = [x for x in (a, b) if x not in labels]
     if unknown:
         raise ValueError(f"strategy {', '.join(unknown)} not in run {run} (it has: {', '.join(sorted(labels))})")

@@ -46,7 +46,7 @@ def _case_outcome_check(rows: pd.DataFrame) -> tuple[str, pd.DataFrame]:
     v = rows["verdict"]
     if (v == "error").any():
         return "error", rows[v == "error"]
-    bad = v.isin(["new_failure", "missing"])
+    bad = v.isin(["new_failure", "gate_failure", "missing"])
     if bad.any():
         return "failure", rows[bad]
     soft = v.isin(["known_failure", "new_failure_warn"]) | (rows["status"] == "unsupported") | ((v == "new_case") & ~rows["passed"].astype(bool))
@@ -56,7 +56,8 @@ def _case_outcome_check(rows: pd.DataFrame) -> tuple[str, pd.DataFrame]:
 
 
 _WHY = {"known_failure": "known failure (fails in the baseline too)", "new_failure_warn": "newly failing, tolerated by a warn rule",
-        "new_failure": "passed in the baseline, fails now", "new_case": "not in the baseline, not judged", "missing": "missing: in the baseline, no row in the run"}
+        "new_failure": "passed in the baseline, fails now", "gate_failure": "a gate: fails, and the baseline does not accept it failing",
+        "new_case": "not in the baseline, not judged", "missing": "missing: in the baseline, no row in the run"}
 
 
 def _message(rows: pd.DataFrame) -> str:
@@ -118,7 +119,7 @@ def check_junit(result: CheckResult) -> ET.Element:
     suite = ET.SubElement(root, "testsuite", name="supportbench.check")
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     by = {(f.strategy, f.criterion): f for f in result.findings
-          if f.severity == "regression" and f.kind in ("new_failure", "score_drop")}
+          if f.severity == "regression" and f.kind in ("new_failure", "gate_failure", "score_drop")}
     for r in result.criteria.itertuples() if len(result.criteria) else ():
         tc = ET.SubElement(suite, "testcase", classname=f"{r.strategy}.{r.criterion}", name="mean and pass rate vs baseline", time="0")
         counts["tests"] += 1

@@ -1,4 +1,4 @@
-"""`supportbench ls strategies|scenarios|runs`."""
+"""`supportbench ls strategies|policies|scenarios|criteria|runs`."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from harness.cli.common import out
 
 
 def register(sub) -> None:
-    p = sub.add_parser("ls", help="list strategies, scenarios or runs")
-    p.add_argument("what", choices=["strategies", "scenarios", "runs", "criteria"])
+    p = sub.add_parser("ls", help="list strategies, decision policies, scenarios, criteria or runs")
+    p.add_argument("what", choices=["strategies", "policies", "scenarios", "runs", "criteria"])
     p.add_argument("paths", nargs="*", help="for scenarios: files or folders (default: datasets/canonical)")
     p.set_defaults(func=main)
 
@@ -35,6 +35,15 @@ def main(args) -> int:
         rules = ", ".join(f"expiry.{f.name}={getattr(ExpiryParams(), f.name)!r}" for f in fields(ExpiryParams))
         t.add_row("(any):expiry=on", "+expiry", rules, "stage")
         out.print(t)
+    elif args.what == "policies":
+        from stores.decisions.registry import DEFAULT_POLICIES, POLICIES, describe
+
+        t = Table("policy", "parameter", "default", "what it sets")
+        for name in POLICIES:
+            for i, (key, default, doc) in enumerate(describe(name)):
+                t.add_row(name if i == 0 else "", key, repr(default), doc)
+        out.print(t)
+        out.print(f"default: --policies {','.join(DEFAULT_POLICIES)}; a variant: --policies 'session_state:hostile_streak=3'")
     elif args.what == "scenarios":
         from harness.cli.common import load_or_exit
 

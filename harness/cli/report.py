@@ -41,9 +41,36 @@ def _num(x: Any) -> Any:
     return x
 
 
+def _cells(df: pd.DataFrame, gates: pd.DataFrame | None, comparison: list[str] | None,
+           axis: str) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """Every cell of an `aggregate` frame of `axis`, its gates and totals, and its shared criteria."""
+    from harness.analysis.aggregate import metric_of, shared_criteria, totals
+    from harness.criteria import groups
+
+    out: dict[str, dict[str, Any]] = {}
+    for r in df.to_dict("records"):
+        cell = {k: _num(r[k]) for k in FIELDS}
+        for col in metric_of(r["criterion"]).columns:
+            cell[col.key] = _num(r[col.key])
+        out.setdefault(r["strategy"], {})[r["criterion"]] = cell
+    for g in (gates.to_dict("records") if gates is not None else ()):
+        if g["strategy"] in out and g["criterion"] in out[g["strategy"]]:
+            out[g["strategy"]][g["criterion"]]["gate"] = {"passed": g["passed"], "failing": g["failing"], "cases": g["cases"]}
+    if df.empty:
+        return out, []
+    for t in totals(df, comparison, axis).to_dict("records"):
+        out[t["strategy"]]["totals"] = {
+            "shared": _num(t["shared"]), "coverage": [int(t["supported"]), int(t["shown"])],
+            **{g.key: _num(t[g.total]) for g in groups.totals(axis)},
+        }
+    return out, shared_criteria(df, comparison, axis)
+
+
 def as_json(run_id: str, df: pd.DataFrame, gates: pd.DataFrame | None = None,
-            comparison: list[str] | None = None) -> dict[str, Any]:
-    """`{"run": ID, "shared_criteria": [...], "strategies": {NAME: {KEY: cell, ..., "totals": {...}}}}`.
+            comparison: list[str] | None = None, policies: pd.DataFrame | None = None,
+            policy_gates: pd.DataFrame | None = None) -> dict[str, Any]:
+    """`{"run": ID, "shared_criteria": [...], "strategies": {NAME: {KEY: cell, ..., "totals": {...}}},
+    "policies": {NAME: {KEY: cell, ..., "totals": {...}}}}`.
 
     A cell holds `mean`, `n`, `pass_rate`, `lo`/`hi` (bootstrap interval of the mean, which is the
     headline of the criterion's metric), `pass_lo`/`pass_hi` (Wilson interval of the pass rate),
@@ -54,25 +81,13 @@ def as_json(run_id: str, df: pd.DataFrame, gates: pd.DataFrame | None = None,
     `{"shared", "coverage": [supported, shown], <group>: ...}`: the shared headline total over
     `shared_criteria` (the quality criteria every strategy of the comparison supports), the
     strategy's coverage of the quality criteria shown, and one total per group that feeds one
-    (`core`, `extra`)."""
-    from harness.analysis.aggregate import metric_of, shared_criteria, totals
-    from harness.criteria import groups
-
-    strategies: dict[str, dict[str, Any]] = {}
-    for r in df.to_dict("records"):
-        cell = {k: _num(r[k]) for k in FIELDS}
-        for col in metric_of(r["criterion"]).columns:
-            cell[col.key] = _num(r[col.key])
-        strategies.setdefault(r["strategy"], {})[r["criterion"]] = cell
-    for g in (gates.to_dict("records") if gates is not None else ()):
-        strategies[g["strategy"]][g["criterion"]]["gate"] = {"passed": g["passed"], "failing": g["failing"], "cases": g["cases"]}
-    if not df.empty:
-        for t in totals(df, comparison).to_dict("records"):
-            strategies[t["strategy"]]["totals"] = {
-                "shared": _num(t["shared"]), "coverage": [int(t["supported"]), int(t["shown"])],
-                **{g.key: _num(t[g.total]) for g in groups.totals()},
-            }
-    return {"run": run_id, "shared_criteria": shared_criteria(df, comparison) if not df.empty else [], "strategies": strategies}
+    (`core`, `extra`, `reply`). `policies` holds the decision policies' cells the same way (their
+    criteria, gates such as `irreversible_errors` with its count, and totals: `shared`, coverage
+    and `decisions`); empty when the run has none."""
+    strategies, shared = _cells(df, gates, comparison, "strategy")
+    none = pd.DataFrame(columns=df.columns)
+    pols, _ = _cells(policies if policies is not None else none, policy_gates, None, "policy")
+    return {"run": run_id, "shared_criteria": shared, "strategies": strategies, "policies": pols}
 
 
 def _f(x: Any, digits: int = 2) -> str:
@@ -87,17 +102,19 @@ def cell(r: dict[str, Any]) -> str:
     if r["n"] == 0:
         return "n/a"
     s = f"{_f(r['mean'])} [{_f(r['lo'])}–{_f(r['hi'])}]"
-    for col in metric_of(r["criterion"]).columns:
-        s += f" {col.abbrev} {_f(r[col.key])}"
+    m = metric_of(r["criterion"])
+    for col in m.columns:
+        s += f" {col.abbrev} {_f(r[col.key], 0 if col.key in m.counts else 2)}"  # a count is a whole number
     notes = [f"{r['unsupported']} unsupported"] * bool(r["unsupported"]) + [f"{r['errors']} errors"] * bool(r["errors"])
     return s + (f" ({', '.join(notes)})" if notes else "")
 
 
-def ranked(df: pd.DataFrame, comparison: list[str] | None = None, controls: set[str] = frozenset()) -> list[str]:
-    """The strategies of an `aggregate` frame, best shared total first (controls after the rest)."""
+def ranked(df: pd.DataFrame, comparison: list[str] | None = None, controls: set[str] = frozenset(),
+           axis: str = "strategy") -> list[str]:
+    """The strategies (or policies) of an `aggregate` frame, best shared total first (controls after the rest)."""
     from harness.analysis.aggregate import totals
 
-    t = totals(df, comparison)
+    t = totals(df, comparison, axis)
     t = t.assign(control=t["strategy"].isin(controls), key=-t["shared"].fillna(-1.0))
     return list(t.sort_values(["control", "key", "strategy"], kind="stable")["strategy"])
 
@@ -112,25 +129,25 @@ def _label(crit: str, d: pd.DataFrame, strategies: list[str], titled: bool, mark
 
 
 def grid(df: pd.DataFrame, titled: bool = True, comparison: list[str] | None = None,
-         strategies: list[str] | None = None) -> tuple[list[str], list[list[str]]]:
+         strategies: list[str] | None = None, axis: str = "strategy") -> tuple[list[str], list[list[str]]]:
     """Rows = the quality criteria (doc order), then the shared headline total, each strategy's
     coverage and one total per group that feeds one; columns = `strategies` (default: best shared
-    total first). Gates are in `gate_grid`."""
+    total first). Gates are in `gate_grid`. `axis`: `policy` for the decision policies' frame."""
     from harness.analysis.aggregate import quality_criteria, shared_criteria, totals
     from harness.criteria import groups
 
-    strategies = strategies or ranked(df, comparison)
+    strategies = strategies or ranked(df, comparison, axis=axis)
     rows = []
-    for crit in quality_criteria(df):
+    for crit in quality_criteria(df, axis):
         d = df[df["criterion"] == crit].set_index("strategy")
         rows.append([_label(crit, d, strategies, titled)] + [cell({**d.loc[s].to_dict(), "criterion": crit}) if s in d.index else ""
                                                               for s in strategies])
-    t = totals(df, comparison).set_index("strategy")
-    n_shared = len(shared_criteria(df, comparison))
+    t = totals(df, comparison, axis).set_index("strategy")
+    n_shared = len(shared_criteria(df, comparison, axis))
     rows.append([f"shared total ({n_shared} criteria all support)"] + [_f(t.loc[s, "shared"]) for s in strategies])
     rows.append(["coverage (supported of shown)"]
                 + [f"{int(t.loc[s, 'supported'])} of {int(t.loc[s, 'shown'])}" for s in strategies])
-    for g in groups.totals():
+    for g in groups.totals(axis):
         if t[g.total].notna().any():  # a group with no case in this run has no total to show
             rows.append([g.total_title] + [_f(t.loc[s, g.total]) for s in strategies])
     return strategies, rows
@@ -180,19 +197,26 @@ def metric_note(criteria) -> str:
         if m.headline == "mean" and not m.columns:
             continue
         title = registry()[key].title if key in registry() else key
-        beside = [f"{c.key} ({c.abbrev})" for c in m.columns]
+        counted = [f"the number of {c.key} cases ({c.abbrev})" for c in m.columns if c.key in m.counts]
+        beside = [f"{c.key} ({c.abbrev})" for c in m.columns if c.key not in m.counts] + counted
         with_ = f", with {', '.join(beside[:-1])} and {beside[-1]}" if len(beside) > 1 else (f", with {beside[0]}" if beside else "")
-        notes.append(f"For {title} the mean is {m.headline}{with_}. ")
+        notes.append(f"For {title} the mean is {'the mean case value' if m.headline == 'mean' else m.headline}{with_}. ")
     return "".join(notes)
 
 
 def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int, gates: pd.DataFrame | None = None,
-             comparison: list[str] | None = None, controls: set[str] = frozenset()) -> str:
+             comparison: list[str] | None = None, controls: set[str] = frozenset(),
+             policies: pd.DataFrame | None = None, policy_gates: pd.DataFrame | None = None) -> str:
     from harness.analysis.aggregate import RESAMPLES, shared_criteria
 
     lines = [f"# supportbench report: run {run_id}", ""]
-    if df.empty:
+    has_policies = policies is not None and not policies.empty
+    if df.empty and not has_policies:
         return "\n".join(lines + ["No scores in this run.", ""])
+    if has_policies:
+        lines += _policy_md(policies, policy_gates)
+    if df.empty:
+        return "\n".join(lines)
     strategies = ranked(df, comparison, controls)
     _, rows = grid(df, comparison=comparison, strategies=strategies)
     shared = shared_criteria(df, comparison)
@@ -224,6 +248,24 @@ def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int, g
     return "\n".join(lines)
 
 
+def _policy_md(policies: pd.DataFrame, policy_gates: pd.DataFrame | None) -> list[str]:
+    """The decision policies' leaderboard section of the markdown report: their quality criteria and
+    totals, then their gates with the failing cases."""
+    names, rows = grid(policies, axis="policy")
+    lines = ["## Decision policies", "", "| criterion | " + " | ".join(names) + " |", "| --- |" + " --- |" * len(names)]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+    if policy_gates is not None and len(policy_gates):
+        lines += ["", "| gate | " + " | ".join(names) + " |", "| --- |" + " --- |" * len(names)]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in gate_grid(policies, policy_gates, names)]
+    lines += ["", "Each customer turn with a gold plan is a case. Gates are pass/fail and in no total: "
+              "`irreversible_errors` counts false transfers, surveys mid-complaint and missed sensitive escalations; "
+              "`fail_open` judges the turns while the locker is down. " + metric_note(dict.fromkeys(policies["criterion"]))]
+    failures = gate_failures(policy_gates, names) if policy_gates is not None and len(policy_gates) else []
+    lines += ["", "Failing decision gate cases:" if failures else "Every policy passes every decision gate.", "", *failures]
+    lines += ["", "## Memory strategies", ""]
+    return lines
+
+
 def main(args: argparse.Namespace) -> int:
     from rich.table import Table
 
@@ -239,12 +281,14 @@ def main(args: argparse.Namespace) -> int:
     with Results(path) as res:
         manifest = res.manifests[path.name]
         seed = args.seed if args.seed is not None else int(manifest.get("seed", 0) or 0)
-        df = aggregate(res, include_controls=args.all, seed=seed)
+        df = aggregate(res, include_controls=args.all, seed=seed, axis="strategy")
         controls = control_labels(res)
         comparison = comparison_of(list(dict.fromkeys(df["strategy"])), controls) if not df.empty else []
         gate_rows = gates(res, strategies=list(dict.fromkeys(df["strategy"])))
+        pol = aggregate(res, seed=seed, axis="policy")
+        pol_gates = gates(res, strategies=list(dict.fromkeys(pol["strategy"])), axis="policy", limit=50)
     run_id = manifest.get("run_id", path.name)
-    md = markdown(run_id, df, args.all, seed, gate_rows, comparison, controls)
+    md = markdown(run_id, df, args.all, seed, gate_rows, comparison, controls, pol, pol_gates)
     written = True
     try:
         write_text_atomic(path / "report.md", md)
@@ -252,13 +296,29 @@ def main(args: argparse.Namespace) -> int:
         written = False
         console.print(f"warning: could not write {path / 'report.md'}: {(e.strerror or str(e)).lower()}")
     if args.format == "json":
-        sys.stdout.write(json.dumps(as_json(run_id, df, gate_rows, comparison), indent=2, allow_nan=False) + "\n")
+        sys.stdout.write(json.dumps(as_json(run_id, df, gate_rows, comparison, pol, pol_gates), indent=2, allow_nan=False) + "\n")
         return 0
     if args.format == "md":
         sys.stdout.write(md)
         return 0
-    if df.empty:
+    if df.empty and pol.empty:
         out.print(f"run {run_id}: no scores")
+        return 0
+    if not pol.empty:
+        names, rows = grid(pol, titled=False, axis="policy")
+        table = Table(title=f"run {run_id}: decision policies", title_justify="left")
+        table.add_column("criterion", overflow="fold")
+        for s in names:
+            table.add_column(s, overflow="fold")
+        last_criterion = len(quality_criteria(pol, "policy")) - 1
+        for i, r in enumerate(rows):
+            table.add_row(*r, end_section=(i == last_criterion or i == len(rows) - 1))
+        for r in gate_grid(pol, pol_gates, names, titled=False):
+            table.add_row(*r)
+        out.print(table)
+    if df.empty:
+        if written:
+            console.print(f"report written to {path / 'report.md'}")
         return 0
     strategies = ranked(df, comparison, controls)
     _, rows = grid(df, titled=False, comparison=comparison, strategies=strategies)

@@ -8,6 +8,7 @@ import sys
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from stores.decisions.registry import DEFAULT_POLICIES, PolicySpecError, load_policy_config, parse_policies
 from stores.registry import DEFAULT_STRATEGIES, SpecError, load_config, parse_specs
 
 from harness.cli.common import console, load_or_exit
@@ -19,6 +20,11 @@ def register(sub) -> None:
     p.add_argument("--strategies", "-s", default=None,
                    help=f"comma-separated strategies, each optionally with :key=value overrides (default: {','.join(DEFAULT_STRATEGIES)})")
     p.add_argument("--config", help="TOML file of [[strategy]] tables (name, variant, params); added to --strategies")
+    p.add_argument("--policies", "-p", default=None,
+                   help="comma-separated decision policies, each optionally with :key=value overrides "
+                        f"(default: {','.join(DEFAULT_POLICIES)}; 'none' for no decision axis)")
+    p.add_argument("--policy-config", default=None,
+                   help="TOML file of [[policy]] tables (name, variant, params); added to --policies")
     p.add_argument("--out", default=None, help="folder to write runs into (default: $SUPPORTBENCH_RUNS or runs/)")
     p.add_argument("--seed", type=int, default=0, help="seed for anything random (bootstrap intervals); default 0")
     p.add_argument("--run-id", default=None,
@@ -57,6 +63,26 @@ def specs_from(args) -> list:
     return specs
 
 
+def policies_from(args, strategies: list) -> list:
+    """The decision policies of `--policies` and `--policy-config` (all by default, none with
+    `--policies none`); exit 2 on a bad spec or a label a strategy already has."""
+    try:
+        text = args.policies if getattr(args, "policies", None) is not None else ",".join(DEFAULT_POLICIES)
+        policies = parse_policies(text)
+        if getattr(args, "policy_config", None):
+            policies += load_policy_config(args.policy_config)
+    except PolicySpecError as e:
+        console.print(f"error: {e}")
+        sys.exit(2)
+    labels = [p.label for p in policies]
+    dupes = sorted({x for x in labels if labels.count(x) > 1})
+    clash = sorted(set(labels) & {s.label for s in strategies})
+    if dupes or clash:
+        console.print(f"error: policy {', '.join(dupes or clash)} " + ("given twice" if dupes else "has a strategy's label"))
+        sys.exit(2)
+    return policies
+
+
 def strategy_errors(path) -> list[tuple[str, int, int, str]]:
     """(label, cases that raised, cases that could have a verdict, first error) for every
     strategy that raised on some case of the run at `path`."""
@@ -86,11 +112,13 @@ def main(args: argparse.Namespace) -> int:
     from harness.run.destination import check_destination
 
     specs = specs_from(args)
+    policies = policies_from(args, specs)
     out_dir = runs_root(args.out)
     check_destination(out_dir, args.run_id)  # exit 2 now, not after the work: run id taken, folder read-only...
     scenarios = load_or_exit(args.paths)
     total_probes = sum(len(s.probes) for s in scenarios) * len(specs)
-    console.print(f"running {len(scenarios)} scenarios x {len(specs)} strategies ({', '.join(s.label for s in specs)})")
+    console.print(f"running {len(scenarios)} scenarios x {len(specs)} strategies ({', '.join(s.label for s in specs)})"
+                  + (f" and {len(policies)} decision policies ({', '.join(p.label for p in policies)})" if policies else ""))
     with Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TextColumn("{task.fields[rate]} probes/s"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
@@ -108,7 +136,7 @@ def main(args: argparse.Namespace) -> int:
             bar.update(task, rate=rate, description=f"scenarios {done}/{len(scenarios)}, probes")
 
         result = execute(scenarios, specs, out_dir, seed=args.seed, progress=progress, run_id=args.run_id, name=args.name,
-                         workers=max(1, args.workers), executor=args.executor, scheduler=args.scheduler,
+                         workers=max(1, args.workers), executor=args.executor, scheduler=args.scheduler, policies=policies,
                          command="supportbench run " + " ".join(shlex.quote(a) for a in sys.argv[2:]))
     console.print(f"{result.scenarios} scenarios, {result.probes} probes in {result.seconds:.1f}s")
     errors = strategy_errors(result.path)

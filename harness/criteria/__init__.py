@@ -71,11 +71,11 @@ class Criterion:
     """Readable name (`repeat-issue detection`)."""
     group: str
     """Its role: a key of `harness.criteria.groups.GROUPS` (validated at registration)."""
-    level: Literal["probe", "scenario"]
-    """Judged once per probe, or once per scenario (idempotency)."""
+    level: Literal["probe", "scenario", "decision"]
+    """Judged once per probe, once per scenario (idempotency), or once per turn a decision policy
+    decided (`harness.run.decide.TurnOutcome`)."""
     applies: Callable[[Any], bool]
-    """Whether a probe (a scenario, for a scenario-level criterion) is a case of it, from the
-    gold labels alone."""
+    """Whether a probe (or, for `decision`, a replayed turn) is a case of it, from the scenario alone."""
     requires: str | None
     """The strategy capability it needs (`health`); without it a case is `unsupported`."""
     fn: Callable[..., Score | None]
@@ -92,7 +92,7 @@ CRITERIA: dict[str, Criterion] = {}
 _REGISTERED: dict[str, int] = {}
 """Key -> when it was first registered (the order within its module)."""
 
-LEVELS = ("probe", "scenario")
+LEVELS = ("probe", "scenario", "decision")
 
 
 def criterion(
@@ -100,7 +100,7 @@ def criterion(
     *,
     title: str,
     group: str = DEFAULT_GROUP,
-    level: Literal["probe", "scenario"] = "probe",
+    level: Literal["probe", "scenario", "decision"] = "probe",
     applies: Callable[[Any], bool] = lambda case: True,
     requires: str | None = None,
     metric: Metric | None = None,
@@ -122,9 +122,9 @@ def criterion(
     return register
 
 
-MODULES = ("support", "extra", "reply", "expiry")
+MODULES = ("support", "extra", "reply", "expiry", "decisions")
 """The modules that register criteria, in the order of docs/criteria.md: the eight, the extras,
-then the reply and typed-memory criteria, then the expiry stage's."""
+then the reply and typed-memory criteria, the expiry stage's, then the decision criteria."""
 
 _loaded = False
 
@@ -200,6 +200,21 @@ def score_probe(outcome: ProbeOutcome) -> list[Score]:
                 s = errored(c, f"the scorer raised {type(exc).__name__}: {exc}")
         if s is not None:
             scores.append(_counted(c, outcome.probe, s))
+    return scores
+
+
+def score_decision(outcome: Any) -> list[Score]:
+    """Every applicable decision criterion's verdict on one turn a policy decided
+    (`harness.run.decide.TurnOutcome`); a turn the policy raised on gets `error` rows."""
+    scores = []
+    for c in registry().values():
+        if c.level != "decision" or not c.applies(outcome):
+            continue
+        try:
+            s = c.fn(outcome)
+        except Exception as exc:
+            s = errored(c, f"the scorer raised {type(exc).__name__}: {exc}")
+        scores.append(_counted(c, outcome, s))
     return scores
 
 

@@ -11,6 +11,10 @@ one more `Group` here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
+
+Axis = Literal["strategy", "policy"]
+"""What a group's criteria judge: memory strategies, or decision policies (`stores.decisions`)."""
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,10 @@ class Group:
     """The row label of that total in reports (e.g. `total (core, equal weight)`)."""
     marker: str = ""
     """Appended to a criterion's row label in reports (e.g. ` ·extra`); empty for none."""
+    axis: Axis = "strategy"
+    """Whose cases its criteria score: the score rows of a `policy` group are a decision policy's
+    (the `strategy` column holds the policy's label), shown on the policy leaderboard, never in a
+    strategy's totals."""
     gate: bool = False
     """Its criteria are pass/fail gates: every case must pass, shown as pass or fail with the
     failing cases, never averaged into a total (they say whether a strategy may ship at all, not
@@ -45,6 +53,9 @@ GROUPS: dict[str, Group] = {
     # judged only for strategies behind the expiry stage (the rest are unsupported), so no total
     "expiry": Group("expiry", "expiry", total=None, marker=" ·expiry"),
     "gate": Group("gate", "gates", total=None, marker=" ·gate", gate=True),
+    "decisions": Group("decisions", "decisions", total="decisions", total_title="total (decisions, equal weight)",
+                       axis="policy"),
+    "decision_gates": Group("decision_gates", "decision gates", total=None, marker=" ·gate", axis="policy", gate=True),
 }
 """Every group, in the order reports and the app show them (the headline is the shared total over
 every quality group's criteria, `harness.analysis.aggregate.totals`; the group totals follow it)."""
@@ -68,13 +79,18 @@ def of(key: str | None) -> Group:
 
 def order(key: str | None) -> int:
     """Sort position of a group (unknown ones last)."""
-    keys = list(GROUPS)
-    return keys.index(key) if key in GROUPS else len(keys)
+    known = list(GROUPS)
+    return known.index(key) if key in GROUPS else len(known)
 
 
-def totals() -> list[Group]:
-    """The groups that feed a total, in order; the first is the headline total."""
-    return [g for g in GROUPS.values() if g.total]
+def totals(axis: Axis = "strategy") -> list[Group]:
+    """The groups of `axis` that feed a total, in order."""
+    return [g for g in GROUPS.values() if g.total and g.axis == axis]
+
+
+def keys(axis: Axis = "strategy") -> list[str]:
+    """The keys of the groups of `axis`, in order."""
+    return [g.key for g in GROUPS.values() if g.axis == axis]
 
 
 def is_gate(key: str | None) -> bool:
@@ -82,6 +98,6 @@ def is_gate(key: str | None) -> bool:
     return of(key).gate
 
 
-def quality() -> list[Group]:
-    """The groups of quality criteria (every group but the gates), in order."""
-    return [g for g in GROUPS.values() if not g.gate]
+def quality(axis: Axis = "strategy") -> list[Group]:
+    """The groups of quality criteria of `axis` (every group but the gates), in order."""
+    return [g for g in GROUPS.values() if not g.gate and g.axis == axis]

@@ -152,6 +152,41 @@ def accuracy(judged: Callable[[Any], int]) -> Accuracy:
     return Accuracy(judged)
 
 
+@dataclass(frozen=True)
+class MeanAndCount:
+    """The mean case value, with the number of cases that recorded one `count` beside it (the
+    irreversible errors of a gate, say). Each case records its `count` (0 or 1) in its meta; a
+    case without a verdict counts 0 there (nothing was observed) and 0 in the mean."""
+
+    count: str
+    """The meta key each case records, and the column's name (`irreversible`)."""
+    abbrev: str = "#"
+    """Its short form in table cells."""
+    name: str = "mean+count"
+    headline: str = "mean"
+
+    @property
+    def columns(self) -> tuple[MetricColumn, ...]:
+        return (MetricColumn(self.count, self.abbrev),)
+
+    @property
+    def counts(self) -> tuple[str, ...]:
+        return (self.count,)
+
+    def summarize(self, sums: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.asarray(sums["value"], dtype=float) / np.asarray(sums["cases"], dtype=float)
+        return {"mean": mean, self.count: np.asarray(sums[self.count], dtype=float)}
+
+    def no_verdict(self, case: Any) -> dict[str, int]:
+        return {self.count: 0}
+
+
+def mean_and_count(count: str, abbrev: str = "#") -> MeanAndCount:
+    """The mean case value, with how many cases recorded `count` beside it."""
+    return MeanAndCount(count, abbrev)
+
+
 def check_metric(owner: str, m: Any) -> Metric:
     """`m` if it is a usable metric, else a `ValueError` naming `owner` and what is wrong."""
     missing = [a for a in ("name", "headline", "columns", "counts", "summarize", "no_verdict") if not hasattr(m, a)]

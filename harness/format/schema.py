@@ -41,6 +41,9 @@ agent, retention outreach."""
 Sensitivity = Literal["none", "harm", "crisis"]
 """How sensitive a customer message is, as a producer reports it."""
 
+Intent = Literal["none", "recommendation", "retention"]
+"""An explicit intent a producer reports: a request for the recommendation or the retention agent."""
+
 FaultKind = Literal["locker_down", "locker_up"]
 """Infrastructure faults a scenario can inject for decision policies."""
 
@@ -207,8 +210,9 @@ class TurnSignalsModel(_Strict):
     """The answer to this turn repeats an earlier one."""
     resolved_confirmation: StrictBool | None = None
     """The customer confirms the issue is resolved."""
-    explicit_intent: Text | None = None
-    """An intent the customer states, e.g. `recommendation`."""
+    explicit_intent: Intent | None = None
+    """An intent the customer states for another agent's job: `recommendation`, `retention`
+    (`none`: no such intent)."""
     offer_live: Annotated[StrictBool | None, OnlyOn("agent")] = None
     """The scripted agent offered live support on this turn (agent turns only)."""
     asked_question: Annotated[StrictBool | None, OnlyOn("agent")] = None

@@ -10,25 +10,28 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import os
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import pyarrow as pa
 
+from stores.decisions.registry import PolicySpec
 from stores.params import public_params, redact
 from stores.registry import StrategySpec, strategy_class
 from stores.tokens import TOKENIZER_ID
 
 from harness.criteria import describe as describe_criteria
 from harness.criteria import registry as criteria_registry
-from harness.criteria import Score, score_probe, score_scenario
+from harness.criteria import Score, score_decision, score_probe, score_scenario
 from harness.run import costs as run_costs
-from harness.run.lifecycle import LOCAL_RUN, Instances
+from harness.run.decide import UnavailablePolicy, replay_policy, rows as decision_rows
+from harness.run.lifecycle import LOCAL_RUN, Instances, namespace
 from harness.run.replay import SeenItem, attach_replays, build_seen, idempotency_signatures, replay
 from harness.run.runstore import RunWriter, environment, new_run_id, write_parts
 from harness.format.model import Scenario
@@ -73,6 +76,37 @@ def run_scenario(scenario: Scenario, spec: StrategySpec, buf: TableBuffer, seen:
     return len(result.outcomes)
 
 
+def run_policy(scenario: Scenario, spec: PolicySpec, buf: TableBuffer, *, run_id: str = LOCAL_RUN) -> int:
+    """Every turn of `scenario` through one decision policy, scored; rows added to `buf`.
+    Returns the number of decision cases (customer turns with a gold plan).
+
+    The policy is built fresh for the scenario, its session state namespaced like a strategy's
+    scope (run id, label, suite, scenario), and always closed. One that cannot be built stands in
+    as `UnavailablePolicy`, so each of its cases is an `error` row naming why.
+    """
+    groups = {k: c.group for k, c in criteria_registry().items()}
+    ns = namespace(run_id, spec.label, scenario.suite, scenario.id, "policy")
+    try:
+        policy = spec.build(namespace=ns)
+    except Exception as exc:
+        policy = UnavailablePolicy(f"could not build policy {spec.label!r}: {type(exc).__name__}: {exc}")
+    try:
+        outcomes = replay_policy(scenario, policy)
+    finally:
+        try:
+            policy.close()
+        except Exception:
+            pass  # a close that fails changes no decision already made
+    buf.add_decisions(decision_rows(spec.label, spec.name, outcomes))
+    cases = 0
+    for o in outcomes:
+        scored = score_decision(o)
+        if scored:
+            buf.add_scores(spec.label, spec.name, scenario, o.turn.id, scored, groups)
+        cases += int(o.is_case)
+    return cases
+
+
 def _redactor(spec: StrategySpec) -> Callable[[str | None], str | None]:
     """What hides the spec's secret values in text the run writes (an error message quoting a
     request, say); the identity for a spec without secrets."""
@@ -87,11 +121,11 @@ def _hidden(s: Score, hide: Callable[[str | None], str | None]) -> Score:
 
 def run_shard(
     scenarios: Sequence[Scenario], specs: Sequence[StrategySpec], progress: Progress | None = None,
-    *, run_id: str = LOCAL_RUN, costs: run_costs.Costs | None = None,
+    *, run_id: str = LOCAL_RUN, costs: run_costs.Costs | None = None, policies: Sequence[PolicySpec] = (),
 ) -> dict[str, pa.Table]:
-    """Every scenario through every spec; the tables of the shard. `run_id` names the run in
-    every strategy instance's scope (`stores.protocol.Scope`); `costs`, when given, gathers what
-    each strategy cost (`harness.run.costs`)."""
+    """Every scenario through every strategy spec and every decision policy; the tables of the
+    shard. `run_id` names the run in every strategy instance's scope (`stores.protocol.Scope`);
+    `costs`, when given, gathers what each strategy cost (`harness.run.costs`)."""
     buf = TableBuffer()
     for s in scenarios:
         buf.add_events(s)
@@ -99,6 +133,8 @@ def run_shard(
         probes = 0
         for spec in specs:
             probes += run_scenario(s, spec, buf, seen, run_id=run_id, costs=costs)
+        for policy in policies:
+            run_policy(s, policy, buf, run_id=run_id)
         if progress:
             progress(probes, 1)
     return buf.tables()
@@ -121,7 +157,7 @@ def make_shards(scenarios: Sequence[Scenario], shard_size: int = 25, workers: in
 
 
 def run_shard_to_folder(index: int, scenarios: Sequence[Scenario], specs: Sequence[StrategySpec], folder: str,
-                        run_id: str = LOCAL_RUN) -> tuple[int, int]:
+                        run_id: str = LOCAL_RUN, policies: Sequence[PolicySpec] = ()) -> tuple[int, int]:
     """A worker's job: run one shard, write its parts into the run's temporary folder.
 
     Returns (probes, scenarios) for progress; the tables themselves never travel back, so the
@@ -134,7 +170,7 @@ def run_shard_to_folder(index: int, scenarios: Sequence[Scenario], specs: Sequen
         probes += p
 
     costs: run_costs.Costs = {}
-    write_parts(folder, index, run_shard(scenarios, specs, count, run_id=run_id, costs=costs))
+    write_parts(folder, index, run_shard(scenarios, specs, count, run_id=run_id, costs=costs, policies=policies))
     run_costs.write_shard(folder, index, costs)
     return probes, len(scenarios)
 
@@ -143,7 +179,8 @@ def _cost(shard: Shard) -> int:
     return sum(len(s.events) for s in shard[1])
 
 
-def _run_in_processes(shards: list[Shard], specs, folder: Path, progress: Progress, workers: int, run_id: str) -> None:
+def _run_in_processes(shards: list[Shard], specs, folder: Path, progress: Progress, workers: int, run_id: str,
+                      policies: Sequence[PolicySpec] = ()) -> None:
     """Shards over a process pool (forkserver where available, else spawn); biggest shards first."""
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -160,7 +197,7 @@ def _run_in_processes(shards: list[Shard], specs, folder: Path, progress: Progre
             # keep a few shards queued per worker, not the whole suite, so memory stays bounded
             it = iter(order)
             for index, shard in it:
-                pending.add(pool.submit(run_shard_to_folder, index, shard, specs, str(folder), run_id))
+                pending.add(pool.submit(run_shard_to_folder, index, shard, specs, str(folder), run_id, policies))
                 if len(pending) >= workers * 3:
                     break
             while pending:
@@ -170,7 +207,7 @@ def _run_in_processes(shards: list[Shard], specs, folder: Path, progress: Progre
                     progress(p, n)
                     nxt = next(it, None)
                     if nxt is not None:
-                        pending.add(pool.submit(run_shard_to_folder, nxt[0], nxt[1], specs, str(folder), run_id))
+                        pending.add(pool.submit(run_shard_to_folder, nxt[0], nxt[1], specs, str(folder), run_id, policies))
         except BaseException:
             # Stop the workers before anything else: cancelling a future here while the pool's
             # manager thread later fails it as broken crashed that thread (InvalidStateError)
@@ -181,7 +218,7 @@ def _run_in_processes(shards: list[Shard], specs, folder: Path, progress: Progre
 
 
 def _run_on_dask(shards: list[Shard], specs, folder: Path, progress: Progress, workers: int, scheduler: str | None,
-                 run_id: str) -> None:
+                 run_id: str, policies: Sequence[PolicySpec] = ()) -> None:
     """The same shard function on a dask.distributed cluster (an existing one at `scheduler`, else a LocalCluster).
 
     Workers write their parts straight into `folder`, so it must be on storage every worker
@@ -205,7 +242,7 @@ def _run_on_dask(shards: list[Shard], specs, folder: Path, progress: Progress, w
 
         def submit(shard: Shard):
             # keys name the shard for the dashboard; pure=False so a rerun really runs
-            return client.submit(run_shard_to_folder, shard[0], shard[1], specs, target, run_id,
+            return client.submit(run_shard_to_folder, shard[0], shard[1], specs, target, run_id, policies,
                                  key=f"shard-{shard[0]:06d}-{Path(folder).name}", pure=False)
 
         # a few shards in flight per worker, not the whole suite at once
@@ -263,6 +300,7 @@ def execute(
     workers: int = 1,
     executor: str = "process",
     scheduler: str | None = None,
+    policies: Sequence[PolicySpec] = (),
 ) -> RunResult:
     """Run and write atomically; on any exception or interrupt nothing visible is left behind.
 
@@ -288,15 +326,16 @@ def execute(
 
         shards = make_shards(scenarios, shard_size, workers if executor == "process" else max(workers, 2))
         if executor == "dask":
-            _run_on_dask(shards, specs, writer.tmp, counting, workers, scheduler, run_id)
+            _run_on_dask(shards, specs, writer.tmp, counting, workers, scheduler, run_id, policies)
         elif executor != "process":
             raise ValueError(f"unknown executor {executor!r} (known: process, dask)")
         elif workers > 1:
-            _run_in_processes(shards, specs, writer.tmp, counting, workers, run_id)
+            _run_in_processes(shards, specs, writer.tmp, counting, workers, run_id, policies)
         else:
             for index, shard in shards:
                 shard_costs: run_costs.Costs = {}
-                write_parts(writer.tmp, index, run_shard(shard, specs, counting, run_id=run_id, costs=shard_costs))
+                write_parts(writer.tmp, index, run_shard(shard, specs, counting, run_id=run_id, costs=shard_costs,
+                                                         policies=policies))
                 run_costs.write_shard(writer.tmp, index, shard_costs)
         spent = run_costs.collect(writer.tmp)
         manifest = {
@@ -316,9 +355,15 @@ def execute(
                  "cost": run_costs.manifest_entry(spent, s.label)}
                 for s in specs
             ],
+            "policies": [
+                {"label": p.label, "name": p.name, "variant": p.variant, "overrides": [list(o) for o in p.overrides],
+                 "params": _plain(p.params()), "params_hash": p.params_hash()}
+                for p in policies
+            ],
             "datasets": suite_identity(scenarios),
             "criteria": describe_criteria(),
-            "counts": {"scenarios": len(scenarios), "probes": probes, "strategies": len(specs)},
+            "counts": {"scenarios": len(scenarios), "probes": probes, "strategies": len(specs), "policies": len(policies),
+                       "decision_cases": _decision_cases(scenarios) * len(policies)},
             "execution": {"executor": executor, "workers": workers, "shards": len(shards), "scheduler": scheduler},
             **environment(),
         }
@@ -327,6 +372,16 @@ def execute(
         writer.abort()
         raise
     return RunResult(run_id, path, probes, len(scenarios), time.perf_counter() - t0)
+
+
+def _plain(params: Any) -> dict[str, Any]:
+    """A policy's params as plain JSON data."""
+    return json.loads(json.dumps(asdict(params), sort_keys=True, default=str))
+
+
+def _decision_cases(scenarios: Sequence[Scenario]) -> int:
+    """Customer turns with a gold plan, over the scenarios."""
+    return sum(1 for s in scenarios for t in s.turns if t.role == "customer" and s.gold_of(t.id).plan is not None)
 
 
 def _capabilities(spec: StrategySpec) -> list[str]:

@@ -10,6 +10,8 @@ report, the CI check, the app). One row per thing, never aggregated here:
 - `candidates`: one row per candidate a strategy considered at a probe, with its components.
 - `scores`: one row per strategy x case x criterion that applies, whatever happened.
 - `health`: a strategy's health report per subject after each event, and at probes.
+- `decisions`: one row per decision policy x turn (and fault): the signals, the locker before and
+  after, the card, the plan and the rule that decided, against the turn's gold plan and route.
 """
 
 from __future__ import annotations
@@ -145,7 +147,50 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("recomputed", pa.bool_()),  # true: the second computation at a probe, kept only when it differed
         ]
     ),
+    "decisions": pa.schema(
+        [
+            ("policy", pa.string()),  # the policy's label (`session_state[hostile_streak=3]`)
+            ("policy_name", pa.string()),
+            ("suite", pa.string()),
+            ("scenario", pa.string()),
+            ("event_index", pa.int32()),
+            ("kind", pa.string()),  # turn | fault
+            ("fault", pa.string()),  # locker_down | locker_up, for a fault row
+            ("turn_id", pa.string()),
+            ("subject", pa.string()),
+            ("session", pa.string()),
+            ("role", pa.string()),
+            ("turn_kind", pa.string()),
+            ("at", _ts),
+            ("text", pa.string()),
+            ("scripted", pa.string()),  # JSON of the turn's scripted signals (the policy's input)
+            ("signals", pa.string()),  # JSON of what the producers reported (customer) or the agent turn's facts
+            ("locker_state", pa.string()),  # up | down | unused, as the policy's card saw it
+            ("locker_down", pa.bool_()),  # a locker_down fault is in force (the scenario's, not the policy's view)
+            ("locker_before", pa.string()),  # JSON key -> {value, expires_at}; null when unreadable or unused
+            ("locker_after", pa.string()),
+            ("card", pa.string()),  # JSON of the situation card
+            ("plan", pa.string()),  # the act taken on a customer turn
+            ("proposed", pa.string()),  # the resolver's plan when the executor could not carry it out
+            ("rule", pa.string()),  # the rule that decided
+            ("why", pa.string()),
+            ("escalation", pa.string()),  # crisis | harm | none
+            ("route", pa.string()),
+            ("route_rule", pa.string()),
+            ("gold_plan", pa.string()),
+            ("gold_route", pa.string()),
+            ("decision_case", pa.bool_()),  # a customer turn with a gold plan
+            ("correct", pa.bool_()),  # plan == gold plan (decision cases only)
+            ("irreversible", pa.string()),  # false_transfer | survey_mid_complaint | missed_escalation | '' (cases only)
+            ("log", pa.list_(pa.string())),  # outages and lost claims on this turn
+            ("error", pa.string()),  # what the policy raised
+        ]
+    ),
 }
+
+
+ADDED_LATER = frozenset({"decisions"})
+"""Tables a run written before they existed does not have: read as empty, not as damage."""
 
 
 def event_rows(s: Scenario) -> list[dict[str, Any]]:
@@ -293,6 +338,10 @@ class TableBuffer:
                 "value": sc.value, "passed": sc.passed, "status": sc.status, "explanation": sc.explanation,
                 "evidence": list(sc.evidence), "meta": json.dumps(sc.meta, sort_keys=True, default=str),
             })
+
+    def add_decisions(self, rows: list[dict[str, Any]]) -> None:
+        """One policy's rows on one scenario (`harness.run.decide.rows`)."""
+        self.rows["decisions"] += rows
 
     def tables(self) -> dict[str, pa.Table]:
         """Arrow tables with the fixed schemas (empty tables included)."""

@@ -12,6 +12,7 @@ from pathlib import Path
 from helpers import forget, outage_story, probe, resolve, scenario, turn
 
 from harness.run.runner import execute
+from stores.decisions.registry import parse_policies
 from stores.registry import parse_specs
 
 DAY = 60 * 24
@@ -63,8 +64,20 @@ def two_customers():
     ], id="two-customers", subjects=("c1", "c2"), tags=("sso", "repeat-issue"))
 
 
+DECISION_SCENARIOS = ("decision-yes-three-meanings", "decision-locker-down-mid-chat", "decision-routing")
+"""Canonical decision scenarios the fixture runs replay through the decision policies."""
+
+
+def decision_scenarios():
+    from harness.format.loader import load_scenario
+
+    canonical = Path(__file__).resolve().parents[2] / "datasets" / "canonical"
+    # in the fixture runs' one suite, like the other fixture scenarios (the run pickers name the suites)
+    return [replace(load_scenario(canonical / f"{name}.yaml"), suite="test") for name in DECISION_SCENARIOS]
+
+
 def fixture_scenarios():
-    return [outage_story(), billing_repeat(), long_history(), two_customers()]
+    return [outage_story(), billing_repeat(), long_history(), two_customers(), *decision_scenarios()]
 
 
 def strategy_names() -> str:
@@ -86,9 +99,11 @@ def tighten(s, budget: int = 60):
 def build_runs(root: str | Path) -> dict[str, Path]:
     """Write the `tight` run, then the `main` run (newest), under `root`."""
     specs = parse_specs(strategy_names())
+    policies = parse_policies("session_state,per_message")
     scs = fixture_scenarios()
-    tight = execute([tighten(s) for s in scs], specs, root, run_id="20260101-000000-tight", command="fixture tight")
-    main = execute(scs, specs, root, run_id="20260102-000000-main", command="fixture main")
+    tight = execute([tighten(s) for s in scs], specs, root, run_id="20260101-000000-tight", command="fixture tight",
+                    policies=policies)
+    main = execute(scs, specs, root, run_id="20260102-000000-main", command="fixture main", policies=policies)
     return {"tight": tight.path, "main": main.path}
 
 

@@ -53,6 +53,10 @@ VIEWS = [
      ["Context against the gold", "The reply to this context", "returning customer: yes"], "The reply to this context"),
     ("compare", "compare", {"mode": "runs", "a": TIGHT, "b": MAIN}, ["Compare", "Per-criterion deltas", "Cases that flipped"], None),
     ("trends", "trends", {"criterion": "recall"}, ["Distributions and trends", "Per scenario", "Across runs of this suite"], None),
+    ("decisions", "decisions", {"scenario": "decision-yes-three-meanings", "turn": "pkg1-yes"},
+     ["Decisions", "Policy leaderboard", "One turn", "Irreversible error: false transfer", "affirmative_without_offer"], None),
+    ("decisions-turn", "decisions", {"scenario": "decision-locker-down-mid-chat", "turn": "down-yes"},
+     ["The locker is down at this turn", "Locker before", "unreadable (down)"], "One turn"),
 ]
 PHONE_VIEWS = [
     ("leaderboard-phone", "leaderboard", {}, ["Leaderboard", "Score by criterion"], "Score by criterion"),
@@ -353,6 +357,7 @@ def test_no_request_leaves_127_0_0_1(server, chromium):
 # (url path, query params, texts the page must render): links a PM would paste into a ticket
 FIRST_LINKS = [
     ("failures", {"run": TIGHT, "case": CASE}, ["Transcript up to the probe", "Context against the gold"]),
+    ("decisions", {"run": TIGHT, "scenario": "decision-routing", "turn": "route-short"}, ["Decisions", "the first one"]),
     ("rankings", {"run": TIGHT, "scenario": "billing-repeat", "probe": "p-bill"}, ["Rankings per turn", "Probe p-bill"]),
     ("leaderboard", {"run": TIGHT, "controls": "1"}, ["Leaderboard", "Score by criterion"]),
 ]

@@ -60,12 +60,13 @@ def judge(key, o):
 
 # --- registry -----------------------------------------------------------------------------------
 
-def test_registry_holds_the_eight_then_the_extras_then_the_reply_then_the_expiry_criteria_in_doc_order():
+def test_registry_holds_the_eight_then_the_extras_reply_expiry_and_decision_criteria_in_doc_order():
     reg = registry()
     assert list(reg) == ["identity_persistence", "preference_surfacing", "token_budget", "provenance", "idempotency",
                          "session_ranking", "repeat_issue", "health", "isolation", "self_recall", "stale_suppression",
                          "known_fix_first", "recall", "memory_extraction", "returning_customer", "reply_known_fix",
-                         "reply_skips_failures", "expiry", "expiry_classes"]
+                         "reply_skips_failures", "expiry", "expiry_classes",
+                         "decision_accuracy", "route_accuracy", "irreversible_errors", "fail_open"]
     assert [k for k, c in reg.items() if c.group == "core"] == ["identity_persistence", "preference_surfacing", "session_ranking",
                                                                 "repeat_issue", "health"]
     # the criteria every shipped strategy passes by design are pass/fail gates, in no total
@@ -73,7 +74,9 @@ def test_registry_holds_the_eight_then_the_extras_then_the_reply_then_the_expiry
                                                                 "self_recall"]
     assert [k for k, c in reg.items() if c.group == "extra"] == ["stale_suppression", "known_fix_first", "recall"]
     assert [k for k, c in reg.items() if c.group == "reply"] == list(reg)[13:17]
-    assert [k for k, c in reg.items() if c.group == "expiry"] == list(reg)[17:]
+    assert [k for k, c in reg.items() if c.group == "expiry"] == list(reg)[17:19]
+    assert [k for k, c in reg.items() if c.group == "decisions"] == ["decision_accuracy", "route_accuracy"]
+    assert [k for k, c in reg.items() if c.group == "decision_gates"] == ["irreversible_errors", "fail_open"]
 
 
 def test_no_criterion_mentions_a_strategy():

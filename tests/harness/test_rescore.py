@@ -135,3 +135,18 @@ def test_rescore_reads_back_the_reply_and_the_typed_memories_each_probe_stored(t
     a, b = scores(live.path), scores(again)
     reply_rows = a[a.criterion.isin(["memory_extraction", "returning_customer", "reply_known_fix", "reply_skips_failures"])]
     assert len(reply_rows) == 8 and a.astype(str).equals(b.astype(str))
+
+def test_rescore_rejudges_the_decision_policies_from_the_decisions_table(tmp_path):
+    from harness.format.loader import load_scenario
+    from stores.decisions.registry import parse_policies
+
+    decided = [load_scenario(f"datasets/canonical/{n}.yaml")
+               for n in ("decision-yes-three-meanings", "decision-locker-down-mid-chat", "decision-routing")]
+    live = execute(decided, parse_specs("history_stuffing"), tmp_path, run_id="live",
+                   policies=parse_policies("session_state,per_message:transfer_on_hostile=false"))
+    again = rescore(live.path, tmp_path, run_id="again")
+    a, b = scores(live.path), scores(again)
+    assert len(a[a.grp == "decisions"]) and a.astype(str).equals(b.astype(str))
+    with Results(again) as res:
+        n = res.rows("SELECT count(*) FROM scores WHERE criterion = 'irreversible_errors' AND NOT passed")[0][0]
+    assert n > 0  # per_message's false transfers are judged again, not dropped

@@ -1,0 +1,240 @@
+"""Lazy registry of decision policies, policy specs and variant configs.
+
+The same shape as the strategy registry (`stores.registry`), on its own axis: a name maps to
+`"module:Class"`, imported only when chosen. A spec is `name`, `name:key=value,key=value` or
+`name[variant]:key=value`; a dotted key reaches a nested params dataclass
+(`session_state:producers.short_max_words=3`). A variant is its own row everywhere
+(`session_state[hostile_streak=3]`, or `session_state[strict]` when named).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import importlib
+import json
+import math
+import tomllib
+from dataclasses import asdict, dataclass, fields, is_dataclass, replace
+from pathlib import Path
+from typing import Any, get_type_hints
+
+POLICIES: dict[str, str] = {
+    "session_state": "stores.decisions.session_state:SessionState",
+    "per_message": "stores.decisions.per_message:PerMessage",
+}
+
+DEFAULT_POLICIES = ("session_state", "per_message")
+"""What `--policies` runs when not given."""
+
+
+class PolicySpecError(ValueError):
+    """A policy name, parameter or config file that cannot be used."""
+
+
+def policy_class(name: str):
+    """Import and return the class registered under `name`, or fail with 'did you mean'."""
+    target = POLICIES.get(name)
+    if target is None:
+        close = difflib.get_close_matches(name, POLICIES, n=3)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        raise PolicySpecError(f"unknown policy {name!r}{hint} (known: {', '.join(POLICIES)})")
+    module, _, cls = target.partition(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """Which policy to run, with which parameter overrides, under which label."""
+
+    name: str
+    """Registry key."""
+    overrides: tuple[tuple[str, Any], ...] = ()
+    """Parameter overrides, sorted by key."""
+    variant: str = ""
+    """Optional variant name; the label becomes `name[variant]`."""
+
+    @property
+    def label(self) -> str:
+        """The row name shown everywhere: `name`, `name[variant]` or `name[k=v,...]`."""
+        if self.variant:
+            return f"{self.name}[{self.variant}]"
+        if self.overrides:
+            return f"{self.name}[{','.join(f'{k}={v}' for k, v in self.overrides)}]"
+        return self.name
+
+    def params(self):
+        """The policy's frozen params with the overrides applied (validated and coerced)."""
+        base = policy_class(self.name).Params()
+        return _apply(self.name, base, list(self.overrides))
+
+    def build(self, **kwargs: Any):
+        """A fresh policy instance (`kwargs` go to the constructor, e.g. `namespace=`)."""
+        return policy_class(self.name)(self.params(), **kwargs)
+
+    def params_hash(self) -> str:
+        """Stable hash of the name and the full effective params (defaults included)."""
+        payload = json.dumps({"name": self.name, "params": asdict(self.params())}, sort_keys=True, default=str)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def _apply(owner: str, base: Any, items: list[tuple[str, Any]]) -> Any:
+    """`base` with `key=value` overrides applied; dotted keys recurse into nested dataclasses."""
+    from pydantic import TypeAdapter, ValidationError
+
+    known = {f.name for f in fields(base)}
+    hints = get_type_hints(type(base), include_extras=True)  # keep the declared ranges (stores.bounds)
+    flat: dict[str, Any] = {}
+    nested: dict[str, list[tuple[str, Any]]] = {}
+    for key, raw in items:
+        head, dot, rest = key.partition(".")
+        if head not in known:
+            close = difflib.get_close_matches(head, known, n=3)
+            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise PolicySpecError(f"policy {owner!r} has no parameter {head!r}{hint} (parameters: {', '.join(sorted(known))})")
+        if dot:
+            if not is_dataclass(getattr(base, head)):
+                raise PolicySpecError(f"policy {owner!r} parameter {head!r} has no sub-parameters")
+            nested.setdefault(head, []).append((rest, raw))
+            continue
+        if is_dataclass(getattr(base, head)):
+            raise PolicySpecError(f"policy {owner!r} parameter {head!r} takes sub-parameters ({head}.NAME=VALUE)")
+        try:
+            flat[key] = TypeAdapter(hints[key]).validate_python(raw)
+        except ValidationError as e:
+            raise PolicySpecError(f"policy {owner!r} parameter {key!r}={raw!r}: {e.errors()[0]['msg']}") from None
+        if isinstance(flat[key], float) and not math.isfinite(flat[key]):
+            raise PolicySpecError(f"policy {owner!r} parameter {key!r}={raw!r}: expected a finite number")
+    for head, sub in nested.items():
+        flat[head] = _apply(f"{owner}.{head}", getattr(base, head), sub)
+    try:
+        return replace(base, **flat)
+    except (TypeError, ValueError) as e:  # the params class's own range checks (__post_init__)
+        raise PolicySpecError(f"policy {owner!r}: {e}") from None
+
+
+def _value(raw: str) -> Any:
+    low = raw.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for conv in (int, float):
+        try:
+            return conv(raw)
+        except ValueError:
+            pass
+    return raw
+
+
+def parse_policy(text: str) -> PolicySpec:
+    """`name`, `name:key=value,key=value` or `name[variant]:key=value`."""
+    text = text.strip()
+    head, _, tail = text.partition(":")
+    variant = ""
+    if "[" in head:
+        if not head.endswith("]"):
+            raise PolicySpecError(f"bad policy spec {text!r}: expected name[variant]")
+        head, _, variant = head[:-1].partition("[")
+    policy_class(head)
+    overrides = []
+    for part in tail.split(",") if tail else ():
+        k, eq, v = part.partition("=")
+        if not eq or not k.strip():
+            raise PolicySpecError(f"bad policy spec {text!r}: expected key=value, got {part!r}")
+        overrides.append((k.strip(), _value(v.strip())))
+    spec = PolicySpec(head, tuple(sorted(overrides)), variant)
+    spec.params()  # validate now, not midway through a run
+    return spec
+
+
+def parse_policies(text: str) -> list[PolicySpec]:
+    """A comma-separated list; `key=value` parts bind to the policy before them; `none` is no policy.
+
+    `session_state,per_message,session_state:hostile_streak=3,offer_ttl_minutes=30`
+    """
+    if text.strip().lower() == "none":
+        return []
+    items: list[str] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if "=" in part and ":" not in part and items:
+            items[-1] += "," + part
+        else:
+            items.append(part)
+    specs = [parse_policy(s) for s in items]
+    _no_duplicates(specs, "--policies")
+    return specs
+
+
+def _no_duplicates(specs: list[PolicySpec], where: str) -> None:
+    labels = [s.label for s in specs]
+    dupes = sorted({x for x in labels if labels.count(x) > 1})
+    if dupes:
+        raise PolicySpecError(f"{where}: duplicate policy labels {dupes}: give each variant its own name")
+
+
+def load_policy_config(path: str | Path) -> list[PolicySpec]:
+    """Policies from a TOML file: `[[policy]]` tables with `name`, optional `variant`, `params`."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise PolicySpecError(f"{path}: no such policy config") from None
+    except tomllib.TOMLDecodeError as e:
+        raise PolicySpecError(f"{path}: not valid TOML: {e}") from None
+    entries = data.get("policy")
+    if not isinstance(entries, list) or not entries:
+        raise PolicySpecError(f"{path}: expected one or more [[policy]] tables with a name")
+    specs = []
+    for i, entry in enumerate(entries):
+        if set(entry) - {"name", "variant", "params"} or "name" not in entry:
+            raise PolicySpecError(f"{path}: policy[{i}]: expected keys name, variant, params; got {', '.join(sorted(entry))}")
+        try:
+            policy_class(entry["name"])
+            params = _flatten(entry.get("params") or {})
+            spec = PolicySpec(entry["name"], tuple(sorted(params.items())), str(entry.get("variant", "")))
+            spec.params()
+        except PolicySpecError as e:
+            raise PolicySpecError(f"{path}: policy[{i}]: {e}") from None
+        specs.append(spec)
+    _no_duplicates(specs, str(path))
+    return specs
+
+
+def _flatten(params: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """TOML sub-tables (`params.producers = {short_max_words = 3}`) as dotted keys."""
+    out: dict[str, Any] = {}
+    for k, v in params.items():
+        if isinstance(v, dict):
+            out.update(_flatten(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def describe(name: str) -> list[tuple[str, Any, str]]:
+    """(parameter, default, docstring) of a policy, nested ones dotted (for `ls policies`)."""
+    import ast
+    import inspect
+
+    def docs(cls) -> dict[str, str]:
+        out: dict[str, str] = {}
+        try:
+            body = ast.parse(inspect.getsource(cls)).body[0].body
+        except (OSError, TypeError, IndexError):
+            return out
+        for a, b in zip(body, body[1:]):
+            if isinstance(a, ast.AnnAssign) and isinstance(a.target, ast.Name) and isinstance(b, ast.Expr) \
+                    and isinstance(b.value, ast.Constant) and isinstance(b.value.value, str):
+                out[a.target.id] = " ".join(b.value.value.split())
+        return out
+
+    def walk(params, prefix: str) -> list[tuple[str, Any, str]]:
+        d, rows = docs(type(params)), []
+        for f in fields(params):
+            v = getattr(params, f.name)
+            rows.extend(walk(v, f"{prefix}{f.name}.") if is_dataclass(v) else [(f"{prefix}{f.name}", v, d.get(f.name, ""))])
+        return rows
+
+    return walk(policy_class(name).Params(), "")

@@ -1,0 +1,362 @@
+"""Producers: rule-based readers that report what they saw on one turn, and never act.
+
+Each producer writes one field of `Signals` from the customer's message and the agent turns
+just before it (no model, no locker, no clock). A scenario may script any customer signal on a
+turn (`signals:`), standing in for a classifier: a scripted key overrides that producer only,
+so a policy is judged apart from the quality of its classifiers.
+
+Two producers read the agent's side of the conversation, because that is where their fact is:
+
+- `retrieval_empty`: the agent's answer to the customer's previous message came back empty
+  ("I couldn't find anything on that") and the customer is asking again. Reported on the
+  customer's next turn, so three in a row means the question came back empty three times.
+- `same_answer_repeated`: the agent's latest answer restates the answer before it (the same
+  promo terms, turn after turn), though each answer on its own looked fine.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields, replace
+from typing import Any, Mapping
+
+from stores.bounds import PositiveInt, Share
+from stores.protocol import TurnKind
+from stores.text import keywords
+
+from stores.decisions.vocabulary import AGENT_SIGNALS, CUSTOMER_SIGNALS, INTENTS, SEVERITIES, Intent, Severity
+
+
+class SignalError(ValueError):
+    """A scripted signal with an unknown key or a value of the wrong kind."""
+
+
+@dataclass(frozen=True)
+class ProducerParams:
+    """Knobs of the rule-based producers (classifier stand-ins, not business policy)."""
+
+    short_max_words: PositiveInt = 4
+    """A reply of at most this many words is short (it continues the thread; "yes" is affirmative)."""
+    same_answer_similarity: Share = 0.8
+    """Two agent answers are the same when the Jaccard similarity of their keywords reaches this."""
+    same_answer_min_keywords: PositiveInt = 4
+    """Answers with fewer keywords are too short to call repeated ("ok", "sure")."""
+
+    def __post_init__(self) -> None:
+        if self.short_max_words < 1:
+            raise ValueError("short_max_words must be at least 1")
+        if not 0.0 < self.same_answer_similarity <= 1.0:
+            raise ValueError("same_answer_similarity must be in (0, 1]")
+
+
+@dataclass(frozen=True)
+class AgentFacts:
+    """What one agent turn did, as the producers read it."""
+
+    turn_id: str
+    """The agent turn."""
+    text: str
+    """What the agent said (or the step it took)."""
+    kind: TurnKind
+    """`message`, or `action` for a step tried."""
+    offer_live: bool
+    """It offered live support ("want me to connect you with a person?")."""
+    asked_question: bool
+    """It asked the customer something (an offer is a question too)."""
+    resolution_check: bool
+    """It asked whether the issue is fixed ("did that solve it?"): a "yes" next is a goodbye."""
+    no_answer: bool
+    """It said its lookup found nothing ("I couldn't find anything about that")."""
+    scripted: tuple[str, ...] = ()
+    """Which of the fields above the scenario scripted (`signals:` on the agent turn)."""
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    """What the producers may read for one customer turn: the message and the agent turns before it."""
+
+    text: str
+    """The customer's message."""
+    answer: AgentFacts | None = None
+    """The agent's latest message since the customer's previous turn (None when it said nothing)."""
+    previous_answer: AgentFacts | None = None
+    """The agent message before `answer`, earlier in the session (for repeated answers)."""
+
+
+@dataclass(frozen=True)
+class Signals:
+    """What the producers reported on one customer turn (facts about this turn only)."""
+
+    sensitive: Severity = "none"
+    """`crisis`, `harm` or `none`."""
+    human_request: bool = False
+    """The customer asks for a person."""
+    short_affirmative: bool = False
+    """A short yes ("yes", "yep", "sure, please")."""
+    hostile: bool = False
+    """Insults, profanity or shouting."""
+    meaningless: bool = False
+    """Nothing to read: keyboard mash, punctuation only ("asdfgh", "???")."""
+    complexity: bool = False
+    """The latest message raises a case a bot should not handle (legal threat, chargeback, fraud)."""
+    time_critical: bool = False
+    """The latest message says time is short ("my flight leaves in an hour")."""
+    retrieval_empty: bool = False
+    """The answer to the customer's previous message came back empty and they ask again."""
+    same_answer_repeated: bool = False
+    """The agent's latest answer restates the one before it."""
+    resolved_confirmation: bool = False
+    """The customer confirms the issue is fixed ("thanks, that fixed it"; "yes" to "did that solve it?")."""
+    explicit_intent: Intent = "none"
+    """An explicit request for another agent's job."""
+    complaint: bool = False
+    """The message reports a problem (a complaint is live until the agent acts on it). Also the
+    routing's support context: a support problem is the knowledge agent's, whatever words it uses."""
+    short_reply: bool = False
+    """At most `short_max_words` words: a reply that continues the current thread."""
+    answers_question: bool = False
+    """The agent's latest message asked the customer something other than an offer of live
+    support, so a short "yes" now answers that question, not an offer."""
+    scripted: tuple[str, ...] = ()
+    """Keys the scenario scripted for this turn (their producers were overridden)."""
+
+    def reported(self) -> dict[str, Any]:
+        """Every reported field by name (without `scripted`), for the run tables."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "scripted"}
+
+
+# "n't" contractions, with or without the apostrophe ("didn't", "didnt"), but not words that merely
+# end in -nt ("want", "account", "payment")
+_NT = r"(?:\w+n't|(?:do|does|did|is|was|are|were|has|have|had|ca|wo|could|would|should)nt)"
+_NEGATION = re.compile(r"\b(?:not|never|no longer|still|" + _NT + r")\b")
+
+_CRISIS = re.compile(
+    r"\b(?:kill(?:ing)? myself|suicid\w*|end(?:ing)? (?:my life|it all)|take my (?:own )?life|"
+    r"(?:want|going) to die|don'?t want to (?:live|be alive|be here)|self[- ]harm\w*|"
+    r"hurt(?:ing)? myself|overdos\w*|no reason to (?:live|go on))\b"
+)
+_HARM = re.compile(
+    r"\b(?:threaten\w*|stalk\w*|harass\w*|abus(?:ed|es|ing) me|domestic (?:violence|abuse)|"
+    r"(?:hits?|beats?|hurts?|attack(?:s|ed)?|assault\w*) me|scared for my (?:life|safety)|"
+    r"(?:i'?m|i am|we are|we'?re) (?:not )?safe|being followed|weapon\w*|hurt (?:him|her|them|someone|you))\b"
+)
+_HUMAN = re.compile(
+    r"\b(?:human(?: being)?s?|real (?:person|people|agent|human)|live (?:agent|person|support|chat|operator)|"
+    r"(?:talk|speak|chat) (?:to|with) (?:a |an |some |your |the )?(?:person|agent|representative|rep|manager|"
+    r"supervisor|operator|someone|somebody|people)|representative|operator|supervisor|"
+    r"(?:connect|transfer|put) me (?:to|with|through to) (?:a |an |your |the )?(?:person|agent|human|someone|somebody|team|staff)|"
+    r"(?:get|give|find) me (?:a |an |some |your )?(?:person|agent|representative|someone|somebody|manager|supervisor))\b"
+)
+_AFFIRMATIVE_HEADS = (
+    "yes", "yeah", "yep", "yup", "ya", "yea", "y", "sure", "ok", "okay", "k", "please", "correct",
+    "right", "exactly", "absolutely", "definitely", "alright", "affirmative", "aye",
+)
+_AFFIRMATIVE_PHRASES = ("of course", "go ahead", "do it", "sounds good", "please do", "all right", "that's right")
+_HOSTILE = re.compile(
+    r"\b(?:idiots?|idiotic|stupid|useless|garbage|trash|pathetic|incompetent|morons?|moronic|dumb|crap\w*|"
+    r"shit\w*|f+u+c+k\w*|damn\w*|wtf|screw you|shut up|hate you|ridiculous|scam(?:mers?)?|bloody|"
+    r"what the hell|go to hell|worst (?:service|company|support|bot|app)|you(?:'re| are) (?:a )?joke)\b"
+)
+_COMPLEX = re.compile(
+    r"\b(?:lawyers?|attorneys?|legal action|lawsuit|sue|suing|court|chargebacks?|dispute (?:the|a|this) "
+    r"(?:charge|payment|transaction)|fraud\w*|gdpr|data (?:breach|protection)|regulators?|ombudsman|"
+    r"small claims|identity theft|police report)\b"
+)
+_TIME = re.compile(
+    r"\b(?:urgent\w*|asap|right now|immediately|right away|time[- ]sensitive|deadline\w*|"
+    r"within (?:the|an|the next) (?:hour|\d+ (?:minutes|mins|hours))|in (?:\d+|one|two|five|ten|twenty|thirty) "
+    r"(?:minutes?|mins|hours?)|(?:leaves|closes|ends|expires|starts) (?:in|at|tonight|today)|"
+    r"by (?:today|tonight|tomorrow morning)|before (?:my|the) (?:flight|meeting|event|deadline))\b"
+)
+_NO_ANSWER = re.compile(
+    r"(?:couldn'?t|could not|can'?t|cannot|wasn'?t able to|was unable to|unable to|didn'?t) find|"
+    r"\bno (?:results|articles?|matches|information|answer)\b|"
+    r"(?:don'?t|do not) have (?:any )?(?:information|an answer|details|anything)|"
+    r"nothing (?:in|on|about) (?:our|the|that|this)|i'?m not finding|not able to find"
+)
+_OFFER = re.compile(
+    r"\b(?:connect|transfer|put) you (?:to|with|through to) (?:a |an |our |one of our )?(?:person|agent|human|"
+    r"colleague|specialist|live support|team|representative)|\blive (?:support|agent|chat)\b|"
+    r"\b(?:speak|talk) (?:to|with) (?:a |an |one of our )?(?:person|human|colleague|specialist|agent)"
+)
+_RESOLUTION_CHECK = re.compile(
+    r"\b(?:did|does|has|have|would|will) (?:that|this|it|the \w+) (?:fix|solve|sort|resolve|help|work|do the trick)|"
+    r"\b(?:is|are) (?:it|everything|things|that|the \w+) (?:working|ok|okay|sorted|fixed|resolved)(?: now)?\?|"
+    r"\b(?:all|is it) sorted\?"
+)
+_RESOLVED = re.compile(
+    r"\b(?:that|this|it|you) (?:fixed|solved|sorted|resolved|did) it\b|"
+    r"\b(?:fixed|solved|sorted|resolved) (?:it|now|the (?:issue|problem))\b|"
+    r"\b(?:it'?s|it is|everything'?s|everything is|all|that'?s) (?:working|fixed|sorted|resolved|good) now\b|"
+    r"\b(?:works|working) (?:now|again|fine now)\b|\bproblem solved\b|\ball sorted\b|\bthat worked\b|"
+    r"\b(?:did|does) the trick\b|\b(?:issue|problem) (?:is |has been )?(?:resolved|fixed|gone)\b"
+)
+_RECOMMEND = re.compile(
+    r"\b(?:recommend|suggest)\w* (?:me )?(?:a |an |some |any )?(?:new |good |fun )?(?:games?|slots?|titles?|"
+    r"something to play)|\bwhat (?:games?|slots?) should i (?:play|try)|\b(?:games?|slots?) "
+    r"(?:recommendations?|suggestions?)|\b(?:new|good|fun) games? to play"
+)
+_RETENTION = re.compile(
+    r"\b(?:cancel|close|delete|terminate|end) (?:my )?(?:account|subscription|membership|plan)\b|"
+    r"\bunsubscribe\b|\bi (?:want|wanna|need) to (?:leave|quit)\b"
+)
+_PROBLEM = re.compile(
+    r"\b(?:not|never|no longer|" + _NT + r"|broken|broke|crash\w*|errors?|fail\w*|missing|lost|wrong|late|"
+    r"delay\w*|charged|double|refund\w*|stuck|problem|issue|bug|glitch\w*|won'?t|cannot|declin\w*|"
+    r"invalid|disappeared|stolen|damaged)\b"
+)
+_WORDS = re.compile(r"[a-z0-9']+")
+_KEYBOARD_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm", "1234567890")
+_SHORT_OK = frozenset({"ok", "k", "y", "np", "ty", "thx", "pls", "plz", "brb", "idk", "hmm", "mm", "hm", "nvm", "gg", "tx"})
+
+
+def _norm(text: str) -> str:
+    return " ".join(_WORDS.findall(text.lower().replace("\u2019", "'")))
+
+
+def _gibberish(token: str) -> bool:
+    """A token nobody could read: a keyboard run, one key held down, or no vowel at all."""
+    if token in _SHORT_OK or token.isdigit():
+        return False
+    if len(token) >= 4 and len(set(token)) == 1:
+        return True
+    if len(token) >= 4 and any(token[i : i + 4] in row or token[i : i + 4] in row[::-1]
+                               for row in _KEYBOARD_ROWS for i in range(len(token) - 3)):
+        return True
+    if len(token) >= 2 and not re.search(r"[aeiouy]", token):
+        return True
+    return bool(re.search(r"[^aeiouy\d']{5,}", token))
+
+
+def is_meaningless(text: str) -> bool:
+    """True when there is nothing to read: no letters or digits, or every word is gibberish."""
+    tokens = _WORDS.findall(text.lower())
+    return not tokens or all(_gibberish(t.strip("'")) for t in tokens)
+
+
+def is_short_affirmative(text: str, max_words: int = 4) -> bool:
+    """A short yes: at most `max_words` words, opening with an affirmative word or phrase."""
+    norm = _norm(text)
+    words = norm.split()
+    if not words or len(words) > max_words:
+        return False
+    return words[0] in _AFFIRMATIVE_HEADS or any(norm.startswith(p) for p in _AFFIRMATIVE_PHRASES)
+
+
+def sensitivity(text: str) -> Severity:
+    """`crisis` when the customer's own life is at risk, `harm` for harm or threats, else `none`."""
+    low = text.lower()
+    if _CRISIS.search(low):
+        return "crisis"
+    if _HARM.search(low):
+        return "harm"
+    return "none"
+
+
+def is_hostile(text: str) -> bool:
+    """Insults or profanity, or a message of three or more words shouted in capitals."""
+    if _HOSTILE.search(text.lower()):
+        return True
+    letters = [c for c in text if c.isalpha()]
+    return len(text.split()) >= 3 and len(letters) >= 10 and sum(c.isupper() for c in letters) / len(letters) >= 0.8
+
+
+def intent(text: str) -> Intent:
+    """An explicit request for the recommendation or the retention agent, else `none`."""
+    low = text.lower()
+    if _RETENTION.search(low):
+        return "retention"
+    if _RECOMMEND.search(low):
+        return "recommendation"
+    return "none"
+
+
+def is_resolved_confirmation(text: str, answer: AgentFacts | None, max_words: int = 4) -> bool:
+    """"Thanks, that fixed it" (no negation anywhere), or a short yes to the agent's "did that solve it?"."""
+    low = text.lower().replace("\u2019", "'")
+    if _RESOLVED.search(low) and not _NEGATION.search(low):
+        return True
+    return answer is not None and answer.resolution_check and is_short_affirmative(text, max_words)
+
+
+def same_answer(a: str, b: str, params: ProducerParams) -> bool:
+    """Two agent answers say the same thing (keyword Jaccard at or above the threshold)."""
+    ka, kb = keywords(a), keywords(b)
+    if min(len(ka), len(kb)) < params.same_answer_min_keywords:
+        return False
+    return len(ka & kb) / len(ka | kb) >= params.same_answer_similarity
+
+
+def agent_facts(turn_id: str, text: str, kind: TurnKind, scripted: Mapping[str, Any] | None = None) -> AgentFacts:
+    """Read one agent turn; scripted `offer_live` / `asked_question` override their rules."""
+    scripted = dict(scripted or {})
+    unknown = sorted(set(scripted) - set(AGENT_SIGNALS))
+    if unknown:
+        raise SignalError(f"unknown agent signal(s) {unknown} on turn {turn_id!r} (known: {', '.join(AGENT_SIGNALS)})")
+    for k, v in scripted.items():
+        if not isinstance(v, bool):
+            raise SignalError(f"agent signal {k!r} on turn {turn_id!r}: expected true or false, got {v!r}")
+    low = text.lower().replace("\u2019", "'")
+    offer = scripted.get("offer_live", kind == "message" and bool(_OFFER.search(low)))
+    asked = scripted.get("asked_question", kind == "message" and "?" in text) or offer
+    return AgentFacts(
+        turn_id=turn_id,
+        text=text,
+        kind=kind,
+        offer_live=offer,
+        asked_question=asked,
+        resolution_check=kind == "message" and bool(_RESOLUTION_CHECK.search(low)),
+        no_answer=kind == "message" and bool(_NO_ANSWER.search(low)),
+        scripted=tuple(sorted(scripted)),
+    )
+
+
+def produce(ctx: TurnContext, params: ProducerParams = ProducerParams()) -> Signals:
+    """Every producer on one customer turn (no scripted values)."""
+    text = ctx.text
+    meaningless = is_meaningless(text)
+    affirmative = is_short_affirmative(text, params.short_max_words)
+    resolved = is_resolved_confirmation(text, ctx.answer, params.short_max_words)
+    asking = not (meaningless or affirmative or resolved)
+    answer, before = ctx.answer, ctx.previous_answer
+    low = text.lower().replace("\u2019", "'")
+    return Signals(
+        sensitive=sensitivity(text),
+        human_request=bool(_HUMAN.search(low)),
+        short_affirmative=affirmative,
+        hostile=is_hostile(text),
+        meaningless=meaningless,
+        complexity=bool(_COMPLEX.search(low)),
+        time_critical=bool(_TIME.search(low)),
+        retrieval_empty=asking and answer is not None and answer.no_answer,
+        same_answer_repeated=(
+            answer is not None and before is not None and not answer.offer_live
+            and same_answer(answer.text, before.text, params)
+        ),
+        resolved_confirmation=resolved,
+        explicit_intent=intent(text),
+        complaint=asking and bool(_PROBLEM.search(low)),
+        short_reply=0 < len(_norm(text).split()) <= params.short_max_words,
+        answers_question=answer is not None and answer.asked_question and not answer.offer_live,
+    )
+
+
+def override(signals: Signals, scripted: Mapping[str, Any] | None, turn_id: str = "") -> Signals:
+    """The producers' signals with the scenario's scripted values in place (those keys only)."""
+    if not scripted:
+        return signals
+    where = f" on turn {turn_id!r}" if turn_id else ""
+    values: dict[str, Any] = {}
+    for key, value in scripted.items():
+        if key not in CUSTOMER_SIGNALS:
+            raise SignalError(f"unknown signal {key!r}{where} (known: {', '.join(CUSTOMER_SIGNALS)})")
+        if key == "sensitive":
+            if value not in SEVERITIES:
+                raise SignalError(f"signal 'sensitive'{where}: expected one of {', '.join(SEVERITIES)}, got {value!r}")
+        elif key == "explicit_intent":
+            if value not in INTENTS:
+                raise SignalError(f"signal 'explicit_intent'{where}: expected one of {', '.join(INTENTS)}, got {value!r}")
+        elif not isinstance(value, bool):
+            raise SignalError(f"signal {key!r}{where}: expected true or false, got {value!r}")
+        values[key] = value
+    return replace(signals, **values, scripted=tuple(sorted(values)))

@@ -1,0 +1,59 @@
+"""The words decision policies speak: plans, routes, severities, intents, signal keys.
+
+These are what a policy produces; the scenario format's gold `plan:` and `route:` use the same
+words, so a policy's plan is compared with the gold by equality.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+Plan = Literal["continue", "clarify", "offer_live", "transfer", "escalate", "csat"]
+"""What the agent does on a customer turn:
+
+- `continue`: keep talking (answer in the thread);
+- `clarify`: the soft first reply to a human request (ask what they need);
+- `offer_live`: offer live support;
+- `transfer`: hand the chat to a human now;
+- `escalate`: a sensitive message, escalated now (the severity picks the handling class);
+- `csat`: the issue is resolved: fire the satisfaction survey and close the chat.
+"""
+PLANS: tuple[str, ...] = get_args(Plan)
+
+HANDOFF_PLANS = frozenset({"transfer", "escalate"})
+"""Plans that hand the customer to a human: irreversible for the chat."""
+LOCKER_ACTS = frozenset({"transfer", "offer_live", "csat"})
+"""Acts that need session state to be taken safely; none of them is taken while the locker is down."""
+
+Route = Literal["knowledge", "recommendation", "retention"]
+"""Which agent owns the answer: the knowledge / FAQ agent, the game-recommendation agent, the
+retention (cancellation) agent."""
+ROUTES: tuple[str, ...] = get_args(Route)
+
+Severity = Literal["none", "harm", "crisis"]
+"""How sensitive a message is: `crisis` (a risk to the customer's life), `harm` (harm or a threat
+of it, to or by someone else), or `none`."""
+SEVERITIES: tuple[str, ...] = get_args(Severity)
+
+Intent = Literal["none", "recommendation", "retention"]
+"""An explicit request for another agent's job ("recommend me a game", "cancel my account")."""
+INTENTS: tuple[str, ...] = get_args(Intent)
+
+CUSTOMER_SIGNALS: tuple[str, ...] = (
+    "sensitive",
+    "human_request",
+    "short_affirmative",
+    "hostile",
+    "meaningless",
+    "complexity",
+    "time_critical",
+    "retrieval_empty",
+    "same_answer_repeated",
+    "resolved_confirmation",
+    "explicit_intent",
+)
+"""Signals a scenario may script on a customer turn (the scenario format's `signals:` keys)."""
+
+AGENT_SIGNALS: tuple[str, ...] = ("offer_live", "asked_question")
+"""Signals a scenario may script on an agent turn: the agent offered live support / asked the
+customer something."""

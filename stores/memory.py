@@ -58,10 +58,16 @@ class SubjectHistory:
     """Latest resolution summary per session."""
     session_order: dict[str, None] = field(default_factory=dict)
     """Sessions in order of first appearance (a dict used as an ordered set)."""
+    replaced: list[int] = field(default_factory=list)
+    """Positions of items replaced in place (a resolution record observed again with a new
+    status, summary or time), in the order it happened: an index derived from the history
+    keeps a cursor into this log and revisits only those positions, never every session."""
     _pos: dict[str, int] = field(default_factory=dict)
     _version: int = 0
     _arrays: dict[str, np.ndarray] = field(default_factory=dict)
     _arrays_version: int = -1
+    _columns: dict[str, np.ndarray] = field(default_factory=dict)
+    _lines_shared: bool = False
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -94,8 +100,15 @@ class SubjectHistory:
             return True
         if self.lines[i] == line:
             return False
+        if self._lines_shared:  # a bundle reads the old lines lazily: leave its list alone
+            self.lines, self._lines_shared = list(self.lines), False
         self.texts[i], self.times[i], self.lines[i] = r.summary, r.at.timestamp(), line
         self.line_tokens[i] = _line_tokens(line)
+        # copy on write: a column handed out before keeps the values it was read with
+        self._columns = {k: v.copy() for k, v in self._columns.items()}
+        for name in self._columns:
+            self._columns[name][i] = getattr(self, name)[i]
+        self.replaced.append(i)
         self._version += 1
         return True
 
@@ -109,6 +122,11 @@ class SubjectHistory:
         self.times.append(at)
         self.lines.append(line)
         self.line_tokens.append(_line_tokens(line))
+        n = len(self.ids)
+        for name, col in self._columns.items():
+            if n > len(col):  # grow geometrically: appending stays O(1) amortized
+                col = self._columns[name] = np.concatenate([col, np.zeros_like(col)])
+            col[n - 1] = getattr(self, name)[-1]
         self.session_order.setdefault(session, None)
         self._version += 1
 
@@ -117,7 +135,17 @@ class SubjectHistory:
         return self.status.get(session) == "resolved"
 
     def array(self, name: str) -> np.ndarray:
-        """A numpy view of a column (`times`, `line_tokens`), rebuilt only after changes."""
+        """A read-only numpy view of a column (`times`, `line_tokens`: kept up to date as items
+        arrive, so reading one after each new item costs nothing; any other column is built
+        on demand after a change)."""
+        col = self._columns.get(name)
+        if col is None and name in _GROWN:
+            col = np.asarray(getattr(self, name), dtype=_GROWN[name])
+            col = self._columns[name] = np.concatenate([col, np.zeros(max(16, len(col)), dtype=col.dtype)])
+        if col is not None:
+            view = col[: len(self.ids)]
+            view.flags.writeable = False
+            return view
         if self._arrays_version != self._version:
             self._arrays = {}
             self._arrays_version = self._version
@@ -126,6 +154,17 @@ class SubjectHistory:
             a = np.asarray(getattr(self, name))
             self._arrays[name] = a
         return a
+
+    def shared_lines(self) -> list[str]:
+        """The rendered lines, for a reader that keeps the list and reads it later (a bundle's
+        candidates, built lazily): a later in-place replacement copies the list first, so what
+        the reader sees never changes after the fact."""
+        self._lines_shared = True
+        return self.lines
+
+
+_GROWN = {"times": np.float64, "line_tokens": np.int64}
+"""Columns kept as growing numpy buffers beside their lists (read at every probe)."""
 
 
 class MemoryStore:

@@ -327,6 +327,9 @@ def _keep(result: dict[str, Any], kind: str, r: Replay) -> None:
 def _candidate_ids(o: ProbeOutcome) -> tuple[str, ...]:
     """Every candidate's id and source ids, in rank order, once each."""
     c = o.bundle.candidates
+    fast = getattr(c, "provenance_ids", None)
+    if fast is not None:  # a column-wise table knows when each item is its own source
+        return fast()
     ids, sources = getattr(c, "item_ids", None), getattr(c, "source_ids", None)
     if ids is None or sources is None:  # a plain list of `Candidate`s
         ids, sources = [x.item_id for x in c], [x.source_ids for x in c]

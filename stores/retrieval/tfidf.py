@@ -55,7 +55,7 @@ class _Index:
         self.rows: list[tuple[np.ndarray, np.ndarray]] = []  # (term ids, weighted tf)
         self.vocab: dict[str, int] = {}
         self.df = np.zeros(256, dtype=np.float64)
-        self.resolution_pos: list[int] = []
+        self.replaced_seen = 0  # cursor into `SubjectHistory.replaced`
         # the CSR arrays, grown geometrically as rows arrive (a replaced row triggers a rebuild)
         self.indptr = np.zeros(257, dtype=np.int64)
         self.indices = np.zeros(1024, dtype=np.int64)
@@ -82,8 +82,8 @@ class _Index:
         if self.version == h.version:
             return
         replaced = False
-        for i in self.resolution_pos:
-            if h.texts[i] != self.texts[i]:
+        for i in dict.fromkeys(h.replaced[self.replaced_seen :]):
+            if i < len(self.texts) and h.texts[i] != self.texts[i]:
                 self.df[self.rows[i][0]] -= 1
                 self.texts[i] = h.texts[i]
                 self.rows[i] = self._counts(h.texts[i], sublinear)
@@ -99,8 +99,7 @@ class _Index:
             self.rows.append(row)
             self.df[row[0]] += 1
             self._append_csr(i, row)
-            if h.roles[i] == "resolution":
-                self.resolution_pos.append(i)
+        self.replaced_seen = len(h.replaced)
         self.version = h.version
 
     def _append_csr(self, r: int, row: tuple[np.ndarray, np.ndarray]) -> None:

@@ -72,6 +72,7 @@ class SessionIndex:
 
     def __init__(self) -> None:
         self.version = -1
+        self.replaced_seen = 0  # cursor into `SubjectHistory.replaced`
         self.texts: list[str] = []
         self.words: list[frozenset[str]] = []
         self.kwords: list[frozenset[str]] = []
@@ -82,30 +83,48 @@ class SessionIndex:
             "lengths": np.zeros(64, dtype=np.int64),
         }
         self.sessions: dict[str, int] = {}
+        self.session_names: list[str] = []
+        # per session, kept in step with the history's resolution records (never recomputed by
+        # looping over every session at a probe)
+        self.scols = {"resolved": np.zeros(16, dtype=bool), "summary": np.zeros(16, dtype=bool)}
         self.turn_kw: list[set[str]] = []  # per session: keywords of its turns
         self.summary_kw: list[frozenset[str]] = []  # per session: keywords of its resolution summary
         self._prior: list[frozenset[str] | None] = []  # per session: turns | summary, built on demand
-        self.resolution_pos: list[int] = []
         self.postings: dict[str, dict[str, list[int]]] = {"words": {}, "keywords": {}}
         self._post_arrays: dict[tuple[str, str], tuple[int, np.ndarray]] = {}
+        # issue keyword -> sessions whose prior keywords hold it (for the repeat test)
+        self.session_post: dict[str, list[int]] = {}
+        self._session_post_arrays: dict[str, tuple[int, np.ndarray]] = {}
 
     def sync(self, h: SubjectHistory) -> None:
         if self.version == h.version:
             return
-        for i in self.resolution_pos:
-            if h.texts[i] != self.texts[i]:
+        n = len(self.texts)
+        for i in dict.fromkeys(h.replaced[self.replaced_seen :]):
+            if i < n and h.texts[i] != self.texts[i]:
                 self._replace(i, h.texts[i])
-        for i in range(len(self.texts), len(h)):
+            if i < n:
+                self._session_flags(int(self.cols["sess"][i]), h)
+        self.replaced_seen = len(h.replaced)
+        for i in range(n, len(h)):
             self._add(i, h)
         self.version = h.version
+
+    def _session_flags(self, s: int, h: SubjectHistory) -> None:
+        name = self.session_names[s]
+        self.scols["resolved"][s] = h.is_resolved(name)
+        self.scols["summary"][s] = bool(h.summaries.get(name, "").strip())
 
     def _add(self, i: int, h: SubjectHistory) -> None:
         text, role = h.texts[i], h.roles[i]
         s = self.sessions.setdefault(h.sessions[i], len(self.sessions))
         if s == len(self.turn_kw):
+            self.session_names.append(h.sessions[i])
             self.turn_kw.append(set())
             self.summary_kw.append(frozenset())
             self._prior.append(None)
+            if s >= len(self.scols["resolved"]):
+                self.scols = {k: np.concatenate([v, np.zeros_like(v)]) for k, v in self.scols.items()}
         self._prior[s] = None
         self.texts.append(text)
         if i >= len(self.cols["sess"]):  # grow the columns geometrically
@@ -116,10 +135,26 @@ class SessionIndex:
         self.cols["lengths"][i] = len(text)
         self._index_text(i, text)
         if role == RESOLUTION_ROLE:
-            self.resolution_pos.append(i)
-            self.summary_kw[s] = self.kwords[i]
+            self._set_summary(s, self.kwords[i])
+            self._session_flags(s, h)
         else:
-            self.turn_kw[s] |= self.kwords[i]
+            new = self.kwords[i] - self.turn_kw[s]
+            for w in new:
+                if w not in self.summary_kw[s]:
+                    self.session_post.setdefault(w, []).append(s)
+            self.turn_kw[s] |= new
+
+    def _set_summary(self, s: int, kw: frozenset[str]) -> None:
+        old = self.summary_kw[s]
+        for w in old - kw:
+            if w not in self.turn_kw[s]:
+                self.session_post[w].remove(s)
+        for w in kw - old:
+            if w not in self.turn_kw[s]:
+                self.session_post.setdefault(w, []).append(s)  # order is free: counts add up
+        self.summary_kw[s], self._prior[s] = kw, None
+        for w in old ^ kw:
+            self._session_post_arrays.pop(w, None)
 
     def _index_text(self, i: int, text: str) -> None:
         w, k = words(text), keywords(text)
@@ -147,12 +182,29 @@ class SessionIndex:
         for kind, vocab in (("words", self.words[i]), ("keywords", self.kwords[i])):
             for word in vocab:  # keep each posting list sorted after re-insertion
                 self.postings[kind][word].sort()
-        s = int(self.cols["sess"][i])
-        self.summary_kw[s], self._prior[s] = self.kwords[i], None
+        self._set_summary(int(self.cols["sess"][i]), self.kwords[i])
 
     def array(self, name: str) -> np.ndarray:
         """A per-item column (`sess`, `action`, `urgent`, `lengths`) aligned with the history."""
         return self.cols[name][: len(self.texts)]
+
+    def session_array(self, name: str) -> np.ndarray:
+        """A per-session column (`resolved`, `summary`: its resolution has a non-empty summary),
+        aligned with `sessions`."""
+        return self.scols[name][: len(self.session_names)]
+
+    def repeat_hits(self, current: frozenset[str]) -> np.ndarray:
+        """|current ∩ prior keywords of s| for every session s, from the inverted index."""
+        counts = np.zeros(len(self.session_names), dtype=np.float64)
+        for w in current:
+            lst = self.session_post.get(w)
+            if not lst:
+                continue
+            cached = self._session_post_arrays.get(w)
+            if cached is None or cached[0] != len(lst):
+                cached = self._session_post_arrays[w] = (len(lst), np.asarray(lst, dtype=np.int64))
+            counts[cached[1]] += 1.0  # a session appears once per list
+        return counts
 
     def prior_keywords(self, s: int) -> frozenset[str]:
         """Issue keywords of session `s`: its turns plus its resolution summary."""
@@ -238,22 +290,24 @@ class SessionAware(IndexedMemory):
         return "overlap", np.minimum(p.overlap_max, p.overlap_max * hits / len(task))
 
     def _repeat_sessions(self, h: SubjectHistory, ix: SessionIndex, request: ContextRequest) -> dict[int, float]:
-        """Resolved sessions (by index) that match the current issue, with their bonus."""
+        """Resolved sessions (by index) that match the current issue, with their bonus.
+
+        `overlap_ratio(current, prior keywords of s)` for every resolved session but the
+        active one, counted through the keyword -> sessions index instead of a loop over the
+        sessions (the same quotient: the same integers divided the same way)."""
         p = self.params
         active = ix.sessions.get(request.session)
         current = set(keywords(request.task))
         if active is not None:
             current |= ix.turn_kw[active]
-        out: dict[int, float] = {}
         if not current:
-            return out
-        current_f = frozenset(current)
-        for name, s in ix.sessions.items():
-            if s == active or not h.is_resolved(name):
-                continue
-            if overlap_ratio(current_f, ix.prior_keywords(s)) >= p.repeat_threshold:
-                out[s] = p.repeat_issue_with_summary if h.summaries.get(name, "").strip() else p.repeat_issue
-        return out
+            return {}
+        ratio = ix.repeat_hits(frozenset(current)) / len(current)
+        match = ix.session_array("resolved") & (ratio >= p.repeat_threshold)
+        if active is not None:
+            match[active] = False
+        summary = ix.session_array("summary")
+        return {int(s): (p.repeat_issue_with_summary if summary[s] else p.repeat_issue) for s in np.flatnonzero(match)}
 
     def _components(self, h: SubjectHistory, request: ContextRequest) -> tuple[dict[str, np.ndarray], frozenset[str]]:
         """Every score component per item, and the names of the sessions matched as repeats."""
@@ -271,8 +325,8 @@ class SessionAware(IndexedMemory):
             )
         rel_name, relevance = self._relevance(h, ix, request)
 
-        names = list(ix.sessions)
-        resolved = np.fromiter((h.is_resolved(s) for s in names), dtype=bool, count=len(names))
+        names = ix.session_names
+        resolved = ix.session_array("resolved")
         repeats = self._repeat_sessions(h, ix, request)
         repeat_by_session = np.zeros(len(names))
         for s, bonus in repeats.items():

@@ -17,13 +17,13 @@ from functools import lru_cache
 import numpy as np
 
 from stores.protocol import Event, Forget, Resolution, Signal, Turn
-from stores.tokens import count_tokens
+from stores.tokens import count_line_tokens
 
 RESOLUTION_ROLE = "resolution"
 
 # A run replays each scenario three times per strategy (plain, after reset, events twice) and
-# every strategy renders the same lines: count each distinct line once per process.
-_line_tokens = lru_cache(maxsize=1 << 17)(count_tokens)
+# every strategy renders the same lines: each distinct line is counted once per process.
+_line_tokens = count_line_tokens
 
 
 def render_line(role: str, kind: str, session: str, at: datetime, text: str, status: str = "") -> str:
@@ -33,6 +33,13 @@ def render_line(role: str, kind: str, session: str, at: datetime, text: str, sta
         return f"[{stamp}] ({session}) resolution, {status}: {text}"
     who = "agent action" if kind == "action" else role
     return f"[{stamp}] ({session}) {who}: {text}"
+
+
+@lru_cache(maxsize=1 << 16)
+def _turn_line(t: Turn) -> tuple[str, float]:
+    """A turn's rendered line and POSIX time, computed once per turn per process: every
+    strategy and every replay of a run remembers the same turns."""
+    return render_line(t.role, t.kind, t.session, t.at, t.text), t.at.timestamp()
 
 
 @dataclass
@@ -85,8 +92,8 @@ class SubjectHistory:
         """Remember a turn; False when that id is already known (idempotent delivery)."""
         if t.id in self._pos:
             return False
-        line = render_line(t.role, t.kind, t.session, t.at, t.text)
-        self._append(t.id, t.session, t.role, t.kind, t.text, t.at.timestamp(), line)
+        line, stamp = _turn_line(t)
+        self._append(t.id, t.session, t.role, t.kind, t.text, stamp, line)
         return True
 
     def add_resolution(self, r: Resolution) -> bool:
@@ -121,12 +128,15 @@ class SubjectHistory:
         self.texts.append(text)
         self.times.append(at)
         self.lines.append(line)
-        self.line_tokens.append(_line_tokens(line))
-        n = len(self.ids)
-        for name, col in self._columns.items():
-            if n > len(col):  # grow geometrically: appending stays O(1) amortized
-                col = self._columns[name] = np.concatenate([col, np.zeros_like(col)])
-            col[n - 1] = getattr(self, name)[-1]
+        tokens = _line_tokens(line)
+        self.line_tokens.append(tokens)
+        if self._columns:
+            n = len(self.ids)
+            cols = self._columns
+            if n > len(cols["times"]):  # grow geometrically: appending stays O(1) amortized
+                cols = self._columns = {k: np.concatenate([v, np.zeros_like(v)]) for k, v in cols.items()}
+            cols["times"][n - 1] = at
+            cols["line_tokens"][n - 1] = tokens
         self.session_order.setdefault(session, None)
         self._version += 1
 
@@ -138,10 +148,12 @@ class SubjectHistory:
         """A read-only numpy view of a column (`times`, `line_tokens`: kept up to date as items
         arrive, so reading one after each new item costs nothing; any other column is built
         on demand after a change)."""
+        if name in _GROWN and not self._columns:
+            size = 2 * len(self.ids) + 16
+            for k, dtype in _GROWN.items():
+                col = self._columns[k] = np.zeros(size, dtype=dtype)
+                col[: len(self.ids)] = getattr(self, k)
         col = self._columns.get(name)
-        if col is None and name in _GROWN:
-            col = np.asarray(getattr(self, name), dtype=_GROWN[name])
-            col = self._columns[name] = np.concatenate([col, np.zeros(max(16, len(col)), dtype=col.dtype)])
         if col is not None:
             view = col[: len(self.ids)]
             view.flags.writeable = False

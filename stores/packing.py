@@ -250,12 +250,15 @@ def pack(
     `pool` selects which history positions are candidates (default: all); each component
     is an array aligned with `pool` (or a scalar applied to all). `eligible`, aligned with
     `pool`, marks candidates the strategy is willing to include (others are dropped with
-    `cutoff_reason`). Ties keep pool order.
+    `cutoff_reason`). Ties keep pool order. The candidates' columns are read from the history
+    and from the component arrays when the bundle is first read, so a strategy hands over
+    arrays it does not change afterwards (every strategy here builds them fresh per request).
     """
     if pool is None:
         pool = np.arange(len(history))
     n = len(pool)
-    comps = {k: np.broadcast_to(np.asarray(v, dtype=np.float64), (n,)) for k, v in components.items()}
+    comps = {k: v if isinstance(v, np.ndarray) and v.dtype == np.float64 and v.shape == (n,)
+             else np.broadcast_to(np.asarray(v, dtype=np.float64), (n,)) for k, v in components.items()}
     scores = total_score(comps, n)
     order_local = np.argsort(-scores, kind="stable")
     order = pool[order_local] if n else pool
@@ -264,7 +267,7 @@ def pack(
     ok = np.ones(n, dtype=bool) if eligible is None else np.asarray(eligible, dtype=bool)[order_local]
 
     header = header_for(request)
-    header_tokens = count_tokens(header)
+    header_tokens = count_text_tokens(header)  # memoized: every strategy and replay asks the same probe
     # newlines cost no tokens, so the text costs the header plus the lines packed
     included = _greedy(line_tokens, ok, request.budget_tokens - header_tokens)
     # 0: included, 1: eligible but over the budget, 2: not eligible (the cutoff)

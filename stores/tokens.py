@@ -62,3 +62,18 @@ def count_text_tokens(text: str) -> int:
     recounts them, so each distinct text is tokenized once."""
     return count_tokens(text)
 
+
+
+@lru_cache(maxsize=1 << 17)
+def count_line_tokens(line: str) -> int:
+    """`count_tokens`, memoized per process, for one rendered memory line: every strategy and
+    every replay of a run renders the same lines, so each distinct line is tokenized once."""
+    return count_tokens(line)
+
+
+def count_lines_tokens(text: str) -> int:
+    """`count_tokens(text)`, from the memoized counts of its lines when lines add up (contexts
+    are mostly lines already counted at earlier probes), else by tokenizing the text whole."""
+    if not lines_add_up():
+        return count_text_tokens(text)
+    return sum(count_line_tokens(line) for line in text.split("\n"))

@@ -91,7 +91,7 @@ class SessionIndex:
         self.summary_kw: list[frozenset[str]] = []  # per session: keywords of its resolution summary
         self._prior: list[frozenset[str] | None] = []  # per session: turns | summary, built on demand
         self.postings: dict[str, dict[str, list[int]]] = {"words": {}, "keywords": {}}
-        self._post_arrays: dict[tuple[str, str], tuple[int, np.ndarray]] = {}
+        self._post_arrays: dict[str, dict[str, tuple[int, np.ndarray]]] = {}  # kind -> word -> array
         # issue keyword -> sessions whose prior keywords hold it (for the repeat test)
         self.session_post: dict[str, list[int]] = {}
         self._session_post_arrays: dict[str, tuple[int, np.ndarray]] = {}
@@ -163,10 +163,13 @@ class SessionIndex:
             self.kwords.append(k)
         else:
             self.words[i], self.kwords[i] = w, k
-        for kind, vocab in (("words", w), ("keywords", k)):
-            post = self.postings[kind]
+        for post, vocab in ((self.postings["words"], w), (self.postings["keywords"], k)):
             for word in vocab:
-                post.setdefault(word, []).append(i)
+                lst = post.get(word)
+                if lst is None:
+                    post[word] = [i]
+                else:
+                    lst.append(i)
 
     def _replace(self, i: int, text: str) -> None:
         # a resolution record re-observed with a new summary: rare, so plain list surgery
@@ -174,7 +177,7 @@ class SessionIndex:
             for word in vocab:
                 lst = self.postings[kind][word]
                 lst.remove(i)
-                self._post_arrays.pop((kind, word), None)
+                self._post_arrays.get(kind, {}).pop(word, None)
         self.texts[i] = text
         self.cols["urgent"][i] = is_urgent(text)
         self.cols["lengths"][i] = len(text)
@@ -195,16 +198,7 @@ class SessionIndex:
 
     def repeat_hits(self, current: frozenset[str]) -> np.ndarray:
         """|current ∩ prior keywords of s| for every session s, from the inverted index."""
-        counts = np.zeros(len(self.session_names), dtype=np.float64)
-        for w in current:
-            lst = self.session_post.get(w)
-            if not lst:
-                continue
-            cached = self._session_post_arrays.get(w)
-            if cached is None or cached[0] != len(lst):
-                cached = self._session_post_arrays[w] = (len(lst), np.asarray(lst, dtype=np.int64))
-            counts[cached[1]] += 1.0  # a session appears once per list
-        return counts
+        return _count_postings(self.session_post, self._session_post_arrays, current, len(self.session_names))
 
     def prior_keywords(self, s: int) -> frozenset[str]:
         """Issue keywords of session `s`: its turns plus its resolution summary."""
@@ -215,18 +209,24 @@ class SessionIndex:
 
     def hits(self, task_words: frozenset[str], kind: str) -> np.ndarray:
         """|T ∩ C| for every item, from the inverted index."""
-        counts = np.zeros(len(self.texts), dtype=np.float64)
-        post = self.postings[kind]
-        for w in task_words:
-            lst = post.get(w)
-            if not lst:
-                continue
-            cached = self._post_arrays.get((kind, w))
-            if cached is None or cached[0] != len(lst):
-                cached = (len(lst), np.asarray(lst, dtype=np.int64))
-                self._post_arrays[(kind, w)] = cached
-            counts[cached[1]] += 1.0  # positions in one posting list are unique
-        return counts
+        return _count_postings(self.postings[kind], self._post_arrays.setdefault(kind, {}), task_words, len(self.texts))
+
+
+def _count_postings(post: dict[str, list[int]], arrays: dict[str, tuple[int, np.ndarray]], keys, n: int) -> np.ndarray:
+    """For each of `n` positions, how many of `keys` list it in `post` (each list names a
+    position at most once); posting lists are turned into arrays once per length."""
+    found = []
+    for w in keys:
+        lst = post.get(w)
+        if not lst:
+            continue
+        cached = arrays.get(w)
+        if cached is None or cached[0] != len(lst):
+            cached = arrays[w] = (len(lst), np.asarray(lst, dtype=np.int64))
+        found.append(cached[1])
+    if not found:
+        return np.zeros(n, dtype=np.float64)
+    return np.bincount(np.concatenate(found), minlength=n).astype(np.float64)
 
 
 class SessionAware(IndexedMemory):

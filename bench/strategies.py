@@ -461,7 +461,7 @@ def embedding_costs(n_turns: int, every: int, repeat: int) -> None:
     model = enc.load_model()
     default = enc.torch_threads(1)
     model.encode(["warm up the thread pool"] * 8, batch_size=64)  # neither side pays first-call costs
-    m: dict[str, list[float]] = {k: [] for k in ("raw1", "padded1", "cold_default", "cold1", "warm")}
+    m: dict[str, list[float]] = {k: [] for k in ("raw1", "padded1", "raw_default", "cold_default", "cold1", "warm")}
     encoded = {}
     for _ in range(max(1, repeat)):
         torch.set_num_threads(1)
@@ -471,6 +471,10 @@ def embedding_costs(n_turns: int, every: int, repeat: int) -> None:
         t = time.perf_counter()
         model.encode(unique, batch_size=enc.BATCH_SIZE, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
         m["padded1"].append(time.perf_counter() - t)
+        torch.set_num_threads(default)
+        t = time.perf_counter()
+        enc.encode_unpadded(model, unique)
+        m["raw_default"].append(time.perf_counter() - t)
         for key, threads in (("cold_default", default), ("cold1", 1)):
             torch.set_num_threads(threads)
             with tempfile.TemporaryDirectory() as tmp:
@@ -491,6 +495,8 @@ def embedding_costs(n_turns: int, every: int, repeat: int) -> None:
     print(f"  raw encode, unpadded groups (encode_unpadded), 1 thread:  {best['raw1']:8.2f} s   (the baseline)")
     print(f"  raw encode, padded batches of 64, 1 thread (reference):    {best['padded1']:8.2f} s   "
           f"x{best['padded1'] / best['raw1']:.2f}")
+    print(f"  raw encode, unpadded groups, {default} thread(s) (what the threads alone give): {best['raw_default']:6.2f} s   "
+          f"x{best['raw_default'] / best['raw1']:.2f}")
     r = best["cold_default"] / best["raw1"]
     print(f"  cold run, {default} thread(s), {encoded['cold_default']} encoded:               {best['cold_default']:8.2f} s   "
           f"x{r:.2f} of the baseline (goal <= 0.8): {verdict(r <= 0.8)}")

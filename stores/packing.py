@@ -60,7 +60,8 @@ class CandidateTable(Sequence[Candidate]):
         t = cls.__new__(cls)
         t._cols, t.included_mask, t.tokens = {}, included, tokens
         t._scores, t._components = None, None
-        t._lazy = _RankedSource(history.subject, history.ids, history.shared_lines(), history.sessions, order,
+        shared = getattr(history, "shared_lines", None)  # a stand-in history may only have `lines`
+        t._lazy = _RankedSource(history.subject, history.ids, shared() if shared else history.lines, history.sessions, order,
                                 order_local, scores, components, reason_codes, labels)
         t._n = len(order)
         return t
@@ -71,12 +72,17 @@ class CandidateTable(Sequence[Candidate]):
             col = self._cols[name] = self._lazy.column(name)
         return col
 
-    item_ids = property(lambda self: self._col("item_ids"), doc="Item ids in rank order.")
-    texts = property(lambda self: self._col("texts"), doc="Rendered lines in rank order.")
-    subjects = property(lambda self: self._col("subjects"), doc="Whose item each candidate is.")
-    sessions = property(lambda self: self._col("sessions"), doc="Session of each candidate.")
-    source_ids = property(lambda self: self._col("source_ids"), doc="History items behind each candidate.")
-    reasons = property(lambda self: self._col("reasons"), doc="Why each candidate was dropped ('' if included).")
+    @staticmethod
+    def _column(name: str, doc: str) -> property:
+        """A column read lazily and settable (a strategy may replace one, e.g. its own source ids)."""
+        return property(lambda self: self._col(name), lambda self, value: self._cols.__setitem__(name, value), doc=doc)
+
+    item_ids = _column("item_ids", "Item ids in rank order.")
+    texts = _column("texts", "Rendered lines in rank order.")
+    subjects = _column("subjects", "Whose item each candidate is.")
+    sessions = _column("sessions", "Session of each candidate.")
+    source_ids = _column("source_ids", "History items behind each candidate.")
+    reasons = _column("reasons", "Why each candidate was dropped ('' if included).")
 
     @property
     def scores(self) -> np.ndarray:

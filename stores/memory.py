@@ -17,13 +17,13 @@ from functools import lru_cache
 import numpy as np
 
 from stores.protocol import Event, Forget, Resolution, Signal, Turn
-from stores.tokens import count_tokens
+from stores.tokens import count_line_tokens
 
 RESOLUTION_ROLE = "resolution"
 
 # A run replays each scenario three times per strategy (plain, after reset, events twice) and
-# every strategy renders the same lines: count each distinct line once per process.
-_line_tokens = lru_cache(maxsize=1 << 17)(count_tokens)
+# every strategy renders the same lines: each distinct line is counted once per process.
+_line_tokens = count_line_tokens
 
 
 def render_line(role: str, kind: str, session: str, at: datetime, text: str, status: str = "") -> str:
@@ -33,6 +33,13 @@ def render_line(role: str, kind: str, session: str, at: datetime, text: str, sta
         return f"[{stamp}] ({session}) resolution, {status}: {text}"
     who = "agent action" if kind == "action" else role
     return f"[{stamp}] ({session}) {who}: {text}"
+
+
+@lru_cache(maxsize=1 << 16)
+def _turn_line(t: Turn) -> tuple[str, float]:
+    """A turn's rendered line and POSIX time, computed once per turn per process: every
+    strategy and every replay of a run remembers the same turns."""
+    return render_line(t.role, t.kind, t.session, t.at, t.text), t.at.timestamp()
 
 
 @dataclass
@@ -58,10 +65,16 @@ class SubjectHistory:
     """Latest resolution summary per session."""
     session_order: dict[str, None] = field(default_factory=dict)
     """Sessions in order of first appearance (a dict used as an ordered set)."""
+    replaced: list[int] = field(default_factory=list)
+    """Positions of items replaced in place (a resolution record observed again with a new
+    status, summary or time), in the order it happened: an index derived from the history
+    keeps a cursor into this log and revisits only those positions, never every session."""
     _pos: dict[str, int] = field(default_factory=dict)
     _version: int = 0
     _arrays: dict[str, np.ndarray] = field(default_factory=dict)
     _arrays_version: int = -1
+    _columns: dict[str, np.ndarray] = field(default_factory=dict)
+    _lines_shared: bool = False
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -79,8 +92,8 @@ class SubjectHistory:
         """Remember a turn; False when that id is already known (idempotent delivery)."""
         if t.id in self._pos:
             return False
-        line = render_line(t.role, t.kind, t.session, t.at, t.text)
-        self._append(t.id, t.session, t.role, t.kind, t.text, t.at.timestamp(), line)
+        line, stamp = _turn_line(t)
+        self._append(t.id, t.session, t.role, t.kind, t.text, stamp, line)
         return True
 
     def add_resolution(self, r: Resolution) -> bool:
@@ -94,8 +107,15 @@ class SubjectHistory:
             return True
         if self.lines[i] == line:
             return False
+        if self._lines_shared:  # a bundle reads the old lines lazily: leave its list alone
+            self.lines, self._lines_shared = list(self.lines), False
         self.texts[i], self.times[i], self.lines[i] = r.summary, r.at.timestamp(), line
         self.line_tokens[i] = _line_tokens(line)
+        # copy on write: a column handed out before keeps the values it was read with
+        self._columns = {k: v.copy() for k, v in self._columns.items()}
+        for name in self._columns:
+            self._columns[name][i] = getattr(self, name)[i]
+        self.replaced.append(i)
         self._version += 1
         return True
 
@@ -108,7 +128,15 @@ class SubjectHistory:
         self.texts.append(text)
         self.times.append(at)
         self.lines.append(line)
-        self.line_tokens.append(_line_tokens(line))
+        tokens = _line_tokens(line)
+        self.line_tokens.append(tokens)
+        if self._columns:
+            n = len(self.ids)
+            cols = self._columns
+            if n > len(cols["times"]):  # grow geometrically: appending stays O(1) amortized
+                cols = self._columns = {k: np.concatenate([v, np.zeros_like(v)]) for k, v in cols.items()}
+            cols["times"][n - 1] = at
+            cols["line_tokens"][n - 1] = tokens
         self.session_order.setdefault(session, None)
         self._version += 1
 
@@ -117,7 +145,19 @@ class SubjectHistory:
         return self.status.get(session) == "resolved"
 
     def array(self, name: str) -> np.ndarray:
-        """A numpy view of a column (`times`, `line_tokens`), rebuilt only after changes."""
+        """A read-only numpy view of a column (`times`, `line_tokens`: kept up to date as items
+        arrive, so reading one after each new item costs nothing; any other column is built
+        on demand after a change)."""
+        if name in _GROWN and not self._columns:
+            size = 2 * len(self.ids) + 16
+            for k, dtype in _GROWN.items():
+                col = self._columns[k] = np.zeros(size, dtype=dtype)
+                col[: len(self.ids)] = getattr(self, k)
+        col = self._columns.get(name)
+        if col is not None:
+            view = col[: len(self.ids)]
+            view.flags.writeable = False
+            return view
         if self._arrays_version != self._version:
             self._arrays = {}
             self._arrays_version = self._version
@@ -126,6 +166,17 @@ class SubjectHistory:
             a = np.asarray(getattr(self, name))
             self._arrays[name] = a
         return a
+
+    def shared_lines(self) -> list[str]:
+        """The rendered lines, for a reader that keeps the list and reads it later (a bundle's
+        candidates, built lazily): a later in-place replacement copies the list first, so what
+        the reader sees never changes after the fact."""
+        self._lines_shared = True
+        return self.lines
+
+
+_GROWN = {"times": np.float64, "line_tokens": np.int64}
+"""Columns kept as growing numpy buffers beside their lists (read at every probe)."""
 
 
 class MemoryStore:

@@ -17,26 +17,96 @@ import numpy as np
 
 from stores.memory import SubjectHistory
 from stores.protocol import DROP_BUDGET, DROP_CUTOFF, Bundle, Candidate, ContextRequest
-from stores.tokens import count_text_tokens, count_tokens
+from stores.tokens import count_text_tokens, count_tokens, lines_add_up
 
 
-@dataclass
 class CandidateTable(Sequence[Candidate]):
-    """Candidates stored column-wise (cheap for 10,000 items); indexing yields `Candidate`s."""
+    """Candidates stored column-wise (cheap for 10,000 items); indexing yields `Candidate`s.
 
-    item_ids: list[str]
-    texts: list[str]
-    subjects: list[str]
-    sessions: list[str]
-    source_ids: list[tuple[str, ...]]
-    scores: np.ndarray
-    components: dict[str, np.ndarray]
-    included_mask: np.ndarray
-    reasons: list[str]
-    tokens: np.ndarray
+    Built either from finished columns (the constructor) or, by `pack`, lazily over the
+    history it ranked (`ranked`): the id, text, session and reason columns are then taken
+    from the history in rank order the first time something reads them, so a probe whose
+    bundle is only compared (an idempotency replay) or counted never builds 10,000 of each.
+    """
+
+    def __init__(
+        self,
+        item_ids: list[str],
+        texts: list[str],
+        subjects: list[str],
+        sessions: list[str],
+        source_ids: list[tuple[str, ...]],
+        scores: np.ndarray,
+        components: dict[str, np.ndarray],
+        included_mask: np.ndarray,
+        reasons: list[str],
+        tokens: np.ndarray,
+    ) -> None:
+        self._cols: dict[str, list] = {
+            "item_ids": item_ids, "texts": texts, "subjects": subjects, "sessions": sessions,
+            "source_ids": source_ids, "reasons": reasons,
+        }
+        self._scores, self._components, self.included_mask, self.tokens = scores, components, included_mask, tokens
+        self._lazy: _RankedSource | None = None
+        self._n = len(item_ids)
+
+    @classmethod
+    def ranked(cls, history: SubjectHistory, order: np.ndarray, order_local: np.ndarray, scores: np.ndarray,
+               components: dict[str, np.ndarray], included: np.ndarray, reason_codes: np.ndarray,
+               labels: tuple[str, ...], tokens: np.ndarray) -> "CandidateTable":
+        """A table over `history`'s items at positions `order` (rank order), whose columns are
+        read from the history only when first used. `scores` and `components` are aligned with
+        the pool (`order_local` puts them in rank order); `reason_codes` index `labels`."""
+        t = cls.__new__(cls)
+        t._cols, t.included_mask, t.tokens = {}, included, tokens
+        t._scores, t._components = None, None
+        shared = getattr(history, "shared_lines", None)  # a stand-in history may only have `lines`
+        t._lazy = _RankedSource(history.subject, history.ids, shared() if shared else history.lines, history.sessions, order,
+                                order_local, scores, components, reason_codes, labels)
+        t._n = len(order)
+        return t
+
+    def _col(self, name: str) -> list:
+        col = self._cols.get(name)
+        if col is None:
+            col = self._cols[name] = self._lazy.column(name)
+        return col
+
+    @staticmethod
+    def _column(name: str, doc: str) -> property:
+        """A column read lazily and settable (a strategy may replace one, e.g. its own source ids)."""
+        return property(lambda self: self._col(name), lambda self, value: self._cols.__setitem__(name, value), doc=doc)
+
+    item_ids = _column("item_ids", "Item ids in rank order.")
+    texts = _column("texts", "Rendered lines in rank order.")
+    subjects = _column("subjects", "Whose item each candidate is.")
+    sessions = _column("sessions", "Session of each candidate.")
+    source_ids = _column("source_ids", "History items behind each candidate.")
+    reasons = _column("reasons", "Why each candidate was dropped ('' if included).")
+
+    @property
+    def scores(self) -> np.ndarray:
+        """Ranking scores in rank order."""
+        if self._scores is None:
+            self._scores = self._lazy.scores[self._lazy.order_local]
+        return self._scores
+
+    @property
+    def components(self) -> dict[str, np.ndarray]:
+        """Each score component in rank order (they sum to `scores`)."""
+        if self._components is None:
+            lz = self._lazy
+            self._components = {k: np.ascontiguousarray(v[lz.order_local]) for k, v in lz.components.items()}
+        return self._components
+
+    def provenance_ids(self) -> tuple[str, ...]:
+        """Every candidate's id and source ids, in rank order, once each."""
+        if self._lazy is not None and "source_ids" not in self._cols:  # each item is its own source
+            return tuple(dict.fromkeys(self.item_ids))
+        return tuple(dict.fromkeys(x for i, src in zip(self.item_ids, self.source_ids) for x in (i, *src)))
 
     def __len__(self) -> int:
-        return len(self.item_ids)
+        return self._n
 
     @overload
     def __getitem__(self, i: int) -> Candidate: ...
@@ -76,6 +146,39 @@ class CandidateTable(Sequence[Candidate]):
                 self.included_mask.tolist(), self.reasons, self.tokens.tolist(), self.subjects, self.sessions,
             )
         )
+
+
+@dataclass
+class _RankedSource:
+    """Where a lazily built `CandidateTable` reads its columns: the history's lists as they
+    were at packing time (ids and sessions are append-only; lines are copied by the history
+    before an in-place change, see `SubjectHistory.shared_lines`) and the rank order."""
+
+    subject: str
+    ids: list[str]
+    lines: list[str]
+    sessions: list[str]
+    order: np.ndarray
+    order_local: np.ndarray
+    scores: np.ndarray
+    components: dict[str, np.ndarray]
+    reason_codes: np.ndarray
+    labels: tuple[str, ...]
+
+    def column(self, name: str) -> list:
+        if name == "item_ids":
+            return _take(self.ids, self.order)
+        if name == "texts":
+            return _take(self.lines, self.order)
+        if name == "sessions":
+            return _take(self.sessions, self.order)
+        if name == "subjects":
+            return [self.subject] * len(self.order)
+        if name == "source_ids":
+            return [(i,) for i in _take(self.ids, self.order)]
+        if name == "reasons":
+            return np.asarray(self.labels, dtype=object)[self.reason_codes].tolist()
+        raise KeyError(name)
 
 
 def header_for(request: ContextRequest) -> str:
@@ -153,12 +256,15 @@ def pack(
     `pool` selects which history positions are candidates (default: all); each component
     is an array aligned with `pool` (or a scalar applied to all). `eligible`, aligned with
     `pool`, marks candidates the strategy is willing to include (others are dropped with
-    `cutoff_reason`). Ties keep pool order.
+    `cutoff_reason`). Ties keep pool order. The candidates' columns are read from the history
+    and from the component arrays when the bundle is first read, so a strategy hands over
+    arrays it does not change afterwards (every strategy here builds them fresh per request).
     """
     if pool is None:
         pool = np.arange(len(history))
     n = len(pool)
-    comps = {k: np.broadcast_to(np.asarray(v, dtype=np.float64), (n,)) for k, v in components.items()}
+    comps = {k: v if isinstance(v, np.ndarray) and v.dtype == np.float64 and v.shape == (n,)
+             else np.broadcast_to(np.asarray(v, dtype=np.float64), (n,)) for k, v in components.items()}
     scores = total_score(comps, n)
     order_local = np.argsort(-scores, kind="stable")
     order = pool[order_local] if n else pool
@@ -167,51 +273,47 @@ def pack(
     ok = np.ones(n, dtype=bool) if eligible is None else np.asarray(eligible, dtype=bool)[order_local]
 
     header = header_for(request)
-    header_tokens = count_text_tokens(header)
+    header_tokens = count_text_tokens(header)  # memoized: every strategy and replay asks the same probe
     # newlines cost no tokens, so the text costs the header plus the lines packed
     included = _greedy(line_tokens, ok, request.budget_tokens - header_tokens)
-    # ineligible: cutoff; eligible but not included: budget (kept a list: _render may edit it)
-    labels = np.array(["", DROP_BUDGET, cutoff_reason], dtype=object)
-    reasons = labels[np.where(included, 0, np.where(ok, 1, 2))].tolist()
+    # 0: included, 1: eligible but over the budget, 2: not eligible (the cutoff)
+    codes = np.where(included, 0, np.where(ok, 1, 2)).astype(np.int8)
 
-    text, tokens = _render(history, order, included, header, render, request.budget_tokens, reasons)
-    ids = _take(history.ids, order)
+    text, tokens = _render(history, order, included, header, header_tokens, line_tokens, render, request.budget_tokens, codes)
     return Bundle(
-        candidates=CandidateTable(
-            item_ids=ids,
-            texts=_take(history.lines, order),
-            subjects=[history.subject] * n,
-            sessions=_take(history.sessions, order),
-            source_ids=[(i,) for i in ids],
-            scores=scores[order_local],
-            components={k: np.ascontiguousarray(v[order_local]) for k, v in comps.items()},
-            included_mask=included,
-            reasons=reasons,
-            tokens=line_tokens,
-        ),
+        candidates=CandidateTable.ranked(history, order, order_local, scores, comps, included, codes,
+                                         ("", DROP_BUDGET, cutoff_reason), line_tokens),
         text=text,
         tokens=tokens,
     )
 
 
-def _render(history, order, included, header, render, budget, reasons) -> tuple[str, int]:
-    """Render included items; if the whole-text count ever exceeds the budget, drop from the bottom."""
+def _render(history, order, included, header, header_tokens, line_tokens, render, budget, codes) -> tuple[str, int]:
+    """Render the included items and count the text; if the count ever exceeds the budget,
+    drop from the bottom (marking the item over budget) and count again.
+
+    The count is the header's plus the packed lines' own counts, which is the whole text's
+    count whenever the project tokenizer splits at newlines (`stores.tokens.lines_add_up`);
+    otherwise the whole text is tokenized. Either way the number checked against the budget
+    is the text's true count, so no text over its budget leaves here.
+    """
+    additive = lines_add_up()
     while True:
         idx = order[included]
         if render == "chronological" and len(idx):
             times = history.array("times")[idx]
             idx = idx[np.lexsort((idx, times))]
-        if len(idx) == 0 and budget < count_tokens(header):
+        if len(idx) == 0 and budget < header_tokens:
             return "", 0
         text = "\n".join([header, *(_take(history.lines, idx) if len(idx) else [])])
-        tokens = count_text_tokens(text)
+        tokens = header_tokens + int(line_tokens[included].sum()) if additive else count_text_tokens(text)
         if tokens <= budget:
             return text, tokens
         worst = np.flatnonzero(included)
         if len(worst) == 0:
             return "", 0
         included[worst[-1]] = False
-        reasons[int(worst[-1])] = DROP_BUDGET
+        codes[int(worst[-1])] = 1
 
 
 def cut_to_budget(text: str, budget: int, ranked: Sequence[str]) -> str:

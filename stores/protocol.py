@@ -161,16 +161,16 @@ class Bundle:
         """The candidates that made it into the context, in rank order."""
         return [c for c in self.candidates if c.included]
 
-    def signature(self) -> tuple[tuple[str, ...], str]:
+    def signature(self) -> tuple[tuple[str, ...], bytes, str]:
         """What must not change between equivalent replays: candidate ids in rank order,
-        which of them were included, and the text."""
+        which of them were included (one byte per candidate, 1 = included), and the text."""
         c = self.candidates
         ids, mask = getattr(c, "item_ids", None), getattr(c, "included_mask", None)
         if ids is not None and mask is not None:  # column-wise: no `Candidate` per item
-            pairs = zip(ids, mask.tolist())
-        else:
-            pairs = ((x.item_id, x.included) for x in c)
-        return tuple(f"{i}{'+' if inc else '-'}" for i, inc in pairs), self.text
+            flags = mask.tobytes() if getattr(mask, "dtype", None) == bool else bytes(bool(x) for x in mask)
+            return tuple(ids), flags, self.text
+        items = list(c)
+        return tuple(x.item_id for x in items), bytes(bool(x.included) for x in items), self.text
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,11 +16,17 @@ out = Console(highlight=False, soft_wrap=True, markup=False)
 DEFAULT_SUITE = Path("datasets/canonical")
 
 
-def load_or_exit(paths: list[str]):
-    """Load and validate scenarios; on any problem print every issue and exit 1."""
+def load_or_exit(paths: list[str], pool=None, workers: int = 1):
+    """Load and validate scenarios; on any problem print every issue and exit 1. With a worker
+    `pool` (`harness.run.workers.open_pool`), the workers check and load the files and this
+    returns handles to them (`harness.run.intake`)."""
     from harness.format.loader import ScenarioError, load_suite
 
     try:
+        if pool is not None:
+            from harness.run.intake import load_in_workers
+
+            return load_in_workers(paths or [str(DEFAULT_SUITE)], pool, workers)
         return load_suite(paths or [str(DEFAULT_SUITE)])
     except ScenarioError as e:
         for issue in e.issues:

@@ -108,15 +108,32 @@ def warn_errors(errors: list[tuple[str, int, int, str]]) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from harness.analysis.results import runs_root
-    from harness.run.runner import execute
     from harness.run.destination import check_destination
+    from harness.run.workers import run_pool
+    from stores.retrieval.encoder import torch_threads
 
     specs = specs_from(args)
     policies = policies_from(args, specs)
     out_dir = runs_root(args.out)
     check_destination(out_dir, args.run_id)  # exit 2 now, not after the work: run id taken, folder read-only...
-    scenarios = load_or_exit(args.paths)
-    total_probes = sum(len(s.probes) for s in scenarios) * len(specs)
+    workers = max(1, args.workers)
+    try:
+        torch_threads(workers)
+    except ValueError as e:
+        console.print(f"error: {e}")
+        return 2
+    if workers > 1 and args.executor == "process":
+        # the workers check and load the files, then run them: the same pool for both
+        with run_pool(workers) as pool:
+            return _run(args, specs, policies, out_dir, load_or_exit(args.paths, pool, workers), workers, pool)
+    return _run(args, specs, policies, out_dir, load_or_exit(args.paths), workers, None)
+
+
+def _run(args, specs, policies, out_dir, scenarios, workers: int, pool) -> int:
+    from harness.run.intake import n_probes
+    from harness.run.runner import execute
+
+    total_probes = sum(n_probes(s) for s in scenarios) * len(specs)
     console.print(f"running {len(scenarios)} scenarios x {len(specs)} strategies ({', '.join(s.label for s in specs)})"
                   + (f" and {len(policies)} decision policies ({', '.join(p.label for p in policies)})" if policies else ""))
     with Progress(
@@ -136,7 +153,7 @@ def main(args: argparse.Namespace) -> int:
             bar.update(task, rate=rate, description=f"scenarios {done}/{len(scenarios)}, probes")
 
         result = execute(scenarios, specs, out_dir, seed=args.seed, progress=progress, run_id=args.run_id, name=args.name,
-                         workers=max(1, args.workers), executor=args.executor, scheduler=args.scheduler, policies=policies,
+                         workers=workers, executor=args.executor, scheduler=args.scheduler, pool=pool, policies=policies,
                          command="supportbench run " + " ".join(shlex.quote(a) for a in sys.argv[2:]))
     console.print(f"{result.scenarios} scenarios, {result.probes} probes in {result.seconds:.1f}s")
     errors = strategy_errors(result.path)

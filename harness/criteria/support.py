@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from stores.tokens import count_text_tokens
+from stores.tokens import count_lines_tokens
 
 from harness.criteria import criterion, errored, ok_or_fail
 from harness.criteria.metrics import prf
@@ -66,8 +66,9 @@ def preference_surfacing(o: ProbeOutcome):
 @criterion("token_budget", title="token budget compliance", group="gate")
 def token_budget(o: ProbeOutcome):
     """1 if the whole context text, headers included, fits the probe's budget (counted here,
-    with the project tokenizer, not taken from the strategy's own count)."""
-    n = count_text_tokens(o.bundle.text or "")  # memoized by text: packing usually counted it already
+    with the project tokenizer, not taken from the strategy's own count: line by line, each
+    distinct line tokenized once per process, which is the whole text's count when lines add up)."""
+    n = count_lines_tokens(o.bundle.text or "")
     ok = n <= o.probe.budget
     why = f"context is {n} tokens against a budget of {o.probe.budget}" + ("" if ok else f": {n - o.probe.budget} over")
     return ok_or_fail("token_budget", 1.0 if ok else 0.0, ok, why)

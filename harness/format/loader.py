@@ -9,7 +9,9 @@ file, line and document path, before anything runs:
    renders it, and wants nothing both in and out of the context).
 
 Public API: `load_scenario`, `load_suite`, `validate_paths`, `json_schema`, `write_json_schema`,
-`ValidationIssue`, `ScenarioError`.
+`ValidationIssue`, `ScenarioError`; and the three steps of `load_suite` for callers that check
+files elsewhere (a run's worker processes, `harness.run.intake`): `expand_paths`, `check_file`,
+`merge_checked`.
 """
 
 from __future__ import annotations
@@ -49,6 +51,9 @@ __all__ = [
     "load_scenario",
     "load_suite",
     "validate_paths",
+    "expand_paths",
+    "check_file",
+    "merge_checked",
     "json_schema",
     "write_json_schema",
     "yaml_data",
@@ -108,11 +113,33 @@ def yaml_data(text: str) -> Any:
 def _check_paths(paths: Sequence[str | Path] | str | Path) -> tuple[list[Scenario], list[ValidationIssue]]:
     if isinstance(paths, (str, Path)):
         paths = [paths]
-    files, issues = _expand(paths)
-    scenarios: list[Scenario] = []
-    first_by_id: dict[str, Scenario] = {}
-    for file in files:
-        scenario, file_issues = _check_file(file)
+    files, issues = expand_paths(paths)
+    return merge_checked(files, [check_file(f) for f in files], issues)
+
+
+def expand_paths(paths: Iterable[str | Path]) -> tuple[list[str], list[ValidationIssue]]:
+    """The scenario files named by files and folders, in load order (each folder's *.yaml/*.yml,
+    recursively, sorted by path, hidden ones left out; a file named twice counted once), and
+    the problems with the paths themselves (no such file, a folder without scenarios)."""
+    return _expand(paths)
+
+
+def check_file(file: str) -> tuple[Scenario | None, list[ValidationIssue]]:
+    """Validate and load one file: the scenario, or None and every problem of the file.
+    Independent of every other file, so files can be checked in any process and order."""
+    return _check_file(file)
+
+
+def merge_checked(
+    files: Sequence[str], checked: Sequence[tuple[Any, list[ValidationIssue]]], issues: list[ValidationIssue]
+) -> tuple[list, list[ValidationIssue]]:
+    """Join per-file results (`check_file`'s, in the order of `files`) into a suite: the checks
+    across files (scenario ids unique) added to `issues`; the scenarios only when there is no
+    problem at all. A result's scenario may be a stand-in with the scenario's `id` and `path`
+    (a handle to a scenario loaded in another process)."""
+    scenarios: list = []
+    first_by_id: dict[str, Any] = {}
+    for file, (scenario, file_issues) in zip(files, checked):
         issues.extend(file_issues)
         if scenario is None:
             continue

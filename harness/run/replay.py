@@ -180,6 +180,7 @@ def replay(
     prepare_first: bool = True,
     on_fault: Callable[[Fault], None] | None = None,
     answer: bool = True,
+    bundles_only: bool = False,
 ) -> Replay:
     """Replay `scenario` through `strategy` (which should be fresh or reset).
 
@@ -190,7 +191,10 @@ def replay(
     A `Fault` event is never delivered to the strategy: it is handed, in order, to `on_fault`
     (the decision policies' side of the replay; without it, faults change nothing).
     With `answer`, each probe's context also gets the reply engine's `SupportReply` (the
-    idempotency replays only compare bundles, so they skip it).
+    idempotency replays only compare bundles, so they skip it). With `bundles_only` (the
+    idempotency check's replays) probes ask for context alone: no typed memories, reply, health
+    report or handoff brief, which those replays never compare (the timeline is
+    `record_health`'s to skip).
     """
     caps = frozenset(strategy.capabilities)
     seen = build_seen(scenario) if seen is None else seen
@@ -203,7 +207,7 @@ def replay(
     classes: dict[str, Any] = {}
     for i, ev in enumerate(scenario.events):
         if isinstance(ev, Probe):
-            outcomes.append(_ask(scenario, strategy, ev, i, seen, forgotten[i], caps, broken, answer))
+            outcomes.append(_ask(scenario, strategy, ev, i, seen, forgotten[i], caps, broken, answer, bundles_only))
             continue
         if isinstance(ev, Fault):  # infrastructure, for decision policies: a memory strategy never sees it
             if on_fault is not None:
@@ -238,7 +242,8 @@ def _event_id(ev: ScenarioEvent) -> str:
 
 
 def _ask(scenario: Scenario, strategy: Strategy, probe: Probe, index: int, seen: dict[str, SeenItem],
-         forgotten: frozenset[str], caps: frozenset[str], broken: str | None, answer: bool = True) -> ProbeOutcome:
+         forgotten: frozenset[str], caps: frozenset[str], broken: str | None, answer: bool = True,
+         bundles_only: bool = False) -> ProbeOutcome:
     """One probe's outcome; a capability is used only where the strategy claims it (and a claim
     is its protocol, `stores.protocol.CAPABILITIES`)."""
     out = ProbeOutcome(scenario, probe, index, None, seen=seen, forgotten=forgotten, capabilities=caps)
@@ -255,6 +260,8 @@ def _ask(scenario: Scenario, strategy: Strategy, probe: Probe, index: int, seen:
         out.bundle = bundle
     except Exception as exc:
         out.error = f"context() raised {_describe(exc)}"
+        return out
+    if bundles_only:
         return out
     if "memories" in caps:  # read now: the probe's own turn is not observed yet (recall before ingest)
         try:
@@ -314,11 +321,12 @@ def idempotency_signatures(
     try:
         strategy.reset()
         step = "the replay after reset"
-        again = replay(scenario, strategy, record_health=False, prepare_first=False, seen=seen, answer=False)
+        again = replay(scenario, strategy, record_health=False, prepare_first=False, seen=seen, answer=False,
+                       bundles_only=True)
         _keep(result, "reset", again)
         step = "the replay with every event delivered twice"
         twice = replay(scenario, make_strategy(), deliver_twice=True, record_health=False, prepare_first=False, seen=seen,
-                       answer=False)
+                       answer=False, bundles_only=True)
         _keep(result, "twice", twice)
     except Exception as exc:
         result["error"] = f"{step} raised {_describe(exc)}"
@@ -338,6 +346,9 @@ def _keep(result: dict[str, Any], kind: str, r: Replay) -> None:
 def _candidate_ids(o: ProbeOutcome) -> tuple[str, ...]:
     """Every candidate's id and source ids, in rank order, once each."""
     c = o.bundle.candidates
+    fast = getattr(c, "provenance_ids", None)
+    if fast is not None:  # a column-wise table knows when each item is its own source
+        return fast()
     ids, sources = getattr(c, "item_ids", None), getattr(c, "source_ids", None)
     if ids is None or sources is None:  # a plain list of `Candidate`s
         ids, sources = [x.item_id for x in c], [x.source_ids for x in c]

@@ -11,9 +11,9 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import os
 import sys
 import time
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -36,7 +36,9 @@ from harness.run.replay import SeenItem, attach_replays, build_seen, idempotency
 from harness.run.runstore import RunWriter, environment, new_run_id, write_parts
 from harness.format.model import Scenario
 from harness.run.tables import TableBuffer
-from harness.run.workers import init_worker, stop_workers
+from harness.run.intake import ScenarioHandle, n_decision_cases, n_events, scenario_of
+from harness.run.workers import open_pool, stop_workers
+from stores.retrieval.encoder import set_worker_share, torch_threads
 
 Progress = Callable[[int, int], None]
 """Called as `progress(probes_just_done, scenarios_just_done)`."""
@@ -120,14 +122,16 @@ def _hidden(s: Score, hide: Callable[[str | None], str | None]) -> Score:
 
 
 def run_shard(
-    scenarios: Sequence[Scenario], specs: Sequence[StrategySpec], progress: Progress | None = None,
+    scenarios: Sequence[Scenario | ScenarioHandle], specs: Sequence[StrategySpec], progress: Progress | None = None,
     *, run_id: str = LOCAL_RUN, costs: run_costs.Costs | None = None, policies: Sequence[PolicySpec] = (),
 ) -> dict[str, pa.Table]:
     """Every scenario through every strategy spec and every decision policy; the tables of the
-    shard. `run_id` names the run in every strategy instance's scope (`stores.protocol.Scope`);
+    shard (scenarios given loaded or as handles from `harness.run.intake`, loaded here one at a
+    time). `run_id` names the run in every strategy instance's scope (`stores.protocol.Scope`);
     `costs`, when given, gathers what each strategy cost (`harness.run.costs`)."""
     buf = TableBuffer()
     for s in scenarios:
+        s = scenario_of(s)
         buf.add_events(s)
         seen = build_seen(s)
         probes = 0
@@ -140,11 +144,11 @@ def run_shard(
     return buf.tables()
 
 
-Shard = tuple[int, list[Scenario]]
+Shard = tuple[int, list[Scenario | ScenarioHandle]]
 """A shard's index (it names the shard's Parquet parts) and its scenarios."""
 
 
-def make_shards(scenarios: Sequence[Scenario], shard_size: int = 25, workers: int = 1) -> list[Shard]:
+def make_shards(scenarios: Sequence[Scenario | ScenarioHandle], shard_size: int = 25, workers: int = 1) -> list[Shard]:
     """Consecutive slices of the scenarios, numbered in order.
 
     With several workers shards get smaller (about eight per worker, at most `shard_size`), so
@@ -156,13 +160,17 @@ def make_shards(scenarios: Sequence[Scenario], shard_size: int = 25, workers: in
     return [(n, list(scenarios[i : i + size])) for n, i in enumerate(range(0, len(scenarios), size))]
 
 
-def run_shard_to_folder(index: int, scenarios: Sequence[Scenario], specs: Sequence[StrategySpec], folder: str,
-                        run_id: str = LOCAL_RUN, policies: Sequence[PolicySpec] = ()) -> tuple[int, int]:
+def run_shard_to_folder(index: int, scenarios: Sequence[Scenario | ScenarioHandle], specs: Sequence[StrategySpec],
+                        folder: str, run_id: str = LOCAL_RUN, share: int | None = None,
+                        policies: Sequence[PolicySpec] = ()) -> tuple[int, int]:
     """A worker's job: run one shard, write its parts into the run's temporary folder.
 
     Returns (probes, scenarios) for progress; the tables themselves never travel back, so the
-    parent's memory stays flat however large the run.
+    parent's memory stays flat however large the run. `share`: how many processes run shards
+    at once, when the worker was not started by `open_pool` (dask), for torch's thread count.
     """
+    if share is not None:
+        set_worker_share(share)
     probes = 0
 
     def count(p: int, s: int) -> None:
@@ -176,28 +184,23 @@ def run_shard_to_folder(index: int, scenarios: Sequence[Scenario], specs: Sequen
 
 
 def _cost(shard: Shard) -> int:
-    return sum(len(s.events) for s in shard[1])
+    return sum(n_events(s) for s in shard[1])
 
 
 def _run_in_processes(shards: list[Shard], specs, folder: Path, progress: Progress, workers: int, run_id: str,
-                      policies: Sequence[PolicySpec] = ()) -> None:
-    """Shards over a process pool (forkserver where available, else spawn); biggest shards first."""
-    import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+                      pool=None, policies: Sequence[PolicySpec] = ()) -> None:
+    """Shards over a process pool (`open_pool`, or the run's own `pool`); biggest shards first."""
+    from concurrent.futures import FIRST_COMPLETED, wait
 
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    ctx = multiprocessing.get_context(method)
-    if method == "forkserver":
-        ctx.set_forkserver_preload(["harness.run.runner"])
     order = sorted(shards, key=lambda sh: (-_cost(sh), sh[0]))
     # workers exit when this process is gone, and are stopped (not awaited) when it stops early
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=init_worker, initargs=(os.getpid(),)) as pool:
+    with (nullcontext(pool) if pool is not None else open_pool(workers)) as pool:
         pending = set()
         try:
             # keep a few shards queued per worker, not the whole suite, so memory stays bounded
             it = iter(order)
             for index, shard in it:
-                pending.add(pool.submit(run_shard_to_folder, index, shard, specs, str(folder), run_id, policies))
+                pending.add(pool.submit(run_shard_to_folder, index, shard, specs, str(folder), run_id, None, policies))
                 if len(pending) >= workers * 3:
                     break
             while pending:
@@ -207,7 +210,8 @@ def _run_in_processes(shards: list[Shard], specs, folder: Path, progress: Progre
                     progress(p, n)
                     nxt = next(it, None)
                     if nxt is not None:
-                        pending.add(pool.submit(run_shard_to_folder, nxt[0], nxt[1], specs, str(folder), run_id, policies))
+                        pending.add(pool.submit(run_shard_to_folder, nxt[0], nxt[1], specs, str(folder), run_id, None,
+                                                policies))
         except BaseException:
             # Stop the workers before anything else: cancelling a future here while the pool's
             # manager thread later fails it as broken crashed that thread (InvalidStateError)
@@ -242,7 +246,7 @@ def _run_on_dask(shards: list[Shard], specs, folder: Path, progress: Progress, w
 
         def submit(shard: Shard):
             # keys name the shard for the dashboard; pure=False so a rerun really runs
-            return client.submit(run_shard_to_folder, shard[0], shard[1], specs, target, run_id, policies,
+            return client.submit(run_shard_to_folder, shard[0], shard[1], specs, target, run_id, n_workers, policies,
                                  key=f"shard-{shard[0]:06d}-{Path(folder).name}", pure=False)
 
         # a few shards in flight per worker, not the whole suite at once
@@ -264,9 +268,9 @@ def _run_on_dask(shards: list[Shard], specs, folder: Path, progress: Progress, w
             cluster.close()
 
 
-def suite_identity(scenarios: Sequence[Scenario]) -> list[dict[str, Any]]:
+def suite_identity(scenarios: Sequence[Scenario | ScenarioHandle]) -> list[dict[str, Any]]:
     """Per suite: its files with their content hashes and one hash over them (order-independent)."""
-    suites: dict[str, list[Scenario]] = {}
+    suites: dict[str, list] = {}
     for s in scenarios:
         suites.setdefault(s.suite, []).append(s)
     out = []
@@ -287,7 +291,7 @@ class RunResult:
 
 
 def execute(
-    scenarios: Sequence[Scenario],
+    scenarios: Sequence[Scenario | ScenarioHandle],
     specs: Sequence[StrategySpec],
     out_dir: str | Path = "runs",
     *,
@@ -301,6 +305,7 @@ def execute(
     executor: str = "process",
     scheduler: str | None = None,
     policies: Sequence[PolicySpec] = (),
+    pool=None,
 ) -> RunResult:
     """Run and write atomically; on any exception or interrupt nothing visible is left behind.
 
@@ -309,7 +314,10 @@ def execute(
     shard. Part names come from the shard index, so the run is the same whatever finishes first.
     `name` is a reader's name for the run ("baseline", "threshold 0.15"), kept in the manifest
     for the app's run pickers; it changes nothing else.
+    `scenarios` may be handles loaded by the workers (`harness.run.intake.load_in_workers`),
+    and `pool` the pool that loaded them (`open_pool`), which then runs the shards too.
     """
+    threads = torch_threads(workers if executor == "process" else max(workers, 1))
     started = datetime.now(timezone.utc)
     run_id = run_id or new_run_id(started)
     secrets = [v for s in specs for v in s.secret_values()]  # what the manifest's command line must not show
@@ -330,7 +338,7 @@ def execute(
         elif executor != "process":
             raise ValueError(f"unknown executor {executor!r} (known: process, dask)")
         elif workers > 1:
-            _run_in_processes(shards, specs, writer.tmp, counting, workers, run_id, policies)
+            _run_in_processes(shards, specs, writer.tmp, counting, workers, run_id, pool, policies)
         else:
             for index, shard in shards:
                 shard_costs: run_costs.Costs = {}
@@ -363,8 +371,9 @@ def execute(
             "datasets": suite_identity(scenarios),
             "criteria": describe_criteria(),
             "counts": {"scenarios": len(scenarios), "probes": probes, "strategies": len(specs), "policies": len(policies),
-                       "decision_cases": _decision_cases(scenarios) * len(policies)},
-            "execution": {"executor": executor, "workers": workers, "shards": len(shards), "scheduler": scheduler},
+                       "decision_cases": sum(n_decision_cases(s) for s in scenarios) * len(policies)},
+            "execution": {"executor": executor, "workers": workers, "shards": len(shards), "scheduler": scheduler,
+                          "torch_threads": threads},
             **environment(),
         }
         path = writer.commit(manifest)
@@ -377,11 +386,6 @@ def execute(
 def _plain(params: Any) -> dict[str, Any]:
     """A policy's params as plain JSON data."""
     return json.loads(json.dumps(asdict(params), sort_keys=True, default=str))
-
-
-def _decision_cases(scenarios: Sequence[Scenario]) -> int:
-    """Customer turns with a gold plan, over the scenarios."""
-    return sum(1 for s in scenarios for t in s.turns if t.role == "customer" and s.gold_of(t.id).plan is not None)
 
 
 def _capabilities(spec: StrategySpec) -> list[str]:

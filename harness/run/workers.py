@@ -13,6 +13,10 @@ minutes and writing parts into the run's temporary folder. Two rules prevent tha
 
 Workers ignore SIGINT: a Ctrl-C in the terminal reaches the whole process group, and the run
 alone decides what happens (it stops them), so no worker prints a traceback of its own.
+
+`open_pool` makes the pool (forkserver where available, else spawn); the run uses the same
+pool to check and load its scenario files (`harness.run.intake`) and then to run its shards.
+Each worker sets torch's thread count for its share of the cores (`stores.retrieval.encoder`).
 """
 
 from __future__ import annotations
@@ -22,13 +26,46 @@ import select
 import signal
 import threading
 import time
+from contextlib import contextmanager
 
 POLL_S = 0.2
 """How often the fallback watch looks for the run when there is no pidfd."""
 
 
-def init_worker(run_pid: int) -> None:
-    """Pool initializer: ignore SIGINT and exit as soon as the run process `run_pid` is gone."""
+def open_pool(workers: int, preload: tuple[str, ...] = ("harness.run.runner",)):
+    """A `ProcessPoolExecutor` of `workers` processes tied to this run (see the module doc);
+    under forkserver, `preload` modules are imported once in the server, not in each worker."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    ctx = multiprocessing.get_context(method)
+    if method == "forkserver":
+        ctx.set_forkserver_preload(list(preload))
+    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=init_worker,
+                               initargs=(os.getpid(), workers))
+
+
+@contextmanager
+def run_pool(workers: int):
+    """`open_pool` for the length of a `with` block: on any exception (an invalid suite, Ctrl-C,
+    SIGTERM) its workers are stopped at once instead of awaited, then the pool is shut down."""
+    pool = open_pool(workers)
+    try:
+        yield pool
+    except BaseException:
+        stop_workers(pool)
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def init_worker(run_pid: int, workers: int = 1) -> None:
+    """Pool initializer: ignore SIGINT, exit as soon as the run process `run_pid` is gone, and
+    give torch this worker's share of the cores (one of `workers`)."""
+    from stores.retrieval.encoder import set_worker_share
+
+    set_worker_share(workers)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         fd = os.pidfd_open(run_pid)

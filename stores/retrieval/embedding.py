@@ -43,7 +43,7 @@ class VectorIndex:
         self.model_id = model_id
         self.version = -1
         self.texts: list[str] = []
-        self.resolution_pos: list[int] = []
+        self.replaced_seen = 0  # cursor into `SubjectHistory.replaced`
         self.vecs = np.zeros((0, 0), dtype=np.float32)
 
     def cosine(self, h: SubjectHistory, task: str) -> np.ndarray:
@@ -51,14 +51,14 @@ class VectorIndex:
         enc = encoder(self.model_id)
         todo: list[int] = []
         if self.version != h.version:
-            todo = [i for i in self.resolution_pos if h.texts[i] != self.texts[i]]
+            todo = [i for i in dict.fromkeys(h.replaced[self.replaced_seen :])
+                    if i < len(self.texts) and h.texts[i] != self.texts[i]]
+            self.replaced_seen = len(h.replaced)
             for i in todo:
                 self.texts[i] = h.texts[i]
             start = len(self.texts)
             for i in range(start, len(h)):
                 self.texts.append(h.texts[i])
-                if h.roles[i] == "resolution":
-                    self.resolution_pos.append(i)
             todo += list(range(start, len(h)))
         batch = [self.texts[i] for i in todo if self.texts[i].strip()]
         out = enc.encode(batch + [task]) if task.strip() else enc.encode(batch)

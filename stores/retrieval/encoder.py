@@ -2,7 +2,9 @@
 
 One `Encoder` per (model id, cache folder) per process (`encoder()`), one loaded model per
 model id per process, loaded lazily: a run whose texts are all cached never imports torch.
-Loading the model sets torch to `$SUPPORTBENCH_TORCH_THREADS` intra-op threads (default 1).
+Loading the model sets torch's intra-op threads to `torch_threads()`: this process's share of
+the cores (the cores divided by the run's worker processes, at least 1), or
+`$SUPPORTBENCH_TORCH_THREADS` when set.
 
 Cache layout: `<root>/embeddings/<model slug>/part-<pid>-<random>.npz`, each part holding
 `keys` (sha256 digests, one row of 32 uint8 each) and `vecs` (float32, normalized). `<root>` is
@@ -38,6 +40,9 @@ BATCH_SIZE = 64
 COMPACT_AT = 64
 """Merge the parts of a cache folder when a process finds more than this many."""
 
+_WORKERS = 1
+"""How many processes of one run share this machine's cores (set in each worker by the pool)."""
+
 _MODELS: dict[str, object] = {}
 _ENCODERS: dict[tuple[str, str], "Encoder"] = {}
 _LOCK = threading.Lock()
@@ -61,6 +66,39 @@ def model_problem(model_id: str) -> str | None:
             "(nothing is downloaded)")
 
 
+def set_worker_share(workers: int) -> None:
+    """Declare that this process is one of `workers` processes of a run, each encoding with
+    its share of the cores (before the model is loaded; a loaded model keeps its threads)."""
+    global _WORKERS
+    _WORKERS = max(1, int(workers))
+
+
+def cores() -> int:
+    """CPU cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def torch_threads(workers: int | None = None) -> int:
+    """Intra-op threads for torch in a process of a run with `workers` processes (default:
+    this process's share, `set_worker_share`): `$SUPPORTBENCH_TORCH_THREADS` when set, else
+    cores // workers, at least 1. Oversubscribed threads were measured ~30x slower per encode
+    on a busy 2-core machine, and two threads encode a suite in ~0.77x one thread's time when a
+    single process has both cores."""
+    env = os.environ.get("SUPPORTBENCH_TORCH_THREADS", "").strip()
+    if env:
+        try:
+            n = int(env)
+        except ValueError:
+            raise ValueError(f"SUPPORTBENCH_TORCH_THREADS must be a whole number of threads, got {env!r}") from None
+        if n < 1:
+            raise ValueError(f"SUPPORTBENCH_TORCH_THREADS must be at least 1, got {n}")
+        return n
+    return max(1, cores() // max(1, workers if workers is not None else _WORKERS))
+
+
 def load_model(model_id: str = DEFAULT_MODEL):
     """The SentenceTransformer for `model_id`, loaded once per process, on CPU, offline;
     `ModelUnavailable` at once when there is no such model here."""
@@ -80,10 +118,9 @@ def load_model(model_id: str = DEFAULT_MODEL):
                 path = str(Path(model_id).expanduser())  # a local folder; nothing is ever downloaded
             import torch
 
-            # One intra-op thread per process unless told otherwise: runs shard scenarios over
-            # worker processes, and oversubscribed torch threads made a 2-text encode ~30x slower
-            # (488 ms vs 17 ms measured on a busy 2-core machine).
-            torch.set_num_threads(int(os.environ.get("SUPPORTBENCH_TORCH_THREADS", "1")))
+            # this process's share of the cores (see torch_threads): the run's processes together
+            # never ask for more threads than there are cores
+            torch.set_num_threads(torch_threads())
             m = _MODELS[model_id] = SentenceTransformer(path, device="cpu")
         return m
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Annotated, ClassVar, Literal
 
 import numpy as np
@@ -39,6 +40,33 @@ class TfidfParams:
     """`rank` or `chronological` order of the packed lines."""
 
 
+@lru_cache(maxsize=16)
+def _term_counts(ngram_min: int, ngram_max: int, stop_words: bool):
+    """`text, sublinear -> (terms, weighted tf)` for one analyzer configuration: the distinct
+    terms of the text in first-occurrence order and their term frequencies (`1 + log(tf)` when
+    sublinear). Memoized per text and shared by every instance with the same configuration, so
+    the replays of a run analyze each text once (the result is a pure function of the text)."""
+    analyzer = CountVectorizer(
+        lowercase=True,
+        token_pattern=TOKEN_PATTERN,
+        ngram_range=(ngram_min, ngram_max),
+        stop_words=sorted(STOPWORDS) if stop_words else None,
+    ).build_analyzer()
+
+    @lru_cache(maxsize=1 << 16)
+    def counts(text: str, sublinear: bool) -> tuple[tuple[str, ...], np.ndarray]:
+        c: dict[str, int] = {}
+        for term in analyzer(text):
+            c[term] = c.get(term, 0) + 1
+        tf = np.fromiter(c.values(), dtype=np.float64, count=len(c))
+        if sublinear:
+            tf = 1.0 + np.log(tf)
+        tf.flags.writeable = False  # shared between callers
+        return tuple(c), tf
+
+    return counts
+
+
 class _Index:
     """A subject's term counts and document frequencies, maintained item by item.
 
@@ -55,7 +83,7 @@ class _Index:
         self.rows: list[tuple[np.ndarray, np.ndarray]] = []  # (term ids, weighted tf)
         self.vocab: dict[str, int] = {}
         self.df = np.zeros(256, dtype=np.float64)
-        self.resolution_pos: list[int] = []
+        self.replaced_seen = 0  # cursor into `SubjectHistory.replaced`
         # the CSR arrays, grown geometrically as rows arrive (a replaced row triggers a rebuild)
         self.indptr = np.zeros(257, dtype=np.int64)
         self.indices = np.zeros(1024, dtype=np.int64)
@@ -64,26 +92,23 @@ class _Index:
         self.nnz = 0
 
     def _counts(self, text: str, sublinear: bool) -> tuple[np.ndarray, np.ndarray]:
-        counts: dict[int, int] = {}
-        for term in self.analyzer(text):
+        terms, tf = self.analyzer(text, sublinear)
+        ids = np.empty(len(terms), dtype=np.int64)
+        for k, term in enumerate(terms):  # ids in first-occurrence order, as counting would give
             j = self.vocab.get(term)
             if j is None:
                 j = self.vocab[term] = len(self.vocab)
                 if j >= len(self.df):
                     self.df = np.concatenate([self.df, np.zeros_like(self.df)])
-            counts[j] = counts.get(j, 0) + 1
-        ids = np.fromiter(counts, dtype=np.int64, count=len(counts))
-        tf = np.fromiter(counts.values(), dtype=np.float64, count=len(counts))
-        if sublinear:
-            tf = 1.0 + np.log(tf)
+            ids[k] = j
         return ids, tf
 
     def sync(self, h: SubjectHistory, sublinear: bool) -> None:
         if self.version == h.version:
             return
         replaced = False
-        for i in self.resolution_pos:
-            if h.texts[i] != self.texts[i]:
+        for i in dict.fromkeys(h.replaced[self.replaced_seen :]):
+            if i < len(self.texts) and h.texts[i] != self.texts[i]:
                 self.df[self.rows[i][0]] -= 1
                 self.texts[i] = h.texts[i]
                 self.rows[i] = self._counts(h.texts[i], sublinear)
@@ -99,8 +124,7 @@ class _Index:
             self.rows.append(row)
             self.df[row[0]] += 1
             self._append_csr(i, row)
-            if h.roles[i] == "resolution":
-                self.resolution_pos.append(i)
+        self.replaced_seen = len(h.replaced)
         self.version = h.version
 
     def _append_csr(self, r: int, row: tuple[np.ndarray, np.ndarray]) -> None:
@@ -130,19 +154,15 @@ class _Index:
         n = len(self.rows)
         if n == 0:
             return np.zeros(0)
-        counts: dict[int, int] = {}
-        for term in self.analyzer(task):
-            j = self.vocab.get(term)
-            if j is not None:  # terms the subject never used carry no weight, as in sklearn
-                counts[j] = counts.get(j, 0) + 1
-        if not counts:
+        terms, tf = self.analyzer(task, sublinear)
+        known = [(self.vocab.get(t), k) for k, t in enumerate(terms)]
+        known = [(j, k) for j, k in known if j is not None]  # terms the subject never used carry no weight, as in sklearn
+        if not known:
             return np.zeros(n)
         v = len(self.vocab)
         idf = np.log((1.0 + n) / (1.0 + self.df[:v])) + 1.0
-        q_ids = np.fromiter(counts, dtype=np.int64, count=len(counts))
-        q_tf = np.fromiter(counts.values(), dtype=np.float64, count=len(counts))
-        if sublinear:
-            q_tf = 1.0 + np.log(q_tf)
+        q_ids = np.fromiter((j for j, _ in known), dtype=np.int64, count=len(known))
+        q_tf = tf[[k for _, k in known]]
         q = q_tf * idf[q_ids]
         q_norm = float(np.sqrt(q @ q))
         x = self.matrix()
@@ -176,12 +196,7 @@ class TfidfRetrieval(IndexedMemory):
     def __init__(self, params: TfidfParams | None = None) -> None:
         self.params = params or TfidfParams()
         p = self.params
-        self._analyzer = CountVectorizer(
-            lowercase=True,
-            token_pattern=TOKEN_PATTERN,
-            ngram_range=(p.ngram_min, p.ngram_max),
-            stop_words=sorted(STOPWORDS) if p.stop_words else None,
-        ).build_analyzer()
+        self._analyzer = _term_counts(p.ngram_min, p.ngram_max, p.stop_words)
         super().__init__()
         self._index: dict[str, _Index] = {}
 

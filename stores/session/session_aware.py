@@ -77,6 +77,7 @@ class SessionIndex:
 
     def __init__(self) -> None:
         self.version = -1
+        self.replaced_seen = 0  # cursor into `SubjectHistory.replaced`
         self.texts: list[str] = []
         self.words: list[frozenset[str]] = []
         self.kwords: list[frozenset[str]] = []
@@ -87,32 +88,50 @@ class SessionIndex:
             "lengths": np.zeros(64, dtype=np.int64),
         }
         self.sessions: dict[str, int] = {}
+        self.session_names: list[str] = []
+        # per session, kept in step with the history's resolution records (never recomputed by
+        # looping over every session at a probe)
+        self.scols = {"resolved": np.zeros(16, dtype=bool), "summary": np.zeros(16, dtype=bool)}
         self.turn_kw: list[set[str]] = []  # per session: keywords of its turns
         self.customer_kw: list[set[str]] = []  # per session: keywords of its customer turns
         self.summary_kw: list[frozenset[str]] = []  # per session: keywords of its resolution summary
         self._prior: list[frozenset[str] | None] = []  # per session: turns | summary, built on demand
-        self.resolution_pos: list[int] = []
         self.postings: dict[str, dict[str, list[int]]] = {"words": {}, "keywords": {}}
-        self._post_arrays: dict[tuple[str, str], tuple[int, np.ndarray]] = {}
+        self._post_arrays: dict[str, dict[str, tuple[int, np.ndarray]]] = {}  # kind -> word -> array
+        # issue keyword -> sessions whose prior keywords hold it (for the repeat test)
+        self.session_post: dict[str, list[int]] = {}
+        self._session_post_arrays: dict[str, tuple[int, np.ndarray]] = {}
 
     def sync(self, h: SubjectHistory) -> None:
         if self.version == h.version:
             return
-        for i in self.resolution_pos:
-            if h.texts[i] != self.texts[i]:
+        n = len(self.texts)
+        for i in dict.fromkeys(h.replaced[self.replaced_seen :]):
+            if i < n and h.texts[i] != self.texts[i]:
                 self._replace(i, h.texts[i])
-        for i in range(len(self.texts), len(h)):
+            if i < n:
+                self._session_flags(int(self.cols["sess"][i]), h)
+        self.replaced_seen = len(h.replaced)
+        for i in range(n, len(h)):
             self._add(i, h)
         self.version = h.version
+
+    def _session_flags(self, s: int, h: SubjectHistory) -> None:
+        name = self.session_names[s]
+        self.scols["resolved"][s] = h.is_resolved(name)
+        self.scols["summary"][s] = bool(h.summaries.get(name, "").strip())
 
     def _add(self, i: int, h: SubjectHistory) -> None:
         text, role = h.texts[i], h.roles[i]
         s = self.sessions.setdefault(h.sessions[i], len(self.sessions))
         if s == len(self.turn_kw):
+            self.session_names.append(h.sessions[i])
             self.turn_kw.append(set())
             self.customer_kw.append(set())
             self.summary_kw.append(frozenset())
             self._prior.append(None)
+            if s >= len(self.scols["resolved"]):
+                self.scols = {k: np.concatenate([v, np.zeros_like(v)]) for k, v in self.scols.items()}
         self._prior[s] = None
         self.texts.append(text)
         if i >= len(self.cols["sess"]):  # grow the columns geometrically
@@ -123,12 +142,28 @@ class SessionIndex:
         self.cols["lengths"][i] = len(text)
         self._index_text(i, text)
         if role == RESOLUTION_ROLE:
-            self.resolution_pos.append(i)
-            self.summary_kw[s] = self.kwords[i]
+            self._set_summary(s, self.kwords[i])
+            self._session_flags(s, h)
         else:
-            self.turn_kw[s] |= self.kwords[i]
+            new = self.kwords[i] - self.turn_kw[s]
+            for w in new:
+                if w not in self.summary_kw[s]:
+                    self.session_post.setdefault(w, []).append(s)
+            self.turn_kw[s] |= new
             if role == "customer":
                 self.customer_kw[s] |= self.kwords[i]
+
+    def _set_summary(self, s: int, kw: frozenset[str]) -> None:
+        old = self.summary_kw[s]
+        for w in old - kw:
+            if w not in self.turn_kw[s]:
+                self.session_post[w].remove(s)
+        for w in kw - old:
+            if w not in self.turn_kw[s]:
+                self.session_post.setdefault(w, []).append(s)  # order is free: counts add up
+        self.summary_kw[s], self._prior[s] = kw, None
+        for w in old ^ kw:
+            self._session_post_arrays.pop(w, None)
 
     def _index_text(self, i: int, text: str) -> None:
         w, k = words(text), keywords(text)
@@ -137,10 +172,13 @@ class SessionIndex:
             self.kwords.append(k)
         else:
             self.words[i], self.kwords[i] = w, k
-        for kind, vocab in (("words", w), ("keywords", k)):
-            post = self.postings[kind]
+        for post, vocab in ((self.postings["words"], w), (self.postings["keywords"], k)):
             for word in vocab:
-                post.setdefault(word, []).append(i)
+                lst = post.get(word)
+                if lst is None:
+                    post[word] = [i]
+                else:
+                    lst.append(i)
 
     def _replace(self, i: int, text: str) -> None:
         # a resolution record re-observed with a new summary: rare, so plain list surgery
@@ -148,7 +186,7 @@ class SessionIndex:
             for word in vocab:
                 lst = self.postings[kind][word]
                 lst.remove(i)
-                self._post_arrays.pop((kind, word), None)
+                self._post_arrays.get(kind, {}).pop(word, None)
         self.texts[i] = text
         self.cols["urgent"][i] = is_urgent(text)
         self.cols["lengths"][i] = len(text)
@@ -156,12 +194,20 @@ class SessionIndex:
         for kind, vocab in (("words", self.words[i]), ("keywords", self.kwords[i])):
             for word in vocab:  # keep each posting list sorted after re-insertion
                 self.postings[kind][word].sort()
-        s = int(self.cols["sess"][i])
-        self.summary_kw[s], self._prior[s] = self.kwords[i], None
+        self._set_summary(int(self.cols["sess"][i]), self.kwords[i])
 
     def array(self, name: str) -> np.ndarray:
         """A per-item column (`sess`, `action`, `urgent`, `lengths`) aligned with the history."""
         return self.cols[name][: len(self.texts)]
+
+    def session_array(self, name: str) -> np.ndarray:
+        """A per-session column (`resolved`, `summary`: its resolution has a non-empty summary),
+        aligned with `sessions`."""
+        return self.scols[name][: len(self.session_names)]
+
+    def repeat_hits(self, current: frozenset[str]) -> np.ndarray:
+        """|current ∩ prior keywords of s| for every session s, from the inverted index."""
+        return _count_postings(self.session_post, self._session_post_arrays, current, len(self.session_names))
 
     def prior_keywords(self, s: int) -> frozenset[str]:
         """Issue keywords of session `s`: its turns plus its resolution summary."""
@@ -172,18 +218,24 @@ class SessionIndex:
 
     def hits(self, task_words: frozenset[str], kind: str) -> np.ndarray:
         """|T ∩ C| for every item, from the inverted index."""
-        counts = np.zeros(len(self.texts), dtype=np.float64)
-        post = self.postings[kind]
-        for w in task_words:
-            lst = post.get(w)
-            if not lst:
-                continue
-            cached = self._post_arrays.get((kind, w))
-            if cached is None or cached[0] != len(lst):
-                cached = (len(lst), np.asarray(lst, dtype=np.int64))
-                self._post_arrays[(kind, w)] = cached
-            counts[cached[1]] += 1.0  # positions in one posting list are unique
-        return counts
+        return _count_postings(self.postings[kind], self._post_arrays.setdefault(kind, {}), task_words, len(self.texts))
+
+
+def _count_postings(post: dict[str, list[int]], arrays: dict[str, tuple[int, np.ndarray]], keys, n: int) -> np.ndarray:
+    """For each of `n` positions, how many of `keys` list it in `post` (each list names a
+    position at most once); posting lists are turned into arrays once per length."""
+    found = []
+    for w in keys:
+        lst = post.get(w)
+        if not lst:
+            continue
+        cached = arrays.get(w)
+        if cached is None or cached[0] != len(lst):
+            cached = arrays[w] = (len(lst), np.asarray(lst, dtype=np.int64))
+        found.append(cached[1])
+    if not found:
+        return np.zeros(n, dtype=np.float64)
+    return np.bincount(np.concatenate(found), minlength=n).astype(np.float64)
 
 
 class SessionAware(IndexedMemory):
@@ -247,22 +299,24 @@ class SessionAware(IndexedMemory):
         return "overlap", np.minimum(p.overlap_max, p.overlap_max * hits / len(task))
 
     def _repeat_sessions(self, h: SubjectHistory, ix: SessionIndex, request: ContextRequest) -> dict[int, float]:
-        """Resolved sessions (by index) that match the current issue, with their bonus."""
+        """Resolved sessions (by index) that match the current issue, with their bonus.
+
+        `overlap_ratio(current, prior keywords of s)` for every resolved session but the
+        active one, counted through the keyword -> sessions index instead of a loop over the
+        sessions (the same quotient: the same integers divided the same way)."""
         p = self.params
         active = ix.sessions.get(request.session)
         current = set(keywords(request.task))
         if active is not None:
             current |= ix.customer_kw[active] if p.repeat_current == "customer" else ix.turn_kw[active]
-        out: dict[int, float] = {}
         if not current:
-            return out
-        current_f = frozenset(current)
-        for name, s in ix.sessions.items():
-            if s == active or not h.is_resolved(name):
-                continue
-            if overlap_ratio(current_f, ix.prior_keywords(s)) >= p.repeat_threshold:
-                out[s] = p.repeat_issue_with_summary if h.summaries.get(name, "").strip() else p.repeat_issue
-        return out
+            return {}
+        ratio = ix.repeat_hits(frozenset(current)) / len(current)
+        match = ix.session_array("resolved") & (ratio >= p.repeat_threshold)
+        if active is not None:
+            match[active] = False
+        summary = ix.session_array("summary")
+        return {int(s): (p.repeat_issue_with_summary if summary[s] else p.repeat_issue) for s in np.flatnonzero(match)}
 
     def _components(self, h: SubjectHistory, request: ContextRequest) -> tuple[dict[str, np.ndarray], frozenset[str]]:
         """Every score component per item, and the names of the sessions matched as repeats."""
@@ -280,8 +334,8 @@ class SessionAware(IndexedMemory):
             )
         rel_name, relevance = self._relevance(h, ix, request)
 
-        names = list(ix.sessions)
-        resolved = np.fromiter((h.is_resolved(s) for s in names), dtype=bool, count=len(names))
+        names = ix.session_names
+        resolved = ix.session_array("resolved")
         repeats = self._repeat_sessions(h, ix, request)
         repeat_by_session = np.zeros(len(names))
         for s, bonus in repeats.items():

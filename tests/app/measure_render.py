@@ -9,7 +9,8 @@ the router with URL parameters; by default every page with its defaults, and wit
 JSON list of `[name, url_path, {params}]` (e.g. one long transcript's case), so two versions of
 the app can be timed on the same views. Parameters may name `{run}`, replaced by the run id.
 
-A recipe for a large run (the 200-customer suite, about a minute on two cores):
+`--build` makes the runs first, in a temporary folder removed afterwards, by this recipe (the
+README's render figures are about these runs; the other way to get them is to type it):
 
     supportbench generate --customers 200 --seed 0 --out datasets/generated/c200
     supportbench run datasets/generated/c200 --workers 2 --out runs-c200 --run-id c200-main
@@ -22,8 +23,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -61,12 +65,46 @@ def render_once(view: tuple[str, str, dict], run: str, default_page: str) -> tup
     return cold, warm, bad, elements(at.main)
 
 
+RECIPE = [
+    ["generate", "--customers", "{customers}", "--seed", "0", "--out", "{tmp}/c200"],
+    ["run", "{tmp}/c200", "--workers", "2", "-q", "--out", "{tmp}/runs", "--run-id", "c200-main"],
+    ["run", "{tmp}/c200", "--strategies", "session_aware:repeat_threshold=0.15,history_stuffing,empty", "--workers", "2",
+     "-q", "--out", "{tmp}/runs", "--run-id", "c200-variant", "--name", "threshold 0.15"],
+]
+"""The module docstring's recipe, as `--build` runs it."""
+
+
+def build(tmp: Path, customers: int) -> None:
+    """Run `RECIPE` with `supportbench` into `tmp`; `$SUPPORTBENCH_RUNS` then points at its runs."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    for step in RECIPE:
+        args = [a.replace("{tmp}", str(tmp)).replace("{customers}", str(customers)) for a in step]
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "harness.cli", *args], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
+        print(f"built: supportbench {' '.join(args[:2])} ... ({time.perf_counter() - t:.0f} s)")
+    os.environ["SUPPORTBENCH_RUNS"] = str(tmp / "runs")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("run", nargs="?")
     ap.add_argument("--views", help="JSON file: a list of [name, url_path, {params}]")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--build", action="store_true", help="make the runs of the recipe first (module docstring)")
+    ap.add_argument("--customers", type=int, default=200, help="with --build: customers of the generated suite")
     args = ap.parse_args()
+    if args.build:
+        tmp = Path(tempfile.mkdtemp(prefix="supportbench-render-"))
+        try:
+            build(tmp, args.customers)
+            args.run = args.run or "c200-main"
+            return _measure(args)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return _measure(args)
+
+
+def _measure(args) -> int:
     sys.path.insert(0, str(ROOT))
     import app as router
 

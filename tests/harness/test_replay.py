@@ -241,3 +241,25 @@ def test_the_events_table_carries_turn_gold_signals_and_faults(tmp_path):
                                          "signal": "rma_closed", "ref": "RMA 5531", "fault": None}
     assert rows["fault:locker_up"]["kind"] == "fault" and rows["fault:locker_up"]["fault"] == "locker_up"
     assert probes == 1
+
+
+class RemembersEveryDelivery(HistoryStuffing):
+    """Not idempotent: a turn delivered twice is remembered twice (the second copy under a new id)."""
+
+    def observe(self, event):
+        from dataclasses import replace
+
+        from stores.protocol import Turn
+
+        if isinstance(event, Turn) and self.memory.history(event.subject).position(event.id) is not None:
+            event = replace(event, id=event.id + "'")
+        super().observe(event)
+
+
+def test_idempotency_fails_a_strategy_that_remembers_a_redelivered_turn_twice(tmp_path, monkeypatch):
+    from stores import registry
+
+    monkeypatch.setitem(registry.REGISTRY, "doubles", f"{__name__}:RemembersEveryDelivery")
+    r = execute([on_story()], parse_specs("doubles"), tmp_path)
+    status, why = scores_of(r.path, "doubles")["idempotency"]
+    assert status == "fail" and "p (with every event delivered twice)" in why and "after reset" not in why

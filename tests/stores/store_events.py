@@ -58,3 +58,34 @@ def two_customer_history() -> list:
 def forget(subject, when) -> Forget:
     """A deletion request."""
     return Forget(subject=subject, at=when)
+
+
+RANDOM_WORDS = ("invoice csv export 502 timeout login sso saml password reset urgent outage down blocked "
+                "asap p1 p10 sla slack escalated download refund card sync crash ios android webhook api "
+                "fixed again still please thanks the a it we broken critical deadline markdown").split()
+
+
+def random_history(rng, n_events: int, subject: str = "acme", sessions: int = 6, in_order: bool = True) -> list:
+    """`n_events` random turns and resolution records of one customer, for property tests.
+
+    Sessions are revisited, resolved, reopened (`open`), closed `unresolved` and resolved again
+    with a new summary (a record replaced in place); texts mix issue words, urgency markers and
+    their look-alikes; some turns are short chatter. With `in_order`, times never go back;
+    without, about one event in ten is stamped earlier than the one before."""
+    events: list = []
+    t = T0
+    for k in range(n_events):
+        t += timedelta(minutes=rng.choice((0, 1, 3, 20, 90, 60 * 30, 60 * 24 * 8)))
+        when = t if in_order or rng.random() > 0.1 else t - timedelta(hours=rng.randint(1, 400))
+        s = f"s{rng.randrange(sessions)}"
+        if rng.random() < 0.15:
+            status = rng.choice(("resolved", "resolved", "unresolved", "open"))
+            summary = " ".join(rng.sample(RANDOM_WORDS, rng.randint(0, 4)))
+            events.append(Resolution(subject=subject, session=s, status=status, summary=summary, at=when))
+        else:
+            role = rng.choice(("customer", "customer", "agent"))
+            words = rng.sample(RANDOM_WORDS, rng.randint(1, 7))
+            events.append(Turn(id=f"t{k}", subject=subject, session=s, role=role,
+                               kind="action" if role == "agent" and rng.random() < 0.3 else "message",
+                               text=" ".join(words), at=when))
+    return events

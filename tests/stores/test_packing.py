@@ -64,3 +64,41 @@ def test_chronological_rendering_orders_by_time_not_rank():
     h = _history(turn("old", "old message", 0), turn("new", "new message", 5))
     b = pack(h, _req(500), {"s": np.array([1.0, 2.0])}, render="chronological")
     assert b.text.index("old message") < b.text.index("new message")
+
+
+def test_a_bundle_keeps_the_lines_it_was_packed_with_after_the_history_changes():
+    m = MemoryStore()
+    m.observe(turn("a", "export fails", 0))
+    m.observe(resolve("s1", "cleared the cache", 5))
+    h = m.history("c1")
+    b = pack(h, _req(500), {"s": np.array([1.0, 2.0])})
+    m.observe(resolve("s1", "reopened: the cache was not it", 9, status="open"))  # replaced in place, later
+    m.observe(turn("b", "still failing", 10))
+    assert len(b.candidates) == 2
+    assert [c.text for c in b.candidates][0].endswith("resolution, resolved: cleared the cache")
+    assert b.candidates.item_ids == ["s1#resolution", "a"]
+    assert h.lines[1].endswith("resolution, open: reopened: the cache was not it")
+
+
+def test_the_count_of_a_packed_text_is_its_true_count_with_or_without_adding_lines(monkeypatch):
+    import random
+
+    import stores.packing as packing
+    from store_events import random_history
+
+    rng = random.Random(5)
+    for trial in range(30):
+        m = MemoryStore()
+        for e in random_history(rng, rng.randint(1, 60), subject="c1"):
+            m.observe(e)
+        h = m.history("c1")
+        scores = np.array([rng.random() for _ in range(len(h))])
+        budget = rng.randint(5, 400)
+        eligible = np.array([rng.random() < 0.8 for _ in range(len(h))], dtype=bool)
+        fast = pack(h, _req(budget), {"s": scores}, eligible=eligible, render=rng.choice(("rank", "chronological")))
+        assert fast.tokens == count_tokens(fast.text) <= budget
+        monkeypatch.setattr(packing, "lines_add_up", lambda: False)
+        whole = pack(h, _req(budget), {"s": scores}, render="rank")
+        monkeypatch.undo()
+        again = pack(h, _req(budget), {"s": scores}, render="rank")
+        assert (whole.text, whole.tokens, whole.candidates.reasons) == (again.text, again.tokens, again.candidates.reasons)

@@ -178,3 +178,33 @@ def test_repeat_current_customer_takes_the_current_issue_from_customer_turns_and
     ev = [*_sign_off_story(), turn("inv#3", "inv", "customer", "Password reset link expired again", at(days=3, minutes=6))]
     c = ranked(ev, request("inv", "reset link", at(days=3, minutes=7)), repeat_current="customer")
     assert c["pw#1"].components["repeat_issue"] == 6
+
+
+def test_repeat_sessions_and_resolved_flags_from_the_index_equal_a_loop_over_every_session():
+    import random
+
+    from store_events import RANDOM_WORDS, random_history
+    from stores.text import keywords, overlap_ratio
+
+    rng = random.Random(3)
+    for trial in range(40):
+        s = SessionAware()
+        history = random_history(rng, rng.randint(1, 80), sessions=rng.randint(1, 9))
+        for k, e in enumerate(history):
+            s.observe(e)
+            if rng.random() < 0.3:  # probe mid-history too, so the index is synced step by step
+                h = s.memory.history("acme")
+                live = f"s{rng.randrange(10)}"
+                req = request(live, " ".join(rng.sample(RANDOM_WORDS, 3)), e.at)
+                ix = s._synced(h)
+                got = s._repeat_sessions(h, ix, req)
+                current = set(keywords(req.task)) | (ix.turn_kw[ix.sessions[live]] if live in ix.sessions else set())
+                want = {}
+                for name in h.session_order:
+                    i = ix.sessions[name]
+                    prior = frozenset().union(*(keywords(h.texts[j]) for j in range(len(h)) if h.sessions[j] == name))
+                    if name != live and h.is_resolved(name) and current and \
+                            overlap_ratio(frozenset(current), prior) >= s.params.repeat_threshold:
+                        want[i] = 6.0 if h.summaries.get(name, "").strip() else 4.0
+                assert got == want
+                assert ix.session_array("resolved").tolist() == [h.is_resolved(n) for n in ix.session_names]

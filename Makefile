@@ -50,7 +50,7 @@ test-quick: $(STAMP) redis
 # The project's own regression gate: the canonical suite against the approved baseline.
 check: $(STAMP)
 	@mkdir -p test-artifacts
-	run=$$($(BIN)/supportbench run datasets/canonical --out test-artifacts/runs --quiet --junit test-artifacts/canonical-run.xml) && \
+	run=$$($(BIN)/supportbench run datasets/canonical --strategies default --config baselines/ci-strategies.toml --out test-artifacts/runs --quiet --junit test-artifacts/canonical-run.xml) && \
 	$(BIN)/supportbench check "$$run" --baseline baselines/canonical.json --junit test-artifacts/canonical-check.xml
 
 # Opt-in: a real local Hindsight 1.1.0 server (own venv, about 2.7 GB; PostgreSQL via pg0; no LLM,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 import sys
 
@@ -18,8 +19,10 @@ def register(sub) -> None:
     p = sub.add_parser("run", help="replay scenarios through strategies and write a run")
     p.add_argument("paths", nargs="*", help="scenario files or suite folders (default: datasets/canonical)")
     p.add_argument("--strategies", "-s", default=None,
-                   help=f"comma-separated strategies, each optionally with :key=value overrides (default: {','.join(DEFAULT_STRATEGIES)})")
-    p.add_argument("--config", help="TOML file of [[strategy]] tables (name, variant, params); added to --strategies")
+                   help=f"comma-separated strategies, each optionally with :key=value overrides; 'default' names the "
+                        f"default set (default: {','.join(DEFAULT_STRATEGIES)})")
+    p.add_argument("--config", help="TOML file of [[strategy]] tables (name, variant, params); added to --strategies "
+                                    "(with --config alone, only its strategies run: add '-s default' to keep the default set)")
     p.add_argument("--policies", "-p", default=None,
                    help="comma-separated decision policies, each optionally with :key=value overrides "
                         f"(default: {','.join(DEFAULT_POLICIES)}; 'none' for no decision axis)")
@@ -45,9 +48,14 @@ def register(sub) -> None:
     p.set_defaults(func=main)
 
 
+def expand_default(text: str) -> str:
+    """`text` with each bare `default` item replaced by the default strategies."""
+    return re.sub(r"(?:(?<=^)|(?<=,))default(?=,|$)", ",".join(DEFAULT_STRATEGIES), text)
+
+
 def specs_from(args) -> list:
     try:
-        specs = parse_specs(args.strategies) if args.strategies else []
+        specs = parse_specs(expand_default(args.strategies)) if args.strategies else []
         if getattr(args, "config", None):
             specs += load_config(args.config)
         if not specs:

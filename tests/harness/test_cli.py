@@ -52,3 +52,29 @@ def test_run_name_is_kept_in_the_manifest_and_listed(tmp_path, capsys, monkeypat
     monkeypatch.setenv("COLUMNS", "200")
     assert main(["ls", "runs"]) == 0
     assert "threshold 0.15" in capsys.readouterr().out
+
+
+def test_strategies_default_names_the_default_set_and_a_config_adds_to_it(tmp_path):
+    from types import SimpleNamespace
+
+    from harness.cli.run import specs_from
+    from stores.registry import DEFAULT_STRATEGIES
+
+    config = tmp_path / "more.toml"
+    config.write_text('[[strategy]]\nname = "tfidf"\nexpiry = true\n')
+    both = specs_from(SimpleNamespace(strategies="default", config=str(config)))
+    assert [s.label for s in both] == [*DEFAULT_STRATEGIES, "tfidf[expiry]"]
+    alone = specs_from(SimpleNamespace(strategies=None, config=str(config)))
+    assert [s.label for s in alone] == ["tfidf[expiry]"]
+    # an override whose value is the word default is not the set
+    assert [s.label for s in specs_from(SimpleNamespace(strategies="session_aware:expiry=on", config=None))] == ["session_aware[expiry]"]
+
+
+def test_default_given_twice_with_a_member_is_exit_2(capsys):
+    from types import SimpleNamespace
+
+    from harness.cli.run import specs_from
+
+    with pytest.raises(SystemExit) as e:
+        specs_from(SimpleNamespace(strategies="tfidf,default", config=None))
+    assert e.value.code == 2 and "tfidf given twice" in capsys.readouterr().err

@@ -124,6 +124,7 @@ def desktop(browser):
 def test_page_renders_in_chromium(server, desktop, name, path, params, expect, scroll):
     text = desktop.open(link(server, path, {"run": MAIN, **params}), expect, timeout=90)
     assert "Traceback" not in text and "Something went wrong" not in text
+    assert "Deploy" not in text  # a local workbench: the toolbar has no deploy button (client.toolbarMode)
     if scroll:
         scroll_to(desktop, scroll)
     shot = ARTIFACTS / f"{name}.png"

@@ -260,6 +260,19 @@ class Overlap:
     """The suites run B ran."""
 
 
+def runs_overlap(res_a: Results, res_b: Results, run_a: str | None = None, run_b: str | None = None) -> Overlap:
+    """`case_overlap` for two runs held by two `Results` (the CLI opens each run on its own)."""
+    ra, rb = res_a.pick_run(run_a), res_b.pick_run(run_b)
+    sql = "SELECT DISTINCT scenario, coalesce(probe_id, '') AS probe_id FROM scores WHERE run = $r"
+    ka = set(res_a.df(sql, {"r": ra}).itertuples(index=False, name=None))
+    kb = set(res_b.df(sql, {"r": rb}).itertuples(index=False, name=None))
+
+    def suites(res: Results, run: str) -> tuple[str, ...]:
+        return tuple(sorted({str(d.get("suite", "?")) for d in res.manifests.get(run, {}).get("datasets", [])}))
+
+    return Overlap(len(ka), len(kb), len(ka & kb), suites(res_a, ra), suites(res_b, rb))
+
+
 def case_overlap(res: Results, run_a: str, run_b: str) -> Overlap:
     """The cases (scenario, probe; scenario-level ones with an empty probe) of two runs held by one `Results`."""
     row = res.rows("""

@@ -402,3 +402,30 @@ def test_case_overlap_counts_the_cases_two_runs_share(tmp_path, approved):
         same = case_overlap(res, "good", "good")
     assert none.shared == 0 and none.a == 4 and none.b == 2  # two probes and two whole-scenario cases; one and one
     assert same.shared == same.a == same.b == 4
+
+
+def test_the_cli_pairs_a_variant_with_its_base_when_asked(tmp_path, capsys):
+    base = run(tmp_path, "base", strategies=[StrategySpec("history_stuffing")])
+    variant = run(tmp_path, "variant", strategies=[StrategySpec("history_stuffing", (("include_resolutions", False),))])
+    label = "history_stuffing[include_resolutions=False]"
+    assert main(["compare", str(base), str(variant), "--format", "md"]) == 0
+    out = capsys.readouterr()
+    assert "history_stuffing -> " not in out.out  # labels differ: by label nothing pairs...
+    assert f"--pair history_stuffing '{label}' compares them" in out.err  # ...and the command says how to pair them
+    assert main(["compare", str(base), str(variant), "--pair", "history_stuffing", label, "--format", "md",
+                 "--fail-on-regression"]) == 1  # the variant drops the resolution the repeat needs
+    paired = capsys.readouterr().out
+    assert f"| history_stuffing -> {label} | recall |" in paired
+    assert main(["compare", str(base), str(variant), "--pair", "history_stuffing", "nope"]) == 2
+    assert "cannot pair nope" in capsys.readouterr().err
+    assert main(["compare", str(base), "--pair", "a", "b"]) == 2
+
+
+def test_the_cli_warns_loudly_when_two_runs_share_no_case(tmp_path, approved, capsys):
+    _, good, _ = approved
+    other = run(tmp_path, "other", scenarios=[needs_fix("elsewhere")])
+    assert main(["compare", str(good), str(other)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: the two runs share no case (4 cases" in err and "against 2" in err
+    assert main(["compare", str(good), str(good)]) == 0
+    assert "share no case" not in capsys.readouterr().err

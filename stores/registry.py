@@ -21,7 +21,6 @@ import importlib
 import json
 import math
 import os
-import re
 import tomllib
 from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any, get_type_hints
 
 from stores.params import SECRET, hashed_params, secret_fields, secret_problems, secret_values, with_environment
 from stores.protocol import contract_problems
+from stores.spec_text import check_variant, flatten, split_list, split_spec
 
 REGISTRY: dict[str, str] = {
     "history_stuffing": "stores.retrieval.history_stuffing:HistoryStuffing",
@@ -240,18 +240,6 @@ def _check_relations(owner: str, params: Any) -> None:
                 raise SpecError(f"strategy {owner!r} parameter {f.name!r}={value!r}: must be {rel.expected()} ({other!r})")
 
 
-def _parse_value(raw: str) -> Any:
-    low = raw.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    for conv in (int, float):
-        try:
-            return conv(raw)
-        except ValueError:
-            pass
-    return raw
-
-
 _ON = {"on": True, "true": True, "yes": True, "1": True, "off": False, "false": False, "no": False, "0": False}
 
 
@@ -281,22 +269,8 @@ def split_expiry(owner: str, overrides: list[tuple[str, Any]]) -> tuple[list[tup
 def parse_spec(text: str) -> StrategySpec:
     """`name`, `name:key=value,key=value` or `name[variant]:key=value` (`expiry=on` and
     `expiry.<rule>=value` switch on and tune the expiry stage)."""
-    text = text.strip()
-    head, _, tail = text.partition(":")
-    variant = ""
-    if "[" in head:
-        if not head.endswith("]"):
-            raise SpecError(f"bad strategy spec {text!r}: expected name[variant]")
-        head, _, variant = head[:-1].partition("[")
-        _check_variant(variant, f"bad strategy spec {text!r}: ")
+    head, variant, overrides = split_spec(text, "strategy", SpecError)
     strategy_class(head)  # fail early on unknown names
-    overrides = []
-    if tail:
-        for part in tail.split(","):
-            k, eq, v = part.partition("=")
-            if not eq or not k.strip():
-                raise SpecError(f"bad strategy spec {text!r}: expected key=value, got {part!r}")
-            overrides.append((k.strip(), _parse_value(v.strip())))
     own, stage = split_expiry(head, overrides)
     spec = StrategySpec(head, tuple(sorted(own)), variant, stage)
     spec.params()  # validate overrides now, not midway through a run
@@ -309,37 +283,7 @@ def parse_specs(text: str) -> list[StrategySpec]:
 
     Overrides bind to the strategy before them: `tfidf,session_aware:recency=half_life,half_life_days=14`.
     """
-    specs: list[str] = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        if "=" in part and ":" not in part and specs:
-            specs[-1] += "," + part
-        else:
-            specs.append(part)
-    return [parse_spec(s) for s in specs]
-
-
-VARIANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-"""A variant name: it becomes part of the label `name[variant]`, so no brackets, commas or spaces."""
-
-
-def _check_variant(variant: Any, where: str) -> str:
-    if not isinstance(variant, str) or (variant and not VARIANT.fullmatch(variant)):
-        raise SpecError(f"{where}variant {variant!r}: expected a name of letters, digits, '_', '.' and '-'")
-    return variant
-
-
-def _flatten(params: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    """`{health: {sla_resolution_hours: 48}}` -> `[("health.sla_resolution_hours", 48)]`."""
-    out: list[tuple[str, Any]] = []
-    for key, value in params.items():
-        if isinstance(value, dict):
-            out += _flatten(value, f"{prefix}{key}.")
-        else:
-            out.append((f"{prefix}{key}", value))
-    return out
+    return [parse_spec(s) for s in split_list(text)]
 
 
 def load_config(path: str | Path) -> list[StrategySpec]:
@@ -377,12 +321,12 @@ def load_config(path: str | Path) -> list[StrategySpec]:
             raise SpecError(f"{where}params: expected a table of parameter = value, got {params!r}")
         try:
             strategy_class(entry["name"])
-            items = _flatten(params)
+            items = flatten(params)
             if "expiry" in entry:  # beside name: true/false/"on"/"off", or a table of the stage's rules
                 stage = entry["expiry"]
-                items += [("expiry", "on"), *_flatten(stage, "expiry.")] if isinstance(stage, dict) else [("expiry", stage)]
+                items += [("expiry", "on"), *flatten(stage, "expiry.")] if isinstance(stage, dict) else [("expiry", stage)]
             own, stage_rules = split_expiry(entry["name"], items)
-            spec = StrategySpec(entry["name"], tuple(sorted(own)), _check_variant(entry.get("variant", ""), ""), stage_rules)
+            spec = StrategySpec(entry["name"], tuple(sorted(own)), check_variant(entry.get("variant", ""), "", SpecError), stage_rules)
             spec.params()
             spec.expiry_params()
         except SpecError as e:

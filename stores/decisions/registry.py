@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, get_type_hints
 
+from stores.spec_text import check_variant, flatten, split_list, split_spec
+
 POLICIES: dict[str, str] = {
     "session_state": "stores.decisions.session_state:SessionState",
     "per_message": "stores.decisions.per_message:PerMessage",
@@ -113,34 +115,10 @@ def _apply(owner: str, base: Any, items: list[tuple[str, Any]]) -> Any:
         raise PolicySpecError(f"policy {owner!r}: {e}") from None
 
 
-def _value(raw: str) -> Any:
-    low = raw.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    for conv in (int, float):
-        try:
-            return conv(raw)
-        except ValueError:
-            pass
-    return raw
-
-
 def parse_policy(text: str) -> PolicySpec:
     """`name`, `name:key=value,key=value` or `name[variant]:key=value`."""
-    text = text.strip()
-    head, _, tail = text.partition(":")
-    variant = ""
-    if "[" in head:
-        if not head.endswith("]"):
-            raise PolicySpecError(f"bad policy spec {text!r}: expected name[variant]")
-        head, _, variant = head[:-1].partition("[")
+    head, variant, overrides = split_spec(text, "policy", PolicySpecError)
     policy_class(head)
-    overrides = []
-    for part in tail.split(",") if tail else ():
-        k, eq, v = part.partition("=")
-        if not eq or not k.strip():
-            raise PolicySpecError(f"bad policy spec {text!r}: expected key=value, got {part!r}")
-        overrides.append((k.strip(), _value(v.strip())))
     spec = PolicySpec(head, tuple(sorted(overrides)), variant)
     spec.params()  # validate now, not midway through a run
     return spec
@@ -153,15 +131,7 @@ def parse_policies(text: str) -> list[PolicySpec]:
     """
     if text.strip().lower() == "none":
         return []
-    items: list[str] = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        if "=" in part and ":" not in part and items:
-            items[-1] += "," + part
-        else:
-            items.append(part)
+    items = split_list(text)
     specs = [parse_policy(s) for s in items]
     _no_duplicates(specs, "--policies")
     return specs
@@ -192,25 +162,15 @@ def load_policy_config(path: str | Path) -> list[PolicySpec]:
             raise PolicySpecError(f"{path}: policy[{i}]: expected keys name, variant, params; got {', '.join(sorted(entry))}")
         try:
             policy_class(entry["name"])
-            params = _flatten(entry.get("params") or {})
-            spec = PolicySpec(entry["name"], tuple(sorted(params.items())), str(entry.get("variant", "")))
+            params = flatten(entry.get("params") or {})
+            variant = check_variant(entry.get("variant", ""), "", PolicySpecError)
+            spec = PolicySpec(entry["name"], tuple(sorted(params)), variant)
             spec.params()
         except PolicySpecError as e:
             raise PolicySpecError(f"{path}: policy[{i}]: {e}") from None
         specs.append(spec)
     _no_duplicates(specs, str(path))
     return specs
-
-
-def _flatten(params: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """TOML sub-tables (`params.producers = {short_max_words = 3}`) as dotted keys."""
-    out: dict[str, Any] = {}
-    for k, v in params.items():
-        if isinstance(v, dict):
-            out.update(_flatten(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
 
 
 def describe(name: str) -> list[tuple[str, Any, str]]:

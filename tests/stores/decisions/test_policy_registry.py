@@ -77,3 +77,14 @@ def test_describe_lists_every_parameter_with_its_default_and_doc():
     assert rows["hostile_streak"][0] == 2 and "hostile" in rows["hostile_streak"][1]
     assert rows["producers.short_max_words"][0] == 4
     assert all(doc for _, doc in rows.values())
+
+
+def test_a_policy_variant_name_follows_the_strategy_rule(tmp_path):
+    # the label becomes `name[variant]` in every table and page: no brackets, commas or spaces
+    assert parse_policy("session_state[calm-2]:hostile_streak=3").label == "session_state[calm-2]"
+    with pytest.raises(PolicySpecError, match="variant 'calm two'"):
+        parse_policy("session_state[calm two]")
+    config = tmp_path / "p.toml"
+    config.write_text('[[policy]]\nname = "session_state"\nvariant = "a]b"\n')
+    with pytest.raises(PolicySpecError, match=r"policy\[0\]: variant 'a\]b'"):
+        load_policy_config(config)

@@ -1,0 +1,83 @@
+"""The text grammar shared by strategy and policy specs: `name`, `name[variant]`,
+`name:key=value,key=value`, lists of them, and TOML parameter tables as dotted keys.
+
+`stores.registry` (strategies) and `stores.decisions.registry` (decision policies) read specs
+the same way, so a command line that works for `--strategies` works for `--policies`; each
+registry then checks the names and parameters against its own classes. Errors are raised as the
+caller's error class, with the caller's word for what is being parsed (`strategy`, `policy`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+VARIANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+"""A variant name: it becomes part of the label `name[variant]`, so no brackets, commas or spaces."""
+
+
+def parse_value(raw: str) -> Any:
+    """`true`/`false` as booleans, then an int, then a float, else the text itself."""
+    low = raw.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for conv in (int, float):
+        try:
+            return conv(raw)
+        except ValueError:
+            pass
+    return raw
+
+
+def check_variant(variant: Any, where: str, error: type[Exception]) -> str:
+    """`variant` when it is a valid variant name (empty for none), else `error` naming `where`."""
+    if not isinstance(variant, str) or (variant and not VARIANT.fullmatch(variant)):
+        raise error(f"{where}variant {variant!r}: expected a name of letters, digits, '_', '.' and '-'")
+    return variant
+
+
+def split_spec(text: str, kind: str, error: type[Exception]) -> tuple[str, str, list[tuple[str, Any]]]:
+    """`name[variant]:k=v,k=v` as (name, variant, [(k, value), ...]), values read by `parse_value`;
+    `error` (`bad <kind> spec ...`) on a malformed variant or override."""
+    text = text.strip()
+    head, _, tail = text.partition(":")
+    variant = ""
+    if "[" in head:
+        if not head.endswith("]"):
+            raise error(f"bad {kind} spec {text!r}: expected name[variant]")
+        head, _, variant = head[:-1].partition("[")
+        check_variant(variant, f"bad {kind} spec {text!r}: ", error)
+    overrides = []
+    for part in tail.split(",") if tail else ():
+        k, eq, v = part.partition("=")
+        if not eq or not k.strip():
+            raise error(f"bad {kind} spec {text!r}: expected key=value, got {part!r}")
+        overrides.append((k.strip(), parse_value(v.strip())))
+    return head, variant, overrides
+
+
+def split_list(text: str) -> list[str]:
+    """A comma-separated list of specs, where `key=value` parts bind to the spec before them:
+    `tfidf,session_aware:recency=half_life,half_life_days=14` is two specs."""
+    items: list[str] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if "=" in part and ":" not in part and items:
+            items[-1] += "," + part
+        else:
+            items.append(part)
+    return items
+
+
+def flatten(params: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """TOML sub-tables as dotted keys: `{health: {sla_resolution_hours: 48}}` ->
+    `[("health.sla_resolution_hours", 48)]`."""
+    out: list[tuple[str, Any]] = []
+    for key, value in params.items():
+        if isinstance(value, dict):
+            out += flatten(value, f"{prefix}{key}.")
+        else:
+            out.append((f"{prefix}{key}", value))
+    return out

@@ -83,8 +83,9 @@ def cores() -> int:
 
 def torch_threads(workers: int | None = None) -> int:
     """Intra-op threads for torch in a process of a run with `workers` processes (default:
-    this process's share, `set_worker_share`): `$SUPPORTBENCH_TORCH_THREADS` when set, else
-    cores // workers, at least 1. Oversubscribed threads were measured ~30x slower per encode
+    this process's share, `set_worker_share`): `$SUPPORTBENCH_TORCH_THREADS` when set, else a
+    whole `$OMP_NUM_THREADS` of at least 1 (the variable people already set to pin threads; any
+    other value is torch's business and left alone), else cores // workers, at least 1. Oversubscribed threads were measured ~30x slower per encode
     on a busy 2-core machine, and two threads encode a suite in ~0.77x one thread's time when a
     single process has both cores."""
     env = os.environ.get("SUPPORTBENCH_TORCH_THREADS", "").strip()
@@ -96,6 +97,9 @@ def torch_threads(workers: int | None = None) -> int:
         if n < 1:
             raise ValueError(f"SUPPORTBENCH_TORCH_THREADS must be at least 1, got {n}")
         return n
+    omp = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if omp.isdigit() and int(omp) >= 1:
+        return int(omp)
     return max(1, cores() // max(1, workers if workers is not None else _WORKERS))
 
 

@@ -13,6 +13,7 @@ from stores.retrieval.encoder import cores, torch_threads
 
 def test_a_process_gets_the_cores_divided_by_the_workers_at_least_one(monkeypatch):
     monkeypatch.delenv("SUPPORTBENCH_TORCH_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     assert torch_threads(1) == cores()
     assert torch_threads(2) == max(1, cores() // 2)
     assert torch_threads(cores() * 4) == 1
@@ -20,7 +21,16 @@ def test_a_process_gets_the_cores_divided_by_the_workers_at_least_one(monkeypatc
 
 def test_the_environment_variable_overrides_the_share(monkeypatch):
     monkeypatch.setenv("SUPPORTBENCH_TORCH_THREADS", "3")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
     assert torch_threads(1) == torch_threads(8) == 3
+
+
+def test_omp_num_threads_is_honoured_when_ours_is_not_set(monkeypatch):
+    monkeypatch.delenv("SUPPORTBENCH_TORCH_THREADS", raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert torch_threads(1) == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "auto")  # not a count: the share decides
+    assert torch_threads(1) == cores()
 
 
 @pytest.mark.parametrize("value", ["0", "two", "-1"])
@@ -39,5 +49,6 @@ def test_a_bad_thread_count_is_exit_2_before_any_work(monkeypatch, tmp_path, cap
 
 def test_the_manifest_records_the_threads_of_each_process(monkeypatch, tmp_path):
     monkeypatch.delenv("SUPPORTBENCH_TORCH_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     r = execute([outage_story()], parse_specs("empty"), tmp_path)
     assert json.loads((r.path / "manifest.json").read_text())["execution"]["torch_threads"] == cores()

@@ -245,15 +245,20 @@ def totals_section(totals) -> None:
                "order; coverage is how many of the quality criteria shown each strategy supports. Group totals count "
                "unsupported cases as 0. Gates are in no total. Tokens are the context the model would see at a probe.")
     feeding = total_columns()
+    st.caption(order_caption(totals))
     view = totals.assign(budget_use=totals["tokens_mean"] / totals["budget_mean"], pass_rate=100 * totals["pass_rate"],
-                         coverage=[f"{int(a)} of {int(b)}" for a, b in zip(totals["supported"], totals["shown"])])[
-        ["strategy", "shared", "coverage", *(col for col, _ in feeding), "pass_rate", "cases", "failing", "unsupported",
+                         coverage=[f"{int(a)} of {int(b)}" for a, b in zip(totals["supported"], totals["shown"])],
+                         interval=[f"{lo:.2f}–{hi:.2f}" if lo == lo and hi == hi else "–"
+                                   for lo, hi in zip(totals["shared_lo"], totals["shared_hi"])])[
+        ["strategy", "shared", "interval", "coverage", *(col for col, _ in feeding), "pass_rate", "cases", "failing", "unsupported",
          "tokens_mean", "budget_use", "latency_p50", "latency_p95", "probe_errors"]]
     st.dataframe(
         view, hide_index=True, width="stretch",
         column_config={
             "shared": st.column_config.ProgressColumn("shared total", min_value=0, max_value=1, format="%.2f",
                                                       help=f"Mean over the {n_shared} quality criteria every strategy compared supports"),
+            "interval": st.column_config.TextColumn("95 % interval", help="The shared total's interval: one cluster "
+                                                    "bootstrap over scenarios for every shared criterion at once"),
             "coverage": st.column_config.TextColumn("coverage", help="Quality criteria the strategy supports, of those shown"),
             **{col: st.column_config.NumberColumn(f"total ({title})", format="%.2f",
                                                   help=f"Mean over the {title} criteria's means, equal weights, unsupported as 0")
@@ -267,6 +272,20 @@ def totals_section(totals) -> None:
             "probe_errors": "errors",
         },
     )
+
+
+def order_caption(totals) -> str:
+    """Which neighbours of the order this suite separates (the gap's paired interval above 0)."""
+    parts = []
+    for r in totals.itertuples(index=False):
+        if not isinstance(r.next_strategy, str):  # a control, or the last strategy compared
+            continue
+        verdict = "separated" if r.next_gap_lo > 0 else "not separated"
+        parts.append(f"{r.strategy} over {r.next_strategy} {verdict} (gap {r.next_gap_lo:+.2f} to {r.next_gap_hi:+.2f})")
+    if not parts:
+        return ""
+    return ("How sure the order is, from the paired 95 % interval of each gap in shared total (an interval that holds "
+            "0 means this suite does not tell the two apart): " + "; ".join(parts) + ".")
 
 
 def decision_policies() -> None:

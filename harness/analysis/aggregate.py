@@ -22,7 +22,9 @@ bootstrap is done here, in numpy. The rules (docs/criteria.md, "Aggregation and 
 
 from __future__ import annotations
 
+import warnings
 import zlib
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -349,3 +351,67 @@ def gates(res: Results, *, run: str | None = None, strategies: Sequence[str] | N
             rows.append({"strategy": s, "criterion": c, "n": n, "failing": failing,
                          "passed": None if not n else failing == 0, "cases": cases.get((s, c), [])})
     return pd.DataFrame(rows, columns=cols)
+
+
+@dataclass(frozen=True)
+class SharedSpread:
+    """How sure the shared total's order is: one cluster bootstrap over scenarios for all the
+    shared criteria at once (each resample draws whole scenarios; every criterion is recomputed
+    on that same draw, so the criteria move together as they would on another suite like this)."""
+
+    lo: dict[str, float]
+    """Per strategy, the 2.5th percentile of its resampled shared total."""
+    hi: dict[str, float]
+    """Per strategy, the 97.5th percentile."""
+    gaps: list[tuple[str, str, float, float]]
+    """For each neighbour pair in the given order: (better, next, lo, hi), the 95 % paired interval
+    of the first's shared total minus the second's; `lo > 0` means the order of the two is
+    separated, an interval holding 0 that this suite does not tell them apart."""
+
+
+def shared_spread(res: Results, strategies: Sequence[str], criteria: Sequence[str], *, run: str | None = None,
+                  seed: int = 0, where: str = "TRUE", params: Sequence[Any] = (), axis: groups.Axis | None = None,
+                  resamples: int = RESAMPLES) -> SharedSpread:
+    """The shared total's 95 % interval per strategy and the paired intervals of the gaps between
+    neighbours in `strategies`' order (best first), over the `criteria` the total averages.
+
+    A resample's criterion mean is the criterion's metric over the drawn scenarios' cases (a
+    criterion with no case in that draw is left out of that resample's total, as `totals` leaves
+    out a criterion without cases). `where`/`params` narrow the score rows as in `aggregate`."""
+    run = res.pick_run(run)
+    per = res.df(_counts_sql(axis).format(where=where), [run, *params])
+    per = per[per["criterion"].isin(list(criteria)) & per["strategy"].isin(list(strategies))]
+    names = list(strategies)
+    if per.empty or not names:
+        nan = {s: np.nan for s in names}
+        return SharedSpread(nan, dict(nan), [])
+    scenarios = sorted(per["scenario"].unique())
+    W = resample_weights(len(scenarios), "shared total", seed, resamples)
+    means = []
+    for c in criteria:
+        sub = per[per["criterion"] == c]
+        if sub.empty:
+            continue
+        metric = metric_of(c)
+
+        def matrix(col: str) -> np.ndarray:
+            return (sub.pivot_table(index="scenario", columns="strategy", values=col, aggfunc="sum")
+                    .reindex(index=scenarios, columns=names).fillna(0.0).to_numpy())
+
+        drawn = W @ matrix("n")
+        sums = {"value": W @ matrix("total"), "cases": drawn, **{k: W @ matrix(k) for k in metric.counts}}
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means.append(np.where(drawn > 0, metric.summarize(sums)["mean"], np.nan))
+    if not means:
+        nan = {s: np.nan for s in names}
+        return SharedSpread(nan, dict(nan), [])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=RuntimeWarning)  # a resample with no case at all: NaN
+        total = np.nanmean(np.stack(means), axis=0)  # resamples x strategies
+    lo, hi = _interval(total)
+    gaps = []
+    for j in range(len(names) - 1):
+        diff = total[:, j] - total[:, j + 1]
+        d_lo, d_hi = _interval(diff[:, None])
+        gaps.append((names[j], names[j + 1], float(d_lo[0]), float(d_hi[0])))
+    return SharedSpread(dict(zip(names, lo.tolist())), dict(zip(names, hi.tolist())), gaps)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any, Sequence
 
+import numpy as np
 import pandas as pd
 
 from stores.expiry import EXPIRY_PREFIXES
@@ -137,9 +138,12 @@ def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.Da
     quality criteria every strategy shown but the controls supports, with `shared_criteria`, and
     the coverage `supported` of `shown`; one total per group that feeds one: `total` over the core
     criteria, `extra` over the extras), cases, failing and unsupported counts, tokens and latency
-    at probes; best shared total first. Gates are in no total (`gate_table`).
+    at probes; best shared total first, with `shared_lo`/`shared_hi` (its 95 % interval) and
+    `next_strategy`, `next_gap_lo`/`next_gap_hi` (the next strategy compared and the paired interval of the gap to it:
+    above 0 means separated; `harness.analysis.aggregate.shared_spread`). Gates are in no total
+    (`gate_table`).
     """
-    from harness.analysis.aggregate import aggregate, comparison_of, control_labels, totals
+    from harness.analysis.aggregate import aggregate, comparison_of, control_labels, shared_criteria, shared_spread, totals
     from harness.criteria import groups
 
     # the filters narrow every query here by a WHERE clause; the caller's views stay as they are
@@ -172,6 +176,17 @@ def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.Da
     """, pparams)
     out = tot.merge(per, on="strategy", how="left").merge(cost, on="strategy", how="left")
     out = out.sort_values(["shared", "strategy"], ascending=[False, True], na_position="last").reset_index(drop=True)
+    # how sure the order is: the shared total's interval, and whether each row is separated from the next
+    controls = control_labels(res, run)
+    compared = [s for s in out["strategy"] if s not in controls] or list(out["strategy"])
+    spread = shared_spread(res, compared, shared_criteria(agg, comparison_of(list(dict.fromkeys(agg["strategy"])), controls)),
+                           run=run, seed=run_seed(res), where=where, params=params, axis="strategy")
+    gap = {a: (lo, hi) for a, _, lo, hi in spread.gaps}
+    out["next_strategy"] = out["strategy"].map({a: b for a, b, _, _ in spread.gaps})
+    out["shared_lo"] = out["strategy"].map(spread.lo)
+    out["shared_hi"] = out["strategy"].map(spread.hi)
+    out["next_gap_lo"] = out["strategy"].map(lambda s: gap.get(s, (np.nan, np.nan))[0])
+    out["next_gap_hi"] = out["strategy"].map(lambda s: gap.get(s, (np.nan, np.nan))[1])
     return cells, out
 
 

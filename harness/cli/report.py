@@ -68,7 +68,7 @@ def _cells(df: pd.DataFrame, gates: pd.DataFrame | None, comparison: list[str] |
 
 def as_json(run_id: str, df: pd.DataFrame, gates: pd.DataFrame | None = None,
             comparison: list[str] | None = None, policies: pd.DataFrame | None = None,
-            policy_gates: pd.DataFrame | None = None) -> dict[str, Any]:
+            policy_gates: pd.DataFrame | None = None, spread: Any = None) -> dict[str, Any]:
     """`{"run": ID, "shared_criteria": [...], "strategies": {NAME: {KEY: cell, ..., "totals": {...}}},
     "policies": {NAME: {KEY: cell, ..., "totals": {...}}}}`.
 
@@ -81,13 +81,23 @@ def as_json(run_id: str, df: pd.DataFrame, gates: pd.DataFrame | None = None,
     `{"shared", "coverage": [supported, shown], <group>: ...}`: the shared headline total over
     `shared_criteria` (the quality criteria every strategy of the comparison supports), the
     strategy's coverage of the quality criteria shown, and one total per group that feeds one
-    (`core`, `extra`, `reply`). `policies` holds the decision policies' cells the same way (their
+    (`core`, `extra`, `reply`), with `shared_lo`/`shared_hi`, the shared total's 95 % interval by
+    one cluster bootstrap over scenarios for all shared criteria at once (`spread`,
+    `harness.analysis.aggregate.shared_spread`); `shared_gaps` gives, for each neighbour pair in
+    the order, the paired interval of the gap and whether it is separated. `policies` holds the decision policies' cells the same way (their
     criteria, gates such as `irreversible_errors` with its count, and totals: `shared`, coverage
     and `decisions`); empty when the run has none."""
     strategies, shared = _cells(df, gates, comparison, "strategy")
+    gaps = []
+    if spread is not None:
+        for s, cells in strategies.items():
+            if "totals" in cells and s in spread.lo:
+                cells["totals"]["shared_lo"], cells["totals"]["shared_hi"] = _num(spread.lo[s]), _num(spread.hi[s])
+        gaps = [{"better": a, "next": b, "lo": _num(lo), "hi": _num(hi), "separated": bool(lo > 0)}
+                for a, b, lo, hi in spread.gaps]
     none = pd.DataFrame(columns=df.columns)
     pols, _ = _cells(policies if policies is not None else none, policy_gates, None, "policy")
-    return {"run": run_id, "shared_criteria": shared, "strategies": strategies, "policies": pols}
+    return {"run": run_id, "shared_criteria": shared, "shared_gaps": gaps, "strategies": strategies, "policies": pols}
 
 
 def _f(x: Any, digits: int = 2) -> str:
@@ -129,7 +139,7 @@ def _label(crit: str, d: pd.DataFrame, strategies: list[str], titled: bool, mark
 
 
 def grid(df: pd.DataFrame, titled: bool = True, comparison: list[str] | None = None,
-         strategies: list[str] | None = None, axis: str = "strategy") -> tuple[list[str], list[list[str]]]:
+         strategies: list[str] | None = None, axis: str = "strategy", spread: Any = None) -> tuple[list[str], list[list[str]]]:
     """Rows = the quality criteria (doc order), then the shared headline total, each strategy's
     coverage and one total per group that feeds one; columns = `strategies` (default: best shared
     total first). Gates are in `gate_grid`. `axis`: `policy` for the decision policies' frame."""
@@ -145,6 +155,9 @@ def grid(df: pd.DataFrame, titled: bool = True, comparison: list[str] | None = N
     t = totals(df, comparison, axis).set_index("strategy")
     n_shared = len(shared_criteria(df, comparison, axis))
     rows.append([f"shared total ({n_shared} criteria all support)"] + [_f(t.loc[s, "shared"]) for s in strategies])
+    if spread is not None:
+        rows.append(["shared total, 95 % interval"] + [f"[{_f(spread.lo[s])}–{_f(spread.hi[s])}]" if s in spread.lo else "–"
+                                                       for s in strategies])
     rows.append(["coverage (supported of shown)"]
                 + [f"{int(t.loc[s, 'supported'])} of {int(t.loc[s, 'shown'])}" for s in strategies])
     for g in groups.totals(axis):
@@ -185,6 +198,17 @@ def gate_failures(gates: pd.DataFrame, strategies: list[str]) -> list[str]:
     return out
 
 
+def order_note(spread: Any) -> str:
+    """Which neighbours of the order the suite separates: `a` over `b` only where the paired 95 %
+    interval of the gap in shared total is above 0."""
+    parts = []
+    for a, b, lo, hi in spread.gaps:
+        verdict = "separated" if lo > 0 else "not separated"
+        parts.append(f"{a} over {b}: gap interval [{_f(lo, 3)}, {_f(hi, 3)}], {verdict}")
+    return ("How sure the order is (one cluster bootstrap over scenarios for every shared criterion at once; an "
+            "interval that holds 0 means this suite does not tell the two apart): " + "; ".join(parts) + ".")
+
+
 def metric_note(criteria) -> str:
     """`For repeat-issue detection the mean is F1, with precision (P) and recall (R). ` for each
     of `criteria` whose metric is not the plain mean."""
@@ -206,7 +230,7 @@ def metric_note(criteria) -> str:
 
 def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int, gates: pd.DataFrame | None = None,
              comparison: list[str] | None = None, controls: set[str] = frozenset(),
-             policies: pd.DataFrame | None = None, policy_gates: pd.DataFrame | None = None) -> str:
+             policies: pd.DataFrame | None = None, policy_gates: pd.DataFrame | None = None, spread: Any = None) -> str:
     from harness.analysis.aggregate import RESAMPLES, shared_criteria
 
     lines = [f"# supportbench report: run {run_id}", ""]
@@ -218,7 +242,7 @@ def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int, g
     if df.empty:
         return "\n".join(lines)
     strategies = ranked(df, comparison, controls)
-    _, rows = grid(df, comparison=comparison, strategies=strategies)
+    _, rows = grid(df, comparison=comparison, strategies=strategies, spread=spread)
     shared = shared_criteria(df, comparison)
     lines += ["| criterion | " + " | ".join(strategies) + " |", "| --- |" + " --- |" * len(strategies)]
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
@@ -235,6 +259,8 @@ def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int, g
         "cluster bootstrap over scenarios (`pass_interval` names the one to read), are in `--format json`.",
         "",
     ]
+    if spread is not None and spread.gaps:
+        lines += [order_note(spread), ""]
     if gates is not None and len(gates):
         g_rows = gate_grid(df, gates, strategies)
         lines += ["## Gates", "",
@@ -269,7 +295,8 @@ def _policy_md(policies: pd.DataFrame, policy_gates: pd.DataFrame | None) -> lis
 def main(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from harness.analysis.aggregate import aggregate, comparison_of, control_labels, gates, quality_criteria
+    from harness.analysis.aggregate import (aggregate, comparison_of, control_labels, gates, quality_criteria,
+                                            shared_criteria, shared_spread)
     from harness.analysis.results import Results, resolve_run
     from harness.run.runstore import write_text_atomic
 
@@ -287,8 +314,11 @@ def main(args: argparse.Namespace) -> int:
         gate_rows = gates(res, strategies=list(dict.fromkeys(df["strategy"])))
         pol = aggregate(res, seed=seed, axis="policy")
         pol_gates = gates(res, strategies=list(dict.fromkeys(pol["strategy"])), axis="policy", limit=50)
+        compared = [s for s in ranked(df, comparison, controls) if s in set(comparison)]  # controls decide no order
+        spread = (shared_spread(res, compared, shared_criteria(df, comparison), seed=seed, axis="strategy")
+                  if not df.empty else None)
     run_id = manifest.get("run_id", path.name)
-    md = markdown(run_id, df, args.all, seed, gate_rows, comparison, controls, pol, pol_gates)
+    md = markdown(run_id, df, args.all, seed, gate_rows, comparison, controls, pol, pol_gates, spread)
     written = True
     try:
         write_text_atomic(path / "report.md", md)
@@ -296,7 +326,7 @@ def main(args: argparse.Namespace) -> int:
         written = False
         console.print(f"warning: could not write {path / 'report.md'}: {(e.strerror or str(e)).lower()}")
     if args.format == "json":
-        sys.stdout.write(json.dumps(as_json(run_id, df, gate_rows, comparison, pol, pol_gates), indent=2, allow_nan=False) + "\n")
+        sys.stdout.write(json.dumps(as_json(run_id, df, gate_rows, comparison, pol, pol_gates, spread), indent=2, allow_nan=False) + "\n")
         return 0
     if args.format == "md":
         sys.stdout.write(md)
@@ -321,7 +351,7 @@ def main(args: argparse.Namespace) -> int:
             console.print(f"report written to {path / 'report.md'}")
         return 0
     strategies = ranked(df, comparison, controls)
-    _, rows = grid(df, titled=False, comparison=comparison, strategies=strategies)
+    _, rows = grid(df, titled=False, comparison=comparison, strategies=strategies, spread=spread)
     table = Table(title=f"run {run_id}: mean [95% interval], best shared total first", title_justify="left")
     table.add_column("criterion", overflow="fold")
     for s in strategies:
@@ -332,6 +362,8 @@ def main(args: argparse.Namespace) -> int:
     for r in gate_grid(df, gate_rows, strategies, titled=False):
         table.add_row(*r)
     out.print(table)
+    if spread is not None and spread.gaps:
+        out.print(order_note(spread), markup=False)
     failing = [g for g in gate_rows.to_dict("records") if g["passed"] is False]
     for g in failing:
         c = g["cases"][0]

@@ -15,7 +15,8 @@ def test_json_is_exactly_the_documented_object(tmp_path, capsys):
     run = execute([outage_story()], parse_specs("oracle,empty,history_stuffing"), tmp_path, run_id="r")
     assert main(["report", str(run.path), "--format", "json"]) == 0
     obj = json.loads(capsys.readouterr().out)
-    assert set(obj) == {"run", "shared_criteria", "strategies", "policies"} and obj["run"] == "r"
+    assert set(obj) == {"run", "shared_criteria", "shared_gaps", "strategies", "policies"} and obj["run"] == "r"
+    assert obj["shared_gaps"] == []  # one strategy compared: no neighbours
     assert obj["policies"] == {}  # no decision policy in this run
     assert list(obj["strategies"]) == ["history_stuffing"]  # controls only with --all
     cells = obj["strategies"]["history_stuffing"]
@@ -25,7 +26,8 @@ def test_json_is_exactly_the_documented_object(tmp_path, capsys):
     assert set(cells["repeat_issue"]) == cell | {"precision", "recall"}
     assert set(cells["token_budget"]) == cell | {"gate"} and cells["token_budget"]["gate"] == {"passed": True, "failing": 0, "cases": []}
     assert cells["totals"]["coverage"] == [3, 3]  # recall, session ranking, repeat detection
-    assert set(cells["totals"]) == {"shared", "coverage", "core", "extra", "reply"}
+    assert set(cells["totals"]) == {"shared", "shared_lo", "shared_hi", "coverage", "core", "extra", "reply"}
+    assert cells["totals"]["shared_lo"] <= cells["totals"]["shared"] <= cells["totals"]["shared_hi"]
     assert 0 <= cells["recall"]["pass_lo"] <= cells["recall"]["pass_rate"] <= cells["recall"]["pass_hi"] <= 1
     assert cells["recall"]["pass_interval"] in ("wilson", "bootstrap")
     assert (run.path / "report.md").read_text().startswith("# supportbench report: run r")
@@ -57,3 +59,39 @@ def test_json_gains_the_decision_policies_and_the_markdown_their_leaderboard(tmp
     assert "## Decision policies" in md and "total (decisions, equal weight)" in md
     assert "FAIL 2 of 5" in md  # the gate, with its two irreversible errors listed as cases
     assert md.count("`per_message` · irreversible_errors · `decision-hostile-calm-hostile/") == 2
+
+
+def _two_scenario_run(tmp_path, specs):
+    from dataclasses import replace
+
+    return execute([outage_story(), replace(outage_story(), id="outage-2")], parse_specs(specs), tmp_path, run_id="r")
+
+
+def test_the_order_is_separated_only_where_the_gap_interval_is_above_zero(tmp_path):
+    from harness.analysis.aggregate import aggregate, shared_criteria, shared_spread
+    from harness.analysis.results import Results
+
+    run = _two_scenario_run(tmp_path / "a", "history_stuffing,history_stuffing:include_resolutions=false")
+    with Results(run.path) as res:
+        df = aggregate(res)
+        names = ["history_stuffing", "history_stuffing[include_resolutions=False]"]
+        crits = shared_criteria(df)
+        spread = shared_spread(res, names, crits)
+        same = shared_spread(res, [names[0], names[0]], crits)
+    ((a, b, lo, hi),) = spread.gaps
+    assert (a, b) == tuple(names) and lo > 0  # dropping the resolution loses the repeat on every draw
+    assert spread.lo[names[0]] > spread.hi[names[1]]
+    ((_, _, lo, hi),) = same.gaps
+    assert lo == hi == 0  # a strategy against itself: never separated
+
+
+def test_the_markdown_says_which_neighbours_the_suite_separates(tmp_path, capsys):
+    run = _two_scenario_run(tmp_path, "history_stuffing,history_stuffing:include_resolutions=false,tfidf")
+    assert main(["report", str(run.path), "--format", "json"]) == 0
+    gaps = json.loads(capsys.readouterr().out)["shared_gaps"]
+    assert len(gaps) == 2 and all(set(g) == {"better", "next", "lo", "hi", "separated"} for g in gaps)
+    assert all(g["separated"] == (g["lo"] > 0) for g in gaps)
+    md = (run.path / "report.md").read_text()
+    assert "| shared total, 95 % interval |" in md and "How sure the order is" in md
+    for g in gaps:
+        assert f"{g['better']} over {g['next']}: gap interval" in md

@@ -125,6 +125,10 @@ def load_model(model_id: str = DEFAULT_MODEL):
             # this process's share of the cores (see torch_threads): the run's processes together
             # never ask for more threads than there are cores
             torch.set_num_threads(torch_threads())
+            from transformers.utils import logging as hf_logging
+
+            # the run has its own progress display (and --quiet means quiet): no "Loading weights" bar
+            hf_logging.disable_progress_bar()
             m = _MODELS[model_id] = SentenceTransformer(path, device="cpu")
         return m
 

@@ -22,13 +22,16 @@ SIGNALS = {"unresolved_issues", "repeated_issue", "urgency", "idle_open_issue", 
 
 
 def _params(rng: random.Random, rules: str) -> HealthParams:
-    """The defaults, or thresholds moved so that the rarer factors fire and stop firing often."""
+    """The defaults, or thresholds moved so that the rarer factors fire and stop firing often, some
+    of them equal to the history's own steps (minutes 1, 3, 20, 90, 30 h, 8 days) so that values fall
+    exactly on a threshold."""
     p = HealthParams(rules=rules)
-    if rng.random() < 0.5:
+    if rng.random() < 0.4:
         return p
-    return replace(p, repeat_threshold=rng.choice((0.1, 0.3, 0.6)), idle_days=rng.choice((0.5, 7.0)),
-                   recent_days=rng.choice((1.0, 7.0)), sla_resolution_hours=rng.choice((1.0, 24.0)),
-                   slow_first_response_minutes=rng.choice((2.0, 10.0, 60.0)), high_rate_threshold=rng.choice((0.5, 0.8)))
+    return replace(p, repeat_threshold=rng.choice((0.1, 0.25, 0.3, 0.5, 0.6)), idle_days=rng.choice((0.5, 7.0, 8.0)),
+                   recent_days=rng.choice((1.0, 7.0, 8.0)), sla_resolution_hours=rng.choice((1.5, 24.0, 30.0)),
+                   slow_first_response_minutes=rng.choice((1.0, 3.0, 10.0, 20.0)),
+                   sla_first_response_minutes=rng.choice((1.0, 3.0, 5.0)), high_rate_threshold=rng.choice((0.5, 0.8)))
 
 
 def _events(rng: random.Random) -> list:
@@ -48,10 +51,12 @@ def _events(rng: random.Random) -> list:
     return out
 
 
-def _nows(rng: random.Random, e):
-    """The event's own time (what the harness asks), later (idle sessions, windows closing) and earlier."""
+def _nows(rng: random.Random, e, p: HealthParams):
+    """The event's own time (what the harness asks), later (idle sessions, windows closing; exactly
+    on the idle and recent edges of the event's own session too) and earlier."""
     yield e.at
     yield e.at + timedelta(days=rng.choice((0.4, 3, 8, 40)))
+    yield e.at + timedelta(days=rng.choice((p.idle_days, p.recent_days)))
     if rng.random() < 0.3:
         yield e.at - timedelta(hours=rng.choice((1, 50)))
 
@@ -66,7 +71,7 @@ def test_the_state_gives_health_reports_equal_to_from_scratch_after_every_event_
         for k, e in enumerate(_events(rng)):
             memory.observe(e)
             h = memory.history("acme")
-            for now in _nows(rng, e):
+            for now in _nows(rng, e, p):
                 got, want = state.report(h, now), health_report(h, now, p)
                 assert got == want, (trial, k, rules, now, e)
                 fired[rules] |= {f.signal for f in want.factors}

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from datetime import datetime
+from itertools import chain
 from operator import itemgetter
 
 import numpy as np
@@ -92,33 +93,78 @@ class _Session:
 
 class _Members:
     """The ranks of the sessions in one set, sorted (the order a report lists them in), with a
-    version bumped on every change so that a factor built from them knows when to rebuild."""
+    version bumped on every change so that a factor built from them knows when to rebuild, and
+    the version of the last change that was not an append at the end (`stable`): a listing built
+    since then only needs the members appended after it."""
 
-    __slots__ = ("ranks", "version")
+    __slots__ = ("ranks", "version", "stable")
 
     def __init__(self) -> None:
         self.ranks: list[int] = []
         self.version = 0
+        self.stable = 0
 
     def put(self, rank: int, member: bool) -> None:
+        ranks = self.ranks
+        if member:
+            if not ranks or rank > ranks[-1]:  # the common case: the newest session joins
+                ranks.append(rank)
+                self.version += 1
+                return
+            i = bisect_left(ranks, rank)
+            if i < len(ranks) and ranks[i] == rank:
+                return
+            ranks.insert(i, rank)
+        else:
+            i = bisect_left(ranks, rank)
+            if i == len(ranks) or ranks[i] != rank:
+                return
+            del ranks[i]
+        self.version += 1
+        self.stable = self.version
+
+    def has(self, rank: int) -> bool:
         i = bisect_left(self.ranks, rank)
-        present = i < len(self.ranks) and self.ranks[i] == rank
-        if member and not present:
-            self.ranks.insert(i, rank)
-            self.version += 1
-        elif present and not member:
-            del self.ranks[i]
-            self.version += 1
+        return i < len(self.ranks) and self.ranks[i] == rank
 
     def touch(self) -> None:
-        """What a factor says about a member may have changed (its times, its ids)."""
+        """What a factor says about a member changed (its time, its id): listings are gathered again."""
         self.version += 1
+        self.stable = self.version
 
 
-def _pick(values: list, ranks: list[int]) -> list:
+class _Listing:
+    """Values of the members of one set, per-rank columns gathered in rank order, as a factor
+    lists them: gathered again after a member left, joined in the middle or changed, extended
+    when members were only appended (a new session answered, resolved, ended)."""
+
+    __slots__ = ("members", "columns", "version", "n", "values")
+
+    def __init__(self, members: _Members, *columns: list) -> None:
+        self.members = members
+        self.columns = columns
+        self.version = -1
+        self.n = 0
+        self.values: tuple[list, ...] = tuple([] for _ in columns)
+
+    def current(self) -> tuple[list, ...]:
+        m = self.members
+        if self.version != m.version:
+            if self.version >= m.stable and self.version >= 0:
+                new = m.ranks[self.n:]
+            else:
+                new = m.ranks
+                self.values = tuple([] for _ in self.columns)
+            for out, col in zip(self.values, self.columns):
+                out += _pick(col, new)
+            self.n, self.version = len(m.ranks), m.version
+        return self.values
+
+
+def _pick(values: list, ranks: list[int]) -> tuple | list:
     """`[values[r] for r in ranks]`, gathered in C (a listing can hold every session)."""
     if len(ranks) > 1:
-        return list(itemgetter(*ranks)(values))
+        return itemgetter(*ranks)(values)
     return [values[ranks[0]]] if ranks else []
 
 
@@ -130,11 +176,14 @@ def _ranks_of(mask: int) -> list[int]:
     return np.flatnonzero(np.unpackbits(raw, bitorder="little")).tolist()
 
 
-def _factor(signal: str, impact: float, detail: str, ids) -> HealthFactor | None:
-    """`health_report`'s `add`: a factor only when it moves the score, its ids deduplicated in order."""
+def _factor(signal: str, impact: float, detail: str, ids, distinct: bool = False) -> HealthFactor | None:
+    """`health_report`'s `add`: a factor only when it moves the score, its ids deduplicated in order.
+    With `distinct`, the ids name different items by construction (each item once; a history's
+    ids are unique), so deduplicating them would change nothing and is skipped: those listings
+    can hold every session."""
     if not impact:
         return None
-    return HealthFactor(signal, float(impact), detail, tuple(dict.fromkeys(ids)))
+    return HealthFactor(signal, float(impact), detail, tuple(ids) if distinct else tuple(dict.fromkeys(ids)))
 
 
 class HealthState:
@@ -165,12 +214,24 @@ class HealthState:
         self.names: list[str] = []  # per rank
         self.rids: list[str] = []  # per rank: its resolution record's id ("" without one)
         self.open_ids: list[str] = []  # per rank: the id `unresolved_issues` names (first turn, else record)
+        self.waits: list[float] = []  # per rank: minutes to the first response (answered sessions)
+        self.response_ids: list[tuple[str, str]] = []  # per rank: (first customer turn, first response)
+        self.breach_texts: list[str] = []  # per rank: "name (26.0 h)" (breached sessions)
+        self.breach_ids: list[tuple[str, str]] = []  # per rank: (first customer turn, record)
         self.open = _Members()  # open sessions under this state's rules
         self.resolved = _Members()
         self.ended = _Members()  # sessions the resolution rate counts
         self.answered = _Members()
         self.breached = _Members()
-        self.urgent: dict[str, None] = {}  # ids of turns with a marker, in time order
+        self.missed = _Members()  # answered sessions slower than the first-response SLA target
+        self.listings = {
+            "open": _Listing(self.open, self.names, self.open_ids),
+            "answered": _Listing(self.answered, self.waits, self.response_ids),
+            "missed": _Listing(self.missed, self.names),
+            "breached": _Listing(self.breached, self.breach_texts, self.breach_ids),
+            "ended": _Listing(self.ended, self.rids),
+        }
+        self.urgent: list[str] = []  # ids of turns with a marker, in time order
         self.urgent_text = ""
         self.resolved_times: list[tuple[float, int]] = []  # (resolution time, rank) of resolved sessions
         self._cache: dict[str, tuple] = {}
@@ -235,6 +296,10 @@ class HealthState:
             self.names.append(name)
             self.rids.append("")
             self.open_ids.append("")
+            self.waits.append(0.0)
+            self.response_ids.append(("", ""))
+            self.breach_texts.append("")
+            self.breach_ids.append(("", ""))
             if s.rank >= self.cap:
                 self._grow()
         return s
@@ -262,18 +327,22 @@ class HealthState:
 
     def _add_turn(self, s: _Session, i: int, h: SubjectHistory) -> None:
         text, role, tid, t = h.texts[i], h.roles[i], h.ids[i], h.times[i]
-        if not s.n_turns:
+        settle = not s.n_turns  # only a first turn, customer turn or response moves a session between sets
+        if settle:
             s.turn_key, s.first_turn_id = (t, i), tid
             self.open_ids[s.rank] = tid
-            self.open.touch()
+            if self.open.has(s.rank):  # an open session of records only (`project`) is now named by its turn
+                self.open.touch()
         s.n_turns += 1
         s.last_turn_id = tid
         s.turn_last = max(s.turn_last, t)
         s.last = max(s.last, t)
         if role == "customer" and s.first_customer is None:
             s.first_customer, s.first_customer_id = t, tid
+            settle = True
         elif role == "agent" and s.first_customer is not None and s.first_response is None:
             s.first_response, s.first_response_id = t, tid
+            settle = True
         if self.reference:
             new = reference_words(text) - s.words
             if new:
@@ -290,9 +359,10 @@ class HealthState:
                 for w in new:
                     self._pair_add(s, w)
         if (is_health_urgent if self.reference else is_urgent)(text):
-            self.urgent[tid] = None
+            self.urgent.append(tid)
             self.urgent_text = f"{self.urgent_text}, {tid}" if self.urgent_text else tid
-        self._settle(s)
+        if settle:
+            self._settle(s)
 
     def _set_record(self, s: _Session, i: int, h: SubjectHistory) -> None:
         """Read session `s`'s resolution record at position `i`, new or replaced."""
@@ -301,12 +371,10 @@ class HealthState:
         s.status = h.status.get(s.name, "")
         s.last = max(s.turn_last, s.record_time)
         self.rids[s.rank] = s.rid
-        if not s.n_turns:
+        if not s.n_turns:  # a session of records only is named by its record
             self.open_ids[s.rank] = s.rid
         s.summary_kw = keywords(h.texts[i])
         s.kw = s.turn_kw | s.summary_kw
-        for m in (self.open, self.resolved, self.ended, self.breached):  # they may list it, with its times
-            m.touch()
         self._settle(s)
 
     def _settle(self, s: _Session) -> None:
@@ -318,9 +386,21 @@ class HealthState:
         self.open.put(r, is_open)
         self.resolved.put(r, resolved)
         self.ended.put(r, s.status in self.counted)
-        self.answered.put(r, s.first_response is not None)
-        self.breached.put(r, resolved and s.first_customer is not None
-                          and s.record_time - s.first_customer > p.sla_resolution_hours * 3600)
+        answered = s.first_response is not None
+        self.answered.put(r, answered)
+        if answered:
+            self.waits[r] = wait = (s.first_response - s.first_customer) / 60
+            self.response_ids[r] = (s.first_customer_id, s.first_response_id)
+        self.missed.put(r, answered and wait > p.sla_first_response_minutes)
+        breached = (resolved and s.first_customer is not None
+                    and s.record_time - s.first_customer > p.sla_resolution_hours * 3600)
+        if breached:
+            text = f"{s.name} ({(s.record_time - s.first_customer) / 3600:.1f} h)"
+            if text != self.breach_texts[r] or self.breach_ids[r][1] != s.rid:
+                self.breach_texts[r], self.breach_ids[r] = text, (s.first_customer_id, s.rid)
+                if self.breached.has(r):  # a listed session's hours changed (its record was moved)
+                    self.breached.touch()
+        self.breached.put(r, breached)
         timed = (s.record_time, r) if resolved else None
         if timed != s.timed:
             if s.timed is not None:
@@ -508,9 +588,9 @@ class HealthState:
             p, ranks = self.params, self.open.ranks
             if not ranks:
                 return None
+            names, ids = self.listings["open"].current()
             return _factor("unresolved_issues", max(p.unresolved_cap, p.unresolved_per_session * len(ranks)),
-                           f"{len(ranks)} open session(s): {', '.join(_pick(self.names, ranks))}",
-                           _pick(self.open_ids, ranks))
+                           f"{len(ranks)} open session(s): {', '.join(names)}", ids, distinct=True)
         return self._cached("unresolved", self.open.version, build)
 
     def _pooled_repeat(self) -> HealthFactor | None:
@@ -528,13 +608,15 @@ class HealthState:
                     mask |= self.resolved_with[w]
                 self.listed = mask
             ranks = self.open.ranks
-            opened = self._cached("open names", self.open.version, lambda: ", ".join(_pick(self.names, ranks)))
+            open_names, open_ids = self.listings["open"].current()
+            opened = self._cached("open names", self.open.version, lambda: ", ".join(open_names))
             words = self._cached("shared words", self.shared_version, lambda: ", ".join(sorted(shared)[:8]) + (
                 f" and {len(shared) - 8} more" if len(shared) > 8 else ""))
             listed = self._cached("listed", self.listed, lambda: _ranks_of(self.listed))
             names = self._cached("listed names", self.listed, lambda: ", ".join(_pick(self.names, listed)))
-            ids = self._cached("repeat ids", (self.open.version, self.listed), lambda: tuple(dict.fromkeys(
-                [*_pick(self.open_ids, ranks), *_pick(self.rids, listed)])))
+            # open sessions' first turns and resolved sessions' records: distinct items
+            ids = self._cached("repeat ids", (self.open.version, self.listed),
+                               lambda: (*open_ids, *_pick(self.rids, listed)))
             return HealthFactor(
                 "repeated_issue", float(p.repeated_issue),
                 f"open session(s) {opened} share {len(shared)} of min({a}, {b}) words "
@@ -572,10 +654,10 @@ class HealthState:
     def _urgency(self) -> HealthFactor | None:
         def build():
             p, n = self.params, len(self.urgent)
-            if not n or not max(p.urgency_cap, p.urgency_per_turn * n):
+            if not n:
                 return None
-            return HealthFactor("urgency", float(max(p.urgency_cap, p.urgency_per_turn * n)),
-                                f"{n} turn(s) with an urgency marker: {self.urgent_text}", tuple(self.urgent))
+            return _factor("urgency", max(p.urgency_cap, p.urgency_per_turn * n),
+                           f"{n} turn(s) with an urgency marker: {self.urgent_text}", self.urgent, distinct=True)
         return self._cached("urgency", len(self.urgent), build)
 
     def _idle(self, cutoff: float) -> HealthFactor | None:
@@ -588,37 +670,35 @@ class HealthState:
         return _factor("idle_open_issue", p.idle_open_issue,
                        f"open session(s) idle for {p.idle_days:g}+ days: "
                        + ", ".join(f"{s.name} ({(cutoff - s.last) / 86400:.1f} days)" for s in idle),
-                       [s.last_turn_id if s.n_turns else s.rid for s in idle])
+                       [s.last_turn_id if s.n_turns else s.rid for s in idle], distinct=True)
 
     def _sla(self) -> HealthFactor | None:
         def build():
-            p, by = self.params, self.by_rank
-            breached = [by[r] for r in self.breached.ranks]
-            if not breached:
+            p, n = self.params, len(self.breached.ranks)
+            if not n:
                 return None
-            return _factor("sla_resolution_breach", max(p.sla_breach_cap, p.sla_breach_per_session * len(breached)),
+            texts, ids = self.listings["breached"].current()
+            return _factor("sla_resolution_breach", max(p.sla_breach_cap, p.sla_breach_per_session * n),
                            f"resolved later than {p.sla_resolution_hours:g} h after the first customer turn: "
-                           + ", ".join(f"{s.name} ({(s.record_time - s.first_customer) / 3600:.1f} h)" for s in breached),
-                           [x for s in breached for x in (s.first_customer_id, s.rid)])
+                           + ", ".join(texts), chain.from_iterable(ids), distinct=True)
         return self._cached("sla", self.breached.version, build)
 
     def _slow(self) -> HealthFactor | None:
         def build():
-            p, by = self.params, self.by_rank
-            answered = [by[r] for r in self.answered.ranks]
-            if not answered:
+            p, n = self.params, len(self.answered.ranks)
+            if not n:
                 return None
-            waits = [(s.first_response - s.first_customer) / 60 for s in answered]
-            mean = sum(waits) / len(waits)
+            waits, ids = self.listings["answered"].current()
+            mean = sum(waits) / n  # in session order, as `health_report` adds them
             if mean <= p.slow_first_response_minutes:
                 return None
-            missed = [s.name for s, w in zip(answered, waits) if w > p.sla_first_response_minutes]
+            (missed,) = self.listings["missed"].current()
             return _factor("slow_first_response", p.slow_first_response,
-                           f"mean first response {mean:.1f} min over {len(answered)} session(s) "
+                           f"mean first response {mean:.1f} min over {n} session(s) "
                            f"(> {p.slow_first_response_minutes:g} min); "
                            f"{len(missed)} missed the {p.sla_first_response_minutes:g}-min SLA: {', '.join(missed)}",
-                           [x for s in answered for x in (s.first_customer_id, s.first_response_id)])
-        return self._cached("slow", self.answered.version, build)
+                           chain.from_iterable(ids), distinct=True)
+        return self._cached("slow", (self.answered.version, self.missed.version), build)
 
     def _recent(self, cutoff: float) -> HealthFactor | None:
         p = self.params
@@ -631,17 +711,18 @@ class HealthState:
         return self._cached("recent", tuple(ranks), lambda: _factor(
             "recent_resolution", p.recent_resolution,
             f"resolved in the last {p.recent_days:g} days: {', '.join(_pick(self.names, ranks))}",
-            _pick(self.rids, ranks)))
+            _pick(self.rids, ranks), distinct=True))
 
     def _rate(self) -> HealthFactor | None:
         def build():
-            p, ended, n_resolved = self.params, self.ended.ranks, len(self.resolved.ranks)
-            if len(ended) < p.high_rate_min_ended:
+            p, n_ended, n_resolved = self.params, len(self.ended.ranks), len(self.resolved.ranks)
+            if n_ended < p.high_rate_min_ended:
                 return None
-            rate = n_resolved / len(ended)
+            rate = n_resolved / n_ended
             if rate < p.high_rate_threshold:
                 return None
             what = "sessions with a resolution record" if self.reference else "ended sessions"
+            (rids,) = self.listings["ended"].current()
             return _factor("high_resolution_rate", p.high_resolution_rate,
-                           f"{n_resolved} of {len(ended)} {what} resolved ({rate:.0%})", _pick(self.rids, ended))
+                           f"{n_resolved} of {n_ended} {what} resolved ({rate:.0%})", rids, distinct=True)
         return self._cached("rate", (self.ended.version, self.resolved.version), build)

@@ -136,29 +136,46 @@ class _Members:
 class _Listing:
     """Values of the members of one set, per-rank columns gathered in rank order, as a factor
     lists them: gathered again after a member left, joined in the middle or changed, extended
-    when members were only appended (a new session answered, resolved, ended)."""
+    when members were only appended (a new session answered, resolved, ended). A column whose
+    values are pairs is gathered flat; `joined(i)` is column `i` joined with ", ", kept in step
+    the same way."""
 
-    __slots__ = ("members", "columns", "version", "n", "values")
+    __slots__ = ("members", "columns", "pairs", "version", "n", "values", "texts")
 
-    def __init__(self, members: _Members, *columns: list) -> None:
+    def __init__(self, members: _Members, *columns: list, pairs: tuple[int, ...] = ()) -> None:
         self.members = members
         self.columns = columns
+        self.pairs = pairs
         self.version = -1
         self.n = 0
-        self.values: tuple[list, ...] = tuple([] for _ in columns)
+        self.values: tuple[list, ...] = ()
+        self.texts: dict[int, str] = {}
 
     def current(self) -> tuple[list, ...]:
         m = self.members
-        if self.version != m.version:
-            if self.version >= m.stable and self.version >= 0:
-                new = m.ranks[self.n:]
-            else:
-                new = m.ranks
-                self.values = tuple([] for _ in self.columns)
-            for out, col in zip(self.values, self.columns):
-                out += _pick(col, new)
-            self.n, self.version = len(m.ranks), m.version
+        if self.version == m.version:
+            return self.values
+        if 0 <= self.version and m.stable <= self.version:
+            new = m.ranks[self.n:]
+            for i, text in self.texts.items():
+                more = ", ".join(_pick(self.columns[i], new))
+                self.texts[i] = f"{text}, {more}" if text and more else text or more
+        else:
+            new = m.ranks
+            self.values = tuple([] for _ in self.columns)
+            self.texts = {}
+        for i, (out, col) in enumerate(zip(self.values, self.columns)):
+            got = _pick(col, new)
+            out += chain.from_iterable(got) if i in self.pairs else got
+        self.n, self.version = len(m.ranks), m.version
         return self.values
+
+    def joined(self, i: int) -> str:
+        values = self.current()
+        text = self.texts.get(i)
+        if text is None:
+            text = self.texts[i] = ", ".join(values[i])
+        return text
 
 
 def _pick(values: list, ranks: list[int]) -> tuple | list:
@@ -172,6 +189,13 @@ def _ranks_of(mask: int) -> list[int]:
     """The set bits of a mask of sessions, ascending."""
     if not mask:
         return []
+    if mask.bit_count() <= 16:  # a few bits: cheaper one by one than through numpy
+        out = []
+        while mask:
+            low = mask & -mask
+            out.append(low.bit_length() - 1)
+            mask ^= low
+        return out
     raw = np.frombuffer(mask.to_bytes((mask.bit_length() + 7) // 8, "little"), dtype=np.uint8)
     return np.flatnonzero(np.unpackbits(raw, bitorder="little")).tolist()
 
@@ -226,9 +250,9 @@ class HealthState:
         self.missed = _Members()  # answered sessions slower than the first-response SLA target
         self.listings = {
             "open": _Listing(self.open, self.names, self.open_ids),
-            "answered": _Listing(self.answered, self.waits, self.response_ids),
+            "answered": _Listing(self.answered, self.waits, self.response_ids, pairs=(1,)),
             "missed": _Listing(self.missed, self.names),
-            "breached": _Listing(self.breached, self.breach_texts, self.breach_ids),
+            "breached": _Listing(self.breached, self.breach_texts, self.breach_ids, pairs=(1,)),
             "ended": _Listing(self.ended, self.rids),
         }
         self.urgent: list[str] = []  # ids of turns with a marker, in time order
@@ -244,6 +268,7 @@ class HealthState:
         self.shared: set[str] = set()
         self.shared_version = 0
         self.listed: int | None = 0
+        self._listed_ranks: tuple[int, list[int]] = (0, [])  # a mask and its ranks, ascending
         self.pool_version = 0
         # `project` pairwise overlaps: per open session o, |kw(o) ∩ kw(r)| for every rank r (read
         # at resolved ones only); keyword -> ranks of the resolved sessions holding it
@@ -254,7 +279,7 @@ class HealthState:
         self.kw_resolved: dict[str, list[int]] = {}
         self._kw_arrays: dict[str, np.ndarray] = {}
         self.passing: dict[int, list[int]] = {}  # per open session: resolved ranks at the threshold
-        self.pair_dirty: set[int] = set()
+        self.pair_dirty: set[int] = set()  # open sessions whose keywords changed: test all their pairs
         self.pair_version = 0
 
     def follow(self, h: SubjectHistory) -> None:
@@ -493,7 +518,25 @@ class HealthState:
         return a
 
     def _pair_changed(self, r: int) -> None:
+        """Open session `r`'s keywords changed: every one of its ratios moved, test them all again."""
         self.pair_dirty.add(r)
+
+    def _pass(self, o: int, r: int) -> None:
+        """Test the pair (open `o`, resolved `r`) again after |kw(o) ∩ kw(r)| changed (one ratio moved)."""
+        k = len(self.by_rank[o].kw)
+        ok = bool(k) and int(self.inter[o][r]) / k >= self.params.repeat_threshold
+        self._pass_put(o, r, ok)
+
+    def _pass_put(self, o: int, r: int, ok: bool) -> None:
+        passing = self.passing.setdefault(o, [])
+        i = bisect_left(passing, r)
+        present = i < len(passing) and passing[i] == r
+        if ok and not present:
+            passing.insert(i, r)
+        elif present and not ok:
+            del passing[i]
+        else:
+            return
         self.pair_version += 1
 
     def _pair_add(self, s: _Session, w: str) -> None:
@@ -506,10 +549,10 @@ class HealthState:
         elif s.pair == "resolved":
             self.kw_resolved.setdefault(w, []).append(s.rank)
             self._kw_arrays.pop(w, None)
-            for r in self.pair_open:
-                if w in self.by_rank[r].kw:
-                    self.inter[r][s.rank] += 1
-                    self._pair_changed(r)
+            for o in self.pair_open:
+                if w in self.by_rank[o].kw:
+                    self.inter[o][s.rank] += 1
+                    self._pass(o, s.rank)
 
     def _pair_attach(self, s: _Session, side: str | None) -> None:
         s.pair = side
@@ -527,18 +570,17 @@ class HealthState:
                 self.kw_resolved.setdefault(w, []).append(s.rank)
                 self._kw_arrays.pop(w, None)
             self.resolved_vec[s.rank] = True
-            for r in self.pair_open:
-                self.inter[r][s.rank] = len(self.by_rank[r].kw & s.kw)
-            self.pair_dirty |= self.pair_open
-            self.pair_version += 1
+            for o in self.pair_open:
+                self.inter[o][s.rank] = len(self.by_rank[o].kw & s.kw)
+                self._pass(o, s.rank)
 
     def _pair_detach(self, s: _Session) -> None:
         if s.pair == "open":
             del self.inter[s.rank]
             self.pair_open.discard(s.rank)
             self.pair_dirty.discard(s.rank)
-            self.passing.pop(s.rank, None)
-            self.pair_version += 1
+            if self.passing.pop(s.rank, None):
+                self.pair_version += 1
         elif s.pair == "resolved":
             for w in s.kw:
                 ranks = self.kw_resolved[w]
@@ -547,8 +589,8 @@ class HealthState:
                     del self.kw_resolved[w]
                 self._kw_arrays.pop(w, None)
             self.resolved_vec[s.rank] = False
-            self.pair_dirty |= self.pair_open
-            self.pair_version += 1
+            for o in self.pair_open:
+                self._pass_put(o, s.rank, False)
         s.pair = None
 
     # -- the report ---------------------------------------------------------------------------
@@ -588,9 +630,9 @@ class HealthState:
             p, ranks = self.params, self.open.ranks
             if not ranks:
                 return None
-            names, ids = self.listings["open"].current()
+            listing = self.listings["open"]
             return _factor("unresolved_issues", max(p.unresolved_cap, p.unresolved_per_session * len(ranks)),
-                           f"{len(ranks)} open session(s): {', '.join(names)}", ids, distinct=True)
+                           f"{len(ranks)} open session(s): {listing.joined(0)}", listing.current()[1], distinct=True)
         return self._cached("unresolved", self.open.version, build)
 
     def _pooled_repeat(self) -> HealthFactor | None:
@@ -607,12 +649,10 @@ class HealthState:
                 for w in shared:
                     mask |= self.resolved_with[w]
                 self.listed = mask
-            ranks = self.open.ranks
-            open_names, open_ids = self.listings["open"].current()
-            opened = self._cached("open names", self.open.version, lambda: ", ".join(open_names))
+            opened, open_ids = self.listings["open"].joined(0), self.listings["open"].current()[1]
             words = self._cached("shared words", self.shared_version, lambda: ", ".join(sorted(shared)[:8]) + (
                 f" and {len(shared) - 8} more" if len(shared) > 8 else ""))
-            listed = self._cached("listed", self.listed, lambda: _ranks_of(self.listed))
+            listed = self._listed()
             names = self._cached("listed names", self.listed, lambda: ", ".join(_pick(self.names, listed)))
             # open sessions' first turns and resolved sessions' records: distinct items
             ids = self._cached("repeat ids", (self.open.version, self.listed),
@@ -623,33 +663,50 @@ class HealthState:
                 f"with resolved session(s) {names} ({ratio:.2f} >= {p.repeat_threshold:g}): {words}", ids)
         return self._cached("repeat", (self.open.version, self.pool_version), build)
 
+    def _listed(self) -> list[int]:
+        """Ranks of the resolved sessions holding a shared word (the mask `listed`), ascending:
+        when sessions were only added to the mask (the usual change: the session resolved last),
+        the previous ranks are extended instead of read again from every bit."""
+        mask = self.listed
+        old, ranks = self._listed_ranks
+        if mask == old:
+            return ranks
+        added = mask & ~old
+        if mask & old == old and added.bit_count() <= 16:
+            new = _ranks_of(added)
+            ranks = ranks + new if not ranks or new[0] > ranks[-1] else sorted(ranks + new)
+        else:
+            ranks = _ranks_of(mask)
+        self._listed_ranks = (mask, ranks)
+        return ranks
+
     def _pairwise_repeat(self) -> HealthFactor | None:
         p = self.params
         if self.pair_dirty:
             n = len(self.by_rank)
-            changed = False
-            for r in self.pair_dirty:
-                k = len(self.by_rank[r].kw)
-                got = (np.flatnonzero(self.resolved_vec[:n] & (self.inter[r][:n] / k >= p.repeat_threshold)).tolist()
+            for o in self.pair_dirty:
+                k = len(self.by_rank[o].kw)
+                got = (np.flatnonzero(self.resolved_vec[:n] & (self.inter[o][:n] / k >= p.repeat_threshold)).tolist()
                        if k else [])
-                if got != self.passing.get(r):
-                    self.passing[r] = got
-                    changed = True
+                if got != self.passing.get(o, []):
+                    self.passing[o] = got
+                    self.pair_version += 1
             self.pair_dirty.clear()
-            if changed:
-                self._cache.pop("pairs", None)
 
         def build():
-            pairs = [(o, r) for o in self.open.ranks for r in self.passing.get(o, ())]
-            if not pairs:
+            by, passing = self.by_rank, self.passing
+            chunks = [((by[o].first_turn_id,) if by[o].n_turns else (), _pick(self.rids, passing[o]))
+                      for o in self.open.ranks if passing.get(o)]
+            if not chunks:
                 return None
-            o, r = pairs[0]
-            more = f" (and {len(pairs) - 1} more pair(s))" if len(pairs) > 1 else ""
-            by = self.by_rank
+            first = next(o for o in self.open.ranks if passing.get(o))
+            n = sum(len(rids) for _, rids in chunks)
+            more = f" (and {n - 1} more pair(s))" if n > 1 else ""
+            # the ids pair by pair, each open session's first turn then a resolved record, deduplicated
             return _factor("repeated_issue", p.repeated_issue,
-                           f"open session {by[o].name} repeats resolved session {by[r].name}{more}",
-                           [x for o, r in pairs for x in ((by[o].first_turn_id,) if by[o].n_turns else ()) + (self.rids[r],)])
-        return self._cached("pairs", self.open.version, build)
+                           f"open session {by[first].name} repeats resolved session {by[passing[first][0]].name}{more}",
+                           chain.from_iterable(chain(head, rids) for head, rids in chunks))
+        return self._cached("pairs", (self.open.version, self.pair_version), build)
 
     def _urgency(self) -> HealthFactor | None:
         def build():
@@ -677,10 +734,10 @@ class HealthState:
             p, n = self.params, len(self.breached.ranks)
             if not n:
                 return None
-            texts, ids = self.listings["breached"].current()
+            listing = self.listings["breached"]
             return _factor("sla_resolution_breach", max(p.sla_breach_cap, p.sla_breach_per_session * n),
                            f"resolved later than {p.sla_resolution_hours:g} h after the first customer turn: "
-                           + ", ".join(texts), chain.from_iterable(ids), distinct=True)
+                           + listing.joined(0), listing.current()[1], distinct=True)
         return self._cached("sla", self.breached.version, build)
 
     def _slow(self) -> HealthFactor | None:
@@ -692,12 +749,12 @@ class HealthState:
             mean = sum(waits) / n  # in session order, as `health_report` adds them
             if mean <= p.slow_first_response_minutes:
                 return None
-            (missed,) = self.listings["missed"].current()
+            missed = self.listings["missed"]
             return _factor("slow_first_response", p.slow_first_response,
                            f"mean first response {mean:.1f} min over {n} session(s) "
                            f"(> {p.slow_first_response_minutes:g} min); "
-                           f"{len(missed)} missed the {p.sla_first_response_minutes:g}-min SLA: {', '.join(missed)}",
-                           chain.from_iterable(ids), distinct=True)
+                           f"{len(self.missed.ranks)} missed the {p.sla_first_response_minutes:g}-min SLA: "
+                           f"{missed.joined(0)}", ids, distinct=True)
         return self._cached("slow", (self.answered.version, self.missed.version), build)
 
     def _recent(self, cutoff: float) -> HealthFactor | None:

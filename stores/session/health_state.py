@@ -557,7 +557,7 @@ class HealthState:
     def _pair_attach(self, s: _Session, side: str | None) -> None:
         s.pair = side
         if side == "open":
-            v = np.zeros(self.cap, dtype=np.int64)
+            v = np.zeros(self.cap, dtype=np.int32)
             for w in s.kw:
                 a = self._kw_array(w)
                 if a is not None:

@@ -22,8 +22,9 @@ a replay pays; timings are medians over `--probes` probes):
    computed from the texts at each probe, with no index and no memo; the scores must be equal).
 4. `health`: the cost of the health report the harness asks for after every event, at each
    history size: session_aware's `health()` over the whole timeline of one customer (every event
-   observed, then its report), timed `--repeat` times; each event keeps the least of its timings
-   (a pause of a shared machine lands on one timeline, not on all) and the cost per event is their
+   observed, then its report), timed in `--repeat` rounds over the sizes in turn (a short timeline
+   replayed up to 20 times per round); each event keeps the least of its timings (a busy spell of a
+   shared machine lands on some timelines, not on all) and the cost per event is their
    mean over the last 100 events (the history at its full length, session openings and
    resolutions included) and over the whole timeline; beside it `health_report` computed from
    scratch on the same histories (the reports must be equal). Goal (issue 18): flat, the cost per event at each
@@ -380,32 +381,47 @@ HEALTH_WINDOW = 100
 """Events at the end of each timeline whose mean cost is the cost per event at that history size."""
 
 
+def health_timeline(events: list, least: list[float]):
+    """One replay's health timeline (each event observed, then its report), each report's time
+    kept in `least` when it is the least so far; the last report."""
+    from stores.session.session_aware import SessionAware
+
+    s = SessionAware()
+    for k, e in enumerate(events):
+        s.observe(e)
+        t = time.perf_counter()
+        last = s.health(e.subject, e.at)
+        least[k] = min(least[k], time.perf_counter() - t)
+    return last
+
+
 def health(sizes: list[int], checks: int, repeat: int) -> None:
     from stores.session.health import health_report
     from stores.session.session_aware import SessionAware
 
+    big = max(sizes)
     print(f"\n4. the health report after every event: session_aware.health() over one customer's whole timeline, "
-          f"us per event (each event's least of {repeat} timelines; mean over the last {HEALTH_WINDOW} events and over "
-          f"the whole timeline), "
+          f"us per event (each event's least of {repeat} rounds, the sizes in turn in each round, a short timeline "
+          f"replayed up to 20 times per round; mean over the last {HEALTH_WINDOW} events and over the whole timeline), "
           f"vs health_report from scratch (median of the last {checks} events); `listed` = source ids the last report names")
     print(f"{'history':<40}{'turns':>7}{'events':>8}{'listed':>8}{'last us':>10}{'timeline us':>13}"
           f"{'scratch us':>12}{'scratch/ours':>14}")
     for label, make in (("every past session resolved", settled_events),
                         ("28% of sessions never resolved (section 1)", synth_events)):
+        histories = {size: make(size) for size in sizes}
+        least = {size: [float("inf")] * len(ev) for size, ev in histories.items()}
+        last = {}
+        # rounds over the sizes in turn, so that a busy spell of a shared machine cannot fall on
+        # one size's timings only; a short timeline is replayed more often, for as many reports
+        for _ in range(max(1, repeat)):
+            for size, events in histories.items():
+                for _ in range(max(1, min(20, big // size))):
+                    last[size] = health_timeline(events, least[size])
         per_event, idle = {}, {}
-        for size in sizes:
-            events = make(size)
-            least = [float("inf")] * len(events)
-            for _ in range(max(1, repeat)):
-                s = SessionAware()
-                for k, e in enumerate(events):  # a replay's timeline: each event observed, then its report
-                    s.observe(e)
-                    t = time.perf_counter()
-                    last = s.health(e.subject, e.at)
-                    least[k] = min(least[k], time.perf_counter() - t)
-            tail = least[-HEALTH_WINDOW:]
+        for size, events in histories.items():
+            tail = least[size][-HEALTH_WINDOW:]
             best = per_event[size] = sum(tail) / len(tail) * 1e6
-            whole = sum(least) / len(least) * 1e6
+            whole = sum(least[size]) / len(events) * 1e6
             # the same reports from scratch on the last `checks` events (equal, and what they cost)
             s, scratch = SessionAware(), []
             for k, e in enumerate(events):
@@ -418,8 +434,9 @@ def health(sizes: list[int], checks: int, repeat: int) -> None:
                     if a != b:
                         raise AssertionError(f"health() and health_report differ at {size} turns, event {k}")
             sc = statistics.median(scratch)
-            listed = sum(len(f.source_ids) for f in last.factors)
-            idle[size] = sum(len(f.source_ids) for f in last.factors if f.signal == "idle_open_issue")
+            factors = last[size].factors
+            listed = sum(len(f.source_ids) for f in factors)
+            idle[size] = sum(len(f.source_ids) for f in factors if f.signal == "idle_open_issue")
             print(f"{label:<40}{size:>7}{len(events):>8}{listed:>8}{best:>10.1f}{whole:>13.1f}{sc:>12.1f}{sc / best:>14.1f}")
         lo = min(sizes)
         steps = "; ".join(f"{n}: x{per_event[n] / per_event[lo]:.2f} {verdict(per_event[n] <= 1.5 * per_event[lo])}"

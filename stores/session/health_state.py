@@ -269,7 +269,6 @@ class HealthState:
         self.shared_version = 0
         self.listed: int | None = 0
         self._listed_ranks: tuple[int, list[int]] = (0, [])  # a mask and its ranks, ascending
-        self.pool_version = 0
         # `project` pairwise overlaps: per open session o, |kw(o) ∩ kw(r)| for every rank r (read
         # at resolved ones only); keyword -> ranks of the resolved sessions holding it
         self.cap = 16
@@ -458,7 +457,6 @@ class HealthState:
 
     def _pool_add(self, s: _Session, w: str) -> None:
         """Word `w` of `s` now counts in its pool."""
-        self.pool_version += 1
         if s.pool == "open":
             c = self.pool_open.get(w, 0)
             self.pool_open[w] = c + 1
@@ -475,7 +473,6 @@ class HealthState:
                 self.listed |= s.bit
 
     def _pool_remove(self, s: _Session, w: str) -> None:
-        self.pool_version += 1
         if s.pool == "open":
             c = self.pool_open[w] - 1
             if c:
@@ -636,32 +633,42 @@ class HealthState:
         return self._cached("unresolved", self.open.version, build)
 
     def _pooled_repeat(self) -> HealthFactor | None:
-        def build():
-            p = self.params
-            a, b, shared = len(self.pool_open), len(self.pool_resolved), self.shared
-            if not a or not b:
-                return None
-            ratio = len(shared) / min(a, b)
-            if ratio < p.repeat_threshold or not p.repeated_issue:
-                return None
-            if self.listed is None:
-                mask = 0
-                for w in shared:
-                    mask |= self.resolved_with[w]
-                self.listed = mask
-            opened, open_ids = self.listings["open"].joined(0), self.listings["open"].current()[1]
-            words = self._cached("shared words", self.shared_version, lambda: ", ".join(sorted(shared)[:8]) + (
+        p = self.params
+        a, b, shared = len(self.pool_open), len(self.pool_resolved), self.shared
+        if not a or not b:
+            return None
+        ratio = len(shared) / min(a, b)
+        if ratio < p.repeat_threshold or not p.repeated_issue:
+            return None
+        if self.listed is None:
+            mask = 0
+            for w in shared:
+                mask |= self.resolved_with[w]
+            self.listed = mask
+        # what the factor says: its counts (a new word of the open sessions moves `a` at almost
+        # every turn) and the sessions and words it names (which move far less often)
+        named = (self.open.version, self.shared_version, self.listed)
+        hit = self._cache.get("repeat")
+        if hit is not None and hit[0] == (a, b, named):
+            return hit[1]
+        words = self._cache.get("shared words")
+        if words is None or words[0] != self.shared_version:
+            words = self._cache["shared words"] = (self.shared_version, ", ".join(sorted(shared)[:8]) + (
                 f" and {len(shared) - 8} more" if len(shared) > 8 else ""))
-            listed = self._listed()
-            names = self._cached("listed names", self.listed, lambda: ", ".join(_pick(self.names, listed)))
+        sessions = self._cache.get("repeat sessions")
+        if sessions is None or sessions[0] != (self.open.version, self.listed):
+            listed, open_listing = self._listed(), self.listings["open"]
             # open sessions' first turns and resolved sessions' records: distinct items
-            ids = self._cached("repeat ids", (self.open.version, self.listed),
-                               lambda: (*open_ids, *_pick(self.rids, listed)))
-            return HealthFactor(
-                "repeated_issue", float(p.repeated_issue),
-                f"open session(s) {opened} share {len(shared)} of min({a}, {b}) words "
-                f"with resolved session(s) {names} ({ratio:.2f} >= {p.repeat_threshold:g}): {words}", ids)
-        return self._cached("repeat", (self.open.version, self.pool_version), build)
+            sessions = self._cache["repeat sessions"] = (
+                (self.open.version, self.listed), open_listing.joined(0), ", ".join(_pick(self.names, listed)),
+                (*open_listing.current()[1], *_pick(self.rids, listed)))
+        _, opened, names, ids = sessions
+        f = HealthFactor(
+            "repeated_issue", float(p.repeated_issue),
+            f"open session(s) {opened} share {len(shared)} of min({a}, {b}) words "
+            f"with resolved session(s) {names} ({ratio:.2f} >= {p.repeat_threshold:g}): {words[1]}", ids)
+        self._cache["repeat"] = ((a, b, named), f)
+        return f
 
     def _listed(self) -> list[int]:
         """Ranks of the resolved sessions holding a shared word (the mask `listed`), ascending:

@@ -23,7 +23,7 @@ a replay pays; timings are medians over `--probes` probes):
 4. `health`: the cost of the health report the harness asks for after every event, at each
    history size: session_aware's `health()` over the whole timeline of one customer (every event
    observed, then its report), timed in `--repeat` rounds over the sizes in turn (a short timeline
-   replayed up to 20 times per round); each event keeps the least of its timings (a busy spell of a
+   replayed 5 to 20 times per round); each event keeps the least of its timings (a busy spell of a
    shared machine lands on some timelines, not on all) and the cost per event is their
    mean over the last 100 events (the history at its full length, session openings and
    resolutions included) and over the whole timeline; beside it `health_report` computed from
@@ -402,7 +402,7 @@ def health(sizes: list[int], checks: int, repeat: int) -> None:
     big = max(sizes)
     print(f"\n4. the health report after every event: session_aware.health() over one customer's whole timeline, "
           f"us per event (each event's least of {repeat} rounds, the sizes in turn in each round, a short timeline "
-          f"replayed up to 20 times per round; mean over the last {HEALTH_WINDOW} events and over the whole timeline), "
+          f"replayed 5 to 20 times per round; mean over the last {HEALTH_WINDOW} events and over the whole timeline), "
           f"vs health_report from scratch (median of the last {checks} events); `listed` = source ids the last report names")
     print(f"{'history':<40}{'turns':>7}{'events':>8}{'listed':>8}{'last us':>10}{'timeline us':>13}"
           f"{'scratch us':>12}{'scratch/ours':>14}")
@@ -415,7 +415,7 @@ def health(sizes: list[int], checks: int, repeat: int) -> None:
         # one size's timings only; a short timeline is replayed more often, for as many reports
         for _ in range(max(1, repeat)):
             for size, events in histories.items():
-                for _ in range(max(1, min(20, big // size))):
+                for _ in range(max(5, min(20, big // size))):
                     last[size] = health_timeline(events, least[size])
         per_event, idle = {}, {}
         for size, events in histories.items():

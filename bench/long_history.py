@@ -4,7 +4,7 @@ and a 100,000-event scenario through the five non-embedding strategies.
     .venv/bin/python bench/long_history.py                         # both parts
     .venv/bin/python bench/long_history.py --skip long --turns 1000
 
-1. `compare`: a scenario file of `--turns` turns (default 3,000: sessions of ~25 turns, most
+1. `compare`: a scenario file of `--turns` turns (default 3,000; sessions of ~25 turns, most
    resolved, a probe every `--probe-every` turns) is loaded once, then each strategy's whole share
    of a run is timed in this process, in turn, `--repeat` times (median): the plain replay with
    the health timeline after every event, the idempotency replays, scoring and tables
@@ -41,13 +41,14 @@ from stores.protocol import Turn  # noqa: E402
 FIVE = "history_stuffing,tfidf,session_aware,oracle,empty"
 
 
-def write_scenario(path: Path, n_events: int, probe_every: int, sid: str) -> tuple[int, int]:
-    """A valid scenario file with about `n_events` events of one customer; (events, probes)."""
+def write_scenario(path: Path, n_events: int, probe_every: int, sid: str, turns_only: bool = False) -> tuple[int, int]:
+    """A valid scenario file with about `n_events` events of one customer (with `turns_only`:
+    exactly `n_events` turns, plus their resolutions and probes); (events, probes)."""
     import random
 
     turns = n_events
     events = synth_events(turns, subject="bench")
-    while len(events) + len(events) // probe_every > n_events and turns > 1:  # resolutions and probes count too
+    while not turns_only and len(events) + len(events) // probe_every > n_events and turns > 1:  # resolutions and probes count too
         turns = int(turns * n_events / (len(events) + len(events) // probe_every))
         events = synth_events(turns, subject="bench")
     rng = random.Random(5)
@@ -83,7 +84,7 @@ def compare(folder: Path, turns: int, probe_every: int, repeat: int) -> None:
     from stores.registry import parse_specs
 
     path = folder / "compare.yaml"
-    n, probes = write_scenario(path, turns, probe_every, "long-compare")
+    n, probes = write_scenario(path, turns, probe_every, "long-compare", turns_only=True)
     s = load_scenario(path)
     times: dict[str, list[float]] = {"session_aware": [], "tfidf": []}
     for name in times:  # imports (scikit-learn: seconds) are not the strategy's cost per run
@@ -138,7 +139,7 @@ def long_run(folder: Path, n_events: int, probe_every: int, strategies: str, lim
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--turns", type=int, default=3000, help="events of the session_aware vs tfidf scenario")
+    ap.add_argument("--turns", type=int, default=3000, help="turns of the session_aware vs tfidf scenario")
     ap.add_argument("--probe-every", type=int, default=100, help="a probe after every N turns (compare)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--long-events", type=int, default=100_000, help="events of the long scenario")

@@ -2,7 +2,9 @@
 
 `health_report(history, now, params)` starts at `base`, applies the factors below in this
 fixed order, and clamps to 0..100. There is no model call and no cache in the score path:
-the same history and `now` always give the same report.
+the same history and `now` always give the same report. This is the reading from scratch;
+strategies give the same report from a state kept in step with the history
+(`stores.session.health_state.HealthState`), at a cost per event that does not grow with it.
 
 | signal                  | impact (defaults)                                                      |
 | ----------------------- | ---------------------------------------------------------------------- |

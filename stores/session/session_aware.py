@@ -11,9 +11,10 @@ import numpy as np
 from stores.bounds import NonNegative, NonNegativeInt, Positive, PositiveInt, Share
 from stores.session.handoff import build_handoff
 from stores.session.health import HealthParams, health_report
+from stores.session.health_state import HealthState
 from stores.memory import RESOLUTION_ROLE, IndexedMemory, SubjectHistory
 from stores.packing import pack, total_score
-from stores.protocol import Bundle, ContextRequest, Handoff, HealthReport
+from stores.protocol import Bundle, ContextRequest, Event, Forget, Handoff, HealthReport
 from stores.text import is_urgent, keywords, overlap_ratio, words
 
 
@@ -276,6 +277,16 @@ class SessionAware(IndexedMemory):
         self.params = params or self.Params()
         super().__init__()
         self._index: dict[str, SessionIndex] = {}
+        self._health: dict[str, HealthState] = {}
+
+    def observe(self, event: Event) -> None:
+        super().observe(event)
+        if isinstance(event, Forget):
+            self._health.pop(event.subject, None)
+
+    def reset(self) -> None:
+        super().reset()
+        self._health.clear()
 
     def _synced(self, h: SubjectHistory) -> SessionIndex:
         ix = self._index.get(h.subject)
@@ -366,8 +377,16 @@ class SessionAware(IndexedMemory):
     # -- capabilities ----------------------------------------------------------------------
 
     def health(self, subject: str, now: datetime) -> HealthReport:
-        """The reference health model over the subject's history (see `stores.session.health`)."""
-        return health_report(self.memory.history(subject), now, self.params.health)
+        """The reference health model over the subject's history (see `stores.session.health`):
+        `health_report`'s report, from a `HealthState` kept in step with the history, so the
+        report after each event costs what that event changed, not the whole history."""
+        h = self.memory.history(subject)
+        if not len(h):
+            return health_report(h, now, self.params.health)
+        state = self._health.get(subject)
+        if state is None:
+            state = self._health[subject] = HealthState(self.params.health)
+        return state.report(h, now)
 
     def handoff(self, request: ContextRequest, budget_tokens: int | None = None) -> Handoff:
         """A brief for the next human agent, within `budget_tokens` (default `handoff_budget`).

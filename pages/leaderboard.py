@@ -13,7 +13,7 @@ import re
 import plotly.graph_objects as go
 import streamlit as st
 
-from harness.analysis.aggregate import pass_interval_of
+from harness.analysis.aggregate import order_sentence, pass_interval_of
 from harness.analysis.queries import Filter, total_columns
 from harness.criteria.groups import is_gate
 from harness.criteria.groups import totals as group_totals
@@ -275,17 +275,10 @@ def totals_section(totals) -> None:
 
 
 def order_caption(totals) -> str:
-    """Which neighbours of the order this suite separates (the gap's paired interval above 0)."""
-    parts = []
-    for r in totals.itertuples(index=False):
-        if not isinstance(r.next_strategy, str):  # a control, or the last strategy compared
-            continue
-        verdict = "separated" if r.next_gap_lo > 0 else "not separated"
-        parts.append(f"{r.strategy} over {r.next_strategy} {verdict} (gap {r.next_gap_lo:+.2f} to {r.next_gap_hi:+.2f})")
-    if not parts:
-        return ""
-    return ("How sure the order is, from the paired 95 % interval of each gap in shared total (an interval that holds "
-            "0 means this suite does not tell the two apart): " + "; ".join(parts) + ".")
+    """Which neighbours of the order this suite separates, from the totals' gap columns."""
+    gaps = [(r.strategy, r.next_strategy, r.next_gap_lo, r.next_gap_hi) for r in totals.itertuples(index=False)
+            if isinstance(r.next_strategy, str)]  # not a control, not the last strategy compared
+    return order_sentence(gaps)
 
 
 def decision_policies() -> None:

@@ -21,14 +21,13 @@ import importlib
 import json
 import math
 import os
-import tomllib
 from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, get_type_hints
 
 from stores.params import SECRET, hashed_params, secret_fields, secret_problems, secret_values, with_environment
 from stores.protocol import contract_problems
-from stores.spec_text import check_variant, flatten, split_list, split_spec
+from stores.spec_text import check_variant, flatten, read_toml, split_list, split_spec
 
 REGISTRY: dict[str, str] = {
     "history_stuffing": "stores.retrieval.history_stuffing:HistoryStuffing",
@@ -293,18 +292,7 @@ def load_config(path: str | Path) -> list[StrategySpec]:
     not TOML, a table of the wrong shape, an unknown strategy or parameter, a value out of range.
     """
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SpecError(f"{path}: no such strategy config") from None
-    except IsADirectoryError:
-        raise SpecError(f"{path}: is a folder; expected a TOML file of [[strategy]] tables") from None
-    except UnicodeDecodeError as e:
-        raise SpecError(f"{path}: not a TOML file (not UTF-8 text: {e.reason} at byte {e.start})") from None
-    except OSError as e:
-        raise SpecError(f"{path}: cannot read: {(e.strerror or str(e)).lower()}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise SpecError(f"{path}: not valid TOML: {e}") from None
+    data = read_toml(path, "strategy", SpecError)
     entries = data.get("strategy")
     if not isinstance(entries, list) or not entries:
         raise SpecError(f"{path}: expected one or more [[strategy]] tables with a name")

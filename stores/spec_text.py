@@ -10,6 +10,8 @@ caller's error class, with the caller's word for what is being parsed (`strategy
 from __future__ import annotations
 
 import re
+import tomllib
+from pathlib import Path
 from typing import Any
 
 VARIANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -81,3 +83,20 @@ def flatten(params: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
         else:
             out.append((f"{prefix}{key}", value))
     return out
+
+
+def read_toml(path: Path, table: str, error: type[Exception]) -> dict[str, Any]:
+    """The TOML document at `path`, or `error` in one line naming the file: missing, a folder,
+    not UTF-8, unreadable, or not valid TOML (`table` names the tables the file should hold)."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise error(f"{path}: no such {table} config") from None
+    except IsADirectoryError:
+        raise error(f"{path}: is a folder; expected a TOML file of [[{table}]] tables") from None
+    except UnicodeDecodeError as e:
+        raise error(f"{path}: not a TOML file (not UTF-8 text: {e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise error(f"{path}: cannot read: {(e.strerror or str(e)).lower()}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise error(f"{path}: not valid TOML: {e}") from None

@@ -415,3 +415,14 @@ def shared_spread(res: Results, strategies: Sequence[str], criteria: Sequence[st
         d_lo, d_hi = _interval(diff[:, None])
         gaps.append((names[j], names[j + 1], float(d_lo[0]), float(d_hi[0])))
     return SharedSpread(dict(zip(names, lo.tolist())), dict(zip(names, hi.tolist())), gaps)
+
+
+def order_sentence(gaps: Sequence[tuple[str, str, float, float]]) -> str:
+    """`SharedSpread.gaps` as one sentence a reader can act on (the report and the Leaderboard
+    say it the same way); empty when there is no pair to compare."""
+    if not gaps:
+        return ""
+    parts = [f"{a} over {b}: gap interval [{lo:.3f}, {hi:.3f}], {'separated' if lo > 0 else 'not separated'}"
+             for a, b, lo, hi in gaps]
+    return ("How sure the order is (one cluster bootstrap over scenarios for every shared criterion at once; an "
+            "interval that holds 0 means this suite does not tell the two apart): " + "; ".join(parts) + ".")

@@ -162,7 +162,9 @@ def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.Da
     cells = agg.merge(counts[["strategy", "criterion", "fails"]], on=["strategy", "criterion"], how="left").fillna({"fails": 0})
     per = counts.groupby("strategy")[["cases", "failing", "unsup", "passes"]].sum().reset_index()
     per = per.assign(pass_rate=per["passes"] / per["cases"]).rename(columns={"unsup": "unsupported"}).drop(columns="passes")
-    tot = totals(agg, comparison_of(list(dict.fromkeys(agg["strategy"])), control_labels(res, run)))
+    controls = control_labels(res, run)
+    comparison = comparison_of(list(dict.fromkeys(agg["strategy"])), controls)
+    tot = totals(agg, comparison)
     pf = Filter(strategies=tuple(tot["strategy"]), scenarios=f.scenarios, suites=f.suites, alias="p")
     pwhere, pparams = pf.sql()
     if f.tags:
@@ -177,10 +179,9 @@ def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.Da
     out = tot.merge(per, on="strategy", how="left").merge(cost, on="strategy", how="left")
     out = out.sort_values(["shared", "strategy"], ascending=[False, True], na_position="last").reset_index(drop=True)
     # how sure the order is: the shared total's interval, and whether each row is separated from the next
-    controls = control_labels(res, run)
     compared = [s for s in out["strategy"] if s not in controls] or list(out["strategy"])
-    spread = shared_spread(res, compared, shared_criteria(agg, comparison_of(list(dict.fromkeys(agg["strategy"])), controls)),
-                           run=run, seed=run_seed(res), where=where, params=params, axis="strategy")
+    spread = shared_spread(res, compared, shared_criteria(agg, comparison), run=run, seed=run_seed(res), where=where,
+                           params=params, axis="strategy")
     gap = {a: (lo, hi) for a, _, lo, hi in spread.gaps}
     out["next_strategy"] = out["strategy"].map({a: b for a, b, _, _ in spread.gaps})
     out["shared_lo"] = out["strategy"].map(spread.lo)

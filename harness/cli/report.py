@@ -198,17 +198,6 @@ def gate_failures(gates: pd.DataFrame, strategies: list[str]) -> list[str]:
     return out
 
 
-def order_note(spread: Any) -> str:
-    """Which neighbours of the order the suite separates: `a` over `b` only where the paired 95 %
-    interval of the gap in shared total is above 0."""
-    parts = []
-    for a, b, lo, hi in spread.gaps:
-        verdict = "separated" if lo > 0 else "not separated"
-        parts.append(f"{a} over {b}: gap interval [{_f(lo, 3)}, {_f(hi, 3)}], {verdict}")
-    return ("How sure the order is (one cluster bootstrap over scenarios for every shared criterion at once; an "
-            "interval that holds 0 means this suite does not tell the two apart): " + "; ".join(parts) + ".")
-
-
 def metric_note(criteria) -> str:
     """`For repeat-issue detection the mean is F1, with precision (P) and recall (R). ` for each
     of `criteria` whose metric is not the plain mean."""
@@ -231,7 +220,7 @@ def metric_note(criteria) -> str:
 def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int, gates: pd.DataFrame | None = None,
              comparison: list[str] | None = None, controls: set[str] = frozenset(),
              policies: pd.DataFrame | None = None, policy_gates: pd.DataFrame | None = None, spread: Any = None) -> str:
-    from harness.analysis.aggregate import RESAMPLES, shared_criteria
+    from harness.analysis.aggregate import RESAMPLES, order_sentence, shared_criteria
 
     lines = [f"# supportbench report: run {run_id}", ""]
     has_policies = policies is not None and not policies.empty
@@ -260,7 +249,7 @@ def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int, g
         "",
     ]
     if spread is not None and spread.gaps:
-        lines += [order_note(spread), ""]
+        lines += [order_sentence(spread.gaps), ""]
     if gates is not None and len(gates):
         g_rows = gate_grid(df, gates, strategies)
         lines += ["## Gates", "",
@@ -295,7 +284,7 @@ def _policy_md(policies: pd.DataFrame, policy_gates: pd.DataFrame | None) -> lis
 def main(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from harness.analysis.aggregate import (aggregate, comparison_of, control_labels, gates, quality_criteria,
+    from harness.analysis.aggregate import (aggregate, comparison_of, control_labels, gates, order_sentence, quality_criteria,
                                             shared_criteria, shared_spread)
     from harness.analysis.results import Results, resolve_run
     from harness.run.runstore import write_text_atomic
@@ -363,7 +352,7 @@ def main(args: argparse.Namespace) -> int:
         table.add_row(*r)
     out.print(table)
     if spread is not None and spread.gaps:
-        out.print(order_note(spread), markup=False)
+        out.print(order_sentence(spread.gaps), markup=False)
     failing = [g for g in gate_rows.to_dict("records") if g["passed"] is False]
     for g in failing:
         c = g["cases"][0]

@@ -14,12 +14,11 @@ import hashlib
 import importlib
 import json
 import math
-import tomllib
 from dataclasses import asdict, dataclass, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, get_type_hints
 
-from stores.spec_text import check_variant, flatten, split_list, split_spec
+from stores.spec_text import check_variant, flatten, read_toml, split_list, split_spec
 
 POLICIES: dict[str, str] = {
     "session_state": "stores.decisions.session_state:SessionState",
@@ -147,12 +146,7 @@ def _no_duplicates(specs: list[PolicySpec], where: str) -> None:
 def load_policy_config(path: str | Path) -> list[PolicySpec]:
     """Policies from a TOML file: `[[policy]]` tables with `name`, optional `variant`, `params`."""
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise PolicySpecError(f"{path}: no such policy config") from None
-    except tomllib.TOMLDecodeError as e:
-        raise PolicySpecError(f"{path}: not valid TOML: {e}") from None
+    data = read_toml(path, "policy", PolicySpecError)
     entries = data.get("policy")
     if not isinstance(entries, list) or not entries:
         raise PolicySpecError(f"{path}: expected one or more [[policy]] tables with a name")

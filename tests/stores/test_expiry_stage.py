@@ -14,27 +14,10 @@ from stores.tokens import count_tokens
 NAMES = sorted(REGISTRY)
 
 
-_BUILT: list = []
-
-
-@pytest.fixture(autouse=True)
-def _close_built():
-    """Close every strategy a test built (a remote one deletes its collection or namespace)."""
-    yield
-    while _BUILT:
-        close = getattr(_BUILT.pop(), "close", None)
-        if callable(close):
-            close()
-
-
-def plain(name):
-    runnable(name)  # a remote strategy needs its package or its server
-    s = strategy_class(name)()
-    _BUILT.append(s)
-    if "gold" in s.capabilities:  # the oracle with an empty side door, as in the contract tests
-        ctx = s.context
-        s.context = lambda req: (s.peek_gold({}), ctx(req))[1]
-    return s
+# the contract tests' builder and the fixture that closes what a test built (a remote strategy
+# deletes its collection or namespace)
+from test_contract import _BUILT, _close_built  # noqa: E402,F401  (_close_built is an autouse fixture)
+from test_contract import build as plain  # noqa: E402
 
 
 def staged(name, **params):

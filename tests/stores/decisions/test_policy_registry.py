@@ -88,3 +88,13 @@ def test_a_policy_variant_name_follows_the_strategy_rule(tmp_path):
     config.write_text('[[policy]]\nname = "session_state"\nvariant = "a]b"\n')
     with pytest.raises(PolicySpecError, match=r"policy\[0\]: variant 'a\]b'"):
         load_policy_config(config)
+
+
+def test_a_policy_config_that_is_a_folder_or_not_text_is_one_line_naming_the_file(tmp_path):
+    # the same reader as strategy configs (stores.spec_text.read_toml)
+    with pytest.raises(PolicySpecError, match="is a folder; expected a TOML file of \\[\\[policy\\]\\] tables"):
+        load_policy_config(tmp_path)
+    binary = tmp_path / "p.toml"
+    binary.write_bytes(b"\xff\xfe\x00policy")
+    with pytest.raises(PolicySpecError, match="not a TOML file \\(not UTF-8 text"):
+        load_policy_config(binary)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -111,8 +112,9 @@ def long_run(folder: Path, n_events: int, probe_every: int, strategies: str, lim
     t = time.perf_counter()
     v = subprocess.run(cli + ["validate", str(path)], cwd=ROOT, env=env, capture_output=True, text=True)
     validated = time.perf_counter() - t
+    v_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
     print(f"\n2. one scenario of {n} events ({probes} probes, {path.stat().st_size / 1e6:.1f} MB of YAML, written in {written:.1f} s)")
-    print(f"  validate (fresh process):  {validated:7.1f} s, exit {v.returncode}")
+    print(f"  validate (fresh process):  {validated:7.1f} s, exit {v.returncode}, peak memory {v_peak:.2f} GiB")
     t = time.perf_counter()
     try:
         r = subprocess.run(cli + ["run", str(path), "-s", strategies, "-q", "--run-id", "long", "--out", str(folder / "runs")],
@@ -121,6 +123,8 @@ def long_run(folder: Path, n_events: int, probe_every: int, strategies: str, lim
         print(f"  run {strategies} (fresh process, --workers 1): did NOT finish within {limit:.0f} s")
         return
     ran = time.perf_counter() - t
+    # ru_maxrss is in KiB on Linux and is the largest child's so far: the run's, unless validating took more
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
     ok = r.returncode == 0
     answers = ""
     if ok:
@@ -130,7 +134,7 @@ def long_run(folder: Path, n_events: int, probe_every: int, strategies: str, lim
             counts = dict(res.rows("select strategy, count(*) from probes group by 1"))
         answers = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
     print(f"  run {strategies} (fresh process, --workers 1, load included): {ran:7.1f} s, exit {r.returncode}; "
-          f"finished within {limit:.0f} s: {'yes' if ok and ran <= limit else 'NO'}")
+          f"finished within {limit:.0f} s: {'yes' if ok and ran <= limit else 'NO'}; peak memory {peak:.2f} GiB")
     if answers:
         print(f"  probe answers per strategy: {answers}")
     if not ok:

@@ -26,6 +26,8 @@ from stores.packing import received_bundle
 from stores.reply.model import SupportReply
 
 from harness.format.model import Fault, Probe, Scenario, ScenarioEvent
+from harness.run.timeline import HealthPoint
+from harness.run.timeline import point as timeline_point
 
 
 @dataclass(frozen=True)
@@ -80,15 +82,6 @@ class ProbeOutcome:
         """True when `item_id` was replayed before this probe."""
         s = self.seen.get(item_id)
         return s is not None and s.event_index < self.event_index
-
-
-@dataclass
-class HealthPoint:
-    """A subject's health right after an event (for drawing it over time)."""
-
-    subject: str
-    event_index: int
-    report: HealthReport
 
 
 @dataclass
@@ -227,7 +220,8 @@ def replay(
                 classes[ev.id] = None  # counted as no class by the classifier's criterion
         if record_health and broken is None and "health" in caps and not isinstance(ev, Forget):
             try:
-                timeline.append(HealthPoint(ev.subject, i, cast(HealthCapability, strategy).health(ev.subject, ev.at)))
+                report = cast(HealthCapability, strategy).health(ev.subject, ev.at)
+                timeline.append(timeline_point(report.subject, i, report))  # compact: the report is not kept
             except Exception:
                 pass  # reported on the probes that ask for health
     return Replay(outcomes, timeline, broken, classes)

@@ -26,7 +26,8 @@ from stores.packing import CandidateTable
 from stores.protocol import Bundle, Forget, HealthReport, Resolution, Signal, Turn
 
 from harness.criteria import Score
-from harness.run.replay import HealthPoint, ProbeOutcome
+from harness.run.replay import ProbeOutcome
+from harness.run.timeline import HealthPoint, factors_json
 from harness.format.model import Fault, Probe, Scenario, TurnGold
 
 _ts = pa.timestamp("us", tz="UTC")
@@ -270,10 +271,7 @@ def _health_row(label: str, scenario: str, event_index: int, probe_id: str, r: H
         "strategy": label, "scenario": scenario, "subject": r.subject, "event_index": event_index,
         "probe_id": probe_id, "at": r.at, "score": float(r.score), "band": r.band, "base": float(r.base),
         "recomputed": recomputed,
-        "factors": json.dumps([
-            {"signal": f.signal, "impact": f.impact, "detail": f.detail, "source_ids": list(f.source_ids)}
-            for f in r.factors
-        ]),
+        "factors": factors_json(r.factors),
     }
 
 
@@ -328,7 +326,10 @@ class TableBuffer:
                 self.rows["health"].append(_health_row(label, o.scenario.id, o.event_index, o.probe.id, o.health_again, True))
 
     def add_timeline(self, label: str, scenario: str, points: list[HealthPoint]) -> None:
-        self.rows["health"] += [_health_row(label, scenario, p.event_index, "", p.report) for p in points]
+        self.rows["health"] += [{
+            "strategy": label, "scenario": scenario, "subject": p.subject, "event_index": p.event_index, "probe_id": "",
+            "at": p.at, "score": p.score, "band": p.band, "base": p.base, "recomputed": False, "factors": p.factors,
+        } for p in points]
 
     def add_scores(self, label: str, name: str, s: Scenario, probe_id: str, scores: list[Score], groups: dict[str, str]) -> None:
         for sc in scores:

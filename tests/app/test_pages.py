@@ -292,6 +292,31 @@ def test_health_moment_is_in_the_url_and_changes_the_waterfall(app_runs):
     assert first != later
 
 
+def test_health_says_when_a_timeline_point_keeps_only_part_of_a_factor(tmp_path, monkeypatch):
+    """A history long enough that a factor names more items than a timeline point keeps: the
+    factor table shows how many ids were left out and the page says the probe report is whole."""
+    from harness.run.runner import execute
+    from harness.run.timeline import MAX_IDS
+    from helpers import probe, resolve, scenario, turn
+    from stores.registry import parse_specs
+
+    events = []
+    for i in range(MAX_IDS + 20):
+        events += [turn(f"t{i}", "my vpn tunnel drops every hour again", 60 * i, session=f"s{i}"),
+                   resolve(f"s{i}", "vpn tunnel fixed by renewing the certificate", 60 * i + 5)]
+    events += [turn("live-1", "the vpn tunnel drops every hour, urgent", 60 * (MAX_IDS + 20), session="live"),
+               probe("p", "vpn tunnel drops", 60 * (MAX_IDS + 20) + 1, session="live", health="at_risk")]
+    execute([scenario(events, id="many-sessions", subjects=("c1",))], parse_specs("session_aware"), tmp_path,
+            run_id="many", policies=())
+    monkeypatch.setenv("SUPPORTBENCH_RUNS", str(tmp_path))
+    at = open_page("health", run="many", scenario="many-sessions", subject="c1")
+    no_exception(at)
+    factors = at.dataframe[-1].value
+    left_out = factors["source_ids_left_out"].dropna()
+    assert len(left_out) and (left_out >= 20).all()  # the sessions past MAX_IDS, and the open one where it is named too
+    assert f"keeps at most {MAX_IDS} source ids" in texts(at)
+
+
 def test_failures_lists_failing_cases_errors_first_and_filters(app_runs):
     at = open_page("failures")
     no_exception(at)

@@ -33,7 +33,7 @@ from harness.run import costs as run_costs
 from harness.run.decide import UnavailablePolicy, replay_policy, rows as decision_rows
 from harness.run.lifecycle import LOCAL_RUN, Instances, namespace
 from harness.run.replay import SeenItem, attach_replays, build_seen, idempotency_signatures, replay
-from harness.run.runstore import RunWriter, environment, new_run_id, write_parts
+from harness.run.runstore import PartStream, RunWriter, environment, new_run_id, write_parts
 from harness.format.model import Scenario
 from harness.run.tables import TableBuffer
 from harness.run.intake import ScenarioHandle, n_decision_cases, n_events, scenario_of
@@ -124,12 +124,14 @@ def _hidden(s: Score, hide: Callable[[str | None], str | None]) -> Score:
 def run_shard(
     scenarios: Sequence[Scenario | ScenarioHandle], specs: Sequence[StrategySpec], progress: Progress | None = None,
     *, run_id: str = LOCAL_RUN, costs: run_costs.Costs | None = None, policies: Sequence[PolicySpec] = (),
+    candidates_to: Callable[[pa.Table], None] | None = None,
 ) -> dict[str, pa.Table]:
     """Every scenario through every strategy spec and every decision policy; the tables of the
     shard (scenarios given loaded or as handles from `harness.run.intake`, loaded here one at a
     time). `run_id` names the run in every strategy instance's scope (`stores.protocol.Scope`);
-    `costs`, when given, gathers what each strategy cost (`harness.run.costs`)."""
-    buf = TableBuffer()
+    `costs`, when given, gathers what each strategy cost (`harness.run.costs`). With
+    `candidates_to`, the candidates go there as they are produced instead (`TableBuffer`)."""
+    buf = TableBuffer(candidates_to)
     for s in scenarios:
         s = scenario_of(s)
         buf.add_events(s)
@@ -178,9 +180,21 @@ def run_shard_to_folder(index: int, scenarios: Sequence[Scenario | ScenarioHandl
         probes += p
 
     costs: run_costs.Costs = {}
-    write_parts(folder, index, run_shard(scenarios, specs, count, run_id=run_id, costs=costs, policies=policies))
-    run_costs.write_shard(folder, index, costs)
+    write_shard(folder, index, scenarios, specs, count, run_id, costs, policies)
     return probes, len(scenarios)
+
+
+def write_shard(folder: str | Path, index: int, scenarios: Sequence[Scenario | ScenarioHandle],
+                specs: Sequence[StrategySpec], progress: Progress | None, run_id: str, costs: run_costs.Costs,
+                policies: Sequence[PolicySpec]) -> None:
+    """Run one shard and write its parts into `folder`: the candidates streamed to their part
+    as they are produced (so a long history's millions of rows are never all in memory), the
+    other tables and the costs when the shard is done."""
+    with PartStream(folder, "candidates", index) as candidates:
+        tables = run_shard(scenarios, specs, progress, run_id=run_id, costs=costs, policies=policies,
+                           candidates_to=candidates.write)
+    write_parts(folder, index, tables)
+    run_costs.write_shard(folder, index, costs)
 
 
 def _cost(shard: Shard) -> int:
@@ -341,10 +355,7 @@ def execute(
             _run_in_processes(shards, specs, writer.tmp, counting, workers, run_id, pool, policies)
         else:
             for index, shard in shards:
-                shard_costs: run_costs.Costs = {}
-                write_parts(writer.tmp, index, run_shard(shard, specs, counting, run_id=run_id, costs=shard_costs,
-                                                         policies=policies))
-                run_costs.write_shard(writer.tmp, index, shard_costs)
+                write_shard(writer.tmp, index, shard, specs, counting, run_id, {}, policies)
         spent = run_costs.collect(writer.tmp)
         manifest = {
             "run_id": run_id,

@@ -74,6 +74,36 @@ def write_part(folder: str | Path, table: str, index: int, data: pa.Table) -> Pa
     return path
 
 
+class PartStream:
+    """One part of one table written as it is produced (`write` appends row groups), for a table
+    that would not fit in memory whole: a long history's candidates. The file is opened by the
+    first `write` (a shard with no rows writes none) and complete once `close` returns; a
+    failed shard's half-written part goes with the run's temporary folder."""
+
+    def __init__(self, folder: str | Path, table: str, index: int) -> None:
+        self.path = Path(folder) / table / f"part-{index:06d}.parquet"
+        self.schema = SCHEMAS[table]
+        self._writer: pq.ParquetWriter | None = None
+
+    def write(self, data: pa.Table) -> None:
+        if not data.num_rows:
+            return
+        if self._writer is None:
+            self._writer = pq.ParquetWriter(self.path, self.schema, compression="zstd")
+        self._writer.write_table(data)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    def __enter__(self) -> "PartStream":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def write_parts(folder: str | Path, index: int, tables: dict[str, pa.Table]) -> None:
     """Write a shard's non-empty tables as parts numbered by the shard's index."""
     for name, table in tables.items():

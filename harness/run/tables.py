@@ -17,7 +17,7 @@ report, the CI check, the app). One row per thing, never aggregated here:
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
@@ -275,6 +275,10 @@ def _health_row(label: str, scenario: str, event_index: int, probe_id: str, r: H
     }
 
 
+CANDIDATE_BATCH = 200_000
+"""Candidate rows a `TableBuffer` gathers as Python columns before converting them to Arrow."""
+
+
 def _concat(parts: list[dict[str, Any]]) -> dict[str, Any]:
     """The bundles' candidate columns joined end to end, so the shard's candidates become one
     Arrow table in one conversion instead of one small table per bundle."""
@@ -291,9 +295,16 @@ def _concat(parts: list[dict[str, Any]]) -> dict[str, Any]:
 class TableBuffer:
     """Rows for every table, accumulated for one shard and turned into Arrow tables."""
 
-    def __init__(self) -> None:
+    def __init__(self, candidates_to: Callable[[pa.Table], None] | None = None) -> None:
+        """With `candidates_to`, candidate rows are handed to it as Arrow tables of about
+        `CANDIDATE_BATCH` rows as they are produced (a `harness.run.runstore.PartStream` writes
+        them), and `tables()` has none: a shard's memory then does not grow with its candidates."""
+        self.candidates_to = candidates_to
         self.rows: dict[str, list[dict[str, Any]]] = {k: [] for k in SCHEMAS}
         self.candidate_cols: list[dict[str, list]] = []
+        """Candidate columns of bundles not yet converted to Arrow (converted once they reach `CANDIDATE_BATCH` rows)."""
+        self.candidate_batches: list[pa.Table] = []
+        self._pending = 0
 
     def add_events(self, s: Scenario) -> None:
         self.rows["events"] += event_rows(s)
@@ -319,11 +330,26 @@ class TableBuffer:
         })
         if b is not None:
             self.candidate_cols.append(_candidate_rows(label, o, b))
+            self._pending += len(b.candidates)
+            if self._pending >= CANDIDATE_BATCH:
+                self._convert_candidates()
         if o.health is not None:
             self.rows["health"].append(_health_row(label, o.scenario.id, o.event_index, o.probe.id, o.health))
             # the determinism check's second report is data too (a rescore needs it); equal ones are not repeated
             if o.health_again is not None and o.health_again != o.health:
                 self.rows["health"].append(_health_row(label, o.scenario.id, o.event_index, o.probe.id, o.health_again, True))
+
+    def _convert_candidates(self) -> None:
+        """The pending candidate columns as one Arrow table: a long history's bundles (tens of
+        thousands of candidates each) then stay as compact Arrow data, not Python objects, while
+        a suite of small bundles is still converted in few large steps."""
+        if self.candidate_cols:
+            table = pa.Table.from_pydict(_concat(self.candidate_cols), schema=SCHEMAS["candidates"])
+            self.candidate_cols, self._pending = [], 0
+            if self.candidates_to is not None:
+                self.candidates_to(table)
+            else:
+                self.candidate_batches.append(table)
 
     def add_timeline(self, label: str, scenario: str, points: list[HealthPoint]) -> None:
         self.rows["health"] += [{
@@ -347,8 +373,9 @@ class TableBuffer:
     def tables(self) -> dict[str, pa.Table]:
         """Arrow tables with the fixed schemas (empty tables included)."""
         out = {k: pa.Table.from_pylist(v, schema=SCHEMAS[k]) for k, v in self.rows.items() if k != "candidates"}
-        if self.candidate_cols:
-            out["candidates"] = pa.Table.from_pydict(_concat(self.candidate_cols), schema=SCHEMAS["candidates"])
+        self._convert_candidates()
+        if self.candidate_batches:
+            out["candidates"] = pa.concat_tables(self.candidate_batches)
         else:
             out["candidates"] = SCHEMAS["candidates"].empty_table()
         return out

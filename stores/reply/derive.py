@@ -41,7 +41,13 @@ class ContextMemory:
 
 def included(bundle: Bundle) -> list[Candidate]:
     """The candidates the model saw: marked included and present in the text."""
-    return [c for c in bundle.candidates if c.included and c.text and c.text in bundle.text]
+    cands = bundle.candidates
+    mask = getattr(cands, "included_mask", None)
+    if mask is not None and hasattr(mask, "nonzero"):  # column-wise: build only the included ones, not one per item
+        marked = [cands[int(i)] for i in mask.nonzero()[0]]
+    else:
+        marked = [c for c in cands if c.included]
+    return [c for c in marked if c.text and c.text in bundle.text]
 
 
 def from_typed(bundle: Bundle, memories: Iterable[Memory]) -> list[ContextMemory]:

@@ -13,11 +13,11 @@ import itertools
 import json
 import sys
 import time
-from contextlib import nullcontext
+from contextlib import ExitStack, nullcontext
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import pyarrow as pa
 
@@ -35,7 +35,7 @@ from harness.run.lifecycle import LOCAL_RUN, Instances, namespace
 from harness.run.replay import SeenItem, attach_replays, build_seen, idempotency_signatures, replay
 from harness.run.runstore import PartStream, RunWriter, environment, new_run_id, write_parts
 from harness.format.model import Scenario
-from harness.run.tables import TableBuffer
+from harness.run.tables import STREAMED, TableBuffer
 from harness.run.intake import ScenarioHandle, n_decision_cases, n_events, scenario_of
 from harness.run.workers import open_pool, stop_workers
 from stores.retrieval.encoder import set_worker_share, torch_threads
@@ -124,14 +124,14 @@ def _hidden(s: Score, hide: Callable[[str | None], str | None]) -> Score:
 def run_shard(
     scenarios: Sequence[Scenario | ScenarioHandle], specs: Sequence[StrategySpec], progress: Progress | None = None,
     *, run_id: str = LOCAL_RUN, costs: run_costs.Costs | None = None, policies: Sequence[PolicySpec] = (),
-    candidates_to: Callable[[pa.Table], None] | None = None,
+    sinks: Mapping[str, Callable[[pa.Table], None]] | None = None,
 ) -> dict[str, pa.Table]:
     """Every scenario through every strategy spec and every decision policy; the tables of the
     shard (scenarios given loaded or as handles from `harness.run.intake`, loaded here one at a
     time). `run_id` names the run in every strategy instance's scope (`stores.protocol.Scope`);
-    `costs`, when given, gathers what each strategy cost (`harness.run.costs`). With
-    `candidates_to`, the candidates go there as they are produced instead (`TableBuffer`)."""
-    buf = TableBuffer(candidates_to)
+    `costs`, when given, gathers what each strategy cost (`harness.run.costs`). With `sinks`,
+    the candidates and health rows go there as they are produced instead (`TableBuffer`)."""
+    buf = TableBuffer(sinks)
     for s in scenarios:
         s = scenario_of(s)
         buf.add_events(s)
@@ -187,12 +187,13 @@ def run_shard_to_folder(index: int, scenarios: Sequence[Scenario | ScenarioHandl
 def write_shard(folder: str | Path, index: int, scenarios: Sequence[Scenario | ScenarioHandle],
                 specs: Sequence[StrategySpec], progress: Progress | None, run_id: str, costs: run_costs.Costs,
                 policies: Sequence[PolicySpec]) -> None:
-    """Run one shard and write its parts into `folder`: the candidates streamed to their part
-    as they are produced (so a long history's millions of rows are never all in memory), the
-    other tables and the costs when the shard is done."""
-    with PartStream(folder, "candidates", index) as candidates:
+    """Run one shard and write its parts into `folder`: the candidates and health reports
+    streamed to their parts as they are produced (so a long history's millions of rows are
+    never all in memory), the other tables and the costs when the shard is done."""
+    with ExitStack() as stack:
+        streams = {t: stack.enter_context(PartStream(folder, t, index)) for t in STREAMED}
         tables = run_shard(scenarios, specs, progress, run_id=run_id, costs=costs, policies=policies,
-                           candidates_to=candidates.write)
+                           sinks={t: s.write for t, s in streams.items()})
     write_parts(folder, index, tables)
     run_costs.write_shard(folder, index, costs)
 

@@ -17,7 +17,7 @@ report, the CI check, the app). One row per thing, never aggregated here:
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -277,6 +277,10 @@ def _health_row(label: str, scenario: str, event_index: int, probe_id: str, r: H
 
 CANDIDATE_BATCH = 200_000
 """Candidate rows a `TableBuffer` gathers as Python columns before converting them to Arrow."""
+HEALTH_BATCH = 20_000
+"""Health rows a `TableBuffer` with a health sink gathers before handing them over."""
+STREAMED = ("candidates", "health")
+"""The tables a `TableBuffer` can stream to a sink (the ones that grow with a history's length)."""
 
 
 def _concat(parts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -295,11 +299,16 @@ def _concat(parts: list[dict[str, Any]]) -> dict[str, Any]:
 class TableBuffer:
     """Rows for every table, accumulated for one shard and turned into Arrow tables."""
 
-    def __init__(self, candidates_to: Callable[[pa.Table], None] | None = None) -> None:
-        """With `candidates_to`, candidate rows are handed to it as Arrow tables of about
-        `CANDIDATE_BATCH` rows as they are produced (a `harness.run.runstore.PartStream` writes
-        them), and `tables()` has none: a shard's memory then does not grow with its candidates."""
-        self.candidates_to = candidates_to
+    def __init__(self, sinks: Mapping[str, Callable[[pa.Table], None]] | None = None) -> None:
+        """With `sinks` (table name -> callable; `STREAMED` are the tables that can have one),
+        those tables' rows are handed over as Arrow tables as they are produced, the candidates
+        in batches of about `CANDIDATE_BATCH` rows and the health reports of about `HEALTH_BATCH`
+        (a `harness.run.runstore.PartStream` writes them), and `tables()` has none of them: a
+        shard's memory then does not grow with a long history's candidates and timeline."""
+        unknown = set(sinks or {}) - set(STREAMED)
+        if unknown:
+            raise ValueError(f"tables that cannot be streamed: {sorted(unknown)} (streamed: {', '.join(STREAMED)})")
+        self.sinks = dict(sinks or {})
         self.rows: dict[str, list[dict[str, Any]]] = {k: [] for k in SCHEMAS}
         self.candidate_cols: list[dict[str, list]] = []
         """Candidate columns of bundles not yet converted to Arrow (converted once they reach `CANDIDATE_BATCH` rows)."""
@@ -346,16 +355,24 @@ class TableBuffer:
         if self.candidate_cols:
             table = pa.Table.from_pydict(_concat(self.candidate_cols), schema=SCHEMAS["candidates"])
             self.candidate_cols, self._pending = [], 0
-            if self.candidates_to is not None:
-                self.candidates_to(table)
+            if "candidates" in self.sinks:
+                self.sinks["candidates"](table)
             else:
                 self.candidate_batches.append(table)
+
+    def _stream_health(self, at_least: int) -> None:
+        """Hand the pending health rows to the health sink (if any) once there are `at_least`."""
+        rows = self.rows["health"]
+        if "health" in self.sinks and rows and len(rows) >= at_least:
+            self.sinks["health"](pa.Table.from_pylist(rows, schema=SCHEMAS["health"]))
+            self.rows["health"] = []
 
     def add_timeline(self, label: str, scenario: str, points: list[HealthPoint]) -> None:
         self.rows["health"] += [{
             "strategy": label, "scenario": scenario, "subject": p.subject, "event_index": p.event_index, "probe_id": "",
             "at": p.at, "score": p.score, "band": p.band, "base": p.base, "recomputed": False, "factors": p.factors,
         } for p in points]
+        self._stream_health(HEALTH_BATCH)
 
     def add_scores(self, label: str, name: str, s: Scenario, probe_id: str, scores: list[Score], groups: dict[str, str]) -> None:
         for sc in scores:
@@ -374,6 +391,7 @@ class TableBuffer:
         """Arrow tables with the fixed schemas (empty tables included)."""
         out = {k: pa.Table.from_pylist(v, schema=SCHEMAS[k]) for k, v in self.rows.items() if k != "candidates"}
         self._convert_candidates()
+        self._stream_health(1)
         if self.candidate_batches:
             out["candidates"] = pa.concat_tables(self.candidate_batches)
         else:

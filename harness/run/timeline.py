@@ -50,13 +50,15 @@ def factors_json(factors: tuple[HealthFactor, ...], max_ids: int | None = None, 
     were left out)."""
     out = []
     for f in factors:
-        row = {"signal": f.signal, "impact": f.impact, "detail": f.detail, "source_ids": list(f.source_ids)}
-        if max_detail is not None and len(f.detail) > max_detail:
-            row["detail"] = shorten_detail(f.detail, max_detail)
-        if max_ids is not None and len(f.source_ids) > max_ids:
+        ids, n = f.source_ids, len(f.source_ids)
+        detail = f.detail if max_detail is None or len(f.detail) <= max_detail else shorten_detail(f.detail, max_detail)
+        row: dict[str, object] = {"signal": f.signal, "impact": f.impact, "detail": detail}
+        if max_ids is None or n <= max_ids:
+            row["source_ids"] = list(ids)
+        else:  # slice, never copy the whole listing: a long history's factors name thousands of items
             head, tail = max_ids - max_ids // 2, max_ids // 2
-            row["source_ids"] = [*f.source_ids[:head], *f.source_ids[len(f.source_ids) - tail:]]
-            row["source_ids_left_out"] = len(f.source_ids) - max_ids
+            row["source_ids"] = [*ids[:head], *ids[n - tail:]]
+            row["source_ids_left_out"] = n - max_ids
         out.append(row)
     return json.dumps(out)
 

@@ -174,6 +174,7 @@ def replay(
     on_fault: Callable[[Fault], None] | None = None,
     answer: bool = True,
     bundles_only: bool = False,
+    timeline_to: Callable[[HealthPoint], None] | None = None,
 ) -> Replay:
     """Replay `scenario` through `strategy` (which should be fresh or reset).
 
@@ -187,7 +188,9 @@ def replay(
     idempotency replays only compare bundles, so they skip it). With `bundles_only` (the
     idempotency check's replays) probes ask for context alone: no typed memories, reply, health
     report or handoff brief, which those replays never compare (the timeline is
-    `record_health`'s to skip).
+    `record_health`'s to skip). With `timeline_to`, each timeline point is handed to it as it is
+    made instead of kept in `Replay.timeline` (a long history's timeline is then never all in
+    memory).
     """
     caps = frozenset(strategy.capabilities)
     seen = build_seen(scenario) if seen is None else seen
@@ -221,9 +224,13 @@ def replay(
         if record_health and broken is None and "health" in caps and not isinstance(ev, Forget):
             try:
                 report = cast(HealthCapability, strategy).health(ev.subject, ev.at)
-                timeline.append(timeline_point(report.subject, i, report))  # compact: the report is not kept
+                p = timeline_point(report.subject, i, report)  # compact: the report is not kept
             except Exception:
-                pass  # reported on the probes that ask for health
+                continue  # reported on the probes that ask for health
+            if timeline_to is None:
+                timeline.append(p)
+            else:
+                timeline_to(p)  # outside the try: a table that cannot be written must stop the run
     return Replay(outcomes, timeline, broken, classes)
 
 

@@ -59,7 +59,8 @@ def run_scenario(scenario: Scenario, spec: StrategySpec, buf: TableBuffer, seen:
     t0 = time.perf_counter()
     with Instances(spec, scenario, run_id) as instances:
         strategy = instances.new("plain")
-        result = replay(scenario, strategy, seen=seen)
+        # the timeline goes to the tables as it is made: a long history's is never all in memory
+        result = replay(scenario, strategy, seen=seen, timeline_to=lambda p: buf.add_point(spec.label, scenario.id, p))
         idem = idempotency_signatures(scenario, lambda: instances.new("twice"), result, strategy, seen=seen)
         calls = run_costs.service_calls(s for s, _ in instances.built)
     if costs is not None:
@@ -70,7 +71,6 @@ def run_scenario(scenario: Scenario, spec: StrategySpec, buf: TableBuffer, seen:
         o.error, o.health_error, o.handoff_error = hide(o.error), hide(o.health_error), hide(o.handoff_error)
         buf.add_outcome(spec.label, spec.name, o)
         buf.add_scores(spec.label, spec.name, scenario, o.probe.id, [_hidden(s, hide) for s in score_probe(o)], groups)
-    buf.add_timeline(spec.label, scenario.id, result.timeline)
     extra = {"idempotency": idem, "observe_error": result.observe_error, "capabilities": frozenset(strategy.capabilities),
              "memory_classes": result.memory_classes}
     scored = [_hidden(s, hide) for s in score_scenario(scenario, result.outcomes, extra)]

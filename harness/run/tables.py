@@ -368,10 +368,16 @@ class TableBuffer:
             self.rows["health"] = []
 
     def add_timeline(self, label: str, scenario: str, points: list[HealthPoint]) -> None:
-        self.rows["health"] += [{
+        for p in points:
+            self.add_point(label, scenario, p)
+
+    def add_point(self, label: str, scenario: str, p: HealthPoint) -> None:
+        """One point of a health timeline (`harness.run.replay.replay`'s `timeline_to` hands them
+        over as they are made)."""
+        self.rows["health"].append({
             "strategy": label, "scenario": scenario, "subject": p.subject, "event_index": p.event_index, "probe_id": "",
             "at": p.at, "score": p.score, "band": p.band, "base": p.base, "recomputed": False, "factors": p.factors,
-        } for p in points]
+        })
         self._stream_health(HEALTH_BATCH)
 
     def add_scores(self, label: str, name: str, s: Scenario, probe_id: str, scores: list[Score], groups: dict[str, str]) -> None:

@@ -43,3 +43,18 @@ def test_only_the_tables_that_grow_with_a_history_can_be_streamed():
 
     with pytest.raises(ValueError, match="cannot be streamed: \\['scores'\\]"):
         tables.TableBuffer({"scores": print})
+
+
+def test_a_part_that_cannot_be_written_stops_the_run_and_leaves_nothing(tmp_path, monkeypatch):
+    import pytest
+
+    from harness.run import runstore
+
+    def full(self, data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(runstore.PartStream, "write", full)
+    monkeypatch.setattr(tables, "HEALTH_BATCH", 1)  # the first timeline point is handed over during the replay
+    with pytest.raises(OSError, match="No space left"):
+        execute([outage_story()], parse_specs("session_aware"), tmp_path, run_id="full", policies=())
+    assert list(tmp_path.iterdir()) == []  # no run, no temporary folder

@@ -97,3 +97,11 @@ def test_a_timeline_point_is_bounded_whatever_the_history_while_the_probe_report
     whole = json.loads(probe_report(large)["factors"])
     assert [(f["signal"], f["impact"]) for f in last] == [(f["signal"], f["impact"]) for f in whole]
     assert any(f.get("source_ids_left_out") for f in last) and any("left out of this timeline point" in f["detail"] for f in last)
+
+
+def test_a_timeline_handed_over_as_it_is_made_is_the_timeline_kept():
+    sc = many_sessions(30)
+    kept = replay(sc, SessionAware()).timeline
+    handed: list = []
+    streamed = replay(sc, SessionAware(), timeline_to=handed.append)
+    assert streamed.timeline == [] and handed == kept and len(kept) == len(sc.events) - 1  # every event but the probe

@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from harness.run.timeline import MAX_DETAIL, MAX_IDS
+from harness.run.timeline import MAX_DETAIL, MAX_IDS, shortened
 from pages._shared import (start, BAND_COLORS, clear_params, q, scenario_select, url_keep, url_multiselect, url_seed,
                            url_selectbox, wkey)
 
@@ -128,12 +128,12 @@ def render() -> None:
             st.markdown(f"**{row['strategy']}**: {row['score']:.0f} · :{_color(row['band'])}-badge[{band_label(row['band'])}]")
             st.plotly_chart(waterfall(row, q("health_bands", row["strategy"])), key=f"wf_{row['strategy']}", config={"displayModeBar": False})
             listed = json.loads(row["factors"] or "[]")
-            short = any("source_ids_left_out" in f for f in listed)
+            ids_cut = any("source_ids_left_out" in f for f in listed)
             factors = pd.DataFrame(listed, columns=["signal", "impact", "detail", "source_ids"]
-                                   + (["source_ids_left_out"] if short else []))
+                                   + (["source_ids_left_out"] if ids_cut else []))
             st.dataframe(factors, hide_index=True, width="stretch",
                          column_config={"source_ids_left_out": st.column_config.NumberColumn("ids left out")})
-            if short or any("left out of this timeline point" in f["detail"] for f in listed):
+            if any(shortened(f) for f in listed):
                 st.caption(f"A timeline point keeps at most {MAX_IDS} source ids and {MAX_DETAIL:,} characters of "
                            "detail per factor (the first and the last); the report at each probe is stored whole.")
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 
+from typing import ClassVar
+
 import numpy as np
 
 from stores.protocol import Event, Forget, Resolution, Signal, Turn
@@ -219,8 +221,13 @@ class IndexedMemory:
     """Base for strategies that keep a `MemoryStore` plus a derived index per customer.
 
     The index of a customer is dropped when the customer is forgotten and everything is
-    dropped on `reset()`, so a derived structure can never outlive what it was built from.
+    dropped on `reset()`, so a derived structure can never outlive what it was built from. A
+    subclass with more per-customer structures names their attributes in `derived` (each a dict
+    keyed by customer, made in its `__init__`) and they are dropped the same way.
     """
+
+    derived: ClassVar[tuple[str, ...]] = ("_index",)
+    """Attributes holding a dict per customer derived from the history."""
 
     def __init__(self) -> None:
         self.memory = MemoryStore()
@@ -229,8 +236,10 @@ class IndexedMemory:
     def observe(self, event: Event) -> None:
         self.memory.observe(event)
         if isinstance(event, Forget):
-            self._index.pop(event.subject, None)
+            for name in self.derived:
+                getattr(self, name).pop(event.subject, None)
 
     def reset(self) -> None:
         self.memory.reset()
-        self._index.clear()
+        for name in self.derived:
+            getattr(self, name).clear()

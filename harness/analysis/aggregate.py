@@ -382,9 +382,9 @@ def shared_spread(res: Results, strategies: Sequence[str], criteria: Sequence[st
     per = res.df(_counts_sql(axis).format(where=where), [run, *params])
     per = per[per["criterion"].isin(list(criteria)) & per["strategy"].isin(list(strategies))]
     names = list(strategies)
+    unknown = SharedSpread({s: np.nan for s in names}, {s: np.nan for s in names}, [])  # nothing to resample
     if per.empty or not names:
-        nan = {s: np.nan for s in names}
-        return SharedSpread(nan, dict(nan), [])
+        return unknown
     scenarios = sorted(per["scenario"].unique())
     W = resample_weights(len(scenarios), "shared total", seed, resamples)
     means = []
@@ -403,8 +403,7 @@ def shared_spread(res: Results, strategies: Sequence[str], criteria: Sequence[st
         with np.errstate(invalid="ignore", divide="ignore"):
             means.append(np.where(drawn > 0, metric.summarize(sums)["mean"], np.nan))
     if not means:
-        nan = {s: np.nan for s in names}
-        return SharedSpread(nan, dict(nan), [])
+        return unknown
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=RuntimeWarning)  # a resample with no case at all: NaN
         total = np.nanmean(np.stack(means), axis=0)  # resamples x strategies

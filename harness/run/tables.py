@@ -367,10 +367,6 @@ class TableBuffer:
             self.sinks["health"](pa.Table.from_pylist(rows, schema=SCHEMAS["health"]))
             self.rows["health"] = []
 
-    def add_timeline(self, label: str, scenario: str, points: list[HealthPoint]) -> None:
-        for p in points:
-            self.add_point(label, scenario, p)
-
     def add_point(self, label: str, scenario: str, p: HealthPoint) -> None:
         """One point of a health timeline (`harness.run.replay.replay`'s `timeline_to` hands them
         over as they are made)."""

@@ -63,6 +63,15 @@ def factors_json(factors: tuple[HealthFactor, ...], max_ids: int | None = None, 
     return json.dumps(out)
 
 
+LEFT_OUT = "characters left out of this timeline point"
+"""The words of the marker `shorten_detail` puts where it cut a detail."""
+
+
+def shortened(factor: dict) -> bool:
+    """Whether a stored factor (one item of `factors_json`'s list) was shortened to the limits."""
+    return "source_ids_left_out" in factor or LEFT_OUT in factor.get("detail", "")
+
+
 def shorten_detail(text: str, limit: int) -> str:
     """`text` cut to at most `limit` characters: its beginning and its end around a marker saying
     how many characters were left out; cuts fall after a comma or a space where one is near."""
@@ -72,7 +81,7 @@ def shorten_detail(text: str, limit: int) -> str:
     head_end = _back_to_break(text, room * 3 // 5)
     tail_start = _forward_to_break(text, len(text) - (room - head_end))
     left_out = tail_start - head_end
-    return f"{text[:head_end]} … [{left_out:,} characters left out of this timeline point] … {text[tail_start:]}"
+    return f"{text[:head_end]} … [{left_out:,} {LEFT_OUT}] … {text[tail_start:]}"
 
 
 def _back_to_break(text: str, end: int) -> int:

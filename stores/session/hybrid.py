@@ -11,7 +11,7 @@ from stores.bounds import ModelRef, NonNegative
 from stores.retrieval.embedding import VectorIndex, vector_index, warm_cache
 from stores.retrieval.encoder import DEFAULT_MODEL
 from stores.memory import SubjectHistory
-from stores.protocol import ContextRequest, Event, Forget
+from stores.protocol import ContextRequest
 from stores.session.session_aware import SessionAware, SessionAwareParams, SessionIndex
 
 
@@ -37,19 +37,11 @@ class Hybrid(SessionAware):
     name: ClassVar[str] = "hybrid"
     Params = HybridParams
     capabilities: ClassVar[frozenset[str]] = frozenset({"health", "handoff"})
+    derived: ClassVar[tuple[str, ...]] = (*SessionAware.derived, "_vectors")
 
     def __init__(self, params: HybridParams | None = None) -> None:
         super().__init__(params or HybridParams())
         self._vectors: dict[str, VectorIndex] = {}
-
-    def observe(self, event: Event) -> None:
-        super().observe(event)
-        if isinstance(event, Forget):
-            self._vectors.pop(event.subject, None)
-
-    def reset(self) -> None:
-        super().reset()
-        self._vectors.clear()
 
     def prepare(self, texts: list[str]) -> None:
         """Warm the embedding cache with the scenario's texts in large batches (speed only)."""

@@ -14,7 +14,7 @@ from stores.session.health import HealthParams, health_report
 from stores.session.health_state import HealthState
 from stores.memory import RESOLUTION_ROLE, IndexedMemory, SubjectHistory
 from stores.packing import pack, total_score
-from stores.protocol import Bundle, ContextRequest, Event, Forget, Handoff, HealthReport
+from stores.protocol import Bundle, ContextRequest, Handoff, HealthReport
 from stores.text import is_urgent, keywords, overlap_ratio, words
 
 
@@ -272,21 +272,13 @@ class SessionAware(IndexedMemory):
     name: ClassVar[str] = "session_aware"
     Params = SessionAwareParams
     capabilities: ClassVar[frozenset[str]] = frozenset({"health", "handoff"})
+    derived: ClassVar[tuple[str, ...]] = ("_index", "_health")
 
     def __init__(self, params: SessionAwareParams | None = None) -> None:
         self.params = params or self.Params()
         super().__init__()
         self._index: dict[str, SessionIndex] = {}
         self._health: dict[str, HealthState] = {}
-
-    def observe(self, event: Event) -> None:
-        super().observe(event)
-        if isinstance(event, Forget):
-            self._health.pop(event.subject, None)
-
-    def reset(self) -> None:
-        super().reset()
-        self._health.clear()
 
     def _synced(self, h: SubjectHistory) -> SessionIndex:
         ix = self._index.get(h.subject)

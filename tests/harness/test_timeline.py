@@ -77,7 +77,8 @@ def stored(n: int):
     sc = many_sessions(n)
     r = replay(sc, SessionAware())
     buf = TableBuffer()
-    buf.add_timeline("session_aware", sc.id, r.timeline)
+    for p in r.timeline:
+        buf.add_point("session_aware", sc.id, p)
     for o in r.outcomes:
         buf.add_outcome("session_aware", "session_aware", o)
     return buf.tables()["health"].to_pylist()
@@ -97,6 +98,7 @@ def test_a_timeline_point_is_bounded_whatever_the_history_while_the_probe_report
     whole = json.loads(probe_report(large)["factors"])
     assert [(f["signal"], f["impact"]) for f in last] == [(f["signal"], f["impact"]) for f in whole]
     assert any(f.get("source_ids_left_out") for f in last) and any("left out of this timeline point" in f["detail"] for f in last)
+    assert any(timeline.shortened(f) for f in last) and not any(timeline.shortened(f) for f in whole)
 
 
 def test_a_timeline_handed_over_as_it_is_made_is_the_timeline_kept():

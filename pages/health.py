@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from harness.run.timeline import MAX_DETAIL, MAX_IDS, shortened
+from harness.replay.timeline import MAX_DETAIL, MAX_IDS, shortened
 from pages._shared import (start, BAND_COLORS, clear_params, q, scenario_select, url_keep, url_multiselect, url_seed,
                            url_selectbox, wkey)
 

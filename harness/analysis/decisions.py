@@ -1,7 +1,7 @@
 """The Decisions page's queries: what each decision policy decided, turn by turn.
 
 Read from a run's `decisions` table (one row per policy x turn or fault; see
-`harness.run.decide.rows`) and its `scores` rows of the decision criteria. Every function takes
+`harness.replay.decide.rows`) and its `scores` rows of the decision criteria. Every function takes
 the open `Results` first and returns plain data or a DataFrame.
 """
 

@@ -34,8 +34,8 @@ from stores.reply.model import SupportReply
 from stores.structured.model import Memory
 
 from harness.criteria import registry, score_decision, score_probe
-from harness.run.decide import outcome_from_row
-from harness.run.replay import ProbeOutcome, build_seen, forgotten_at_probes
+from harness.replay.decide import outcome_from_row
+from harness.replay.probes import ProbeOutcome, build_seen, forgotten_at_probes
 from harness.analysis.results import Results, resolve_run
 from harness.run.runstore import RunWriter, environment, new_run_id, read_manifest
 from harness.format.model import Expect, Fault, Probe, Scenario, Subject, TurnGold, TurnSignals

@@ -29,7 +29,7 @@ from typing import Any, Callable, Literal
 from harness.criteria.groups import DEFAULT as DEFAULT_GROUP
 from harness.criteria.groups import group as _group
 from harness.criteria.metrics import Mean, Metric, check_metric, metric_description
-from harness.run.replay import ProbeOutcome
+from harness.replay.probes import ProbeOutcome
 from harness.format.model import Probe, Scenario
 
 Status = Literal["ok", "fail", "unsupported", "error"]
@@ -73,7 +73,7 @@ class Criterion:
     """Its role: a key of `harness.criteria.groups.GROUPS` (validated at registration)."""
     level: Literal["probe", "scenario", "decision"]
     """Judged once per probe, once per scenario (idempotency), or once per turn a decision policy
-    decided (`harness.run.decide.TurnOutcome`)."""
+    decided (`harness.replay.decide.TurnOutcome`)."""
     applies: Callable[[Any], bool]
     """Whether a probe (or, for `decision`, a replayed turn) is a case of it, from the scenario alone."""
     requires: str | None
@@ -205,7 +205,7 @@ def score_probe(outcome: ProbeOutcome) -> list[Score]:
 
 def score_decision(outcome: Any) -> list[Score]:
     """Every applicable decision criterion's verdict on one turn a policy decided
-    (`harness.run.decide.TurnOutcome`); a turn the policy raised on gets `error` rows."""
+    (`harness.replay.decide.TurnOutcome`); a turn the policy raised on gets `error` rows."""
     scores = []
     for c in registry().values():
         if c.level != "decision" or not c.applies(outcome):

@@ -28,7 +28,7 @@ from typing import Callable, Iterable, NamedTuple, TypeVar
 from stores.packing import cut_to_budget
 from stores.protocol import Forget
 
-from harness.run.replay import ProbeOutcome
+from harness.replay.probes import ProbeOutcome
 from harness.format.model import GoldRef, TextNeedle
 
 T = TypeVar("T")

@@ -18,7 +18,7 @@ from stores.decisions.vocabulary import HANDOFF_PLANS, LOCKER_ACTS
 
 from harness.criteria import Score, criterion, errored, ok_or_fail
 from harness.criteria.metrics import mean_and_count
-from harness.run.decide import TurnOutcome
+from harness.replay.decide import TurnOutcome
 
 IRREVERSIBLE_KINDS = ("false_transfer", "survey_mid_complaint", "missed_escalation")
 """The irreversible errors, by the name a row's `meta["kind"]` carries."""

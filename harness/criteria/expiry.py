@@ -28,7 +28,7 @@ from harness.criteria import Score, criterion, ok_or_fail
 from harness.criteria.bundle import plural, present, quote, shown_rank, view
 from harness.criteria.metrics import accuracy
 from harness.format.model import Scenario
-from harness.run.replay import ProbeOutcome
+from harness.replay.probes import ProbeOutcome
 
 CONFIG = Path(__file__).with_name("config.toml")
 """Where the pass bars of rate criteria are set."""

@@ -4,7 +4,7 @@ self-recall are pass/fail gates (group `gate`), the others quality criteria (gro
 from __future__ import annotations
 
 from harness.criteria import criterion, ok_or_fail
-from harness.run.replay import ProbeOutcome
+from harness.replay.probes import ProbeOutcome
 from harness.criteria.bundle import (
     foreign_items, forgotten_items, hidden_note, hit, how, last_forgets, leaked_text, name, pair_ids, plural, present, quote,
     quote_all, rows, unmarked_note, view, wrong_pairs,

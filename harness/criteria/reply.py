@@ -17,7 +17,7 @@ from harness.criteria import criterion, errored, ok_or_fail
 from harness.criteria.metrics import prf
 from harness.criteria.typed_memory import match_memories
 from harness.format.model import Probe, TextNeedle
-from harness.run.replay import ProbeOutcome
+from harness.replay.probes import ProbeOutcome
 from stores.reply.derive import steps_named
 
 

@@ -14,7 +14,7 @@ from stores.tokens import count_lines_tokens
 from harness.criteria import criterion, errored, ok_or_fail
 from harness.criteria.metrics import prf
 from harness.format.model import Probe
-from harness.run.replay import ProbeOutcome
+from harness.replay.probes import ProbeOutcome
 from harness.criteria.bundle import (
     REPEAT_TOP, foreign_items, hidden_note, hit, in_context, lie, pair_ids, plural, present, quote, quote_all, repeat_flagged,
     full_view, rows, shown_rank, unmarked_note, view, wrong_pairs,

@@ -30,9 +30,9 @@ from harness.criteria import describe as describe_criteria
 from harness.criteria import registry as criteria_registry
 from harness.criteria import Score, score_decision, score_probe, score_scenario
 from harness.run import costs as run_costs
-from harness.run.decide import UnavailablePolicy, replay_policy, rows as decision_rows
+from harness.replay.decide import UnavailablePolicy, replay_policy, rows as decision_rows
 from harness.run.lifecycle import LOCAL_RUN, Instances, namespace
-from harness.run.replay import SeenItem, attach_replays, build_seen, idempotency_signatures, replay
+from harness.replay.probes import SeenItem, attach_replays, build_seen, idempotency_signatures, replay
 from harness.run.runstore import PartStream, RunWriter, environment, new_run_id, write_parts
 from harness.format.model import Scenario
 from harness.run.tables import STREAMED, TableBuffer

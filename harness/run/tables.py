@@ -26,8 +26,8 @@ from stores.packing import CandidateTable
 from stores.protocol import Bundle, Forget, HealthReport, Resolution, Signal, Turn
 
 from harness.criteria import Score
-from harness.run.replay import ProbeOutcome
-from harness.run.timeline import HealthPoint, factors_json
+from harness.replay.probes import ProbeOutcome
+from harness.replay.timeline import HealthPoint, factors_json
 from harness.format.model import Fault, Probe, Scenario, TurnGold
 
 _ts = pa.timestamp("us", tz="UTC")
@@ -368,7 +368,7 @@ class TableBuffer:
             self.rows["health"] = []
 
     def add_point(self, label: str, scenario: str, p: HealthPoint) -> None:
-        """One point of a health timeline (`harness.run.replay.replay`'s `timeline_to` hands them
+        """One point of a health timeline (`harness.replay.probes.replay`'s `timeline_to` hands them
         over as they are made)."""
         self.rows["health"].append({
             "strategy": label, "scenario": scenario, "subject": p.subject, "event_index": p.event_index, "probe_id": "",
@@ -386,7 +386,7 @@ class TableBuffer:
             })
 
     def add_decisions(self, rows: list[dict[str, Any]]) -> None:
-        """One policy's rows on one scenario (`harness.run.decide.rows`)."""
+        """One policy's rows on one scenario (`harness.replay.decide.rows`)."""
         self.rows["decisions"] += rows
 
     def tables(self) -> dict[str, pa.Table]:

@@ -296,7 +296,7 @@ def test_health_says_when_a_timeline_point_keeps_only_part_of_a_factor(tmp_path,
     """A history long enough that a factor names more items than a timeline point keeps: the
     factor table shows how many ids were left out and the page says the probe report is whole."""
     from harness.run.runner import execute
-    from harness.run.timeline import MAX_IDS
+    from harness.replay.timeline import MAX_IDS
     from helpers import probe, resolve, scenario, turn
     from stores.registry import parse_specs
 

@@ -97,7 +97,7 @@ def test_the_reply_engine_reads_the_context_the_model_receives(monkeypatch):
     from helpers import probe, scenario, turn
     from shortcut_strategies import OverBudget
 
-    import harness.run.replay as replay_module
+    import harness.replay.probes as replay_module
 
     history = [turn(f"t{i}", f"Message {i} about the nightly export job that keeps failing on batch {i}.", i) for i in range(40)]
     sc = scenario([*history, probe("p", "export still failing", 50, budget=120, include=("t39",))])

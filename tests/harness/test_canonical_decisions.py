@@ -10,7 +10,7 @@ import pytest
 
 from harness.criteria import score_decision
 from harness.format.loader import load_suite
-from harness.run.decide import replay_policy
+from harness.replay.decide import replay_policy
 from stores.decisions.per_message import PerMessage
 from stores.decisions.session_state import SessionState
 

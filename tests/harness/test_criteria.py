@@ -9,7 +9,7 @@ import pytest
 from helpers import forget, probe, resolve, scenario, turn
 
 from harness.criteria import registry, score_probe, score_scenario
-from harness.run.replay import ProbeOutcome, build_seen
+from harness.replay.probes import ProbeOutcome, build_seen
 from harness.format.model import Probe, TextNeedle
 from stores.protocol import Bundle, Candidate, HealthFactor, HealthReport
 from stores.registry import REGISTRY

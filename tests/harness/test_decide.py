@@ -9,7 +9,7 @@ import pytest
 
 from harness.criteria import decisions as D
 from harness.format.loader import load_scenario
-from harness.run.decide import replay_policy, rows
+from harness.replay.decide import replay_policy, rows
 from stores.decisions.per_message import PerMessage
 from stores.decisions.session_state import SessionState
 

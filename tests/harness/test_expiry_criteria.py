@@ -16,7 +16,7 @@ from harness.criteria import registry, score_probe, score_scenario
 from harness.criteria.expiry import THRESHOLD
 from harness.criteria.metrics import accuracy
 from harness.format.model import TurnGold
-from harness.run.replay import replay
+from harness.replay.probes import replay
 from harness.run.runner import execute
 from harness.run.runstore import read_manifest
 from stores.registry import parse_spec

@@ -18,7 +18,7 @@ from harness.criteria import CRITERIA, Criterion, criterion, ok_or_fail, registr
 from harness.criteria.groups import GROUPS, Group
 from harness.criteria.metrics import MetricColumn, mean, prf
 from harness.format.model import Probe
-from harness.run.replay import ProbeOutcome, build_seen
+from harness.replay.probes import ProbeOutcome, build_seen
 from harness.run.runstore import RunWriter
 from harness.run.tables import SCHEMAS
 

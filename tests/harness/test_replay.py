@@ -1,6 +1,6 @@
 from dataclasses import fields
 
-from harness.run.replay import attach_replays, idempotency_signatures, replay
+from harness.replay.probes import attach_replays, idempotency_signatures, replay
 from harness.run.runner import execute
 from harness.analysis.results import Results
 from helpers import outage_story, probe, scenario, turn
@@ -210,7 +210,7 @@ def test_a_doubled_replay_delivers_each_signal_twice_and_no_fault():
 
 def test_a_signal_does_not_bring_a_forgotten_subject_back():
     from harness.format.model import Fault
-    from harness.run.replay import forgotten_at_probes
+    from harness.replay.probes import forgotten_at_probes
     from helpers import at, forget
     from stores.protocol import Signal
 

@@ -9,7 +9,7 @@ from helpers import probe, scenario, turn
 
 from harness.criteria import score_probe
 from harness.format.model import ExpectMemory, TextNeedle
-from harness.run.replay import replay
+from harness.replay.probes import replay
 from stores.registry import strategy_class
 from stores.reply.model import SupportReply
 

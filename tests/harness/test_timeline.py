@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from harness.run import timeline
-from harness.run.replay import replay
+from harness.replay import timeline
+from harness.replay.probes import replay
 from harness.run.tables import TableBuffer
 from helpers import probe, resolve, scenario, turn
 from stores.protocol import HealthFactor, HealthReport

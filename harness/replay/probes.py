@@ -26,8 +26,8 @@ from stores.packing import received_bundle
 from stores.reply.model import SupportReply
 
 from harness.format.model import Fault, Probe, Scenario, ScenarioEvent
-from harness.run.timeline import HealthPoint
-from harness.run.timeline import point as timeline_point
+from harness.replay.timeline import HealthPoint
+from harness.replay.timeline import point as timeline_point
 
 
 @dataclass(frozen=True)

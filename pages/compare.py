@@ -1,6 +1,6 @@
 """Compare: two runs (any strategy of A paired with any of B) or two strategies in one run.
 
-Numbers come from `harness.ci.compare`, the same code as `supportbench compare`, so the page
+Numbers come from `harness.analysis.compare`, the same code as `supportbench compare`, so the page
 and the CLI agree: per-criterion deltas (B - A, positive is better) and the cases whose verdict
 flipped, regressions worst first; a click on a flipped case opens it. Two runs that share no
 case (different suites) are said to, loudly, before any delta is shown.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from harness.ci.compare import default_pairs
+from harness.analysis.compare import default_pairs
 from pages._shared import (start, case_key, criterion_titles, go as go_page, manifest, q, query, root, run_labels,
                            url_keep, url_multiselect, url_pagination, url_seed, url_selectbox)
 

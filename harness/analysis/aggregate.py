@@ -109,7 +109,7 @@ def _order(res: Results, run: str, df: pd.DataFrame) -> tuple[list[str], list[st
 
 CASE_COUNTS = "count(*) AS n, sum(coalesce(value, 0)) AS total, count_if(passed AND status = 'ok') AS passes"
 """SQL aggregates over a group of score rows: its cases `n`, their summed value `total` (no verdict
-counts 0) and its `passes` (shared with `harness.ci.compare`)."""
+counts 0) and its `passes` (shared with `harness.analysis.compare`)."""
 
 
 def count_sums(alias: str = "") -> str:

@@ -406,9 +406,9 @@ def health_gold(res: Results, scenario: str, subject: str) -> pd.DataFrame:
 
 def compare(res: Results, run_a: str, run_b: str, strategy_a: str | None = None, strategy_b: str | None = None,
             strategies: Sequence[str] | None = None):
-    """B against A via `harness.ci.compare` (the CLI's numbers): two runs matched by strategy label,
+    """B against A via `harness.analysis.compare` (the CLI's numbers): two runs matched by strategy label,
     or, with `strategy_a` and `strategy_b`, two strategies of one run (`run_a`)."""
-    from harness.ci.compare import compare_runs, compare_strategies
+    from harness.analysis.compare import compare_runs, compare_strategies
 
     if strategy_a and strategy_b:
         return compare_strategies(res, strategy_a, strategy_b, run=run_a)
@@ -416,15 +416,15 @@ def compare(res: Results, run_a: str, run_b: str, strategy_a: str | None = None,
 
 
 def compare_pairs(res: Results, run_a: str, run_b: str, pairs: Sequence[tuple[str, str]]):
-    """B against A over chosen (strategy of A, strategy of B) pairs (`harness.ci.compare.compare_pairs`)."""
-    from harness.ci.compare import compare_pairs as pairs_of
+    """B against A over chosen (strategy of A, strategy of B) pairs (`harness.analysis.compare.compare_pairs`)."""
+    from harness.analysis.compare import compare_pairs as pairs_of
 
     return pairs_of(res, res, list(pairs), run_a=run_a, run_b=run_b)
 
 
 def case_overlap(res: Results, run_a: str, run_b: str):
-    """How many cases two runs share (`harness.ci.compare.case_overlap`)."""
-    from harness.ci.compare import case_overlap as overlap
+    """How many cases two runs share (`harness.analysis.compare.case_overlap`)."""
+    from harness.analysis.compare import case_overlap as overlap
 
     return overlap(res, run_a, run_b)
 

@@ -17,7 +17,7 @@ from typing import Any, Literal, Sequence
 
 from harness.analysis.results import Results
 
-from harness.ci.cases import case_rows, criterion_stats, judged_specs
+from harness.analysis.cases import case_rows, criterion_stats, judged_specs
 
 FORMAT = "supportbench-baseline/1"
 DIGITS = 6

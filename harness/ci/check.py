@@ -27,7 +27,7 @@ import pandas as pd
 from harness.analysis.results import Results
 from harness.criteria import groups
 
-from harness.ci.cases import case_rows, criterion_stats, judged_specs
+from harness.analysis.cases import case_rows, criterion_stats, judged_specs
 from harness.ci.baseline import Baseline, baseline_params, suites_of
 
 Severity = Literal["unusable", "regression", "warning", "note"]

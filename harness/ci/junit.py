@@ -22,7 +22,7 @@ import pandas as pd
 
 from harness.analysis.results import Results
 
-from harness.ci.cases import case_rows
+from harness.analysis.cases import case_rows
 from harness.ci.check import CheckResult
 
 MAX_MESSAGE = 2000

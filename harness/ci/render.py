@@ -6,7 +6,7 @@ import math
 from typing import Sequence
 
 from harness.ci.check import EPS, CheckResult, Finding
-from harness.ci.compare import CompareResult
+from harness.analysis.compare import CompareResult
 
 MAX_NOTES = 20
 MAX_FLIPS_MD = 50

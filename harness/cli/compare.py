@@ -24,7 +24,7 @@ def register(sub) -> None:
 
 
 def main(args) -> int:
-    from harness.ci.compare import compare_pairs, compare_runs, compare_strategies, default_pairs, runs_overlap
+    from harness.analysis.compare import compare_pairs, compare_runs, compare_strategies, default_pairs, runs_overlap
     from harness.ci.render import compare_markdown, compare_text
     from harness.analysis.results import Results, resolve_run
 

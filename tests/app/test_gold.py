@@ -176,7 +176,7 @@ def test_leaderboard_aggregates_with_the_run_seed(canonical):
 
 def test_ci_case_statistics_are_the_numbers_the_leaderboard_shows(canonical):
     """`check` and `compare` judge a run on the same per-criterion numbers the app shows."""
-    from harness.ci.cases import criterion_stats
+    from harness.analysis.cases import criterion_stats
 
     key, cols = ["strategy", "criterion"], ["mean", "n", "pass_rate", "unsupported", "errors"]
     stats = criterion_stats(canonical).set_index(key)[cols].sort_index()

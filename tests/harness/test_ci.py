@@ -12,7 +12,7 @@ import xmlschema
 from helpers import outage_story, probe, resolve, scenario, turn
 
 from harness.ci.baseline import BaselineError, build_baseline, load_baseline
-from harness.ci.compare import case_overlap, compare_pairs, compare_runs, compare_strategies, default_pairs
+from harness.analysis.compare import case_overlap, compare_pairs, compare_runs, compare_strategies, default_pairs
 from harness.ci.junit import run_junit, write_junit
 from harness.cli import main
 from harness.analysis.results import Results
@@ -264,7 +264,7 @@ def _pandas_compare(a: str, b: str, sa, sb, ca, cb):
     """The comparison as it was computed in pandas (before it moved to DuckDB SQL): the reference."""
     import pandas as pd
 
-    from harness.ci.compare import CRITERIA_COLUMNS, FLIP_COLUMNS, ONE_SIDED_COLUMNS, CompareResult
+    from harness.analysis.compare import CRITERIA_COLUMNS, FLIP_COLUMNS, ONE_SIDED_COLUMNS, CompareResult
 
     sa, sb = (s[["strategy", "criterion", "grp", "mean", "n", "pass_rate"]] for s in (sa, sb))
     crit = sa.merge(sb, on=["strategy", "criterion"], how="outer", suffixes=("_a", "_b"))
@@ -290,7 +290,7 @@ def _pandas_compare(a: str, b: str, sa, sb, ca, cb):
 
 
 def _pandas_compare_runs(res_a, res_b, ra, rb):
-    from harness.ci.cases import case_rows, criterion_stats
+    from harness.analysis.cases import case_rows, criterion_stats
 
     return _pandas_compare(ra, rb, criterion_stats(res_a, ra), criterion_stats(res_b, rb), case_rows(res_a, ra), case_rows(res_b, rb))
 
@@ -332,7 +332,7 @@ def test_compare_in_sql_matches_the_pandas_reference(monkeypatch, tmp_path):
     """Same frames as the pandas computation, with two `Results` (the CLI) or one over both runs
     (the app): with flips of several sizes, cases on one side only, and errored cases (repeat_issue's
     F1 then counts from the probe's gold)."""
-    from harness.ci.cases import case_rows, criterion_stats
+    from harness.analysis.cases import case_rows, criterion_stats
 
     scs = [outage_story(), needs_fix(), two_needed(), not_a_repeat()]
     good = run(tmp_path / "good", "good", scs)

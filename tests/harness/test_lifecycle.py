@@ -10,7 +10,7 @@ from fake_strategies import LOG
 from helpers import outage_story, probe, scenario, turn
 
 from harness.analysis.results import Results
-from harness.ci.cases import case_rows
+from harness.analysis.cases import case_rows
 from harness.run.lifecycle import Instances, namespace, scope_for
 from harness.run.runner import execute, run_shard
 from stores.registry import REGISTRY, parse_spec

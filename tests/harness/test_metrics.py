@@ -11,8 +11,8 @@ from helpers import probe, scenario, turn
 from harness.analysis.aggregate import aggregate, totals
 from harness.analysis.queries import criteria_meta
 from harness.analysis.results import Results
-from harness.ci.cases import criterion_stats
-from harness.ci.compare import compare_strategies
+from harness.analysis.cases import criterion_stats
+from harness.analysis.compare import compare_strategies
 from harness.cli.report import as_json, cell, grid, markdown
 from harness.criteria import CRITERIA, Criterion, criterion, ok_or_fail, registry, score_probe
 from harness.criteria.groups import GROUPS, Group

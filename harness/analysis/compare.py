@@ -17,7 +17,7 @@ import pandas as pd
 
 from harness.analysis.aggregate import CASE_COUNTS, count_keys, count_sums, metric_means
 from harness.analysis.results import Results
-from harness.ci.cases import judged_specs
+from harness.analysis.cases import judged_specs
 
 CRITERIA_COLUMNS = ["strategy", "criterion", "grp", "mean_a", "mean_b", "delta", "pass_rate_a", "pass_rate_b",
                     "pass_rate_delta", "n_a", "n_b"]
@@ -53,7 +53,7 @@ class CompareResult:
 # The heavy lifting is DuckDB SQL over the `scores` view of `harness.analysis.results.Results`: per side one
 # GROUP BY for the criterion numbers, and one join of the two sides' case rows for the flipped and
 # one-sided cases, so only the rows shown (criteria, flips) reach pandas. The numbers are those of
-# `harness.ci.cases` (`criterion_stats`, `case_rows`): mean, n and pass rate of
+# `harness.analysis.cases` (`criterion_stats`, `case_rows`): mean, n and pass rate of
 # `harness.analysis.aggregate.aggregate` (each criterion's metric over the same sums, e.g. F1 over the
 # cases' counts), verdicts with a missing `passed` as false.
 

@@ -42,7 +42,7 @@ def hand_over() -> None:
     receives, before any session has called `st.navigation`; see app.py). The router's
     `st.navigation` ends that mode for the whole process and runs the page the URL names.
     """
-    import app  # imported when called: the router imports this module
+    import pages._router as app  # imported when called: the router imports this module
 
     app.main()
 
@@ -316,7 +316,7 @@ def parse_case(value: object) -> tuple[str, str, str, str] | None:
 def go(page: str, **params: Any) -> None:
     """Open the page registered under the URL path `page` (see app.py) with its selection in the
     URL (the run is carried along)."""
-    import app  # imported when called: the router imports this module
+    import pages._router as app  # imported when called: the router imports this module
 
     qp = {"run": current_run(), **{k: v for k, v in params.items() if v not in (None, "", [])}}
     st.switch_page(app.page(page), query_params=qp)

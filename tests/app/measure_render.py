@@ -106,7 +106,7 @@ def main() -> int:
 
 def _measure(args) -> int:
     sys.path.insert(0, str(ROOT))
-    import app as router
+    from pages import _router as router
 
     default_page = router.VIEWS[0].url_path
     views = ([tuple(v) for v in json.loads(Path(args.views).read_text())] if args.views

@@ -22,7 +22,7 @@ from urllib.parse import parse_qs, urlencode, urlparse
 import pytest
 from browser import PHONE, Chromium, chromium_binary, scroll_to, serve
 
-import app as router
+from pages import _router as router
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # each server start and page load takes seconds
 

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import app as router
+from pages import _router as router
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")

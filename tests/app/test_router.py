@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import app as router
+from pages import _router as router
 from pages._shared import CURRENT_PAGE
 
 ROOT = Path(__file__).resolve().parents[2]

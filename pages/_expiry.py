@@ -54,7 +54,7 @@ def case_turns(meta: str | dict | None) -> None:
         ["result", "turn", "labels", "assigned", "rule"]], hide_index=True, width="stretch")
 
 
-if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)
-    from pages._shared import hand_over
+if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see pages/_router.py)
+    from pages._router import hand_over
 
     hand_over()

@@ -1,101 +1,44 @@
-"""supportbench workbench: the router. Every page is declared once here; nothing else lives here.
+"""The app's router: `main()` draws the run picker in the sidebar, hands the views of
+`pages/_views.py` to `st.navigation` and runs the one the URL names (`streamlit run app.py`).
 
-    streamlit run app.py          # runs are read from $SUPPORTBENCH_RUNS or runs/
+The default view answers the root URL; its own path (`/leaderboard?...`) is a hidden alias that
+reopens the root with the same parameters. Other pages open a view with `go("<url path>", **params)`
+from `pages._shared`. A link to a run that is not on disk gets a page saying so, with the runs that
+are, never another run under its name.
 
-A page is a function, `render()` in its module under `pages/`, given to `st.Page` with the URL
-path, title and icon declared in `VIEWS` below. `main()` draws the run picker in the sidebar,
-hands the views to `st.navigation` and runs the one the URL names.
-
-Adding a page: write `pages/<name>.py` with a `render()` that opens with `start(title)` and ends
-with the guard every page module has (below), then add one `View` line to `VIEWS`.
-
-    if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)
-        from pages._shared import hand_over
-
-        hand_over()
-
-The view's URL path is the module's file name (`/failures` is `pages/failures.py`): that is the
-file a fresh server runs for the link, and `tests/app/test_router.py` holds every view to it.
-Other pages open it with `go("<url path>", **params)` from `pages._shared`. The default view
-answers the root URL; its own path (`/leaderboard?...`) is a hidden alias that reopens the root
-with the same parameters. A link to a run that is not on disk gets a page saying so, with the
-runs that are, never another run under its name.
-
-Why the guard: a `pages/` folder next to the entry file is also the folder of Streamlit's legacy
-multipage mode, which a server process uses until some session has called `st.navigation`
-(Streamlit's documented rule: from then on the folder is ignored, in every session). So the first
-link a fresh server receives, `/failures?case=...`, runs `pages/failures.py` as a script of its
-own. Pages here are only ever called as functions by this router, so a page file running as a
-script can only mean that; it hands over to `main()`, whose `st.navigation` call switches the
-process to router mode and runs the page the URL names, under the router.
+Why every page file ends with a guard calling `hand_over()`: a `pages/` folder next to the entry
+file is also the folder of Streamlit's legacy multipage mode, which a server process uses until
+some session has called `st.navigation` (Streamlit's documented rule: from then on the folder is
+ignored, in every session). So the first link a fresh server receives, `/failures?case=...`, runs
+`pages/failures.py` as a script of its own. Pages here are only ever called as functions by this
+router, so a page file running as a script can only mean that; it hands over to `main()`, whose
+`st.navigation` call switches the process to router mode and runs the page the URL names, under
+the router.
 """
 
 from __future__ import annotations
 
-import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import streamlit as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `pages` and `harness` from any cwd
-
-from pages import compare, decisions, failures, get_started, health, leaderboard, rankings, trends  # noqa: E402
-from pages._safety import damaged_notice, guarded, run_listing  # noqa: E402
-from pages._shared import CURRENT_PAGE, go, missing_run, run_summary, url_selectbox  # noqa: E402
+from pages._safety import damaged_notice, guarded, run_listing
+from pages._shared import CURRENT_PAGE, go, missing_run, run_summary, url_selectbox
+from pages._views import GET_STARTED, VIEWS, View, page
 
 # The browser tab's icon, shipped with the app: a Material icon name would make the browser fetch it
 # from a font host on every load (offline that fails; online it tells a third party who reads what).
 ICON = Path(__file__).resolve().parent / "assets" / "icon.svg"
 
 
-@dataclass(frozen=True)
-class View:
-    """One page of the app, as the router registers it."""
+def hand_over() -> None:
+    """Run the router in place of a page file that Streamlit ran as a script of its own.
 
-    url_path: str
-    """The page's path in links (`/<url_path>?...`) and its name for `go()` and the widget keys."""
-    title: str
-    """Its name in the navigation and the browser tab."""
-    icon: str
-    """A Material icon (`:material/<name>:`)."""
-    render: Callable[[], None]
-    """The function that draws the page."""
-
-
-# The pages shown when there is a run; the first is the default (the app's root URL). Comments, not
-# docstrings, at this level: Streamlit's magic would print a bare string of the entry file.
-VIEWS: tuple[View, ...] = (
-    View("leaderboard", "Leaderboard", ":material/leaderboard:", leaderboard.render),
-    View("rankings", "Rankings per turn", ":material/format_list_numbered:", rankings.render),
-    View("health", "Health", ":material/monitor_heart:", health.render),
-    View("failures", "Failures", ":material/report:", failures.render),
-    View("compare", "Compare runs", ":material/compare_arrows:", compare.render),
-    View("trends", "Distributions and trends", ":material/insights:", trends.render),
-    View("decisions", "Decisions", ":material/alt_route:", decisions.render),
-)
-
-# The only page while there is no run.
-GET_STARTED = View("get_started", "Get started", ":material/play_circle:", get_started.render)
-
-
-def view(url_path: str) -> View:
-    """The view registered under `url_path` (KeyError naming the known ones when there is none)."""
-    for v in (*VIEWS, GET_STARTED):
-        if v.url_path == url_path:
-            return v
-    raise KeyError(f"no page {url_path!r}; known: {', '.join(v.url_path for v in (*VIEWS, GET_STARTED))}")
-
-
-def page(url_path: str) -> st.Page:
-    """A fresh `st.Page` for the view at `url_path` (what `st.navigation` and `st.switch_page` take).
-
-    The default view (the first of `VIEWS`, or Get started) answers the root URL; its own path is
-    served by `alias()`."""
-    v = view(url_path)
-    default = v is VIEWS[0] or v is GET_STARTED
-    return st.Page(v.render, title=v.title, icon=v.icon, url_path="" if default else v.url_path, default=default)
+    Only Streamlit's legacy `pages/` folder mode does that (the first link a fresh server process
+    receives, before any session has called `st.navigation`; see above). The router's
+    `st.navigation` ends that mode for the whole process and runs the page the URL names.
+    """
+    main()
 
 
 def alias(v: View) -> st.Page:
@@ -133,5 +76,6 @@ def main() -> None:
     guarded(nav.run)  # a page that raises says so briefly; the traceback goes to the server log
 
 
-if __name__ == "__main__":  # Streamlit runs the entry file as __main__; pages import it for `page()`
-    main()
+
+if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see pages/_router.py)
+    hand_over()

@@ -14,6 +14,7 @@ from typing import Callable
 import streamlit as st
 
 from harness.analysis.results import RunInfo, list_runs
+from pages._shared import run_label
 
 log = logging.getLogger("supportbench.app")
 
@@ -21,8 +22,6 @@ log = logging.getLogger("supportbench.app")
 def run_listing() -> tuple[dict[str, str], list[RunInfo]]:
     """Usable runs (newest first), each with the label a picker shows (`pages._shared.run_label`),
     and damaged runs, from one scan of the runs folder."""
-    from pages._shared import run_label
-
     runs = list_runs(include_damaged=True)
     return ({r.run_id: run_label(r.run_id, r.manifest) for r in runs if r.problem is None},
             [r for r in runs if r.problem is not None])
@@ -48,7 +47,7 @@ def guarded(render: Callable[[], None], what: str = "this page") -> None:
                  "the other pages and runs still work.", icon=":material/error:")
 
 
-if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)
-    from pages._shared import hand_over
+if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see pages/_router.py)
+    from pages._router import hand_over
 
     hand_over()

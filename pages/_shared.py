@@ -20,6 +20,7 @@ import streamlit as st
 from harness.analysis import queries
 from harness.analysis.results import Results, list_runs, resolve_run, runs_root
 from harness.run.runstore import read_manifest
+from pages._views import page as view_page
 
 PAGE_SIZE = 25
 log = logging.getLogger("supportbench.app")
@@ -32,19 +33,7 @@ STATUS_ICONS = {"ok": "✓", "fail": "✗", "error": "‼", "unsupported": "–"
 # --- routing ---------------------------------------------------------------------------------
 
 CURRENT_PAGE = "router_page"
-"""Session-state key where the router (app.py) records the URL path of the page it is about to run."""
-
-
-def hand_over() -> None:
-    """Run the router in place of a page file that Streamlit ran as a script of its own.
-
-    Only Streamlit's legacy `pages/` folder mode does that (the first link a fresh server process
-    receives, before any session has called `st.navigation`; see app.py). The router's
-    `st.navigation` ends that mode for the whole process and runs the page the URL names.
-    """
-    import pages._router as app  # imported when called: the router imports this module
-
-    app.main()
+"""Session-state key where the router (`pages/_router.py`) records the URL path of the page it is about to run."""
 
 
 # --- runs and queries ------------------------------------------------------------------------
@@ -314,12 +303,10 @@ def parse_case(value: object) -> tuple[str, str, str, str] | None:
 
 
 def go(page: str, **params: Any) -> None:
-    """Open the page registered under the URL path `page` (see app.py) with its selection in the
+    """Open the page registered under the URL path `page` (see pages/_views.py) with its selection in the
     URL (the run is carried along)."""
-    import pages._router as app  # imported when called: the router imports this module
-
     qp = {"run": current_run(), **{k: v for k, v in params.items() if v not in (None, "", [])}}
-    st.switch_page(app.page(page), query_params=qp)
+    st.switch_page(view_page(page), query_params=qp)
 
 
 def scenario_select(where=st) -> str | None:
@@ -353,5 +340,7 @@ def criterion_titles(run: str | None = None) -> dict[str, str]:
     return dict(zip(meta["criterion"], meta["title"]))
 
 
-if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)
+if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see pages/_router.py)
+    from pages._router import hand_over
+
     hand_over()

@@ -170,7 +170,7 @@ def flips_section(result, titles, case_run: str) -> None:
                 go_page("failures", run=case_run, case=case_key(strat, r["scenario"], r["probe_id"], r["criterion"]))
 
 
-if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)
-    from pages._shared import hand_over
+if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see pages/_router.py)
+    from pages._router import hand_over
 
     hand_over()

@@ -211,7 +211,7 @@ def _policy_turn(r: pd.Series) -> None:
             st.markdown(f"- {line}")
 
 
-if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)
-    from pages._shared import hand_over
+if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see pages/_router.py)
+    from pages._router import hand_over
 
     hand_over()

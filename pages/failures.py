@@ -480,7 +480,7 @@ def badges(item_id: str, v, marks: dict[str, str]) -> str:
     return ":blue-badge[in context]" if inc else ""
 
 
-if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)
-    from pages._shared import hand_over
+if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see pages/_router.py)
+    from pages._router import hand_over
 
     hand_over()

@@ -154,7 +154,7 @@ def _color(band: str) -> str:
     return {"healthy": "green", "watch": "orange", "at_risk": "red"}.get(band, "gray")
 
 
-if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)
-    from pages._shared import hand_over
+if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see pages/_router.py)
+    from pages._router import hand_over
 
     hand_over()

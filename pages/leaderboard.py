@@ -22,7 +22,7 @@ from pages._shared import (start, go as go_page, manifest, pct, q, root, url_mul
                            url_toggle)
 
 FAILURES = "failures"
-# Comments, not docstrings, at module level: a page file run as a script (see app.py) would print them.
+# Comments, not docstrings, at module level: a page file run as a script (see pages/_router.py) would print them.
 NEUTRAL = "#e6e6e6"  # the fill of a cell that is not a score: no case of the criterion, or every case unsupported
 SCORE, UNSUPPORTED, NO_CASE = "score", "unsupported", "none"  # what a cell holds (its click target's customdata[2])
 
@@ -358,7 +358,7 @@ def scenario_section(f: Filter, strategies: list[str]) -> None:
                 controls="1" if f.include_controls else None)
 
 
-if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)
-    from pages._shared import hand_over
+if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see pages/_router.py)
+    from pages._router import hand_over
 
     hand_over()

@@ -283,7 +283,7 @@ def diff_table(rows: list[tuple[str, str, str]], sa: str, sb: str) -> str:
             f"<tr><th>A: {html.escape(sa)}</th><th>B: {html.escape(sb)}</th></tr>" + "".join(cells) + "</table>")
 
 
-if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)
-    from pages._shared import hand_over
+if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see pages/_router.py)
+    from pages._router import hand_over
 
     hand_over()

@@ -120,7 +120,7 @@ def trend_section(run: str, f: Filter) -> None:
                  column_config={s: st.column_config.NumberColumn(format="%.2f") for s in df["strategy"].unique()})
 
 
-if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)
-    from pages._shared import hand_over
+if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see pages/_router.py)
+    from pages._router import hand_over
 
     hand_over()

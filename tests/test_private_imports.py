@@ -6,7 +6,7 @@ package (and of its sub-packages) may import it, nothing else. An underscore nam
 its module; a package's `__init__` may hold names private to the package. What is shared across
 packages gets a public name that says what it is (`harness.criteria.bundle`, `SessionIndex`).
 
-One grouping is the app's, not Python's: `app.py` is the router of the pages in `pages/`, so it
+One grouping is the app's, not Python's: `app.py` is the entry file of the pages in `pages/`, so it
 counts as part of that package (`pages/_shared.py` is underscored because every other file in the
 folder is a page, and Streamlit's folder discovery must not list it as one).
 """

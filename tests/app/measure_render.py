@@ -106,11 +106,11 @@ def main() -> int:
 
 def _measure(args) -> int:
     sys.path.insert(0, str(ROOT))
-    from pages import _router as router
+    from pages import _views as views
 
-    default_page = router.VIEWS[0].url_path
+    default_page = views.VIEWS[0].url_path
     views = ([tuple(v) for v in json.loads(Path(args.views).read_text())] if args.views
-             else [(v.url_path, v.url_path, PARAMS.get(v.url_path, {})) for v in router.VIEWS])
+             else [(v.url_path, v.url_path, PARAMS.get(v.url_path, {})) for v in views.VIEWS])
     run = args.run or AppTest.from_file(APP, default_timeout=600).run().query_params["run"]
     print(f"runs folder: {os.environ.get('SUPPORTBENCH_RUNS', 'runs')} · run {run} · app {ROOT.name} · "
           f"load average {os.getloadavg()[0]:.2f}")

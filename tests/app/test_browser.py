@@ -22,7 +22,7 @@ from urllib.parse import parse_qs, urlencode, urlparse
 import pytest
 from browser import PHONE, Chromium, chromium_binary, scroll_to, serve
 
-from pages import _router as router
+from pages import _views as views
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # each server start and page load takes seconds
 
@@ -66,7 +66,7 @@ PHONE_VIEWS = [
 
 def link(server: str, url_path: str, params: dict) -> str:
     """The link to a page of the router: the default page is the root URL."""
-    path = "" if url_path == router.VIEWS[0].url_path else url_path
+    path = "" if url_path == views.VIEWS[0].url_path else url_path
     return f"{server}/{path}?{urlencode(params, doseq=True)}"
 
 
@@ -82,7 +82,7 @@ def keep(shot: Path) -> None:
 
 
 def test_every_page_of_the_router_is_opened_in_the_browser():
-    assert {v[1] for v in VIEWS} == {v.url_path for v in router.VIEWS}
+    assert {v[1] for v in VIEWS} == {v.url_path for v in views.VIEWS}
 
 
 @pytest.fixture(scope="module")
@@ -375,6 +375,6 @@ def test_a_deep_link_that_is_a_fresh_servers_first_request_runs_under_the_router
         sidebar = browser.text('[data-testid="stSidebar"]')
         picked = browser.input_values('[data-testid="stSidebar"] [data-testid="stSelectbox"]')
     assert "Page not found" not in text
-    missing = [v.title for v in router.VIEWS if v.title not in sidebar]
+    missing = [v.title for v in views.VIEWS if v.title not in sidebar]
     assert not missing, f"navigation lacks {missing}; sidebar reads {sidebar[:300]!r}"
     assert "Run" in sidebar and picked == [f"{TIGHT} · test"], f"no run picker showing the linked run: {picked}; sidebar reads {sidebar[:300]!r}"

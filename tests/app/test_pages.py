@@ -10,13 +10,13 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pages import _router as router
+from pages import _views as views
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 MAIN = "20260102-000000-main"
 TIGHT = "20260101-000000-tight"
-PAGES = [v.url_path for v in router.VIEWS]
+PAGES = [v.url_path for v in views.VIEWS]
 
 
 def open_page(page: str, **params) -> AppTest:

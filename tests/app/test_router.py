@@ -1,4 +1,4 @@
-"""The router (app.py) is the only way into a page: deep links in a fresh session, page modules, public Streamlit API."""
+"""The router (`pages/_router.py`, behind app.py) is the only way into a page: deep links in a fresh session, page modules, public Streamlit API."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pages import _router as router
+from pages import _views as views
 from pages._shared import CURRENT_PAGE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,8 +34,8 @@ def test_a_deep_link_to_any_page_file_runs_under_the_router(app_runs, file):
     assert not at.exception, [e.message for e in at.exception]
     picker = at.sidebar.selectbox
     assert picker and picker[0].label == "Run" and picker[0].value == MAIN, "no run picker: the page ran without the router"
-    views = {f"{v.url_path}.py": v.url_path for v in router.VIEWS[1:]}  # the default view answers the root URL only
-    assert at.session_state[CURRENT_PAGE] == views.get(file, router.VIEWS[0].url_path)  # no view: the default page
+    by_file = {f"{v.url_path}.py": v.url_path for v in views.VIEWS[1:]}  # the default view answers the root URL only
+    assert at.session_state[CURRENT_PAGE] == by_file.get(file, views.VIEWS[0].url_path)  # no view: the default page
     assert at.title, "the page drew nothing"
 
 
@@ -48,17 +48,17 @@ def test_a_deep_link_keeps_its_parameters(app_runs):
 
 def test_every_view_is_drawn_by_the_render_function_of_its_own_page_module():
     """A view's URL path names its file: that is the file a fresh server runs for the link."""
-    for v in (*router.VIEWS, router.GET_STARTED):
+    for v in (*views.VIEWS, views.GET_STARTED):
         assert v.render.__module__ == f"pages.{v.url_path}" and v.render.__name__ == "render", v
         assert (ROOT / "pages" / f"{v.url_path}.py").is_file(), v
-    paths = [v.url_path for v in (*router.VIEWS, router.GET_STARTED)]
+    paths = [v.url_path for v in (*views.VIEWS, views.GET_STARTED)]
     assert len(set(paths)) == len(paths)
 
 
 def test_the_router_knows_a_page_by_its_url_path_only():
-    assert router.view("failures").title == "Failures"
+    assert views.view("failures").title == "Failures"
     with pytest.raises(KeyError, match="no page 'pages/failures.py'; known: leaderboard, rankings"):
-        router.view("pages/failures.py")
+        views.view("pages/failures.py")
 
 
 def _private_uses(path: Path) -> list[str]:

@@ -14,28 +14,11 @@ A turn the policy raised on has no verdict (`error`, counted as 0).
 
 from __future__ import annotations
 
-from stores.decisions.vocabulary import HANDOFF_PLANS, LOCKER_ACTS
+from stores.decisions.vocabulary import LOCKER_ACTS, irreversible_kind
 
 from harness.criteria import Score, criterion, errored, ok_or_fail
 from harness.criteria.metrics import mean_and_count
 from harness.replay.decide import TurnOutcome
-
-IRREVERSIBLE_KINDS = ("false_transfer", "survey_mid_complaint", "missed_escalation")
-"""The irreversible errors, by the name a row's `meta["kind"]` carries."""
-
-
-def irreversible_kind(plan: str | None, gold: str | None) -> str:
-    """Which irreversible error a plan is against the gold, or '' for none."""
-    if plan is None or gold is None:
-        return ""
-    if gold == "escalate" and plan != "escalate":
-        return "missed_escalation"
-    if plan in HANDOFF_PLANS and gold not in HANDOFF_PLANS:
-        return "false_transfer"
-    if plan == "csat" and gold != "csat":
-        return "survey_mid_complaint"
-    return ""
-
 
 def _said(o: TurnOutcome) -> str:
     d = o.decision

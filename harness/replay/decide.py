@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stores.decisions.decision import AgentNote, Decision
+from stores.decisions.vocabulary import irreversible_kind
 from stores.protocol import Turn
 
 from harness.format.model import Fault, Scenario
@@ -104,8 +105,6 @@ def _entries(snapshot) -> str | None:
 
 def rows(policy: str, policy_name: str, outcomes: list[TurnOutcome]) -> list[dict[str, Any]]:
     """The `decisions` table rows of one policy on one scenario: one per turn and per fault."""
-    from harness.criteria.decisions import irreversible_kind
-
     out = []
     for o in outcomes:
         sc, t, d, n = o.scenario, o.turn, o.decision, o.note

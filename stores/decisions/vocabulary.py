@@ -57,3 +57,21 @@ CUSTOMER_SIGNALS: tuple[str, ...] = (
 AGENT_SIGNALS: tuple[str, ...] = ("offer_live", "asked_question")
 """Signals a scenario may script on an agent turn: the agent offered live support / asked the
 customer something."""
+
+
+IRREVERSIBLE_KINDS = ("false_transfer", "survey_mid_complaint", "missed_escalation")
+"""The irreversible errors, by the name a row's `meta["kind"]` carries."""
+
+
+def irreversible_kind(plan: str | None, gold: str | None) -> str:
+    """Which irreversible error a plan is against the gold plan of its turn, or '' for none (the
+    `irreversible_errors` criterion and the `decisions` table's `irreversible` column read it)."""
+    if plan is None or gold is None:
+        return ""
+    if gold == "escalate" and plan != "escalate":
+        return "missed_escalation"
+    if plan in HANDOFF_PLANS and gold not in HANDOFF_PLANS:
+        return "false_transfer"
+    if plan == "csat" and gold != "csat":
+        return "survey_mid_complaint"
+    return ""

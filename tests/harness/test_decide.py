@@ -11,6 +11,7 @@ from harness.criteria import decisions as D
 from harness.format.loader import load_scenario
 from harness.replay.decide import replay_policy, rows
 from stores.decisions.per_message import PerMessage
+from stores.decisions.vocabulary import irreversible_kind
 from stores.decisions.session_state import SessionState
 
 CHAT = """\
@@ -142,7 +143,7 @@ def test_per_message_rows_show_the_irreversible_errors(chat):
     ("continue", "csat", ""), ("clarify", "transfer", ""),
 ])
 def test_irreversible_errors_are_false_transfers_surveys_mid_complaint_and_missed_escalations(plan, gold, kind):
-    assert D.irreversible_kind(plan, gold) == kind
+    assert irreversible_kind(plan, gold) == kind
 
 
 def test_the_criteria_judge_each_case_with_a_reason(chat):

@@ -12,6 +12,7 @@ from typing import Sequence
 
 import pandas as pd
 
+from harness.analysis.aggregate import aggregate
 from harness.analysis.results import Results
 
 CASE_COLUMNS = ["strategy", "strategy_name", "suite", "scenario", "probe_id", "case", "criterion", "grp",
@@ -51,8 +52,6 @@ def criterion_stats(res: Results, run: str | None = None, strategies: Sequence[s
     the run's own seed like `supportbench report`, so the check, the comparison, the report and
     the app agree; `mean` is each criterion's metric headline (F1 for a precision/recall metric).
     """
-    from harness.analysis.aggregate import aggregate
-
     run = res.pick_run(run)
     seed = int(res.manifests[run].get("seed", 0) or 0)
     df = aggregate(res, include_controls=True, run=run, seed=seed)

@@ -29,7 +29,13 @@ from harness.criteria.bundle import View, gold_ref, hit, index, pair_verdict, pr
 from harness.analysis.decisions import (  # noqa: F401  the Decisions page's queries, reached through q()
     decision_policies, decision_scenarios, decision_turns, irreversible_list, policy_board,
 )
+from harness.analysis.aggregate import (aggregate, comparison_of, control_labels, gates, metric_of, shared_criteria,
+                                        shared_spread, totals)
+from harness.analysis.compare import case_overlap as overlap
+from harness.analysis.compare import compare_pairs as pairs_of
+from harness.analysis.compare import compare_runs, compare_strategies
 from harness.analysis.results import Results
+from harness.criteria import groups
 from harness.format.gold import ITEMS, declared, keys_of
 from harness.format.model import Expect
 from harness.format.schema import ExpectModel
@@ -83,9 +89,6 @@ def criteria_meta(res: Results) -> pd.DataFrame:
     `group_title` is how readers call its group; `headline` is what the criterion's `mean` holds (`mean`, `F1`) and `metric_columns` the
     columns its metric reports beside it (`("precision", "recall")`), as `aggregate` computes them.
     """
-    from harness.analysis.aggregate import metric_of
-    from harness.criteria import groups
-
     manifest = next(iter(res.manifests.values()))
     known = {c["key"]: {"title": c.get("title", c["key"]), "grp": c.get("group", groups.DEFAULT), "order": i}
              for i, c in enumerate(manifest.get("criteria", []))}
@@ -102,8 +105,6 @@ def criteria_meta(res: Results) -> pd.DataFrame:
 def total_columns() -> list[tuple[str, str]]:
     """(column of `leaderboard`'s totals, group title) per group that feeds a total (the shared
     headline total comes before them, as `shared`)."""
-    from harness.criteria import groups
-
     return [(g.total, g.title) for g in groups.totals()]
 
 
@@ -143,9 +144,6 @@ def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.Da
     above 0 means separated; `harness.analysis.aggregate.shared_spread`). Gates are in no total
     (`gate_table`).
     """
-    from harness.analysis.aggregate import aggregate, comparison_of, control_labels, shared_criteria, shared_spread, totals
-    from harness.criteria import groups
-
     # the filters narrow every query here by a WHERE clause; the caller's views stay as they are
     # (controls are counted in the resamples whatever the toggle says: stable intervals)
     where, params = replace(f, include_controls=True, alias="s").sql()
@@ -194,8 +192,6 @@ def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.Da
 def gate_table(res: Results, f: Filter = Filter()) -> pd.DataFrame:
     """The pass/fail gates over the filtered scores (`harness.analysis.aggregate.gates`): one row per
     (strategy, gate) with `n`, `failing`, `passed` and the first failing cases; controls as `f` says."""
-    from harness.analysis.aggregate import gates
-
     where, params = replace(f, alias="s").sql()
     return gates(res, run=res.run_ids[0], where=where, params=params)
 
@@ -235,8 +231,6 @@ def scenario_scores(res: Results, f: Filter = Filter()) -> pd.DataFrame:
 
 
 def _headline_group() -> str:
-    from harness.criteria import groups
-
     return groups.totals()[0].key
 
 
@@ -408,8 +402,6 @@ def compare(res: Results, run_a: str, run_b: str, strategy_a: str | None = None,
             strategies: Sequence[str] | None = None):
     """B against A via `harness.analysis.compare` (the CLI's numbers): two runs matched by strategy label,
     or, with `strategy_a` and `strategy_b`, two strategies of one run (`run_a`)."""
-    from harness.analysis.compare import compare_runs, compare_strategies
-
     if strategy_a and strategy_b:
         return compare_strategies(res, strategy_a, strategy_b, run=run_a)
     return compare_runs(res, res, run_a=run_a, run_b=run_b, strategies=list(strategies) if strategies else None)
@@ -417,15 +409,11 @@ def compare(res: Results, run_a: str, run_b: str, strategy_a: str | None = None,
 
 def compare_pairs(res: Results, run_a: str, run_b: str, pairs: Sequence[tuple[str, str]]):
     """B against A over chosen (strategy of A, strategy of B) pairs (`harness.analysis.compare.compare_pairs`)."""
-    from harness.analysis.compare import compare_pairs as pairs_of
-
     return pairs_of(res, res, list(pairs), run_a=run_a, run_b=run_b)
 
 
 def case_overlap(res: Results, run_a: str, run_b: str):
     """How many cases two runs share (`harness.analysis.compare.case_overlap`)."""
-    from harness.analysis.compare import case_overlap as overlap
-
     return overlap(res, run_a, run_b)
 
 

@@ -26,8 +26,8 @@ a replay pays; timings are medians over `--probes` probes):
    replayed 5 to 20 times per round); each event keeps the least of its timings (a busy spell of a
    shared machine lands on some timelines, not on all) and the cost per event is their
    mean over the last 100 events (the history at its full length, session openings and
-   resolutions included) and over the whole timeline; beside it `health_report` computed from
-   scratch on the same histories (the reports must be equal). Goal (issue 18): flat, the cost per event at each
+   resolutions included) and over the whole timeline; beside it `health_report` (a fresh
+   `HealthState` reading the whole history, the cost from scratch) on the same histories (the reports must be equal). Goal (issue 18): flat, the cost per event at each
    size at most 1.5x the cost at the smallest (3,000 turns against 100). Two histories: one whose
    old sessions were all resolved, and section 1's, where 28% of sessions are never resolved and
    stay open, so every report lists more open, idle sessions with their days idle (a detail that
@@ -396,7 +396,7 @@ def health_timeline(events: list, least: list[float]):
 
 
 def health(sizes: list[int], checks: int, repeat: int) -> None:
-    from stores.session.health import health_report
+    from stores.session.health_state import health_report
     from stores.session.session_aware import SessionAware
 
     big = max(sizes)

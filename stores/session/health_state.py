@@ -1,15 +1,15 @@
-"""Customer health kept in step with the history: `health_report`'s report at a cost per event that
-does not grow with the history.
+"""Customer health, the one implementation of the table in `stores.session.health`, at a cost per
+event that does not grow with the history.
 
 The harness asks for a health report after every event (the health timeline). Computed from
-scratch (`stores.session.health.health_report`), each report walks the whole history, so a
-customer's timeline costs the square of its length. `HealthState` instead follows one
-`SubjectHistory` the way `SessionIndex` does: it remembers the history's version, how many items
-it has read and a cursor into the log of records replaced in place, and on each report reads only
-what is new. It keeps, per session, exactly what `health_report` derives from its items (first and
-last turn, first customer turn and first response, latest activity, status, words and keywords)
-and, per factor, the sessions it would list, in the order it would list them, so a report costs
-the factors that changed plus the parts that depend on `now` (idle sessions, recent resolutions).
+scratch, each report would walk the whole history, so a customer's timeline would cost the square
+of its length. `HealthState` instead follows one `SubjectHistory` the way `SessionIndex` does: it
+remembers the history's version, how many items it has read and a cursor into the log of records
+replaced in place, and on each report reads only what is new. It keeps, per session, what the
+table's readings derive from its items (first and last turn, first customer turn and first
+response, latest activity, status, words and keywords) and, per factor, the sessions it lists, in
+the order it lists them, so a report costs the factors that changed plus the parts that depend on
+`now` (idle sessions, recent resolutions).
 
 What changes the state, and how:
 
@@ -19,15 +19,14 @@ What changes the state, and how:
   that session's sets are taken out of the aggregates and put back with its new values;
 - a `Forget`: the strategy drops the subject's state with its history; a history object the state
   did not follow (a forgotten customer's new history) is read afresh;
-- rare cases, read afresh from the whole history (correct, and what `health_report` costs): a new
-  item stamped before one already read, or a replaced record that moves its session's first item
-  (a record stamped before the session's turns).
+- rare cases, read afresh from the whole history: a new item stamped before one already read, or a
+  replaced record that moves its session's first item (a record stamped before the session's turns).
 
-A report at a `now` before an item already read (a report about the past) is `health_report`'s,
-computed from scratch: the harness never asks for one, since its `now` is an event's own time.
-Both readings (`rules="reference"` and `"project"`) are followed, with the same words, markers and
-arithmetic as `health_report`; tests/stores/test_health_state.py checks the two give equal
-reports, factor by factor, after every event of random histories.
+A report at a `now` before an item already read (a report about the past) comes from a fresh state
+that read only the items stamped up to `now`: the harness never asks for one, since its `now` is
+an event's own time. Both readings (`rules="reference"` and `"project"`) are followed.
+tests/stores/test_health_state.py holds the reports, factor by factor, after every event of random
+histories, to the tests' reading from scratch (tests/stores/health_oracle.py).
 """
 
 from __future__ import annotations
@@ -41,7 +40,7 @@ import numpy as np
 
 from stores.memory import RESOLUTION_ROLE, SubjectHistory
 from stores.protocol import HealthFactor, HealthReport
-from stores.session.health import HealthParams, band_for, health_report, is_health_urgent, reference_words
+from stores.session.health import HealthParams, band_for, is_health_urgent, reference_words
 from stores.text import is_urgent, keywords
 
 _NEG_INF = float("-inf")
@@ -52,7 +51,7 @@ _SLACK = 1.0
 
 
 class _Session:
-    """What `health_report` derives from one session's items (its `_Session`), kept as items arrive."""
+    """What the table's readings derive from one session's items, kept as items arrive."""
 
     __slots__ = ("name", "rank", "bit", "turn_key", "n_turns", "first_turn_id", "last_turn_id", "turn_last",
                  "last", "words", "turn_kw", "summary_kw", "kw", "first_customer", "first_customer_id",
@@ -200,8 +199,15 @@ def _ranks_of(mask: int) -> list[int]:
     return np.flatnonzero(np.unpackbits(raw, bitorder="little")).tolist()
 
 
+def _chronological(h: SubjectHistory) -> list[int]:
+    """Item positions by (time, observation order)."""
+    if not len(h):
+        return []
+    return np.lexsort((np.arange(len(h)), h.array("times"))).tolist()
+
+
 def _factor(signal: str, impact: float, detail: str, ids, distinct: bool = False) -> HealthFactor | None:
-    """`health_report`'s `add`: a factor only when it moves the score, its ids deduplicated in order.
+    """A factor only when it moves the score, its ids deduplicated in order.
     With `distinct`, the ids name different items by construction (each item once; a history's
     ids are unique), so deduplicating them would change nothing and is skipped: those listings
     can hold every session."""
@@ -213,9 +219,8 @@ def _factor(signal: str, impact: float, detail: str, ids, distinct: bool = False
 class HealthState:
     """One customer's health, kept in step with their `SubjectHistory` (see the module doc).
 
-    `report(history, now)` equals `health_report(history, now, params)` for every history and
-    `now`; it is cheap when `history` is the one this state followed so far and `now` is at or
-    after every item in it.
+    `report(history, now)` is the table's report for every history and `now`; it is cheap when
+    `history` is the one this state followed so far and `now` is at or after every item in it.
     """
 
     def __init__(self, params: HealthParams | None = None) -> None:
@@ -303,11 +308,10 @@ class HealthState:
         self.version = h.version
 
     def _rebuild(self, h: SubjectHistory) -> None:
-        """Read `h` afresh, every item in time order (then observation order), as `health_report` does."""
+        """Read `h` afresh, every item in time order (then observation order)."""
         self._reset(h)
-        if len(h):
-            for i in np.lexsort((np.arange(len(h)), h.array("times"))).tolist():
-                self._read(i, h)
+        for i in _chronological(h):
+            self._read(i, h)
         self.n_seen = len(h)
         self.replaced_seen = len(h.replaced)
         self.version = h.version
@@ -593,12 +597,24 @@ class HealthState:
     # -- the report ---------------------------------------------------------------------------
 
     def report(self, h: SubjectHistory, now: datetime) -> HealthReport:
-        """The subject's health at `now`: `health_report(h, now, params)`, from this state."""
+        """The subject's health at `now` (the table of `stores.session.health`), from this state."""
         self.follow(h)
         cutoff = now.timestamp()
-        p = self.params
         if cutoff < self.max_time:  # a report about the past: some item is not counted
-            return health_report(h, now, p)
+            return self._as_of(h, cutoff)._report(h, now, cutoff)
+        return self._report(h, now, cutoff)
+
+    def _as_of(self, h: SubjectHistory, cutoff: float) -> HealthState:
+        """A fresh state that read only the items of `h` stamped at or before `cutoff`, in time order."""
+        past = HealthState(self.params)
+        past._reset(h)
+        for i in _chronological(h):
+            if h.times[i] <= cutoff:
+                past._read(i, h)
+        return past
+
+    def _report(self, h: SubjectHistory, now: datetime, cutoff: float) -> HealthReport:
+        p = self.params
         found = (
             self._unresolved(),
             self._pooled_repeat() if self.reference else self._pairwise_repeat(),
@@ -753,7 +769,7 @@ class HealthState:
             if not n:
                 return None
             waits, ids = self.listings["answered"].current()
-            mean = sum(waits) / n  # in session order, as `health_report` adds them
+            mean = sum(waits) / n  # in session order
             if mean <= p.slow_first_response_minutes:
                 return None
             missed = self.listings["missed"]
@@ -790,3 +806,9 @@ class HealthState:
             return _factor("high_resolution_rate", p.high_resolution_rate,
                            f"{n_resolved} of {n_ended} {what} resolved ({rate:.0%})", rids, distinct=True)
         return self._cached("rate", (self.ended.version, self.resolved.version), build)
+
+
+def health_report(h: SubjectHistory, now: datetime, params: HealthParams | None = None) -> HealthReport:
+    """A one-off report: a fresh `HealthState` that reads the whole history (what a caller without
+    a state kept in step pays, the history's length)."""
+    return HealthState(params).report(h, now)

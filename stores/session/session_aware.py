@@ -10,8 +10,8 @@ import numpy as np
 
 from stores.bounds import NonNegative, NonNegativeInt, Positive, PositiveInt, Share
 from stores.session.handoff import build_handoff
-from stores.session.health import HealthParams, health_report
-from stores.session.health_state import HealthState
+from stores.session.health import HealthParams
+from stores.session.health_state import HealthState, health_report
 from stores.memory import RESOLUTION_ROLE, IndexedMemory, SubjectHistory
 from stores.packing import pack, total_score
 from stores.protocol import Bundle, ContextRequest, Handoff, HealthReport
@@ -369,11 +369,11 @@ class SessionAware(IndexedMemory):
     # -- capabilities ----------------------------------------------------------------------
 
     def health(self, subject: str, now: datetime) -> HealthReport:
-        """The reference health model over the subject's history (see `stores.session.health`):
-        `health_report`'s report, from a `HealthState` kept in step with the history, so the
-        report after each event costs what that event changed, not the whole history."""
+        """The reference health model over the subject's history (see `stores.session.health`),
+        from a `HealthState` kept in step with the history, so the report after each event costs
+        what that event changed, not the whole history."""
         h = self.memory.history(subject)
-        if not len(h):
+        if not len(h):  # no state kept for a customer never seen
             return health_report(h, now, self.params.health)
         state = self._health.get(subject)
         if state is None:

@@ -199,7 +199,8 @@ def test_the_oracle_scores_one_on_every_retrieval_criterion_of_every_generated_f
 @pytest.mark.parametrize("profile,customers,seed", SUITES)
 def test_health_gold_agrees_with_every_documented_reading(tmp_path, profile, customers, seed):
     from stores.memory import MemoryStore
-    from stores.session.health import RULES, HealthParams, health_report
+    from stores.session.health import RULES, HealthParams
+    from stores.session.health_state import health_report
 
     checked = 0
     for sc in _suite(tmp_path, profile, customers, seed):

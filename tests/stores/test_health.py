@@ -9,7 +9,8 @@ from dataclasses import replace
 import pytest
 from store_events import at, resolve, turn
 
-from stores.session.health import HealthParams, band_for, health_report
+from stores.session.health import HealthParams, band_for
+from stores.session.health_state import health_report
 from stores.memory import MemoryStore
 
 NOW = at(days=30)

@@ -1,4 +1,5 @@
-"""The health state kept in step with the history gives `health_report`'s report, factor by factor,
+"""The health state kept in step with the history gives the oracle's report (the table read from
+scratch, tests/stores/health_oracle.py), factor by factor,
 after every event of random histories, under both readings: reopened sessions, resolutions
 observed again with a new summary or time, events delivered twice, items stamped out of order,
 forgotten customers, and reports at, after and before the latest event."""
@@ -9,11 +10,12 @@ import random
 from dataclasses import replace
 from datetime import timedelta
 
+from health_oracle import health_report
 from store_events import forget, random_history, resolve, turn, at
 
 from stores.memory import MemoryStore
 from stores.protocol import Resolution
-from stores.session.health import RULES, HealthParams, health_report
+from stores.session.health import RULES, HealthParams
 from stores.session.health_state import HealthState
 from stores.session.session_aware import SessionAware, SessionAwareParams
 

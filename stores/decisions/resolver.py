@@ -1,21 +1,10 @@
 """The resolver: a pure function from the situation card to a plan, with a fixed precedence.
 
 No model and no state here: the same card always gives the same plan. Conflicts are settled by
-order, first match wins, the most protective rule first (docs/reference.md, "Decisions
-between turns: defaults"):
-
- 1. `sensitive`               a sensitive message escalates now; the severity picks the class
- 2. `locker_down`             the locker is unreachable: nothing that needs it acts (fail open)
- 3. `meaningless`             nothing to read: every non-safety rule is suppressed
- 4. `repeat_human_request`    a second request for a human inside the window transfers
- 5. `offer_acceptance`        "yes" while an offer is on record (and no other question is pending) transfers
- 6. `hostile_streak`          consecutive hostile turns at the threshold transfer (one line does nothing)
- 7. `empty_retrieval_streak`  consecutive empty retrievals at the threshold force a transfer
- 8. `complexity`, `time_critical`  judged on the latest message only: transfer
- 9. `stuck_offer`             repeated answers at the threshold offer live support, once per offer window
-10. `first_human_request`     the first request for a human gets the soft reply (`clarify`)
-11. `resolved_confirmation`   the survey fires only when no complaint is live (`complaint_live` otherwise)
-12. `continue`                keep talking (`affirmative_without_offer` for a bare yes, which stays in the thread)
+order, first match wins, the most protective rule first. The precedence is written once, as
+`PRECEDENCE` below: `resolve` walks it, `RULES` lists its names, and this docstring's table and
+the one in docs/decisions.md ("The resolver's precedence") are `precedence_table()` of it (a test
+holds the doc to it).
 
 Routing follows the seed's order: support context wins, explicit intent beats continuity, short
 replies continue the thread, otherwise the knowledge agent.
@@ -24,8 +13,10 @@ replies continue the thread, otherwise the knowledge agent.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from stores.decisions.card import Card
+from stores.decisions.params import SessionStateParams
 from stores.decisions.vocabulary import Plan, Route, Severity
 
 
@@ -53,48 +44,98 @@ class RouteVerdict:
     """`support_context`, `explicit_intent`, `continuity` or `default`."""
 
 
-RULES: tuple[str, ...] = (
-    "sensitive", "locker_down", "meaningless", "repeat_human_request", "offer_acceptance", "hostile_streak",
-    "empty_retrieval_streak", "complexity", "time_critical", "stuck_offer", "first_human_request",
-    "resolved_confirmation", "complaint_live", "affirmative_without_offer", "offer_already_on_record", "continue",
+@dataclass(frozen=True)
+class Rule:
+    """One row of the precedence: when it fires, the plan it makes and why."""
+
+    name: str
+    """The name a decision reports (`Decision.rule`)."""
+    plan: Plan
+    """What to do when it fires."""
+    fires: Callable[[Card], bool]
+    """Whether it fires on a card (asked only when no earlier rule fired)."""
+    why: Callable[[Card], str]
+    """The sentence a person reads on the decision."""
+    when: str
+    """When it fires, as the precedence table says it; `{name}` is the default of that
+    `SessionStateParams` field."""
+
+
+def _said(text: str) -> Callable[[Card], str]:
+    return lambda card: text
+
+
+PRECEDENCE: tuple[Rule, ...] = (
+    Rule("sensitive", "escalate", lambda c: c.sensitive != "none",
+         lambda c: f"sensitive message ({c.sensitive}): escalate now",
+         "a sensitive message; the severity (`crisis`, `harm`) is the handling class"),
+    Rule("locker_down", "continue", lambda c: c.locker == "down",
+         _said("the session locker is down: no transfer, offer or survey (fail open)"),
+         "session state cannot be read (fail open)"),
+    Rule("meaningless", "continue", lambda c: c.meaningless,
+         _said("nothing to read in the message: non-safety rules suppressed"),
+         "nothing to read (\"asdfgh\"): every non-safety rule is suppressed"),
+    Rule("repeat_human_request", "transfer", lambda c: c.human_request and c.human_asked_before,
+         _said("a second request for a human inside the request window"),
+         "a request for a human while the flag of an earlier one is live (`human_request_ttl_minutes`, {human_request_ttl_minutes:g})"),
+    Rule("offer_acceptance", "transfer", lambda c: c.affirmative and c.offer_on_record and not c.answers_question,
+         _said("yes to the live-support offer on record"),
+         "a short yes while the offer claim is live (`offer_ttl_minutes`, {offer_ttl_minutes:g}) and no other question is pending"),
+    Rule("hostile_streak", "transfer", lambda c: c.hostile_streak_reached,
+         _said("consecutive hostile messages reached the threshold"),
+         "this hostile turn makes `hostile_streak` ({hostile_streak}) in a row"),
+    Rule("empty_retrieval_streak", "transfer", lambda c: c.empty_retrieval_streak_reached,
+         _said("consecutive empty retrievals reached the threshold"),
+         "this turn makes `empty_retrieval_streak` ({empty_retrieval_streak}) empty retrievals in a row"),
+    Rule("complexity", "transfer", lambda c: c.complexity,
+         _said("the latest message is a case for a person"),
+         "the latest message is a case for a person (judged on it alone)"),
+    Rule("time_critical", "transfer", lambda c: c.time_critical,
+         _said("the latest message says time is short"),
+         "the latest message cannot wait (judged on it alone)"),
+    Rule("stuck_offer", "offer_live", lambda c: c.stuck and not c.offer_on_record,
+         _said("the same answer repeated: offer live support once"),
+         "`same_answer_streak` ({same_answer_streak}) repeated answers in a row, and no offer on record in the window"),
+    Rule("first_human_request", "clarify", lambda c: c.human_request,
+         _said("a first request for a human: ask what they need"),
+         "a first request for a human: ask what they need"),
+    Rule("resolved_confirmation", "csat", lambda c: c.resolved_confirmation and not c.complaint_live,
+         _said("the customer confirmed the fix and no complaint is live"),
+         "the customer confirms the fix and no complaint is live"),
+    Rule("complaint_live", "continue", lambda c: c.resolved_confirmation,
+         _said("confirmed a fix while another complaint is still open: no survey"),
+         "a confirmation while another complaint is still open: no survey"),
+    Rule("affirmative_without_offer", "continue", lambda c: c.affirmative,
+         lambda c: ("a bare yes answers the agent's question" if c.answers_question else "a bare yes with no live offer")
+         + ": stay in the thread",
+         "a bare yes with no live offer, or one answering another question, stays in the thread"),
+    Rule("offer_already_on_record", "continue", lambda c: c.stuck,
+         _said("still stuck, but live support was already offered in this window"),
+         "stuck again, but live support was already offered in this window"),
+    Rule("continue", "continue", lambda c: True,
+         _said("nothing calls for more than an answer"),
+         "nothing calls for more than an answer"),
 )
+"""Every rule of the resolver, in precedence order: the first that fires decides."""
+
+RULES: tuple[str, ...] = tuple(r.name for r in PRECEDENCE)
 """Every rule name `resolve` can report, in precedence order."""
 
 
 def resolve(card: Card) -> Verdict:
-    """The plan for this card (see the module docstring for the precedence)."""
-    if card.sensitive != "none":
-        return Verdict("escalate", "sensitive", f"sensitive message ({card.sensitive}): escalate now", card.sensitive)
-    if card.locker == "down":
-        return Verdict("continue", "locker_down", "the session locker is down: no transfer, offer or survey (fail open)")
-    if card.meaningless:
-        return Verdict("continue", "meaningless", "nothing to read in the message: non-safety rules suppressed")
-    if card.human_request and card.human_asked_before:
-        return Verdict("transfer", "repeat_human_request", "a second request for a human inside the request window")
-    if card.affirmative and card.offer_on_record and not card.answers_question:
-        return Verdict("transfer", "offer_acceptance", "yes to the live-support offer on record")
-    if card.hostile_streak_reached:
-        return Verdict("transfer", "hostile_streak", "consecutive hostile messages reached the threshold")
-    if card.empty_retrieval_streak_reached:
-        return Verdict("transfer", "empty_retrieval_streak", "consecutive empty retrievals reached the threshold")
-    if card.complexity:
-        return Verdict("transfer", "complexity", "the latest message is a case for a person")
-    if card.time_critical:
-        return Verdict("transfer", "time_critical", "the latest message says time is short")
-    if card.stuck and not card.offer_on_record:
-        return Verdict("offer_live", "stuck_offer", "the same answer repeated: offer live support once")
-    if card.human_request:
-        return Verdict("clarify", "first_human_request", "a first request for a human: ask what they need")
-    if card.resolved_confirmation:
-        if card.complaint_live:
-            return Verdict("continue", "complaint_live", "confirmed a fix while another complaint is still open: no survey")
-        return Verdict("csat", "resolved_confirmation", "the customer confirmed the fix and no complaint is live")
-    if card.affirmative:
-        why = "a bare yes answers the agent's question" if card.answers_question else "a bare yes with no live offer"
-        return Verdict("continue", "affirmative_without_offer", f"{why}: stay in the thread")
-    if card.stuck:
-        return Verdict("continue", "offer_already_on_record", "still stuck, but live support was already offered in this window")
-    return Verdict("continue", "continue", "nothing calls for more than an answer")
+    """The plan for this card: the first rule of `PRECEDENCE` that fires."""
+    rule = next(r for r in PRECEDENCE if r.fires(card))
+    return Verdict(rule.plan, rule.name, rule.why(card), card.sensitive if rule.plan == "escalate" else "none")
+
+
+def precedence_table() -> str:
+    """`PRECEDENCE` as a markdown table (# , rule, plan, when): this module's docstring and the docs show it."""
+    defaults = vars(SessionStateParams())
+    rows = [f"| {i} | `{r.name}` | `{r.plan}` | {r.when.format(**defaults)} |" for i, r in enumerate(PRECEDENCE, 1)]
+    return "\n".join(["| # | rule | plan | when |", "| --- | --- | --- | --- |", *rows])
+
+
+__doc__ = f"{__doc__}\n{precedence_table()}\n"
 
 
 def route(card: Card) -> RouteVerdict:

@@ -44,7 +44,7 @@ ALLOWED: dict[str, set[str]] = {
     "harness.replay": {"harness.format", "stores", "stores.decisions", "stores.reply"},
     "harness.generate": {"harness.format", "stores"},
     # the scenario format
-    "harness.format": STORES,
+    "harness.format": {"stores", "stores.decisions"},
     # strategies and policies: never the harness
     "stores": {"stores.expiry", "stores.retrieval"},
     "stores.decisions": STORES,

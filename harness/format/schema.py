@@ -19,10 +19,12 @@ import types
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, StrictBool, Tag, WithJsonSchema
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Discriminator, Field, StrictBool, Tag, WithJsonSchema,
+                      create_model)
 
 from harness.format.gold import Gold, keys_of
 from harness.format.timeparse import ABSOLUTE_PATTERN, WHEN_PATTERN, parse_absolute, parse_when
+from stores.decisions.vocabulary import TURN_SIGNALS, Plan, Route, SignalKey
 from stores.protocol import Role, Status, TurnKind
 
 Band = Literal["healthy", "watch", "at_risk"]
@@ -31,18 +33,8 @@ Band = Literal["healthy", "watch", "at_risk"]
 Label = Literal["profile", "preference", "episodic", "sentiment", "system_owned"]
 """The memory classes a turn can be labelled with (gold, never shown to strategies)."""
 
-Plan = Literal["continue", "clarify", "offer_live", "transfer", "escalate", "csat"]
-"""What the system should do on a customer turn (decision gold)."""
-
-Route = Literal["knowledge", "recommendation", "retention"]
-"""Which agent owns the answer (decision gold): the knowledge / FAQ agent, the recommendation
-agent, retention outreach."""
-
-Sensitivity = Literal["none", "harm", "crisis"]
-"""How sensitive a customer message is, as a producer reports it."""
-
-Intent = Literal["none", "recommendation", "retention"]
-"""An explicit intent a producer reports: a request for the recommendation or the retention agent."""
+# The decision words (what the system should do on a customer turn, which agent owns the answer,
+# how sensitive a message is, an explicit intent) are the policies' own: `stores.decisions.vocabulary`.
 
 FaultKind = Literal["locker_down", "locker_up"]
 """Infrastructure faults a scenario can inject for decision policies."""
@@ -184,39 +176,21 @@ class ExpectModel(_Strict):
     """Must be out of the context and carry an expiry reason in the receipt."""
 
 
-class TurnSignalsModel(_Strict):
-    """What the producers (classifiers) report for a turn, as scripted: an input for decision
-    policies (a key given here overrides the rule-based producer for that key only), never gold."""
+def _signal_type(key: SignalKey) -> Any:
+    kind = Literal[key.values] if key.values else StrictBool  # type: ignore[valid-type]
+    return Annotated[kind | None, OnlyOn("agent")] if key.role == "agent" else kind | None
 
-    noun: ClassVar[str] = "signal"
 
-    sensitive: Sensitivity | None = None
-    """A sensitive message, and how severe."""
-    human_request: StrictBool | None = None
-    """The customer asks for a human."""
-    short_affirmative: StrictBool | None = None
-    """A bare "yes", "ok", "the first one"."""
-    hostile: StrictBool | None = None
-    """An abusive or hostile message."""
-    meaningless: StrictBool | None = None
-    """Noise such as "asdfgh"."""
-    complexity: StrictBool | None = None
-    """Too complex for the bot to handle."""
-    time_critical: StrictBool | None = None
-    """It cannot wait."""
-    retrieval_empty: StrictBool | None = None
-    """Retrieval for this turn found nothing."""
-    same_answer_repeated: StrictBool | None = None
-    """The answer to this turn repeats an earlier one."""
-    resolved_confirmation: StrictBool | None = None
-    """The customer confirms the issue is resolved."""
-    explicit_intent: Intent | None = None
-    """An intent the customer states for another agent's job: `recommendation`, `retention`
-    (`none`: no such intent)."""
-    offer_live: Annotated[StrictBool | None, OnlyOn("agent")] = None
-    """The scripted agent offered live support on this turn (agent turns only)."""
-    asked_question: Annotated[StrictBool | None, OnlyOn("agent")] = None
-    """The scripted agent asked the customer something (agent turns only)."""
+TurnSignalsModel: type[_Strict] = create_model(
+    "TurnSignalsModel",
+    __base__=_Strict,
+    __doc__="""What the producers (classifiers) report for a turn, as scripted: an input for decision
+policies (a key given here overrides the rule-based producer for that key only), never gold.""",
+    **{k.name: (_signal_type(k), Field(default=None, description=k.doc)) for k in TURN_SIGNALS},
+)
+"""A turn's `signals:`, one optional field per key of `stores.decisions.vocabulary.TURN_SIGNALS`
+(the one declaration of the keys, their values and the role of the turns that carry them)."""
+TurnSignalsModel.noun = "signal"
 
 
 class _EventBase(_Strict):

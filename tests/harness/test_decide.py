@@ -183,12 +183,15 @@ def test_the_policies_speak_the_vocabulary_of_the_format():
     from stores.decisions import vocabulary as V
     from stores.decisions.policy import FAULTS
 
-    assert get_args(schema.Plan) == V.PLANS
-    assert get_args(schema.Route) == V.ROUTES
-    assert get_args(schema.Sensitivity) == V.SEVERITIES
-    assert get_args(schema.Intent) == V.INTENTS
-    assert tuple(schema.TurnSignalsModel.model_fields) == V.CUSTOMER_SIGNALS + V.AGENT_SIGNALS
     assert get_args(schema.FaultKind) == FAULTS
+    # the signal keys: declared once in the vocabulary, the format's model and JSON Schema built from it
+    props = schema.TurnSignalsModel.model_json_schema()["properties"]
+    assert list(props) == [k.name for k in V.TURN_SIGNALS] == [*V.CUSTOMER_SIGNALS, *V.AGENT_SIGNALS]
+    for k in V.TURN_SIGNALS:
+        enum = [a.get("enum") for a in props[k.name]["anyOf"] if a.get("type") == "string"]
+        assert props[k.name]["description"] == k.doc and (enum == [list(k.values)] if k.values else not enum), k
+        roles = [m.role for m in schema.TurnSignalsModel.model_fields[k.name].metadata if isinstance(m, schema.OnlyOn)]
+        assert roles == ([] if k.role == "customer" else [k.role]), k
 
 
 @pytest.mark.slow

@@ -48,3 +48,26 @@ def redis_server():
         yield server
     finally:
         server.stop()
+
+
+# --- the one canonical run -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def canonical_run(tmp_path_factory) -> Path:
+    """The canonical suite run once for the whole test session, shared by every test that reads it
+    (read it with `Results(path)`; never change it). Under pytest-xdist the workers of one session
+    share it too: the first builds it under a file lock in the session's common temporary folder,
+    the others wait for the lock and read what it wrote."""
+    from canonical_run import build
+    from filelock import FileLock
+
+    from harness.run.runstore import is_run
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    base = tmp_path_factory.getbasetemp()
+    root = (base.parent if worker else base) / "canonical-runs"
+    root.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(root) + ".lock"):
+        path = root / "canonical"
+        return path if is_run(path) else build(root)

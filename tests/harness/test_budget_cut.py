@@ -3,19 +3,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from harness.analysis.aggregate import aggregate
 from harness.analysis.results import Results
-from harness.format.loader import load_suite
-from harness.run.runner import execute
 from stores.packing import cut_to_budget
-from stores.registry import REGISTRY, parse_specs
 from stores.tokens import count_text_tokens, count_tokens
 
-CANONICAL = Path("datasets/canonical")
 RETRIEVAL = ("identity_persistence", "preference_surfacing", "session_ranking", "repeat_issue", "recall",
              "known_fix_first", "stale_suppression", "returning_customer", "reply_known_fix", "reply_skips_failures")
 """Every criterion that reads the context (the reply ones through the reply engine, which reads the cut too)."""
@@ -38,15 +33,9 @@ def test_the_cut_keeps_the_header_then_the_best_ranked_lines_that_fit_in_text_or
 
 
 @pytest.fixture(scope="module")
-def over_budget_run(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setitem(REGISTRY, "over_budget", "shortcut_strategies:OverBudget")
-    try:
-        scenarios = load_suite([str(CANONICAL)])
-        run = execute(scenarios, parse_specs("history_stuffing,over_budget"), tmp_path_factory.mktemp("runs"), run_id="over")
-    finally:
-        mp.undo()
-    with Results(run.path) as res:
+def over_budget_run(canonical_run):
+    """The shared canonical run (tests/conftest.py): history_stuffing and `over_budget` among its strategies."""
+    with Results(canonical_run) as res:
         yield res, aggregate(res)
 
 

@@ -4,29 +4,17 @@ the report shows it as a failed gate with its failing cases, kept out of every t
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from shortcut_strategies import GATES
 
 from harness.cli import main
-from harness.format.loader import load_suite
-from harness.run.runner import execute
-from stores.registry import REGISTRY, parse_specs
-
-CANONICAL = Path("datasets/canonical")
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setitem(REGISTRY, "broken", "shortcut_strategies:Broken")
-    try:
-        specs = parse_specs("history_stuffing," + ",".join(f"broken:breaks={g}" for g in GATES))
-        run = execute(load_suite([str(CANONICAL)]), specs, tmp_path_factory.mktemp("runs"), run_id="gates")
-    finally:
-        mp.undo()
-    return run.path
+def report(canonical_run):
+    """The shared canonical run (tests/conftest.py): history_stuffing and a `broken[breaks=<gate>]` per gate."""
+    return canonical_run
 
 
 def _json(path, capsys) -> dict:

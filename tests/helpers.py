@@ -7,6 +7,12 @@ from datetime import datetime, timedelta, timezone
 from harness.format.model import Expect, Probe, Scenario, Subject
 from stores.protocol import Forget, Resolution, Turn
 
+HANG = 300.0
+"""Seconds after which a test's wait gives up (the browser's, AppTest's script runs, a server's
+start). Every wait waits for its condition, however slow the machine; this bound only turns a hang
+(the condition will never come) into a failure that says so, and no real wait under load comes
+near it, so no test passes or fails on time."""
+
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 
 

@@ -26,6 +26,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from helpers import HANG
+
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -33,6 +35,19 @@ CHROMIUM_FLAGS = [
 
 PHONE = (390, 844)
 """A phone's viewport in CSS pixels (an iPhone 12-15's), for the small-screen checks."""
+
+
+def eventually(check, what: str, timeout: float = HANG, poll: float = 0.3):
+    """Call `check()` until it returns something truthy, and return that; after `timeout` seconds
+    of falsy answers, fail saying the condition never came (a hang, not a slow machine)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = check()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"hang: {what} still not so after {timeout:.0f}s")
+        time.sleep(poll)
 
 
 def chromium_binary() -> str | None:
@@ -49,7 +64,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_http(url: str, timeout: float = 60.0) -> None:
+def wait_http(url: str, timeout: float = HANG) -> None:
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -59,7 +74,7 @@ def wait_http(url: str, timeout: float = 60.0) -> None:
         except OSError:
             pass
         if time.monotonic() > deadline:
-            raise TimeoutError(f"{url} did not answer within {timeout:.0f}s")
+            raise TimeoutError(f"hang: {url} did not answer within {timeout:.0f}s")
         time.sleep(0.3)
 
 
@@ -93,7 +108,7 @@ class Chromium:
              "--remote-allow-origins=*", f"--window-size={width},{height}", "about:blank"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
-        wait_http(f"http://127.0.0.1:{self.port}/json/version", timeout=30)
+        wait_http(f"http://127.0.0.1:{self.port}/json/version")
         targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{self.port}/json/list", timeout=5))
         page = next(t for t in targets if t.get("type") == "page")
         self._conn = connect(page["webSocketDebuggerUrl"], max_size=None, open_timeout=10, ping_interval=None)  # no keepalive: a busy machine made pongs late
@@ -162,41 +177,41 @@ class Chromium:
         """The values of the inputs inside the elements matching `selector` (a selectbox shows its choice in one)."""
         return self.evaluate(f"[...document.querySelectorAll({json.dumps(selector + ' input')})].map(i => i.value)") or []
 
-    def open(self, url: str, expect: list[str], timeout: float = 60.0, settle: float = 1.5) -> str:
+    def open(self, url: str, expect: list[str], timeout: float = HANG, settle: float = 1.5) -> str:
         """Load `url` and wait until every string of `expect` is on the page (then let charts settle)."""
         self.call("Page.navigate", url=url)
         return self.wait_for(expect, timeout=timeout, settle=settle, what=url)
 
-    def wait_for(self, expect: list[str], *, timeout: float = 60.0, settle: float = 1.0, gone: list[str] = (),
+    def wait_for(self, expect: list[str], *, timeout: float = HANG, settle: float = 1.0, gone: list[str] = (),
                  what: str = "page") -> str:
         """Wait until every string of `expect` is on the page and none of `gone` is, and the script run ended."""
-        deadline = time.monotonic() + timeout
-        text = ""
-        while time.monotonic() < deadline:
-            text = self.text()
-            if all(e in text for e in expect) and not any(g in text for g in gone) and not self.running():
-                time.sleep(settle)
-                return self.text()
-            time.sleep(0.4)
-        missing = [e for e in expect if e not in text]
-        present = [g for g in gone if g in text]
-        raise AssertionError(f"{what}: {missing} not rendered (or {present} still there) within {timeout:.0f}s; "
-                             f"page text starts {text[:600]!r}")
+        seen = {"text": ""}
+
+        def ready() -> bool:
+            text = seen["text"] = self.text()
+            return all(e in text for e in expect) and not any(g in text for g in gone) and not self.running()
+
+        try:
+            eventually(ready, f"{what}: {expect} rendered" + (f" and {list(gone)} gone" if gone else ""), timeout, poll=0.4)
+        except AssertionError as e:
+            raise AssertionError(f"{e}; page text starts {seen['text'][:600]!r}") from None
+        time.sleep(settle)
+        return self.text()
+
+    def wait_drawn(self, selector: str, ready: str = "true", what: str = "") -> None:
+        """Wait until an element matching `selector` is on the page and the JavaScript `ready`
+        (reading it as `e`) holds: a chart drawn, a table laid out (text alone can come first)."""
+        js = f"(() => {{ const e = document.querySelector({json.dumps(selector)}); return !!(e && ({ready})); }})()"
+        eventually(lambda: self.evaluate(js), what or f"{selector} drawn")
 
     def running(self) -> bool:
         """True while Streamlit shows its running indicator (a script run is under way)."""
         return bool(self.evaluate("!!document.querySelector('[data-testid=stStatusWidget] [data-testid=stStatusWidgetRunningIcon], "
                                   "[data-testid=stStatusWidgetRunningIcon]') || document.body.innerText.includes('Running...')"))
 
-    def wait_url(self, contains: str, timeout: float = 60.0) -> str:
+    def wait_url(self, contains: str, timeout: float = HANG) -> str:
         """Wait until the page's URL contains `contains`; returns the URL."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            u = self.url()
-            if contains in u:
-                return u
-            time.sleep(0.3)
-        raise AssertionError(f"URL never contained {contains!r}; it is {self.url()!r}")
+        return eventually(lambda: next((u for u in [self.url()] if contains in u), None), f"the URL contains {contains!r}", timeout)
 
     # --- acting ---------------------------------------------------------------------------------
 
@@ -214,19 +229,13 @@ class Chromium:
         """The centre of the element showing `text` (scrolled into view), or None."""
         return self.evaluate(f"({_FIND})({json.dumps(text)}, {json.dumps(prefix)}, {json.dumps(scope)})")
 
-    def click_text(self, text: str, *, prefix: bool = False, scope: str | None = None, timeout: float = 30.0) -> None:
+    def click_text(self, text: str, *, prefix: bool = False, scope: str | None = None, timeout: float = HANG) -> None:
         """Click the element showing `text` (waiting for it to appear)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            at = self.locate(text, prefix=prefix, scope=scope)
-            if at:
-                time.sleep(0.2)  # scrolled into view: let layout settle, then find it again
-                at = self.locate(text, prefix=prefix, scope=scope) or at
-                self.click_at(at["x"], at["y"])
-                return
-            if time.monotonic() > deadline:
-                raise AssertionError(f"nothing showing {text!r} to click; page text starts {self.text()[:400]!r}")
-            time.sleep(0.4)
+        at = eventually(lambda: self.locate(text, prefix=prefix, scope=scope), f"something showing {text!r} to click",
+                        timeout, poll=0.4)
+        time.sleep(0.2)  # scrolled into view: let layout settle, then find it again
+        at = self.locate(text, prefix=prefix, scope=scope) or at
+        self.click_at(at["x"], at["y"])
 
     def click_selector(self, selector: str, index: int = 0) -> None:
         """Click the centre of the `index`th element matching the CSS `selector`."""
@@ -245,7 +254,7 @@ class Chromium:
             self.call("Input.dispatchKeyEvent", type=kind, key="Enter", code="Enter", windowsVirtualKeyCode=13,
                       **({"text": "\r"} if kind == "keyDown" else {}))
 
-    def choose(self, label: str, option: str, timeout: float = 30.0) -> None:
+    def choose(self, label: str, option: str, timeout: float = HANG) -> None:
         """Pick `option` in the selectbox labelled `label`: click its box open, click the option in the list."""
         self.click_selector(f'[data-testid="stSelectbox"] input[aria-label={json.dumps(label)}]')
         self.click_text(option, scope='[role="listbox"]', timeout=timeout)
@@ -285,7 +294,7 @@ def serve(root: Path, runs: Path) -> Iterator[str]:
     port = free_port()
     proc = start_app(root, runs, port)
     try:
-        wait_http(f"http://127.0.0.1:{port}/_stcore/health", timeout=90)
+        wait_http(f"http://127.0.0.1:{port}/_stcore/health")
         yield f"http://127.0.0.1:{port}"
     finally:
         proc.terminate()

@@ -20,7 +20,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
-from browser import PHONE, Chromium, chromium_binary, scroll_to, serve
+from browser import PHONE, Chromium, chromium_binary, eventually, scroll_to, serve
 
 from pages import _views as views
 
@@ -122,7 +122,7 @@ def desktop(browser):
 
 @pytest.mark.parametrize("name,path,params,expect,scroll", VIEWS, ids=[v[0] for v in VIEWS])
 def test_page_renders_in_chromium(server, desktop, name, path, params, expect, scroll):
-    text = desktop.open(link(server, path, {"run": MAIN, **params}), expect, timeout=90)
+    text = desktop.open(link(server, path, {"run": MAIN, **params}), expect)
     assert "Traceback" not in text and "Something went wrong" not in text
     assert "Deploy" not in text  # a local workbench: the toolbar has no deploy button (client.toolbarMode)
     if scroll:
@@ -136,7 +136,7 @@ def test_page_renders_in_chromium(server, desktop, name, path, params, expect, s
 def test_page_renders_on_a_phone(server, browser, name, path, params, expect, scroll):
     browser.viewport(*PHONE, mobile=True)
     try:
-        text = browser.open(link(server, path, {"run": MAIN, **params}), expect, timeout=90)
+        text = browser.open(link(server, path, {"run": MAIN, **params}), expect)
         assert "Traceback" not in text and "Something went wrong" not in text
         if scroll:
             scroll_to(browser, scroll)
@@ -153,7 +153,8 @@ def test_the_phone_heatmap_keeps_every_cell_readable(server, browser):
     """On a phone the heatmap still shows every strategy and criterion, cells wide enough for their value."""
     browser.viewport(*PHONE, mobile=True)
     try:
-        browser.open(link(server, "leaderboard", {"run": MAIN, "controls": "1"}), ["Score by criterion"], timeout=90)
+        browser.open(link(server, "leaderboard", {"run": MAIN, "controls": "1"}), ["Score by criterion"])
+        browser.wait_drawn(".js-plotly-plot", PLOT_DRAWN, "the heatmap drawn")
         size = browser.evaluate("""(() => { const gd = document.querySelector('.js-plotly-plot'); const L = gd._fullLayout;
             return {w: L.xaxis._length / L.xaxis._categories.length, h: L.yaxis._length / L.yaxis._categories.length,
                     fits: gd.getBoundingClientRect().right <= window.innerWidth + 1}; })()""")
@@ -164,6 +165,10 @@ def test_the_phone_heatmap_keeps_every_cell_readable(server, browser):
 
 
 # --- clicks ----------------------------------------------------------------------------------------
+
+
+PLOT_DRAWN = "e._fullLayout && e._fullLayout.xaxis && e._fullLayout.xaxis._categories && e._fullLayout.xaxis._categories.length"
+"""The heatmap is laid out: its axes have their categories (the page's text can arrive before)."""
 
 
 CELL = """((strategy, criterion) => {
@@ -178,6 +183,7 @@ CELL = """((strategy, criterion) => {
 
 def click_cell(browser: Chromium, strategy: str, criterion: str, corner: bool = False) -> None:
     """A real click on a heatmap cell (near its corner with `corner`: the whole cell answers, not only its middle)."""
+    browser.wait_drawn(".js-plotly-plot", PLOT_DRAWN, "the heatmap drawn")
     at = browser.evaluate(f"({CELL})({json.dumps(strategy)}, {json.dumps(criterion)})")
     time.sleep(0.4)
     at = browser.evaluate(f"({CELL})({json.dumps(strategy)}, {json.dumps(criterion)})")
@@ -190,7 +196,7 @@ def click_cell(browser: Chromium, strategy: str, criterion: str, corner: bool = 
 
 
 def test_a_leaderboard_cell_click_opens_its_failing_cases(server, desktop):
-    desktop.open(link(server, "leaderboard", {"run": MAIN}), ["Score by criterion"], timeout=90)
+    desktop.open(link(server, "leaderboard", {"run": MAIN}), ["Score by criterion"])
     click_cell(desktop, "session_aware", "preference_surfacing", corner=True)
     url = desktop.wait_url("/failures")
     assert query(url)["strategy"] == ["session_aware"] and query(url)["criterion"] == ["preference_surfacing"]
@@ -198,7 +204,7 @@ def test_a_leaderboard_cell_click_opens_its_failing_cases(server, desktop):
 
 
 def test_an_unsupported_cell_click_opens_its_unsupported_cases(server, desktop):
-    desktop.open(link(server, "leaderboard", {"run": MAIN}), ["Score by criterion"], timeout=90)
+    desktop.open(link(server, "leaderboard", {"run": MAIN}), ["Score by criterion"])
     click_cell(desktop, "history_stuffing", "health")
     url = desktop.wait_url("/failures")
     assert query(url)["unsupported"] == ["1"] and query(url)["criterion"] == ["health"]
@@ -206,7 +212,7 @@ def test_an_unsupported_cell_click_opens_its_unsupported_cases(server, desktop):
 
 
 def test_a_scenario_row_click_opens_that_scenarios_failures(server, desktop):
-    desktop.open(link(server, "leaderboard", {"run": MAIN, "sorder": "name"}), ["By scenario"], timeout=90)
+    desktop.open(link(server, "leaderboard", {"run": MAIN, "sorder": "name"}), ["By scenario"])
     click_row(desktop, "By scenario", 0)  # billing-repeat, first by name
     url = desktop.wait_url("/failures")
     assert query(url)["scenario"] == ["billing-repeat"]
@@ -215,6 +221,11 @@ def test_a_scenario_row_click_opens_that_scenarios_failures(server, desktop):
 def click_row(browser: Chromium, heading: str, row: int) -> None:
     """Click the selection box of `row` in the first table under the heading `heading` (a canvas grid:
     rows are at fixed heights under a header row)."""
+    eventually(lambda: browser.evaluate(f"""(() => {{
+      const h = [...document.querySelectorAll('h1,h2,h3,h4,p,span')].find(e => e.innerText.trim() === {json.dumps(heading)});
+      return !!h && [...document.querySelectorAll('[data-testid=stDataFrame]')].some(
+        d => (h.compareDocumentPosition(d) & Node.DOCUMENT_POSITION_FOLLOWING) && d.getBoundingClientRect().height > 0);
+    }})()"""), f"a table under {heading!r} drawn")
     at = browser.evaluate(f"""(() => {{
       const h = [...document.querySelectorAll('h1,h2,h3,h4,p,span')].find(e => e.innerText.trim() === {json.dumps(heading)});
       const all = [...document.querySelectorAll('[data-testid=stDataFrame]')];
@@ -228,8 +239,7 @@ def click_row(browser: Chromium, heading: str, row: int) -> None:
 
 
 def test_a_group_click_lists_that_groups_cases(server, desktop):
-    desktop.open(link(server, "failures", {"run": MAIN, "controls": "1", "group": "criterion"}), ["click one to list its cases"],
-                 timeout=90)
+    desktop.open(link(server, "failures", {"run": MAIN, "controls": "1", "group": "criterion"}), ["click one to list its cases"])
     click_row(desktop, "Failures", 0)  # the biggest group first
     desktop.wait_for(["· errors first"], gone=["click one to list its cases"])
     url = desktop.url()
@@ -237,42 +247,36 @@ def test_a_group_click_lists_that_groups_cases(server, desktop):
 
 
 def test_the_export_downloads_every_case_of_the_selection(server, desktop, downloads):
-    text = desktop.open(link(server, "failures", {"run": TIGHT, "controls": "1"}), ["cases · errors first"], timeout=90)
+    text = desktop.open(link(server, "failures", {"run": TIGHT, "controls": "1"}), ["cases · errors first"])
     total = int(text.split(" cases · errors first")[0].split("\n")[-1].replace(",", ""))
     assert total > 25, "more cases than one page: the export must not be the page"
     for f in downloads.glob("*"):
         f.unlink()
     desktop.click_text("CSV", scope="[data-testid=stDownloadButton]")
-    deadline = time.monotonic() + 30
-    files = []
-    while time.monotonic() < deadline and not files:
-        files = [f for f in downloads.glob("*.csv")]
-        time.sleep(0.3)
-    assert files, "no CSV arrived"
+    files = eventually(lambda: list(downloads.glob("*.csv")), "a CSV arrived in the downloads folder")
     rows = list(csv.DictReader(io.StringIO(files[0].read_text())))
     assert len(rows) == total and {"strategy", "scenario", "criterion", "explanation"} <= set(rows[0])
     assert {r["strategy"] for r in rows} >= {"empty", "session_aware"}
 
 
 def test_the_jump_link_brings_the_probe_into_view(server, desktop):
-    desktop.open(link(server, "failures", {"run": MAIN, "case": LONG_CASE}), ["Jump to the probe"], timeout=90)
+    desktop.open(link(server, "failures", {"run": MAIN, "case": LONG_CASE}), ["Jump to the probe"])
     at = desktop.locate("↓ Jump to the probe")  # scrolled into view; the probe is further down, out of sight
     probe = "document.getElementById('the-probe').getBoundingClientRect().top"
     assert desktop.evaluate(probe) > DESKTOP[1]
     desktop.click_at(at["x"], at["y"])
-    time.sleep(1.0)
-    assert 0 <= desktop.evaluate(probe) < DESKTOP[1] - 60
+    eventually(lambda: 0 <= desktop.evaluate(probe) < DESKTOP[1] - 60, "the probe scrolled into view")
 
 
 def test_an_earlier_session_opens_when_clicked(server, desktop):
-    text = desktop.open(link(server, "failures", {"run": MAIN, "case": LONG_CASE}), ["Session w5"], timeout=90)
+    text = desktop.open(link(server, "failures", {"run": MAIN, "case": LONG_CASE}), ["Session w5"])
     assert "Week 5 message 35" not in text  # collapsed
     desktop.click_text("Session w5", prefix=True)
     desktop.wait_for(["Week 5 message 35"])
 
 
 def test_a_transcript_search_filters_it_and_goes_into_the_url(server, desktop):
-    desktop.open(link(server, "failures", {"run": MAIN, "case": LONG_CASE}), ["Search the transcript"], timeout=90)
+    desktop.open(link(server, "failures", {"run": MAIN, "case": LONG_CASE}), ["Search the transcript"])
     desktop.click_selector('input[aria-label="Search the transcript"]')
     desktop.type_text("batch 7")
     desktop.wait_for(["1 of 44 events mention “batch 7”"])
@@ -280,7 +284,7 @@ def test_a_transcript_search_filters_it_and_goes_into_the_url(server, desktop):
 
 
 def test_a_flipped_case_click_opens_it(server, desktop):
-    desktop.open(link(server, "compare", {"run": MAIN, "mode": "runs", "a": TIGHT, "b": MAIN}), ["Cases that flipped"], timeout=90)
+    desktop.open(link(server, "compare", {"run": MAIN, "mode": "runs", "a": TIGHT, "b": MAIN}), ["Cases that flipped"])
     click_row(desktop, "Cases that flipped", 0)
     url = desktop.wait_url("/failures")
     case = query(url)["case"][0]
@@ -290,12 +294,11 @@ def test_a_flipped_case_click_opens_it(server, desktop):
 
 def test_the_health_moment_restarts_when_the_scenario_changes(server, desktop):
     desktop.open(link(server, "health", {"run": MAIN, "scenario": "billing-repeat", "subject": "c1", "at": "8"}),
-                 ["Why: the factors"], timeout=90)
+                 ["Why: the factors"])
     desktop.choose("Scenario", "long-history — test scenario long-history")
     desktop.wait_for(["Why: the factors"])
-    deadline = time.monotonic() + 20
-    while query(desktop.url()).get("scenario") != ["long-history"] and time.monotonic() < deadline:
-        time.sleep(0.3)
+    eventually(lambda: query(desktop.url()).get("scenario") == ["long-history"], "the URL names the new scenario")
+    desktop.wait_for(["Why: the factors"])  # the run the new scenario started has ended
     assert query(desktop.url())["at"] != ["8"]
 
 
@@ -304,19 +307,19 @@ def test_the_health_moment_restarts_when_the_scenario_changes(server, desktop):
 
 def test_deep_link_restores_selection_in_the_browser(server, desktop):
     url = f"{server}/rankings?{urlencode({'run': TIGHT, 'scenario': 'long-history', 'probe': 'p-long', 'strategies': 'empty'})}"
-    text = desktop.open(url, ["Probe p-long", "#### empty".removeprefix("#### ")], timeout=90)
+    text = desktop.open(url, ["Probe p-long", "#### empty".removeprefix("#### ")])
     assert "budget 60 tokens" in text  # the tight run's budget: the run came from the URL too
 
 
 def test_the_default_pages_own_path_reopens_the_root_with_its_parameters(server, desktop):
-    text = desktop.open(f"{server}/leaderboard?{urlencode({'run': TIGHT, 'controls': '1'})}", ["Score by criterion"], timeout=90)
+    text = desktop.open(f"{server}/leaderboard?{urlencode({'run': TIGHT, 'controls': '1'})}", ["Score by criterion"])
     assert "Page not found" not in text and "does not seem to exist" not in text
     url = desktop.url()
     assert urlparse(url).path == "/" and query(url)["run"] == [TIGHT] and query(url)["controls"] == ["1"]
 
 
 def test_a_link_to_a_missing_run_says_so_and_a_pick_opens_one(server, desktop):
-    text = desktop.open(link(server, "failures", {"run": "20990101-gone", "case": CASE}), ["Run not found"], timeout=90)
+    text = desktop.open(link(server, "failures", {"run": "20990101-gone", "case": CASE}), ["Run not found"])
     assert "20990101-gone" in text and "Transcript" not in text
     desktop.choose("Open one of the 2 runs that exist", f"{TIGHT} · test")
     desktop.wait_for(["Transcript up to the probe"])
@@ -329,11 +332,11 @@ def test_compare_pairs_a_variant_and_refuses_runs_that_share_no_case(pair_runs, 
     browser.viewport(*DESKTOP)
     with serve(ROOT, Path(pair_runs["base"]).parent) as url:
         text = browser.open(link(url, "compare", {"run": VARIANT, "mode": "runs", "a": BASE, "b": VARIANT}),
-                            ["Cases that flipped"], timeout=90)
+                            ["Cases that flipped"])
         assert "session_aware → session_aware[repeat_threshold=0.15]" in text
         assert "threshold 0.15" in browser.text('[data-testid="stSidebar"]')  # the run's name in the picker
         text = browser.open(link(url, "compare", {"run": OTHER, "mode": "runs", "a": BASE, "b": OTHER}),
-                            ["These runs share no case"], timeout=90)
+                            ["These runs share no case"])
         assert "Per-criterion deltas" not in text
 
 
@@ -342,9 +345,9 @@ def test_no_request_leaves_127_0_0_1(server, chromium):
     b = Chromium(chromium, *DESKTOP)
     try:
         for _name, path, params, expect, _ in VIEWS:
-            b.open(link(server, path, {"run": MAIN, **params}), expect, timeout=90)
+            b.open(link(server, path, {"run": MAIN, **params}), expect)
         b.viewport(*PHONE, mobile=True)
-        b.open(link(server, "failures", {"run": MAIN, "case": LONG_CASE}), ["Transcript up to the probe"], timeout=90)
+        b.open(link(server, "failures", {"run": MAIN, "case": LONG_CASE}), ["Transcript up to the probe"])
         b.pump(2.0)
         requests = list(b.requests)
     finally:
@@ -371,7 +374,7 @@ def test_a_deep_link_that_is_a_fresh_servers_first_request_runs_under_the_router
     browser.viewport(*DESKTOP)
     with serve(ROOT, Path(app_runs["main"]).parent) as url:
         target = f"{url}/{path}?{urlencode(params, doseq=True)}"  # the default page's own path too
-        text = browser.open(target, expect, timeout=90)
+        text = browser.open(target, expect)
         sidebar = browser.text('[data-testid="stSidebar"]')
         picked = browser.input_values('[data-testid="stSidebar"] [data-testid="stSelectbox"]')
     assert "Page not found" not in text

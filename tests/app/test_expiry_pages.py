@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from helpers import HANG
 from streamlit.testing.v1 import AppTest
 
 from harness.format.loader import load_suite
@@ -34,7 +35,7 @@ def expiry_run(tmp_path_factory):
 
 
 def open_page(page: str, **params) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
+    at = AppTest.from_file(APP, default_timeout=HANG)
     at.query_params.update({"run": RUN, **params})
     if page != "leaderboard":
         at.switch_page(f"pages/{page}.py")

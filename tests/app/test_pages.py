@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from helpers import HANG
 from streamlit.testing.v1 import AppTest
 
 from pages import _views as views
@@ -22,7 +23,7 @@ PAGES = [v.url_path for v in views.VIEWS]
 def open_page(page: str, **params) -> AppTest:
     """Open `page` as a link does in a fresh server process: the first script run of the session
     gets the page's URL path and exactly these URL parameters (a deep link)."""
-    at = AppTest.from_file(APP, default_timeout=60)
+    at = AppTest.from_file(APP, default_timeout=HANG)
     at.query_params.update({"run": MAIN, **params})
     if page != PAGES[0]:  # the default page is the root URL
         at.switch_page(f"pages/{page}.py")  # before the first run AppTest names the page by its file, as a fresh server does
@@ -62,7 +63,7 @@ def test_every_page_starts_with_its_title(app_runs, page):
 
 
 def test_run_picker_defaults_to_newest_and_lists_every_run(app_runs):
-    at = AppTest.from_file(APP, default_timeout=60).run()
+    at = AppTest.from_file(APP, default_timeout=HANG).run()
     picker = at.sidebar.selectbox[0]
     assert picker.value == MAIN
     assert set(picker.options) == {f"{MAIN} · test", f"{TIGHT} · test"}  # each run shown with its suite
@@ -397,7 +398,7 @@ def test_compare_two_strategies_in_one_run(app_runs):
 
 def test_get_started_offers_one_button_when_there_is_no_run(app_runs, tmp_path, monkeypatch):
     monkeypatch.setenv("SUPPORTBENCH_RUNS", str(tmp_path / "empty"))
-    at = AppTest.from_file(APP, default_timeout=60).run()
+    at = AppTest.from_file(APP, default_timeout=HANG).run()
     no_exception(at)
     assert "no run" in texts(at).lower()
     assert [b.label for b in at.button] == ["Run the canonical suite"]

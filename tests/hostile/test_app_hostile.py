@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 
 import pytest
 from damage import DAMAGES, copy_run, scramble_middle, truncate
+from helpers import HANG
 from hostile_cli import ROOT
 
 sys.path.insert(0, str(ROOT / "tests" / "app"))
@@ -32,7 +33,7 @@ def damaged_runs(runs, monkeypatch):
 
 def page(name: str, **params) -> AppTest:
     """Open `page` as a link does (the default page is the root URL)."""
-    at = AppTest.from_file(APP, default_timeout=60)
+    at = AppTest.from_file(APP, default_timeout=HANG)
     at.query_params.update(params)
     if name != PAGES[0]:
         at.switch_page(f"pages/{name}.py")
@@ -115,7 +116,7 @@ def served(damaged_runs):
                             cwd=ROOT, env={**os.environ, "SUPPORTBENCH_RUNS": str(damaged_runs)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        wait_http(f"http://127.0.0.1:{port}/_stcore/health", timeout=90)
+        wait_http(f"http://127.0.0.1:{port}/_stcore/health")
         yield port, proc
     finally:
         proc.terminate()

@@ -3,7 +3,6 @@ shape, and no network for a model that is not here."""
 
 from __future__ import annotations
 
-import time
 
 import pytest
 from hostile_cli import CORPUS, sb
@@ -104,9 +103,8 @@ def test_nested_params_tables_reach_nested_parameters(tmp_path):
 
 
 def test_an_unknown_embedding_model_fails_fast_naming_where_models_are_looked_for(tmp_path):
-    t0 = time.monotonic()
-    p = sb("run", SCENARIO, "-s", "embedding:model=sentence-transformers/all-mpnet-base-v2", "--out", tmp_path, timeout=120)
-    assert time.monotonic() - t0 < 60  # was five retries to the model hub, 355 s, then exit 0
+    # a hang bound only: five retries to the model hub took 355 s, then exited 0
+    p = sb("run", SCENARIO, "-s", "embedding:model=sentence-transformers/all-mpnet-base-v2", "--out", tmp_path, timeout=300)
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert "embedding model 'sentence-transformers/all-mpnet-base-v2' not found" in p.stderr
     assert "packaged 'all-MiniLM-L6-v2'" in p.stderr and "local sentence-transformers model folder" in p.stderr
@@ -126,10 +124,16 @@ def test_the_model_hub_is_offline_in_the_process_whatever_the_environment():
     assert p.stdout.split() == ["1", "1", "True"], p.stderr
 
 
-def test_loading_a_model_that_is_not_here_raises_at_once_without_the_network():
+def test_loading_a_model_that_is_not_here_raises_at_once_without_the_network(monkeypatch):
+    """At once: not after retries to the model hub, which would open a socket (refused here)."""
+    import socket
+
     from stores.retrieval.encoder import ModelUnavailable, load_model
 
-    t0 = time.monotonic()
+    def no_network(*args, **kwargs):
+        raise AssertionError(f"the model loader opened a connection: {args[:1]}")
+
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    monkeypatch.setattr(socket.socket, "connect", no_network)
     with pytest.raises(ModelUnavailable, match="embedding model 'no-such-model' not found"):
         load_model("no-such-model")
-    assert time.monotonic() - t0 < 1.0

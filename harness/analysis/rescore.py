@@ -37,6 +37,7 @@ from harness.criteria import registry, score_decision, score_probe
 from harness.replay.decide import outcome_from_row
 from harness.replay.probes import ProbeOutcome, build_seen, forgotten_at_probes
 from harness.analysis.results import Results, resolve_run
+from harness.run.manifest import FORMAT_VERSION
 from harness.run.runstore import RunWriter, environment, new_run_id, read_manifest
 from harness.format.model import Expect, Fault, Probe, Scenario, Subject, TurnGold, TurnSignals
 from harness.run.tables import SCHEMAS, TableBuffer
@@ -227,6 +228,7 @@ def rescore(ref: str | Path, out_dir: str | Path | None = None, *, run_id: str |
         writer.write("scores", scores)
         new = {
             **manifest,
+            "format_version": FORMAT_VERSION,
             "run_id": writer.run_id,
             "started": started.isoformat(),
             "finished": datetime.now(timezone.utc).isoformat(),

@@ -1,4 +1,4 @@
-"""The shape of a run's `manifest.json`, as its readers rely on it.
+"""The shape of a run's `manifest.json`, as its readers rely on it (docs/run-format.md).
 
 Readers (the app, `report`, `check`, `compare`, `rescore`) index the manifest as plain JSON:
 `strategies[i]["label"]`, `datasets[i]["hash"]`, ... A manifest whose fields have the wrong
@@ -12,6 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+
+
+FORMAT_VERSION = 1
+"""The run format this code writes and reads (docs/run-format.md): the tables' schemas
+(`harness.run.tables.SCHEMAS`) and the manifest's fields. A change a reader of an older run could
+not follow (a column renamed or retyped, a field's meaning changed) raises it; a run written in a
+newer format than this code knows is refused on read, naming both versions. A column or field
+added with a default for older runs does not."""
 
 
 class _Entry(BaseModel):
@@ -77,6 +85,8 @@ class CriterionEntry(_Entry):
 class Manifest(_Entry):
     """The fields readers index; anything else is carried along untouched."""
 
+    format_version: int = FORMAT_VERSION
+    """The run format it was written in (runs from before the field existed are version 1)."""
     run_id: str = ""
     """The run's folder name when it was written."""
     started: str = ""
@@ -107,4 +117,10 @@ def manifest_problem(data: Any) -> str | None:
         got = repr(err.get("input"))
         got = got if len(got) <= 40 else got[:37] + "..."
         return f"{where}: {err['msg'][:1].lower()}{err['msg'][1:]}, got {got}"
+    version = data.get("format_version", FORMAT_VERSION)
+    if version > FORMAT_VERSION:
+        return (f"format_version: written in run format {version}, newer than this supportbench reads "
+                f"(up to {FORMAT_VERSION}); read it with the version that wrote it")
+    if version < 1:
+        return f"format_version: expected a run format of at least 1, got {version}"
     return None

@@ -32,6 +32,7 @@ from harness.criteria import Score, score_decision, score_probe, score_scenario
 from harness.run import costs as run_costs
 from harness.replay.decide import UnavailablePolicy, replay_policy, rows as decision_rows
 from harness.run.lifecycle import LOCAL_RUN, Instances, namespace
+from harness.run.manifest import FORMAT_VERSION
 from harness.replay.probes import SeenItem, attach_replays, build_seen, idempotency_signatures, replay
 from harness.run.runstore import PartStream, RunWriter, environment, new_run_id, write_parts
 from harness.format.model import Scenario
@@ -359,6 +360,7 @@ def execute(
                 write_shard(writer.tmp, index, shard, specs, counting, run_id, {}, policies)
         spent = run_costs.collect(writer.tmp)
         manifest = {
+            "format_version": FORMAT_VERSION,
             "run_id": run_id,
             "name": name.strip(),
             "started": started.isoformat(),

@@ -399,3 +399,9 @@ class TableBuffer:
         else:
             out["candidates"] = SCHEMAS["candidates"].empty_table()
         return out
+
+
+def columns_markdown() -> str:
+    """Every table's columns and their Arrow types, as docs/run-format.md lists them (a test holds
+    the doc to this)."""
+    return "\n\n".join(f"`{t}`: " + ", ".join(f"`{f.name}` ({f.type})" for f in s) for t, s in SCHEMAS.items())

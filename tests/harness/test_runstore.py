@@ -94,3 +94,33 @@ def test_killing_a_run_midway_leaves_no_partial_run(tmp_path):
     hidden = next(tmp_path.glob(".tmp-*"))
     with pytest.raises(FileNotFoundError, match="not a complete run"):
         resolve_run(hidden)
+
+
+def test_the_manifest_carries_the_run_format_version_and_a_newer_one_is_refused_on_read(tmp_path):
+    import json
+
+    from harness.run.manifest import FORMAT_VERSION
+    from harness.run.runstore import UnusableRun, read_manifest
+
+    path = execute([outage_story()], parse_specs("empty"), tmp_path, run_id="r").path
+    data = read_manifest(path)
+    assert data["format_version"] == FORMAT_VERSION
+    older = {k: v for k, v in data.items() if k != "format_version"}  # runs from before the field: version 1
+    (path / "manifest.json").write_text(json.dumps(older))
+    assert "format_version" not in read_manifest(path)
+    (path / "manifest.json").write_text(json.dumps({**data, "format_version": FORMAT_VERSION + 1}))
+    with pytest.raises(UnusableRun, match=rf"manifest.json: format_version: written in run format {FORMAT_VERSION + 1}, "
+                                          rf"newer than this supportbench reads \(up to {FORMAT_VERSION}\)"):
+        read_manifest(path)
+    (path / "manifest.json").write_text(json.dumps({**data, "format_version": "1"}))
+    with pytest.raises(UnusableRun, match="format_version: input should be a valid integer"):
+        read_manifest(path)
+    assert "format_version" in list_runs(tmp_path, include_damaged=True)[0].problem  # named under the app's run picker
+
+
+def test_the_run_format_doc_lists_every_column_the_tables_have():
+    from harness.run.tables import columns_markdown
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "run-format.md").read_text()
+    shown = doc.split("<!-- columns: harness.run.tables.columns_markdown() -->\n", 1)[1].split("\n<!-- /columns -->", 1)[0]
+    assert shown == columns_markdown(), "docs/run-format.md's columns differ from SCHEMAS: paste columns_markdown()"

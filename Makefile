@@ -2,6 +2,7 @@
 #   make demo   create the environment, run the canonical suite, open the workbench app
 #   make test   create the environment, run the tests and the canonical regression check
 #   make test-quick   the tests without those marked slow (browser, processes, dask), for a developer's loop
+#   make results      regenerate docs/results/ (the leaderboards and the benches' output)
 PYTHON ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -10,8 +11,12 @@ PORT ?= 8501
 # The app listens on this machine only; `make app HOST=0.0.0.0` exposes it on purpose.
 HOST ?= 127.0.0.1
 STAMP := $(VENV)/.installed
+# Test workers (pytest-xdist): `auto` is one per core; a file's tests stay on one worker (its module
+# fixtures are built once). TEST_WORKERS=0 runs them in this process.
+TEST_WORKERS ?= auto
+XDIST := -n $(TEST_WORKERS) --dist loadfile
 
-.PHONY: demo app run test test-quick check browser redis clean hindsight hindsight-stop test-hindsight
+.PHONY: demo app run test test-quick check results results-heavy browser redis clean hindsight hindsight-stop test-hindsight
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -40,18 +45,27 @@ redis:
 		echo "redis-server not installed: the Redis locker tests will be skipped"; }
 
 test: $(STAMP) browser redis
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(XDIST)
 	$(MAKE) --no-print-directory check
 
 # A developer's loop: every test but the slow ones (browser, extra processes, dask); `make test` runs them all.
 test-quick: $(STAMP) redis
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/python -m pytest -m "not slow" $(XDIST)
 
 # The project's own regression gate: the canonical suite against the approved baseline.
 check: $(STAMP)
 	@mkdir -p test-artifacts
 	run=$$($(BIN)/supportbench run datasets/canonical --strategies default --config baselines/ci-strategies.toml --out test-artifacts/runs --quiet --junit test-artifacts/canonical-run.xml) && \
 	$(BIN)/supportbench check "$$run" --baseline baselines/canonical.json --junit test-artifacts/canonical-check.xml
+
+# docs/results/: every leaderboard and bench printout, regenerated (never edited by hand). The light
+# generators take a few minutes on 2 cores; results-heavy adds the benches and the large suites (up
+# to an hour; `products` needs HINDSIGHT_URL). The generators are listed in bench/results.py.
+results: $(STAMP)
+	$(BIN)/python bench/results.py
+
+results-heavy: $(STAMP)
+	$(BIN)/python bench/results.py --heavy
 
 # Opt-in: a real local Hindsight 1.1.0 server (own venv, about 2.7 GB; PostgreSQL via pg0; no LLM,
 # local embeddings, offline, 127.0.0.1). HINDSIGHT_VENV=<folder> reuses or puts that venv elsewhere.

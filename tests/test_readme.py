@@ -33,3 +33,20 @@ def test_every_supportbench_command_in_the_readme_exists():
     known = set(build_parser()._subparsers._group_actions[0].choices)
     used = set(re.findall(r"^supportbench (\w+)", "\n".join(_blocks("bash")), flags=re.M))
     assert used and used <= known, used - known
+
+
+def test_the_readme_headline_is_the_approved_baseline():
+    """The one table in the README is generated from baselines/canonical.json, never pasted."""
+    from harness.ci.baseline import headline_markdown, load_baseline
+
+    root = Path(__file__).resolve().parents[1]
+    shown = README.split("<!-- headline: harness.ci.baseline.headline_markdown(baselines/canonical.json) -->\n", 1)[1]
+    shown = shown.split("\n<!-- /headline -->", 1)[0]
+    assert shown == headline_markdown(load_baseline(root / "baselines" / "canonical.json")), (
+        "the README's headline differs from the baseline: paste headline_markdown(load_baseline(...)) between the markers")
+
+
+def test_the_readme_is_a_front_door():
+    assert len(README.encode()) <= 20_000
+    tables = [line for line in README.splitlines() if line.startswith("| ---") or line.startswith("|---")]
+    assert len(tables) <= 2, "one headline table (and the layout table); leaderboards go to docs/results/"

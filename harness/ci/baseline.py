@@ -270,3 +270,24 @@ def baseline_params(strategy: dict[str, Any]) -> dict[str, Any]:
 
     plain = json.loads(json.dumps(strategy.get("params") or {}, sort_keys=True, default=str))
     return without(plain, strategy.get("secrets", ()))
+
+
+def headline_markdown(b: Baseline) -> str:
+    """The approved baseline as the README's headline table: each memory strategy (no control, no
+    variant) on the core criteria, with their equal-weight total (an unsupported criterion counts 0,
+    as in the report's core total), best total first."""
+    from harness.criteria import registry
+    from stores.registry import CONTROLS
+
+    core = [k for k, c in registry().items() if c.group == "core"]
+    rows = []
+    for label, s in b.strategies.items():
+        if label in CONTROLS or "[" in label or not set(core) <= set(s.criteria):
+            continue
+        means = [s.criteria[k].mean for k in core]
+        rows.append((sum(means) / len(means), label, means))
+    rows.sort(key=lambda r: (-r[0], r[1]))
+    head = ["strategy", *(registry()[k].title for k in core), "core total"]
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    lines += [f"| `{label}` | " + " | ".join(f"{m:.2f}" for m in means) + f" | {total:.2f} |" for total, label, means in rows]
+    return "\n".join(lines)

@@ -6,6 +6,7 @@ import ast
 from pathlib import Path
 
 import pytest
+from helpers import HANG
 from streamlit.testing.v1 import AppTest
 
 from pages import _views as views
@@ -22,7 +23,7 @@ PAGE_FILES = sorted(p.name for p in (ROOT / "pages").glob("*.py"))
 def deep_link(file: str, **params) -> AppTest:
     """A session whose first script run asks for the page of `pages/<file>` (what a fresh server
     does with `/<name>?...`: it runs that file by itself until some session calls st.navigation)."""
-    at = AppTest.from_file(APP, default_timeout=60)
+    at = AppTest.from_file(APP, default_timeout=HANG)
     at.query_params.update({"run": MAIN, **params})
     at.switch_page(f"pages/{file}")
     return at.run()
@@ -100,3 +101,12 @@ def test_the_private_api_check_sees_what_the_old_routing_used(tmp_path):
     old.write_text("import streamlit as st\nfrom streamlit.runtime.pages_manager import PagesManager\n"
                    "from streamlit.runtime.scriptrunner import get_script_run_ctx\nst._main\n")
     assert len(_private_uses(old)) == 3
+
+
+def test_the_app_doc_tours_every_page():
+    """docs/app.md's table names every view by its title and URL path (the page tour stays whole)."""
+    doc = (ROOT / "docs" / "app.md").read_text()
+    rows = [line for line in doc.splitlines() if line.startswith("| ")]
+    for v in (*views.VIEWS, views.GET_STARTED):
+        assert any(line.startswith(f"| {v.title} |") for line in rows), v.title
+        assert v is views.GET_STARTED or v is views.VIEWS[0] or f"`/{v.url_path}`" in doc, v.url_path

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/embedding_load.py                      # canonical suite, 3 rounds
     .venv/bin/python bench/embedding_load.py --rounds 5 --out docs/results/embedding-load.md
-    .venv/bin/python bench/embedding_load.py --code ../other-checkout   # the same, for another checkout's code
+    .venv/bin/python bench/embedding_load.py --before ../main-checkout  # and another checkout's run, side by side
 
 Two conditions, measured in alternation so a change in the machine's load hits both alike:
 
@@ -17,7 +17,8 @@ In each condition, each round times, in fresh processes, from start to exit:
 - `run`: `supportbench run SUITE --strategies embedding --policies none` on a fresh, empty
   embedding cache, with no thread variables set (the run decides its threads and wait policy).
 
-It prints the medians, the ratio run / raw in each condition (goals, issue 31: busy <= 1.5,
+With `--before DIR`, each round also times the same run with the code of another checkout (the
+change's "before"), in the same conditions. It prints the medians, the ratio run / raw in each condition (goals, issue 31: busy <= 1.5,
 idle <= 1.0), the load averages seen before each round, and the thread plan each run recorded.
 With `--out` the same report is written as Markdown (how `make results` keeps it).
 """
@@ -102,12 +103,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--suite", default="datasets/canonical")
     ap.add_argument("--rounds", type=int, default=3, help="rounds per condition (medians are printed)")
     ap.add_argument("--code", type=Path, default=ROOT, help="the checkout whose `supportbench run` is timed")
+    ap.add_argument("--before", type=Path, help="also time the run with this checkout's code (before a change)")
     ap.add_argument("--out", type=Path, help="also write the report as Markdown here")
     args = ap.parse_args(argv)
     code = args.code.resolve()
-    command = "python bench/embedding_load.py " + " ".join(a for a in (argv if argv is not None else sys.argv[1:]))
+    given = argv if argv is not None else sys.argv[1:]
+    command = "python bench/embedding_load.py " + " ".join("BEFORE" if prev == "--before" else a
+                                                          for prev, a in zip([""] + given, given))
     texts = suite_texts(args.suite, code)
-    rows: dict[str, dict[str, list]] = {c: {"raw": [], "run": [], "load": [], "plans": []} for c in ("idle", "busy")}
+    before = args.before.resolve() if args.before else None
+    rows: dict[str, dict[str, list]] = {c: {"raw": [], "run": [], "before": [], "load": [], "plans": []} for c in ("idle", "busy")}
     with tempfile.TemporaryDirectory(prefix="embedding-load-") as tmp:
         work = Path(tmp)
         texts_file = work / "texts.json"
@@ -125,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
                     seconds, plan = time_run(args.suite, code, work, n)
                     rows[condition]["run"].append(seconds)
                     rows[condition]["plans"].append(plan)
+                    if before is not None:
+                        n += 1
+                        rows[condition]["before"].append(time_run(args.suite, before, work, n)[0])
                 finally:
                     if neighbour is not None:
                         neighbour.kill()
@@ -150,6 +158,13 @@ def render(rows: dict, n_texts: int, args, command: str) -> str:
         ratio = run / raw
         lines.append(f"| {condition} | {raw:.1f} s | {run:.1f} s | {ratio:.2f} | <= {GOALS[condition]} | "
                      f"{'yes' if ratio <= GOALS[condition] else 'no'} |")
+    if args.before:
+        lines += ["", f"Before (the same run with the code of `--before`, timed in the same rounds):", "",
+                  "| condition | before (median) | after (median) | after / before | before / raw |", "|---|---:|---:|---:|---:|"]
+        for condition in ("idle", "busy"):
+            c = rows[condition]
+            b, a, raw = (statistics.median(c[k]) for k in ("before", "run", "raw"))
+            lines.append(f"| {condition} | {b:.1f} s | {a:.1f} s | {a / b:.2f} | {b / raw:.2f} |")
     lines += ["", "Each round, as measured (load averages 1/5/15 min read before the round; the thread plan each run recorded):", "",
               "| condition | round | raw | run | load before | torch threads | plan | texts encoded / model calls / batches |",
               "|---|---:|---:|---:|---|---:|---|---|"]

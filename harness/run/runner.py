@@ -38,7 +38,7 @@ from harness.format.model import Scenario
 from harness.run.tables import STREAMED, TableBuffer
 from harness.run.intake import ScenarioHandle, n_decision_cases, n_events, scenario_of
 from harness.run.workers import open_pool, stop_workers
-from stores.cpu import plan_threads
+from stores.cpu import limit_blas, plan_threads
 from stores.protocol import PrepareHook
 from stores.retrieval.encoder import encoder_stats, set_worker_share, torch_threads
 
@@ -373,6 +373,8 @@ def execute(
     """
     plan = plan_threads(workers if executor == "process" else max(workers, 1))
     threads = torch_threads(workers if executor == "process" else max(workers, 1))
+    if workers <= 1 and executor == "process":
+        limit_blas(threads)  # this process runs the shards (workers cap their own: `set_worker_share`)
     started = datetime.now(timezone.utc)
     run_id = run_id or new_run_id(started)
     secrets = [v for s in specs for v in s.secret_values()]  # what the manifest's command line must not show

@@ -137,6 +137,20 @@ def main(args: argparse.Namespace) -> int:
     return _run(args, specs, policies, out_dir, load_or_exit(args.paths), workers, None)
 
 
+def _say_encodes(path) -> None:
+    """What the run's sentence encodes cost, when it made any (read back from its manifest)."""
+    import json
+
+    from harness.run.costs import embedding_line
+
+    try:
+        line = embedding_line(json.loads((path / "manifest.json").read_text()))
+    except (OSError, ValueError):
+        return
+    if line:
+        console.print(line)
+
+
 def _run(args, specs, policies, out_dir, scenarios, workers: int, pool) -> int:
     from harness.run.intake import n_probes
     from harness.run.runner import execute
@@ -164,6 +178,7 @@ def _run(args, specs, policies, out_dir, scenarios, workers: int, pool) -> int:
                          workers=workers, executor=args.executor, scheduler=args.scheduler, pool=pool, policies=policies,
                          command="supportbench run " + " ".join(shlex.quote(a) for a in sys.argv[2:]))
     console.print(f"{result.scenarios} scenarios, {result.probes} probes in {result.seconds:.1f}s")
+    _say_encodes(result.path)
     errors = strategy_errors(result.path)
     warn_errors(errors)
     if args.junit:

@@ -24,7 +24,12 @@ from stores.protocol import CallCountsHook
 COSTS_DIR = ".costs"
 
 Costs = dict[str, dict[str, Any]]
-"""Strategy label -> `{"seconds": s, "scenarios": n, "calls": {kind: {"calls": n, "seconds": s}}}`."""
+"""Strategy label -> `{"seconds": s, "scenarios": n, "calls": {kind: {"calls": n, "seconds": s}},
+"embedding": {"encoded": n, "calls": n, "batches": n, "seconds": s}}` (`embedding` only for a
+strategy that encoded something: what `stores.retrieval.encoder.encoder_stats` counted while its
+work ran, the shard's prefetch included)."""
+
+EMBEDDING_KEYS = ("encoded", "calls", "batches", "seconds")
 
 
 def service_calls(instances: Iterable[Any]) -> dict[str, dict[str, float]]:
@@ -51,6 +56,20 @@ def add(costs: Costs, label: str, seconds: float, calls: dict[str, dict[str, flo
     _add_calls(row["calls"], calls)
 
 
+def add_embedding(costs: Costs, label: str, before: dict[str, float], after: dict[str, float]) -> None:
+    """Count what the encoders did for `label` between two `encoder_stats()` readings."""
+    delta = {k: after.get(k, 0) - before.get(k, 0) for k in EMBEDDING_KEYS}
+    if delta["calls"] or delta["encoded"]:
+        row = costs.setdefault(label, {"seconds": 0.0, "scenarios": 0, "calls": {}})
+        _add_embedding(row, delta)
+
+
+def _add_embedding(row: dict[str, Any], delta: dict[str, float]) -> None:
+    mine = row.setdefault("embedding", {k: 0 for k in EMBEDDING_KEYS})
+    for k in EMBEDDING_KEYS:
+        mine[k] = mine.get(k, 0) + delta.get(k, 0)
+
+
 def merge(into: Costs, other: Costs) -> None:
     """Add another shard's costs."""
     for label, row in other.items():
@@ -58,6 +77,8 @@ def merge(into: Costs, other: Costs) -> None:
         mine["seconds"] += float(row.get("seconds", 0.0))
         mine["scenarios"] += int(row.get("scenarios", 0))
         _add_calls(mine["calls"], row.get("calls", {}))
+        if "embedding" in row:
+            _add_embedding(mine, row["embedding"])
 
 
 def write_shard(folder: str | Path, index: int, costs: Costs) -> None:
@@ -81,8 +102,31 @@ def collect(folder: str | Path) -> Costs:
 
 def manifest_entry(costs: Costs, label: str) -> dict[str, Any]:
     """A strategy's `cost` in the manifest: wall seconds over its scenarios' replays, the round
-    trips to its service in total and per kind (with their wall seconds)."""
+    trips to its service in total and per kind (with their wall seconds), and what its sentence
+    encodes cost when it made any (texts encoded, model calls and batches, seconds)."""
     row = costs.get(label, {"seconds": 0.0, "scenarios": 0, "calls": {}})
     calls = {k: {"calls": int(v["calls"]), "seconds": round(float(v["seconds"]), 3)} for k, v in sorted(row["calls"].items())}
-    return {"seconds": round(float(row["seconds"]), 3), "scenarios": int(row["scenarios"]),
-            "round_trips": sum(v["calls"] for v in calls.values()), "calls": calls}
+    entry = {"seconds": round(float(row["seconds"]), 3), "scenarios": int(row["scenarios"]),
+             "round_trips": sum(v["calls"] for v in calls.values()), "calls": calls}
+    if "embedding" in row:
+        e = row["embedding"]
+        entry["embedding"] = {"encoded": int(e["encoded"]), "calls": int(e["calls"]), "batches": int(e["batches"]),
+                              "seconds": round(float(e["seconds"]), 3)}
+    return entry
+
+
+def embedding_line(manifest: dict[str, Any]) -> str | None:
+    """One line for the terminal on what a run's sentence encodes cost and with how many threads,
+    or None when it encoded nothing (a warm cache, or no strategy that encodes)."""
+    rows = [s.get("cost", {}).get("embedding") for s in manifest.get("strategies", [])]
+    rows = [r for r in rows if r and r.get("encoded")]
+    if not rows:
+        return None
+    encoded, calls, batches = (sum(int(r[k]) for r in rows) for k in ("encoded", "calls", "batches"))
+    seconds = sum(float(r["seconds"]) for r in rows)
+    execution = manifest.get("execution", {})
+    plan = execution.get("threads") or {}
+    why = (f" (cores {plan['cores']}, load {plan['load']} at start, {plan['source']}, OMP_WAIT_POLICY={plan['wait_policy'] or 'unset'})"
+           if plan else "")
+    return (f"embeddings: {encoded} texts encoded in {calls} model call{'s' if calls != 1 else ''} ({batches} batches), "
+            f"{seconds:.1f}s, torch threads {execution.get('torch_threads', '?')}{why}")

@@ -33,13 +33,15 @@ from harness.run import costs as run_costs
 from harness.replay.decide import UnavailablePolicy, replay_policy, rows as decision_rows
 from harness.run.lifecycle import LOCAL_RUN, Instances, namespace
 from harness.run.manifest import FORMAT_VERSION
-from harness.replay.probes import SeenItem, attach_replays, build_seen, idempotency_signatures, replay
+from harness.replay.probes import SeenItem, attach_replays, build_seen, idempotency_signatures, replay, scenario_texts
 from harness.run.runstore import PartStream, RunWriter, environment, new_run_id, write_parts
 from harness.format.model import Scenario
 from harness.run.tables import STREAMED, TableBuffer
 from harness.run.intake import ScenarioHandle, n_decision_cases, n_events, scenario_of
 from harness.run.workers import open_pool, stop_workers
-from stores.retrieval.encoder import set_worker_share, torch_threads
+from stores.cpu import limit_blas, plan_threads
+from stores.protocol import PrepareHook
+from stores.retrieval.encoder import encoder_stats, set_worker_share, torch_threads
 
 Progress = Callable[[int, int], None]
 """Called as `progress(probes_just_done, scenarios_just_done)`."""
@@ -58,6 +60,7 @@ def run_scenario(scenario: Scenario, spec: StrategySpec, buf: TableBuffer, seen:
     groups = {k: c.group for k, c in criteria_registry().items()}
     seen = build_seen(scenario) if seen is None else seen
     t0 = time.perf_counter()
+    encodes = encoder_stats()
     with Instances(spec, scenario, run_id) as instances:
         strategy = instances.new("plain")
         # the timeline goes to the tables as it is made: a long history's is never all in memory
@@ -66,6 +69,7 @@ def run_scenario(scenario: Scenario, spec: StrategySpec, buf: TableBuffer, seen:
         calls = run_costs.service_calls(s for s, _ in instances.built)
     if costs is not None:
         run_costs.add(costs, spec.label, time.perf_counter() - t0, calls)
+        run_costs.add_embedding(costs, spec.label, encodes, encoder_stats())
     attach_replays(result.outcomes, idem)  # self_recall also judges the reset and twice bundles
     hide = _redactor(spec)
     for o in result.outcomes:
@@ -133,6 +137,7 @@ def run_shard(
     `costs`, when given, gathers what each strategy cost (`harness.run.costs`). With `sinks`,
     the candidates and health rows go there as they are produced instead (`TableBuffer`)."""
     buf = TableBuffer(sinks)
+    prefetch(scenarios, specs, costs)
     for s in scenarios:
         s = scenario_of(s)
         buf.add_events(s)
@@ -145,6 +150,40 @@ def run_shard(
         if progress:
             progress(probes, 1)
     return buf.tables()
+
+
+def prefetch(scenarios: Sequence[Scenario | ScenarioHandle], specs: Sequence[StrategySpec],
+             costs: run_costs.Costs | None = None) -> None:
+    """Warm the caches of the specs that have a `prepare` hook with every text of the shard at
+    once (its turns, resolution summaries and probe tasks, deduplicated), so an embedding cache is
+    filled in one model call per model, in few large batches, instead of one call per scenario.
+
+    Speed only, like the hook itself: each such spec gets an instance built for this and nothing
+    else (never opened, never shown an event), and a failure is ignored (the per-scenario replays
+    meet the same texts and surface whatever broke). Specs without the hook cost nothing here,
+    and the shard's scenarios are not read for them.
+    """
+    wanted = [spec for spec in specs if _has_prepare(spec)]
+    if not wanted:
+        return
+    texts = list(dict.fromkeys(t for s in scenarios for t in scenario_texts(scenario_of(s)) if t.strip()))
+    for spec in wanted:
+        before = encoder_stats()
+        try:
+            strategy = spec.build()
+            if isinstance(strategy, PrepareHook):
+                strategy.prepare(texts)
+        except Exception:
+            pass
+        if costs is not None:
+            run_costs.add_embedding(costs, spec.label, before, encoder_stats())
+
+
+def _has_prepare(spec: StrategySpec) -> bool:
+    try:
+        return callable(getattr(strategy_class(spec.name), "prepare", None))
+    except Exception:
+        return False
 
 
 Shard = tuple[int, list[Scenario | ScenarioHandle]]
@@ -333,7 +372,10 @@ def execute(
     `scenarios` may be handles loaded by the workers (`harness.run.intake.load_in_workers`),
     and `pool` the pool that loaded them (`open_pool`), which then runs the shards too.
     """
+    plan = plan_threads(workers if executor == "process" else max(workers, 1))
     threads = torch_threads(workers if executor == "process" else max(workers, 1))
+    if workers <= 1 and executor == "process":
+        limit_blas(threads)  # this process runs the shards (workers cap their own: `set_worker_share`)
     started = datetime.now(timezone.utc)
     run_id = run_id or new_run_id(started)
     secrets = [v for s in specs for v in s.secret_values()]  # what the manifest's command line must not show
@@ -387,7 +429,7 @@ def execute(
             "counts": {"scenarios": len(scenarios), "probes": probes, "strategies": len(specs), "policies": len(policies),
                        "decision_cases": sum(n_decision_cases(s) for s in scenarios) * len(policies)},
             "execution": {"executor": executor, "workers": workers, "shards": len(shards), "scheduler": scheduler,
-                          "torch_threads": threads},
+                          "torch_threads": threads, "threads": plan.as_manifest()},
             **environment(),
         }
         path = writer.commit(manifest)

@@ -16,7 +16,7 @@ alone decides what happens (it stops them), so no worker prints a traceback of i
 
 `open_pool` makes the pool (forkserver where available, else spawn); the run uses the same
 pool to check and load its scenario files (`harness.run.intake`) and then to run its shards.
-Each worker sets torch's thread count for its share of the cores (`stores.retrieval.encoder`).
+Each worker sets torch's thread count to the share of the cores the run decided for it (`stores.cpu`).
 """
 
 from __future__ import annotations
@@ -42,8 +42,11 @@ def open_pool(workers: int, preload: tuple[str, ...] = ("harness.run.runner",)):
     ctx = multiprocessing.get_context(method)
     if method == "forkserver":
         ctx.set_forkserver_preload(list(preload))
+    from stores.retrieval.encoder import torch_threads
+
+    # decided here, once: a worker's own view of the load would count this run's processes
     return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=init_worker,
-                               initargs=(os.getpid(), workers))
+                               initargs=(os.getpid(), workers, torch_threads(workers)))
 
 
 @contextmanager
@@ -60,12 +63,13 @@ def run_pool(workers: int):
     pool.shutdown(wait=True)
 
 
-def init_worker(run_pid: int, workers: int = 1) -> None:
+def init_worker(run_pid: int, workers: int = 1, threads: int | None = None) -> None:
     """Pool initializer: ignore SIGINT, exit as soon as the run process `run_pid` is gone, and
-    give torch this worker's share of the cores (one of `workers`)."""
+    give torch this worker's share of the cores (one of `workers`; `threads`, as the run process
+    decided them, when given)."""
     from stores.retrieval.encoder import set_worker_share
 
-    set_worker_share(workers)
+    set_worker_share(workers, threads)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         fd = os.pidfd_open(run_pid)

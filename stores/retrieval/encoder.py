@@ -2,9 +2,9 @@
 
 One `Encoder` per (model id, cache folder) per process (`encoder()`), one loaded model per
 model id per process, loaded lazily: a run whose texts are all cached never imports torch.
-Loading the model sets torch's intra-op threads to `torch_threads()`: this process's share of
-the cores (the cores divided by the run's worker processes, at least 1), or
-`$SUPPORTBENCH_TORCH_THREADS` when set.
+Loading the model sets torch's intra-op threads to `torch_threads()`: the count the run decided
+for this process (`stores.cpu`: the usable cores less the busy ones, shared between the run's
+worker processes, at least 1), or `$SUPPORTBENCH_TORCH_THREADS` when set.
 
 Cache layout: `<root>/embeddings/<model slug>/part-<pid>-<random>.npz`, each part holding
 `keys` (sha256 digests, one row of 32 uint8 each) and `vecs` (float32, normalized). `<root>` is
@@ -22,11 +22,13 @@ import os
 import re
 import secrets
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
 
 from stores.cache import cache_root
+from stores.cpu import affinity_cores, limit_blas, plan_threads
 
 # Nothing is downloaded at run time: the model hub is offline for this whole process, set
 # before sentence-transformers, transformers or huggingface_hub is imported (they read these
@@ -42,6 +44,8 @@ COMPACT_AT = 64
 
 _WORKERS = 1
 """How many processes of one run share this machine's cores (set in each worker by the pool)."""
+_THREADS: int | None = None
+"""The torch threads the run process decided for this worker, when it handed them down."""
 
 _MODELS: dict[str, object] = {}
 _ENCODERS: dict[tuple[str, str], "Encoder"] = {}
@@ -66,41 +70,32 @@ def model_problem(model_id: str) -> str | None:
             "(nothing is downloaded)")
 
 
-def set_worker_share(workers: int) -> None:
+def set_worker_share(workers: int, threads: int | None = None) -> None:
     """Declare that this process is one of `workers` processes of a run, each encoding with
-    its share of the cores (before the model is loaded; a loaded model keeps its threads)."""
-    global _WORKERS
+    its share of the cores, or with `threads` when the run process already decided them (before
+    the model is loaded; a loaded model keeps its threads)."""
+    global _WORKERS, _THREADS
     _WORKERS = max(1, int(workers))
+    _THREADS = max(1, int(threads)) if threads is not None else None
+    limit_blas(torch_threads())
 
 
 def cores() -> int:
     """CPU cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+    return affinity_cores()
 
 
 def torch_threads(workers: int | None = None) -> int:
     """Intra-op threads for torch in a process of a run with `workers` processes (default:
-    this process's share, `set_worker_share`): `$SUPPORTBENCH_TORCH_THREADS` when set, else a
-    whole `$OMP_NUM_THREADS` of at least 1 (the variable people already set to pin threads; any
-    other value is torch's business and left alone), else cores // workers, at least 1. Oversubscribed threads were measured ~30x slower per encode
-    on a busy 2-core machine, and two threads encode a suite in ~0.77x one thread's time when a
-    single process has both cores."""
-    env = os.environ.get("SUPPORTBENCH_TORCH_THREADS", "").strip()
-    if env:
-        try:
-            n = int(env)
-        except ValueError:
-            raise ValueError(f"SUPPORTBENCH_TORCH_THREADS must be a whole number of threads, got {env!r}") from None
-        if n < 1:
-            raise ValueError(f"SUPPORTBENCH_TORCH_THREADS must be at least 1, got {n}")
-        return n
-    omp = os.environ.get("OMP_NUM_THREADS", "").strip()
-    if omp.isdigit() and int(omp) >= 1:
-        return int(omp)
-    return max(1, cores() // max(1, workers if workers is not None else _WORKERS))
+    this process's share, `set_worker_share`): the run process's decision when it handed one
+    down, else `stores.cpu.plan_threads` (`$SUPPORTBENCH_TORCH_THREADS`, a whole
+    `$OMP_NUM_THREADS`, else the usable cores less the busy ones, divided by the workers, at
+    least 1). Oversubscribed threads were measured ~30x slower per encode on a busy 2-core
+    machine, and two threads encode a suite in ~0.77x one thread's time when a single process
+    has both cores."""
+    if workers is None and _THREADS is not None:
+        return _THREADS
+    return plan_threads(workers if workers is not None else _WORKERS).threads
 
 
 def load_model(model_id: str = DEFAULT_MODEL):
@@ -133,12 +128,14 @@ def load_model(model_id: str = DEFAULT_MODEL):
         return m
 
 
-def encode_unpadded(model, texts: list[str]) -> np.ndarray:
+def encode_unpadded(model, texts: list[str], batches: list[int] | None = None) -> np.ndarray:
     """Normalized float32 embeddings, encoded in groups of texts with the same token count.
 
     No row of a batch then carries padding, and a text's vector is bitwise the same whatever
     it is batched with; padded rows differ by ~1e-7, enough to flip a cosine rounded to 1e-6,
     so results would depend on which texts happened to share a batch when first encoded.
+    The fewer the calls, the larger the groups: callers gather texts first (`Encoder.warm`).
+    `batches`, when given, gets the number of model batches this call ran appended.
     """
     tokenize = getattr(model, "preprocess", None) or model.tokenize  # `tokenize` is deprecated in newer releases
     lengths = tokenize(texts)["attention_mask"].sum(dim=1).tolist()
@@ -157,6 +154,8 @@ def encode_unpadded(model, texts: list[str]) -> np.ndarray:
         if out is None:
             out = np.empty((len(texts), vecs.shape[1]), dtype=np.float32)
         out[idx] = vecs
+    if batches is not None:
+        batches.append(sum(-(-len(idx) // BATCH_SIZE) for idx in groups.values()))
     return out if out is not None else np.zeros((0, 0), dtype=np.float32)
 
 
@@ -177,6 +176,12 @@ class Encoder:
         self._scanned = False
         self.encoded = 0
         """Texts this encoder ran through the model (0 on a fully warm cache)."""
+        self.calls = 0
+        """Times it called the model (each call encodes every miss it was given at once)."""
+        self.batches = 0
+        """Model batches those calls ran (one or more per distinct token count)."""
+        self.seconds = 0.0
+        """Wall seconds spent in those calls, model loading included."""
         self.dim: int | None = None
 
     def _load_parts(self, compact: bool = True) -> None:
@@ -252,7 +257,12 @@ class Encoder:
             self._load_parts()  # another process may have encoded them meanwhile
             missing = {k: t for k, t in missing.items() if k not in self._vecs}
         if missing:
-            vecs = encode_unpadded(load_model(self.model_id), list(missing.values()))
+            t0 = time.perf_counter()
+            runs: list[int] = []
+            vecs = encode_unpadded(load_model(self.model_id), list(missing.values()), runs)
+            self.seconds += time.perf_counter() - t0
+            self.calls += 1
+            self.batches += sum(runs)
             self.encoded += len(missing)
             for k, v in zip(missing, vecs):
                 self._vecs[k] = v
@@ -270,6 +280,15 @@ def encoder(model_id: str = DEFAULT_MODEL, cache_dir: str | Path | None = None) 
         if e is None:
             e = _ENCODERS[key] = Encoder(model_id, root)
         return e
+
+
+def encoder_stats() -> dict[str, float]:
+    """What this process's encoders did so far, summed: texts `encoded`, model `calls`, model
+    `batches`, wall `seconds` (a run reports the difference over its work, `harness.run.costs`)."""
+    with _LOCK:
+        found = list(_ENCODERS.values())
+    return {"encoded": sum(e.encoded for e in found), "calls": sum(e.calls for e in found),
+            "batches": sum(e.batches for e in found), "seconds": sum(e.seconds for e in found)}
 
 
 def forget_encoders() -> None:

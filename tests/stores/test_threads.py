@@ -1,22 +1,84 @@
-"""Torch's thread count: each process of a run gets its share of the cores, and the run says so."""
+"""Torch's thread count: each process of a run gets its share of the cores nobody else is using,
+OpenMP threads wait passively, and the run says so."""
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
+import stores.cpu as cpu
 from helpers import outage_story
 from harness.cli import main
 from harness.run.runner import execute
 from stores.registry import parse_specs
-from stores.retrieval.encoder import cores, torch_threads
+from stores.retrieval.encoder import torch_threads
 
 
-def test_a_process_gets_the_cores_divided_by_the_workers_at_least_one(monkeypatch):
+@pytest.fixture
+def four_cores_idle(monkeypatch):
+    """A process that may run on 4 cores, no cgroup quota, an idle machine, no thread variables."""
     monkeypatch.delenv("SUPPORTBENCH_TORCH_THREADS", raising=False)
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    assert torch_threads(1) == cores()
-    assert torch_threads(2) == max(1, cores() // 2)
-    assert torch_threads(cores() * 4) == 1
+    monkeypatch.setattr(cpu, "affinity_cores", lambda: 4)
+    monkeypatch.setattr(cpu, "cgroup_quota", lambda: None)
+    monkeypatch.setattr(cpu, "_LOAD_AT_START", 0.0)
+
+
+def test_a_process_gets_the_cores_divided_by_the_workers_at_least_one(four_cores_idle):
+    assert torch_threads(1) == 4
+    assert torch_threads(2) == 2
+    assert torch_threads(16) == 1
+
+
+def test_cores_kept_busy_by_other_processes_are_left_to_them(four_cores_idle):
+    assert cpu.plan_threads(1, load=0.9).threads == 4  # a part of a core is not a core taken
+    assert cpu.plan_threads(1, load=1.0).threads == 3
+    assert cpu.plan_threads(2, load=2.5).threads == 1
+    assert cpu.plan_threads(1, load=12.0).threads == 1  # never fewer than one
+
+
+def test_the_load_is_read_once_when_the_run_starts(monkeypatch, four_cores_idle):
+    monkeypatch.setattr(cpu, "_LOAD_AT_START", None)
+    readings = iter([3.0, 0.0])
+    monkeypatch.setattr(cpu.os, "getloadavg", lambda: (next(readings), 0.0, 0.0))
+    assert torch_threads(1) == torch_threads(1) == 1  # the run's own work, counted later, changes nothing
+
+
+def test_a_cgroup_quota_caps_the_cores(monkeypatch, four_cores_idle):
+    monkeypatch.setattr(cpu, "cgroup_quota", lambda: 1.5)
+    assert cpu.plan_threads(1).threads == 1
+    monkeypatch.setattr(cpu, "cgroup_quota", lambda: 0.5)  # less than a core still runs on one
+    assert cpu.plan_threads(1).threads == 1
+
+
+def test_the_cgroup_quota_is_read_from_the_process_group_up(tmp_path):
+    (tmp_path / "proc").write_text("0::/user.slice/job\n")
+    group = tmp_path / "fs" / "user.slice" / "job"
+    group.mkdir(parents=True)
+    (group / "cpu.max").write_text("max 100000\n")
+    assert cpu.cgroup_quota(tmp_path / "fs", tmp_path / "proc") is None
+    (tmp_path / "fs" / "user.slice" / "cpu.max").write_text("150000 100000\n")
+    (group / "cpu.max").unlink()
+    assert cpu.cgroup_quota(tmp_path / "fs", tmp_path / "proc") == 1.5
+    v1 = tmp_path / "v1"
+    (v1 / "cpu").mkdir(parents=True)
+    (v1 / "cpu" / "cpu.cfs_quota_us").write_text("200000\n")
+    (v1 / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
+    assert cpu.cgroup_quota(v1, tmp_path / "no-such-file") == 2.0
+    (v1 / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")
+    assert cpu.cgroup_quota(v1, tmp_path / "no-such-file") is None
+
+
+@pytest.mark.parametrize("given, seen", [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_openmp_threads_wait_passively_unless_the_user_said_otherwise(given, seen):
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if given:
+        env["OMP_WAIT_POLICY"] = given
+    code = "import os, stores; print(os.environ['OMP_WAIT_POLICY'])"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == seen
 
 
 def test_the_environment_variable_overrides_the_share(monkeypatch):
@@ -30,7 +92,8 @@ def test_omp_num_threads_is_honoured_when_ours_is_not_set(monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     assert torch_threads(1) == 1
     monkeypatch.setenv("OMP_NUM_THREADS", "auto")  # not a count: the share decides
-    assert torch_threads(1) == cores()
+    monkeypatch.setattr(cpu, "_LOAD_AT_START", 0.0)
+    assert torch_threads(1) == cpu.plan_threads(1).threads
 
 
 @pytest.mark.parametrize("value", ["0", "two", "-1"])
@@ -47,8 +110,18 @@ def test_a_bad_thread_count_is_exit_2_before_any_work(monkeypatch, tmp_path, cap
     assert not any(tmp_path.iterdir())
 
 
-def test_the_manifest_records_the_threads_of_each_process(monkeypatch, tmp_path):
-    monkeypatch.delenv("SUPPORTBENCH_TORCH_THREADS", raising=False)
-    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+def test_the_manifest_records_the_threads_of_each_process_and_why(four_cores_idle, tmp_path):
     r = execute([outage_story()], parse_specs("empty"), tmp_path)
-    assert json.loads((r.path / "manifest.json").read_text())["execution"]["torch_threads"] == cores()
+    execution = json.loads((r.path / "manifest.json").read_text())["execution"]
+    assert execution["torch_threads"] == 4
+    assert execution["threads"] == {"threads": 4, "source": "cores", "cores": 4, "quota": None, "load": 0.0, "busy": 0,
+                                    "workers": 1, "wait_policy": os.environ["OMP_WAIT_POLICY"]}
+
+
+def test_numpy_blas_gets_the_same_thread_count_as_torch(four_cores_idle, tmp_path, monkeypatch):
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    monkeypatch.setattr(cpu, "affinity_cores", lambda: 1)
+    with threadpool_limits(limits=2, user_api="blas"):  # restored after the test
+        execute([outage_story()], parse_specs("empty"), tmp_path)
+        assert {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"} == {1}

@@ -1,0 +1,158 @@
+"""How many threads torch (and the OpenMP and BLAS pools under it) may use in this process.
+
+Two traps, both measured on a 2-core machine with one other CPU-bound process running: torch's
+default two threads made a cold canonical embedding run take 145-158 s, against 26 s with one
+thread; and OpenMP's default wait policy lets idle threads spin on a core someone else wants
+(31 s with `OMP_WAIT_POLICY=PASSIVE` at two threads). So:
+
+- the wait policy is passive unless the user set one (`OMP_WAIT_POLICY`), set when this module is
+  imported, which `stores` does before anything can import torch (OpenMP reads it once, when torch
+  loads it);
+- the thread count comes from the cores this process may actually use: its CPU affinity, the
+  cgroup's CPU quota (a container limited to 1.5 CPUs has one usable core, not the host's 64),
+  minus the cores other processes kept busy over the last minute (the 1-minute load average,
+  read once per process, when the run starts, before its own work counts in it), shared between
+  the run's worker processes, at least 1. `SUPPORTBENCH_TORCH_THREADS` overrides all of it, and a
+  whole `OMP_NUM_THREADS` is honoured when ours is not set.
+
+numpy's BLAS (OpenBLAS, its own pthreads that also spin after each call) gets the same count
+(`limit_blas`): a matrix-vector product of 2,000 x 384 floats, the cosines of one probe against a
+long history, ran 2-8x slower on two BLAS threads than on one with the machine's other core busy.
+
+The decision is made once, in the run process, and handed to its workers (`harness.run.workers`),
+whose own view of the load would count the run itself. The manifest keeps it
+(`execution.torch_threads` and `execution.threads`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+WAIT_POLICY = os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+"""The OpenMP wait policy this process runs with: PASSIVE unless the user set another."""
+
+_LOAD_AT_START: float | None = None
+
+
+def affinity_cores() -> int:
+    """Cores this process may be scheduled on (its CPU affinity)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def cgroup_quota(root: str | Path = "/sys/fs/cgroup", proc_cgroup: str | Path = "/proc/self/cgroup") -> float | None:
+    """The CPU quota of this process's cgroup in cores (`1.5` for `150000 100000`), or None when
+    there is none (`max`) or it cannot be read. cgroup v2 (`cpu.max`, looked for from the
+    process's own group up to the root), else v1 (`cpu.cfs_quota_us` / `cpu.cfs_period_us`)."""
+    root = Path(root)
+    try:
+        lines = Path(proc_cgroup).read_text().splitlines()
+    except OSError:
+        lines = []
+    unified = next((ln.split(":", 2)[2] for ln in lines if ln.startswith("0::")), None)
+    if unified is not None:
+        group = root / unified.lstrip("/")
+        for d in (group, *group.parents):
+            quota = _read_cpu_max(d / "cpu.max")
+            if quota is not None:
+                return quota
+            if d == root:
+                break
+    try:
+        q = int((root / "cpu" / "cpu.cfs_quota_us").read_text().split()[0])
+        p = int((root / "cpu" / "cpu.cfs_period_us").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return q / p if q > 0 and p > 0 else None
+
+
+def _read_cpu_max(path: Path) -> float | None:
+    try:
+        quota, period = path.read_text().split()[:2]
+    except (OSError, ValueError):
+        return None
+    if quota == "max":
+        return None
+    try:
+        q, p = int(quota), int(period)
+    except ValueError:
+        return None
+    return q / p if q > 0 and p > 0 else None
+
+
+def load_at_start() -> float:
+    """The 1-minute load average when this process first asked (0.0 where there is none)."""
+    global _LOAD_AT_START
+    if _LOAD_AT_START is None:
+        try:
+            _LOAD_AT_START = float(os.getloadavg()[0])
+        except (AttributeError, OSError):
+            _LOAD_AT_START = 0.0
+    return _LOAD_AT_START
+
+
+@dataclass(frozen=True)
+class ThreadPlan:
+    """How many torch threads one process of a run uses, and why."""
+
+    threads: int
+    """Intra-op threads for torch in each process of the run."""
+    source: str
+    """What decided it: `SUPPORTBENCH_TORCH_THREADS`, `OMP_NUM_THREADS`, or `cores` (the rule below)."""
+    cores: int
+    """Cores this process may run on (affinity)."""
+    quota: float | None
+    """The cgroup's CPU quota in cores, None when unlimited."""
+    load: float
+    """The 1-minute load average when the run started."""
+    busy: int
+    """Cores taken as busy: the whole part of that load."""
+    workers: int
+    """Processes of the run sharing the cores."""
+    wait_policy: str
+    """`OMP_WAIT_POLICY` as this process runs with it."""
+
+    def as_manifest(self) -> dict:
+        """The plan as plain JSON data (the manifest's `execution.threads`)."""
+        d = asdict(self)
+        d["load"] = round(self.load, 2)
+        return d
+
+
+def plan_threads(workers: int = 1, *, load: float | None = None) -> ThreadPlan:
+    """The thread plan for one of `workers` processes: see the module doc. `load` replaces the
+    load average read at start (for tests). Raises ValueError on a bad SUPPORTBENCH_TORCH_THREADS."""
+    workers = max(1, int(workers))
+    cores = affinity_cores()
+    quota = cgroup_quota()
+    load = load_at_start() if load is None else float(load)
+    busy = max(0, int(math.floor(load)))
+    usable = min(cores, max(1, int(math.floor(quota))) if quota is not None else cores)
+    common = dict(cores=cores, quota=quota, load=load, busy=busy, workers=workers, wait_policy=os.environ.get("OMP_WAIT_POLICY", ""))
+    env = os.environ.get("SUPPORTBENCH_TORCH_THREADS", "").strip()
+    if env:
+        try:
+            n = int(env)
+        except ValueError:
+            raise ValueError(f"SUPPORTBENCH_TORCH_THREADS must be a whole number of threads, got {env!r}") from None
+        if n < 1:
+            raise ValueError(f"SUPPORTBENCH_TORCH_THREADS must be at least 1, got {n}")
+        return ThreadPlan(threads=n, source="SUPPORTBENCH_TORCH_THREADS", **common)
+    omp = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if omp.isdigit() and int(omp) >= 1:
+        return ThreadPlan(threads=int(omp), source="OMP_NUM_THREADS", **common)
+    free = max(1, usable - busy)
+    return ThreadPlan(threads=max(1, free // workers), source="cores", **common)
+
+
+def limit_blas(threads: int) -> None:
+    """Cap the BLAS thread pools loaded in this process (numpy's OpenBLAS) at `threads`, for the
+    rest of the process (`threadpoolctl`); pools loaded later keep their own defaults."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=max(1, int(threads)), user_api="blas")

@@ -237,6 +237,24 @@ class Chromium:
         at = self.locate(text, prefix=prefix, scope=scope) or at
         self.click_at(at["x"], at["y"])
 
+    def click_until(self, text: str, shown: str, *, prefix: bool = False, retry_after: float = 30.0) -> None:
+        """Click the element showing `text` until `shown` is on the page. A click that lands while
+        the page's script reruns is lost with the element it hit, so the click is repeated when
+        nothing came of it after `retry_after` seconds (that only decides when to click again; the
+        test fails only on a hang, after `HANG`)."""
+
+        def attempt() -> bool:
+            if shown in self.text():
+                return True
+            self.click_text(text, prefix=prefix)
+            try:
+                self.wait_for([shown], timeout=retry_after, settle=0.2)
+                return True
+            except AssertionError:
+                return False
+
+        eventually(attempt, f"{shown!r} shown after clicking {text!r}", poll=0.1)
+
     def click_selector(self, selector: str, index: int = 0) -> None:
         """Click the centre of the `index`th element matching the CSS `selector`."""
         at = self.evaluate(f"""(() => {{ const e = document.querySelectorAll({json.dumps(selector)})[{index}];

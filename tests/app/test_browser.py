@@ -271,8 +271,7 @@ def test_the_jump_link_brings_the_probe_into_view(server, desktop):
 def test_an_earlier_session_opens_when_clicked(server, desktop):
     text = desktop.open(link(server, "failures", {"run": MAIN, "case": LONG_CASE}), ["Session w5"])
     assert "Week 5 message 35" not in text  # collapsed
-    desktop.click_text("Session w5", prefix=True)
-    desktop.wait_for(["Week 5 message 35"])
+    desktop.click_until("Session w5", "Week 5 message 35", prefix=True)
 
 
 def test_a_transcript_search_filters_it_and_goes_into_the_url(server, desktop):

@@ -49,7 +49,9 @@ def test_run_name_is_kept_in_the_manifest_and_listed(tmp_path, capsys, monkeypat
     assert json.loads((out / "named" / "manifest.json").read_text())["name"] == "threshold 0.15"
     capsys.readouterr()
     monkeypatch.setenv("SUPPORTBENCH_RUNS", str(out))
-    monkeypatch.setenv("COLUMNS", "200")
+    from harness.cli import common
+
+    monkeypatch.setattr(common.out, "width", 200)  # the console is made at import: a worker without a terminal has 80
     assert main(["ls", "runs"]) == 0
     assert "threshold 0.15" in capsys.readouterr().out
 

@@ -48,3 +48,12 @@ def redis_server():
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def plugins(tmp_path_factory, monkeypatch):
+    """Register strategies, policies and criteria as an installed package would (tests/plugin_dist.py):
+    `plugins.strategy("broken", "shortcut_strategies:Broken")`; worker processes see them too."""
+    from plugin_dist import Plugins
+
+    return Plugins(tmp_path_factory.mktemp("plugins"), monkeypatch)

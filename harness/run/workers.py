@@ -16,7 +16,10 @@ alone decides what happens (it stops them), so no worker prints a traceback of i
 
 `open_pool` makes the pool (forkserver where available, else spawn); the run uses the same
 pool to check and load its scenario files (`harness.run.intake`) and then to run its shards.
-Each worker sets torch's thread count for its share of the cores (`stores.retrieval.encoder`).
+Each worker sets torch's thread count for its share of the cores (`stores.retrieval.encoder`),
+and takes the run's `sys.path`: the fork server keeps the path it was started with, so a
+package put on the path later (a team's plugin, `stores.plugins`) would be invisible to the
+workers; with the run's path they read the same installed strategies, policies and criteria.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import os
 import select
 import signal
+import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -43,7 +47,7 @@ def open_pool(workers: int, preload: tuple[str, ...] = ("harness.run.runner",)):
     if method == "forkserver":
         ctx.set_forkserver_preload(list(preload))
     return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=init_worker,
-                               initargs=(os.getpid(), workers))
+                               initargs=(os.getpid(), workers, tuple(sys.path)))
 
 
 @contextmanager
@@ -60,9 +64,14 @@ def run_pool(workers: int):
     pool.shutdown(wait=True)
 
 
-def init_worker(run_pid: int, workers: int = 1) -> None:
-    """Pool initializer: ignore SIGINT, exit as soon as the run process `run_pid` is gone, and
-    give torch this worker's share of the cores (one of `workers`)."""
+def init_worker(run_pid: int, workers: int = 1, path: tuple[str, ...] | None = None) -> None:
+    """Pool initializer: take the run's import `path`, ignore SIGINT, exit as soon as the run
+    process `run_pid` is gone, and give torch this worker's share of the cores (one of `workers`)."""
+    if path is not None and tuple(sys.path) != path:
+        import importlib
+
+        sys.path[:] = list(path)  # the registries read installed entries again from it (`stores.plugins`)
+        importlib.invalidate_caches()
     from stores.retrieval.encoder import set_worker_share
 
     set_worker_share(workers)

@@ -12,7 +12,8 @@ from harness.analysis.results import Results
 from harness.format.loader import load_suite
 from harness.run.runner import execute
 from stores.packing import cut_to_budget
-from stores.registry import REGISTRY, parse_specs
+from plugin_dist import Plugins
+from stores.registry import parse_specs
 from stores.tokens import count_text_tokens, count_tokens
 
 CANONICAL = Path("datasets/canonical")
@@ -40,7 +41,7 @@ def test_the_cut_keeps_the_header_then_the_best_ranked_lines_that_fit_in_text_or
 @pytest.fixture(scope="module")
 def over_budget_run(tmp_path_factory):
     mp = pytest.MonkeyPatch()
-    mp.setitem(REGISTRY, "over_budget", "shortcut_strategies:OverBudget")
+    Plugins(tmp_path_factory.mktemp("plugins"), mp).strategy("over_budget", "shortcut_strategies:OverBudget")
     try:
         scenarios = load_suite([str(CANONICAL)])
         run = execute(scenarios, parse_specs("history_stuffing,over_budget"), tmp_path_factory.mktemp("runs"), run_id="over")

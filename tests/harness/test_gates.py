@@ -12,7 +12,8 @@ from shortcut_strategies import GATES
 from harness.cli import main
 from harness.format.loader import load_suite
 from harness.run.runner import execute
-from stores.registry import REGISTRY, parse_specs
+from plugin_dist import Plugins
+from stores.registry import parse_specs
 
 CANONICAL = Path("datasets/canonical")
 
@@ -20,7 +21,7 @@ CANONICAL = Path("datasets/canonical")
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     mp = pytest.MonkeyPatch()
-    mp.setitem(REGISTRY, "broken", "shortcut_strategies:Broken")
+    Plugins(tmp_path_factory.mktemp("plugins"), mp).strategy("broken", "shortcut_strategies:Broken")
     try:
         specs = parse_specs("history_stuffing," + ",".join(f"broken:breaks={g}" for g in GATES))
         run = execute(load_suite([str(CANONICAL)]), specs, tmp_path_factory.mktemp("runs"), run_id="gates")

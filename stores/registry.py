@@ -43,6 +43,7 @@ REGISTRY: dict[str, str] = {
     "mem0": "stores.remote.mem0:Mem0",
     "hindsight": "stores.remote.hindsight:Hindsight",
     "statewave": "stores.remote.statewave:Statewave",
+    "http": "stores.remote.http_service:HttpService",
     "structured": "stores.structured.strategy:Structured",
     "oracle": "stores.controls:Oracle",
     "empty": "stores.controls:Empty",

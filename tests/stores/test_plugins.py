@@ -85,6 +85,7 @@ def test_an_installed_strategy_resolves_with_its_package_and_version(plugins):
     assert spec.label == "newest[weight=2]" and spec.build().params.weight == 2.0
 
 
+@pytest.mark.slow  # worker processes
 def test_an_installed_strategy_runs_in_worker_processes_with_the_same_results(plugins, tmp_path):
     """The fork server keeps the path it started with; the run's path reaches its workers."""
     install_newest(plugins)
@@ -166,6 +167,7 @@ def test_an_installed_policy_and_a_policy_target(plugins, tmp_path):
         parse_policies("acme_polcy")
 
 
+@pytest.mark.slow  # worker processes
 def test_an_installed_criterion_scores_in_worker_processes_and_a_broken_one_is_one_line(plugins, tmp_path, capsys):
     plugins.install({"criterion": {"acme": "acme_criteria"}}, package="acme-criteria", version="0.9",
                     modules={"acme_criteria.py": CRITERION})
@@ -188,6 +190,7 @@ def test_an_installed_criterion_scores_in_worker_processes_and_a_broken_one_is_o
                                                              for line in out.splitlines())
 
 
+@pytest.mark.slow  # a command-line run with two worker processes
 def test_the_command_line_and_its_workers_find_a_plugin_through_pythonpath(plugins, tmp_path):
     install_newest(plugins)
     env = {**os.environ, "OMP_NUM_THREADS": "1"}

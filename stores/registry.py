@@ -202,8 +202,11 @@ class StrategySpec:
         return ExpiryStage.wrap(lambda: cls(params), stage)
 
     def capabilities(self) -> frozenset[str]:
-        """What the built strategy can answer beyond context (the class's, plus `expiry` with the stage)."""
-        caps = frozenset(getattr(strategy_class(self.ref), "capabilities", frozenset()))
+        """What the built strategy can answer beyond context (the class's, plus `expiry` with the stage);
+        a class whose claims depend on the service it talks to says so with `service_claims(params)`."""
+        cls = strategy_class(self.ref)
+        claims = getattr(cls, "service_claims", None)
+        caps = frozenset(claims(self.params()) if callable(claims) else getattr(cls, "capabilities", frozenset()))
         return caps | {"expiry"} if self.expiry is not None else caps
 
     def params_hash(self) -> str:

@@ -30,7 +30,7 @@ import json
 import os
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Annotated, Any, ClassVar
 
@@ -217,6 +217,19 @@ class HttpService:
         return f"/v1/namespaces/{self.namespace}{suffix}"
 
     # -- lifecycle --------------------------------------------------------------------------------
+    @classmethod
+    def service_claims(cls, params: HttpParams) -> frozenset[str]:
+        """What the service at `params.url` claims (what the run manifest records, so a rescore
+        knows which cases are `unsupported`); the protocol's most when it cannot be asked (its
+        cases are then error rows anyway). Asked once, without retries."""
+        probe = cls(replace(params, retries=0))
+        try:
+            return probe._info().claims
+        except Exception:
+            return frozenset(wire.CAPABILITIES)
+        finally:
+            probe._drop_client()
+
     def _info(self) -> "_Service":
         """What the service speaks and claims (`GET /v1/info`, asked once per instance); a service
         that does not speak protocol 1 fails here."""

@@ -58,6 +58,7 @@ def test_a_run_through_the_reference_server_equals_the_in_process_strategy_table
     manifest = json.loads((served.path / "manifest.json").read_text())
     (entry,) = manifest["strategies"]
     assert entry["params"]["url"] == "<secret>" and reference.server is not None
+    assert entry["capabilities"] == ["handoff", "health"]  # what the service claimed
     assert str(reference.server.server_address[1]) not in json.dumps(manifest)  # the URL is a secret
     calls = entry["cost"]
     assert "POST context" in json.dumps(calls) and "POST observe" in json.dumps(calls)
@@ -272,3 +273,17 @@ def test_the_key_is_sent_as_a_bearer_and_never_shown(monkeypatch, tmp_path):
 def test_timeouts_retries_and_sizes_have_declared_ranges(override, why):
     with pytest.raises(SpecError, match=f"strategy 'http' parameter '{why}'"):
         parse_spec(f"http:{override}")
+
+
+def test_the_manifest_records_what_the_service_claims(monkeypatch, tmp_path):
+    service = ReferenceService("history_stuffing")  # claims nothing beyond context
+    monkeypatch.setenv("SUPPORTBENCH_HTTP_URL", service.serve())
+    try:
+        run = execute([outage_story()], parse_specs("http"), tmp_path, run_id="claims")
+        (entry,) = json.loads((run.path / "manifest.json").read_text())["strategies"]
+        assert entry["capabilities"] == []
+        with Results(run.path) as res:
+            statuses = {r[0] for r in res.rows("SELECT DISTINCT status FROM scores")}
+        assert "error" not in statuses
+    finally:
+        service.stop()

@@ -29,10 +29,10 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, get_type_hints
 
-from stores.plugins import Entry, Registry, is_target
+from stores.plugins import Entry, Registry
 from stores.params import SECRET, hashed_params, secret_fields, secret_problems, secret_values, with_environment
 from stores.protocol import contract_problems
-from stores.spec_text import VARIANT, check_variant, flatten, read_toml, split_list, split_spec
+from stores.spec_text import check_variant, config_target, flatten, read_toml, split_list, split_spec
 
 REGISTRY: dict[str, str] = {
     "history_stuffing": "stores.retrieval.history_stuffing:HistoryStuffing",
@@ -329,11 +329,7 @@ def load_config(path: str | Path) -> list[StrategySpec]:
         unknown = set(entry) - {"name", "class", "variant", "params", "expiry"}
         if unknown or "name" not in entry:
             raise SpecError(f"{where}expected keys name, class, variant, params, expiry; got {', '.join(sorted(entry)) or 'none'}")
-        target = entry.get("class", "")
-        if not isinstance(target, str) or (target and not is_target(target)):
-            raise SpecError(f"{where}class {target!r}: expected \"package.module:Class\"")
-        if target and not (isinstance(entry["name"], str) and VARIANT.fullmatch(entry["name"])):
-            raise SpecError(f"{where}name {entry['name']!r}: expected a name of letters, digits, '_', '.' and '-'")
+        target = config_target(entry, where, SpecError)
         params = entry.get("params", {})
         if not isinstance(params, dict):
             raise SpecError(f"{where}params: expected a table of parameter = value, got {params!r}")

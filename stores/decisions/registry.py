@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, get_type_hints
 
-from stores.plugins import Entry, Registry, is_target
-from stores.spec_text import VARIANT, check_variant, flatten, read_toml, split_list, split_spec
+from stores.plugins import Entry, Registry
+from stores.spec_text import check_variant, config_target, flatten, read_toml, split_list, split_spec
 
 POLICIES: dict[str, str] = {
     "session_state": "stores.decisions.session_state:SessionState",
@@ -177,11 +177,7 @@ def load_policy_config(path: str | Path) -> list[PolicySpec]:
         if not isinstance(entry, dict) or set(entry) - {"name", "class", "variant", "params"} or "name" not in entry:
             got = ', '.join(sorted(entry)) if isinstance(entry, dict) else repr(entry)
             raise PolicySpecError(f"{path}: policy[{i}]: expected keys name, class, variant, params; got {got}")
-        target = entry.get("class", "")
-        if not isinstance(target, str) or (target and not is_target(target)):
-            raise PolicySpecError(f"{path}: policy[{i}]: class {target!r}: expected \"package.module:Class\"")
-        if target and not (isinstance(entry["name"], str) and VARIANT.fullmatch(entry["name"])):
-            raise PolicySpecError(f"{path}: policy[{i}]: name {entry['name']!r}: expected a name of letters, digits, '_', '.' and '-'")
+        target = config_target(entry, f"{path}: policy[{i}]: ", PolicySpecError)
         try:
             policy_class(target or entry["name"])
             params = flatten(entry.get("params") or {})

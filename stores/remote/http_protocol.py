@@ -70,52 +70,48 @@ class OpenRequest(_Strict):
     scope: Scope
 
 
-class TurnEvent(_Strict):
+class _Event(_Strict):
+    """What every event carries: its number in the namespace, its customer, its simulated time."""
+
+    seq: int = Field(ge=1)
+    subject: str
+    at: datetime
+
+
+class TurnEvent(_Event):
     """A message of the conversation."""
 
     type: Literal["turn"] = "turn"
-    seq: int = Field(ge=1)
     id: str
-    subject: str
     session: str
     role: Literal["customer", "agent"]
     kind: Literal["message", "action"]
     text: str
-    at: datetime
 
 
-class ResolutionEvent(_Strict):
+class ResolutionEvent(_Event):
     """A session resolved, reopened or closed unresolved; retrievable as `<session>#resolution`."""
 
     type: Literal["resolution"] = "resolution"
-    seq: int = Field(ge=1)
     id: str
-    subject: str
     session: str
     status: Literal["resolved", "open", "unresolved"]
     summary: str
-    at: datetime
 
 
-class ForgetEvent(_Strict):
+class ForgetEvent(_Event):
     """Nothing of this subject may appear afterwards."""
 
     type: Literal["forget"] = "forget"
-    seq: int = Field(ge=1)
-    subject: str
-    at: datetime
 
 
-class SignalEvent(_Strict):
+class SignalEvent(_Event):
     """A system event (a shipment delivered); not a retrievable item."""
 
     type: Literal["signal"] = "signal"
-    seq: int = Field(ge=1)
-    subject: str
     session: str
     name: str
     ref: str | None
-    at: datetime
 
 
 Event = Annotated[Union[TurnEvent, ResolutionEvent, ForgetEvent, SignalEvent], Field(discriminator="type")]

@@ -123,6 +123,10 @@ def main(args: argparse.Namespace) -> int:
 
     specs = specs_from(args)
     policies = policies_from(args, specs)
+    from harness.criteria import problems
+
+    for line in problems():  # an installed criteria module that cannot be used: its criteria are not in this run
+        console.print(f"warning: {line}; its criteria are left out of this run")
     out_dir = runs_root(args.out)
     check_destination(out_dir, args.run_id)  # exit 2 now, not after the work: run id taken, folder read-only...
     workers = max(1, args.workers)

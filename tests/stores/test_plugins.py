@@ -184,10 +184,15 @@ def test_an_installed_criterion_scores_in_worker_processes_and_a_broken_one_is_o
         assert res.rows("SELECT count(*) FROM scores WHERE criterion = 'acme_nonempty' AND status = 'ok'")[0][0] >= 2
     described = {c["key"]: c for c in json.loads((run.path / "manifest.json").read_text())["criteria"]}
     assert described["acme_nonempty"]["source"]["package"] == "acme-criteria"
+    capsys.readouterr()
     assert cli(["ls", "criteria"]) == 0
     out = capsys.readouterr().out
     assert "acme-criteria" in out.replace("\n", "") and any(line.startswith("problem:") and "acme-broken-criteria" in line
                                                              for line in out.splitlines())
+    assert cli(["run", "datasets/canonical/forget-request.yaml", "--strategies", "empty", "--policies", "none",
+                "--out", str(tmp_path / "cli"), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: cannot load criterion 'acme_broken' (plugin acme-broken-criteria" in err and "left out of this run" in err
 
 
 @pytest.mark.slow  # a command-line run with two worker processes

@@ -71,12 +71,12 @@ class HttpParams:
     """Events sent in one batch at most (the service's `limits.max_batch` lowers it)."""
 
 
-class _Deadline(Exception):
-    pass
+class DeadlineExceeded(Exception):
+    """A round trip had no complete answer by its whole-call deadline (`bounded_request`)."""
 
 
-class _TooLarge(Exception):
-    pass
+class ResponseTooLarge(Exception):
+    """An answer declared or sent more bytes than the cap (`bounded_request`)."""
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,8 @@ def bounded_request(client: httpx.Client, method: str, url: str, *, deadline_s: 
                     json_body: Any = None, headers: dict[str, str] | None = None) -> Answer:
     """One HTTP round trip that ends by `deadline_s` (wall seconds) whatever the server does, and
     reads at most `max_bytes` of body. The exchange runs in a helper thread; at the deadline it is
-    abandoned (its stream closed) and `_Deadline` raised here; a body over the cap raises `_TooLarge`."""
+    abandoned (its stream closed) and `DeadlineExceeded` raised here; a body over the cap raises `ResponseTooLarge`.
+    It knows nothing of the protocol, so any remote client can bound its calls with it."""
     box: dict[str, Any] = {}
     done = threading.Event()
     holder: dict[str, httpx.Response] = {}
@@ -103,12 +104,12 @@ def bounded_request(client: httpx.Client, method: str, url: str, *, deadline_s: 
                 holder["r"] = r
                 declared = r.headers.get("content-length")
                 if declared is not None and declared.isdigit() and int(declared) > max_bytes:
-                    raise _TooLarge(f"declares {declared} bytes")
+                    raise ResponseTooLarge(f"declares {declared} bytes")
                 body = bytearray()
                 for chunk in r.iter_bytes():
                     body += chunk
                     if len(body) > max_bytes:
-                        raise _TooLarge(f"sent more than {max_bytes} bytes")
+                        raise ResponseTooLarge(f"sent more than {max_bytes} bytes")
                 box["answer"] = Answer(r.status_code, bytes(body))
         except BaseException as e:  # handed to the caller
             box["error"] = e
@@ -124,7 +125,7 @@ def bounded_request(client: httpx.Client, method: str, url: str, *, deadline_s: 
                 r.close()  # ends the abandoned read as soon as the socket allows
             except Exception:
                 pass
-        raise _Deadline(f"no complete answer within {deadline_s:g} s")
+        raise DeadlineExceeded(f"no complete answer within {deadline_s:g} s")
     if "error" in box:
         raise box["error"]
     return box["answer"]
@@ -199,10 +200,10 @@ class HttpService:
                 with self.calls.timed(f"{method} {op}"):
                     got = bounded_request(self._http(), method, path, deadline_s=p.timeout_s, max_bytes=p.max_response_bytes,
                                           json_body=payload)
-            except _TooLarge as e:
+            except ResponseTooLarge as e:
                 raise ServiceError(f"http service: {op}: the answer {e}, over max_response_bytes={p.max_response_bytes}") from None
-            except (_Deadline, httpx.TransportError) as e:
-                last = f"{type(e).__name__}: {e}" if not isinstance(e, _Deadline) else str(e)
+            except (DeadlineExceeded, httpx.TransportError) as e:
+                last = f"{type(e).__name__}: {e}" if not isinstance(e, DeadlineExceeded) else str(e)
                 self._drop_client()  # an abandoned exchange may hold the connection
                 continue
             if got.status == 429 or got.status >= 500:

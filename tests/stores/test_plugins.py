@@ -208,3 +208,14 @@ def test_the_command_line_and_its_workers_find_a_plugin_through_pythonpath(plugi
     assert manifest["strategies"][0]["source"]["package"] == "acme-memory"
     with Results(tmp_path / "cli") as res:
         assert res.rows("SELECT count(*) FROM scores WHERE status = 'error'")[0][0] == 0
+
+
+def test_no_test_patches_a_registry_table():
+    """Tests register strategies and policies as installed packages (the `plugins` fixture) or name
+    a class target; a patched table would be invisible to worker processes."""
+    import re
+
+    patched = re.compile(r"(setitem\((registry\.)?(REGISTRY|POLICIES)\b|\b(REGISTRY|POLICIES)\[[^\]]+\]\s*=)")
+    offenders = [f"{p.relative_to(ROOT)}:{i}" for p in (ROOT / "tests").rglob("*.py")
+                 for i, line in enumerate(p.read_text().splitlines(), 1) if patched.search(line) and p.name != "test_plugins.py"]
+    assert not offenders, offenders

@@ -138,18 +138,33 @@ MODULE_REGISTRY = Registry("criterion", {m: f"{__name__}.{m}" for m in MODULES},
 
 _loaded_for: tuple[str, ...] | None = None
 _load_problems: dict[str, str] = {}
+_plugin_keys: dict[str, str] = {}
+"""Criterion key -> the target of the installed entry whose import registered it."""
+_stashed: dict[str, Criterion] = {}
+"""Installed criteria whose package has left the import path: out of the registry until it is back
+(its module stays imported, so it would not register them again)."""
 
 
 def _load() -> None:
     global _loaded_for
     path = tuple(sys.path)
-    for entry in MODULE_REGISTRY.entries().values():
+    entries = MODULE_REGISTRY.entries()
+    _load_problems.clear()
+    for entry in entries.values():
+        before = set(CRITERIA)
         try:
             MODULE_REGISTRY.load(entry)
         except ValueError as e:  # a broken plugin: one line naming its package; the others stay
             _load_problems[entry.name] = str(e)
-        else:
-            _load_problems.pop(entry.name, None)
+            continue
+        if entry.origin != "built-in":
+            _plugin_keys.update(dict.fromkeys(set(CRITERIA) - before, entry.target))
+    active = {e.target for e in entries.values() if e.origin != "built-in" and e.name not in _load_problems}
+    for key, target in _plugin_keys.items():
+        if target in active and key in _stashed:
+            CRITERIA[key] = _stashed.pop(key)
+        elif target not in active and key in CRITERIA:
+            _stashed[key] = CRITERIA.pop(key)
     # whichever module a caller imported first, the registry keeps the documented order
     # (within a module, in registration order; plugins' next; criteria registered elsewhere, such as a test's, last)
     rank = {f"{__name__}.{m}": i for i, m in enumerate(MODULES)}

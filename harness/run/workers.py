@@ -17,9 +17,11 @@ alone decides what happens (it stops them), so no worker prints a traceback of i
 `open_pool` makes the pool (forkserver where available, else spawn); the run uses the same
 pool to check and load its scenario files (`harness.run.intake`) and then to run its shards.
 Each worker sets torch's thread count for its share of the cores (`stores.retrieval.encoder`),
-and takes the run's `sys.path`: the fork server keeps the path it was started with, so a
-package put on the path later (a team's plugin, `stores.plugins`) would be invisible to the
-workers; with the run's path they read the same installed strategies, policies and criteria.
+and takes the run's `sys.path` and environment: the fork server keeps the path and environment it
+was started with, so a package put on the path later (a team's plugin, `stores.plugins`) or a
+variable set later (a service's address, read by a `secret(env=...)` param) would be invisible
+to the workers; with the run's they read the same installed strategies, policies and criteria,
+and the same secrets.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ def open_pool(workers: int, preload: tuple[str, ...] = ("harness.run.runner",)):
     if method == "forkserver":
         ctx.set_forkserver_preload(list(preload))
     return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=init_worker,
-                               initargs=(os.getpid(), workers, tuple(sys.path)))
+                               initargs=(os.getpid(), workers, tuple(sys.path), dict(os.environ)))
 
 
 @contextmanager
@@ -64,9 +66,15 @@ def run_pool(workers: int):
     pool.shutdown(wait=True)
 
 
-def init_worker(run_pid: int, workers: int = 1, path: tuple[str, ...] | None = None) -> None:
-    """Pool initializer: take the run's import `path`, ignore SIGINT, exit as soon as the run
-    process `run_pid` is gone, and give torch this worker's share of the cores (one of `workers`)."""
+def init_worker(run_pid: int, workers: int = 1, path: tuple[str, ...] | None = None,
+                environ: dict[str, str] | None = None) -> None:
+    """Pool initializer: take the run's import `path` and environment, ignore SIGINT, exit as soon
+    as the run process `run_pid` is gone, and give torch this worker's share of the cores (one of
+    `workers`)."""
+    if environ is not None:
+        for key in set(os.environ) - set(environ):
+            del os.environ[key]
+        os.environ.update(environ)
     if path is not None and tuple(sys.path) != path:
         import importlib
 

@@ -146,12 +146,17 @@ def _iso(at: datetime) -> str:
 
 class _Claims:
     """`capabilities`: on the class, the most the protocol offers (what the registry checks the
-    methods against); on an instance, what its service claims in `GET /v1/info` (asked once)."""
+    methods against); on an instance, what its service claims in `GET /v1/info` (asked once), or
+    the most when the service cannot be asked (then every call fails, and each case is an error
+    row, which reading an attribute must never be)."""
 
     def __get__(self, obj: "HttpService | None", cls: type) -> frozenset[str]:
         if obj is None:
             return frozenset(wire.CAPABILITIES)
-        return obj._info().claims
+        try:
+            return obj.info().claims
+        except (RemoteUnavailable, ServiceError):
+            return frozenset(wire.CAPABILITIES)
 
 
 class HttpService:
@@ -236,13 +241,13 @@ class HttpService:
         cases are then error rows anyway). Asked once, without retries."""
         probe = cls(replace(params, retries=0))
         try:
-            return probe._info().claims
+            return probe.info().claims
         except Exception:
             return frozenset(wire.CAPABILITIES)
         finally:
             probe._drop_client()
 
-    def _info(self) -> "_Service":
+    def info(self) -> "_Service":
         """What the service speaks and claims (`GET /v1/info`, asked once per instance); a service
         that does not speak protocol 1 fails here."""
         if self._claimed is None:
@@ -254,7 +259,7 @@ class HttpService:
 
     def open(self, scope: Scope) -> None:
         """Check the service speaks protocol 1, read its claims, and open the instance's namespace."""
-        self._max_batch = min(self.params.batch_size, self._info().max_batch)
+        self._max_batch = min(self.params.batch_size, self.info().max_batch)
         self.namespace = scope.namespace
         self._call("open", "PUT", self._ns(), wire.OpenRequest(scope=wire.Scope(
             run_id=scope.run_id, strategy=scope.strategy, suite=scope.suite, scenario=scope.scenario,

@@ -219,3 +219,21 @@ def test_no_test_patches_a_registry_table():
     offenders = [f"{p.relative_to(ROOT)}:{i}" for p in (ROOT / "tests").rglob("*.py")
                  for i, line in enumerate(p.read_text().splitlines(), 1) if patched.search(line) and p.name != "test_plugins.py"]
     assert not offenders, offenders
+
+
+def test_an_installed_criterion_leaves_the_registry_with_its_package(plugins):
+    """Its module stays imported, but a process whose path no longer holds the package (as its
+    workers, which take the run's path) must not score it."""
+    import sys
+
+    from harness.criteria import registry
+
+    root = plugins.install({"criterion": {"acme_gone": "acme_gone_criteria"}}, package="acme-gone",
+                           modules={"acme_gone_criteria.py": CRITERION.replace("acme_nonempty", "acme_gone_nonempty")})
+    assert "acme_gone_nonempty" in registry()
+    sys.path.remove(str(root))
+    try:
+        assert "acme_gone_nonempty" not in registry() and "recall" in registry()
+    finally:
+        sys.path.insert(0, str(root))
+    assert "acme_gone_nonempty" in registry()

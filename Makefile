@@ -16,7 +16,7 @@ STAMP := $(VENV)/.installed
 TEST_WORKERS ?= auto
 XDIST := -n $(TEST_WORKERS) --dist loadfile
 
-.PHONY: demo app run test test-quick check results results-heavy browser redis clean hindsight hindsight-stop test-hindsight
+.PHONY: demo app run test test-quick check results results-heavy browser redis node clean hindsight hindsight-stop test-hindsight
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,7 +44,14 @@ redis:
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null) || \
 		echo "redis-server not installed: the Redis locker tests will be skipped"; }
 
-test: $(STAMP) browser redis
+# The HTTP-route example of docs/extending.md is a JavaScript service; install Debian's node when
+# we may (root). Without it its test skips locally, and fails under CI.
+node:
+	@command -v node >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs >/dev/null) || \
+		echo "node not installed: the HTTP-route example's test will be skipped"; }
+
+test: $(STAMP) browser redis node
 	$(BIN)/python -m pytest $(XDIST)
 	$(MAKE) --no-print-directory check
 

@@ -10,6 +10,11 @@ Any spec can switch on the expiry stage (`stores.expiry`): `history_stuffing:exp
 rules are reached with dotted keys, `session_aware:expiry=on,expiry.sentiment_days=3`. In a
 TOML config the same keys go in `params`, or `expiry = true` / `expiry = {sentiment_days = 3}`
 sits beside `name`.
+
+Names are found by the one registry mechanism of `stores.plugins`: the built-in table below,
+then the `supportbench.strategies` entry points of installed packages, then an explicit target
+(`acme_memory.strategy.Acme` in a spec; `class = "acme_memory.strategy:Acme"` beside `name` in a
+TOML config, which then names the row).
 """
 
 from __future__ import annotations
@@ -17,7 +22,6 @@ from __future__ import annotations
 import difflib
 import functools
 import hashlib
-import importlib
 import json
 import math
 import os
@@ -25,9 +29,10 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, get_type_hints
 
+from stores.plugins import Entry, Registry
 from stores.params import SECRET, hashed_params, secret_fields, secret_problems, secret_values, with_environment
 from stores.protocol import contract_problems
-from stores.spec_text import check_variant, flatten, read_toml, split_list, split_spec
+from stores.spec_text import check_variant, config_target, flatten, read_toml, split_list, split_spec
 
 REGISTRY: dict[str, str] = {
     "history_stuffing": "stores.retrieval.history_stuffing:HistoryStuffing",
@@ -38,6 +43,7 @@ REGISTRY: dict[str, str] = {
     "mem0": "stores.remote.mem0:Mem0",
     "hindsight": "stores.remote.hindsight:Hindsight",
     "statewave": "stores.remote.statewave:Statewave",
+    "http": "stores.remote.http_service:HttpService",
     "structured": "stores.structured.strategy:Structured",
     "oracle": "stores.controls:Oracle",
     "empty": "stores.controls:Empty",
@@ -53,22 +59,22 @@ class SpecError(ValueError):
     """A strategy name, parameter or config file that cannot be used."""
 
 
+STRATEGIES = Registry("strategy", REGISTRY, SpecError)
+"""Built-in strategies, then installed ones (`supportbench.strategies` entry points), then targets."""
+
+
 def strategy_class(name: str):
-    """Import and return the class registered under `name`, or fail with 'did you mean'; a
-    class that does not keep the protocol it claims (`stores.protocol.contract_problems`, secret
-    fields that are not optional strings) fails here, naming what is wrong."""
-    if not isinstance(name, str):
-        raise SpecError(f"a strategy name is a string, got {name!r} (known: {', '.join(REGISTRY)})")
-    target = REGISTRY.get(name)
-    if target is None:
-        close = difflib.get_close_matches(name, REGISTRY, n=3)
-        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-        raise SpecError(f"unknown strategy {name!r}{hint} (known: {', '.join(REGISTRY)})")
-    module, _, cls = target.partition(":")
-    found = getattr(importlib.import_module(module), cls)
+    """Import and return the class `name` resolves to (built-in, installed or a target,
+    `stores.plugins`), or fail with 'did you mean'; a class that does not keep the protocol it
+    claims (`stores.protocol.contract_problems`, secret fields that are not optional strings)
+    fails here, naming what is wrong."""
+    entry = STRATEGIES.entry(name)
+    found = STRATEGIES.load(entry)
+    if not isinstance(found, type):
+        raise SpecError(f"strategy {name!r} ({entry.target}) is not a class but {type(found).__name__}")
     problems = _contract(found)
     if problems:
-        raise SpecError(f"strategy {name!r} ({target}) does not keep the strategy protocol: {'; '.join(problems)}")
+        raise SpecError(f"strategy {name!r} ({entry.target}) does not keep the strategy protocol: {'; '.join(problems)}")
     return found
 
 
@@ -99,6 +105,18 @@ class StrategySpec:
     expiry: tuple[tuple[str, Any], ...] | None = None
     """None: no expiry stage; otherwise the stage is on, with these overrides of its rules
     (`stores.expiry.ExpiryParams` fields), sorted by name."""
+    target: str = ""
+    """An explicit class (`module:Class`, a TOML config's `class`) that `name` labels; empty:
+    `name` itself is looked up (`stores.plugins`)."""
+
+    @property
+    def ref(self) -> str:
+        """What the registry resolves: the explicit target, else the name."""
+        return self.target or self.name
+
+    def entry(self) -> Entry:
+        """Where the strategy comes from (built-in, plugin, target), for the manifest and `ls`."""
+        return STRATEGIES.entry(self.ref)
 
     @property
     def label(self) -> str:
@@ -114,12 +132,12 @@ class StrategySpec:
 
     def public_overrides(self) -> dict[str, Any]:
         """The overrides as the manifest shows them: secret values as `<secret>`."""
-        secret = _secret_paths(self.name) if self.overrides else frozenset()
+        secret = _secret_paths(self.ref) if self.overrides else frozenset()
         return {k: (SECRET if k in secret and v else v) for k, v in self.overrides}
 
     def secret_paths(self) -> list[str]:
         """Dotted keys of the strategy's secret params (`stores.params.secret`)."""
-        return sorted(_secret_paths(self.name))
+        return sorted(_secret_paths(self.ref))
 
     def secret_values(self) -> list[str]:
         """The secret values this spec runs with (from its overrides or the environment)."""
@@ -132,7 +150,7 @@ class StrategySpec:
         A secret field the overrides do not set is read from its environment variable
         (`stores.params.secret`).
         """
-        cls = strategy_class(self.name)
+        cls = strategy_class(self.ref)
         base = cls.Params()
         given = {k for k, _ in self.overrides}
         if not self.overrides:
@@ -175,7 +193,7 @@ class StrategySpec:
 
     def build(self):
         """A fresh strategy instance (behind the expiry stage when it is on)."""
-        cls, params = strategy_class(self.name), self.params()
+        cls, params = strategy_class(self.ref), self.params()
         stage = self.expiry_params()
         if stage is None:
             return cls(params)
@@ -184,8 +202,11 @@ class StrategySpec:
         return ExpiryStage.wrap(lambda: cls(params), stage)
 
     def capabilities(self) -> frozenset[str]:
-        """What the built strategy can answer beyond context (the class's, plus `expiry` with the stage)."""
-        caps = frozenset(getattr(strategy_class(self.name), "capabilities", frozenset()))
+        """What the built strategy can answer beyond context (the class's, plus `expiry` with the stage);
+        a class whose claims depend on the service it talks to says so with `service_claims(params)`."""
+        cls = strategy_class(self.ref)
+        claims = getattr(cls, "service_claims", None)
+        caps = frozenset(claims(self.params()) if callable(claims) else getattr(cls, "capabilities", frozenset()))
         return caps | {"expiry"} if self.expiry is not None else caps
 
     def params_hash(self) -> str:
@@ -193,6 +214,8 @@ class StrategySpec:
         left out (a rotated key is the same strategy), and the expiry stage's rules when it is on."""
         p = self.params()
         body: dict[str, Any] = {"name": self.name, "params": hashed_params(p)}
+        if self.target:
+            body["target"] = self.target
         stage = self.expiry_params()
         if stage is not None:
             body["expiry"] = hashed_params(stage)
@@ -267,7 +290,8 @@ def split_expiry(owner: str, overrides: list[tuple[str, Any]]) -> tuple[list[tup
 
 def parse_spec(text: str) -> StrategySpec:
     """`name`, `name:key=value,key=value` or `name[variant]:key=value` (`expiry=on` and
-    `expiry.<rule>=value` switch on and tune the expiry stage)."""
+    `expiry.<rule>=value` switch on and tune the expiry stage); `name` may be a dotted target,
+    `acme_memory.strategy.Acme:top_k=5`."""
     head, variant, overrides = split_spec(text, "strategy", SpecError)
     strategy_class(head)  # fail early on unknown names
     own, stage = split_expiry(head, overrides)
@@ -286,7 +310,8 @@ def parse_specs(text: str) -> list[StrategySpec]:
 
 
 def load_config(path: str | Path) -> list[StrategySpec]:
-    """Strategies from a TOML file: `[[strategy]]` tables with `name`, optional `variant`, `params`.
+    """Strategies from a TOML file: `[[strategy]]` tables with `name`, optional `variant`, `params`,
+    `expiry`, and `class = "module:Class"` (an explicit target the row is then named `name` for).
 
     Any problem is one `SpecError` line naming the file (and the table): not a file, not UTF-8,
     not TOML, a table of the wrong shape, an unknown strategy or parameter, a value out of range.
@@ -300,21 +325,23 @@ def load_config(path: str | Path) -> list[StrategySpec]:
     for i, entry in enumerate(entries):
         where = f"{path}: strategy[{i}]: "
         if not isinstance(entry, dict):
-            raise SpecError(f"{where}expected a table with keys name, variant, params, expiry; got {entry!r}")
-        unknown = set(entry) - {"name", "variant", "params", "expiry"}
+            raise SpecError(f"{where}expected a table with keys name, class, variant, params, expiry; got {entry!r}")
+        unknown = set(entry) - {"name", "class", "variant", "params", "expiry"}
         if unknown or "name" not in entry:
-            raise SpecError(f"{where}expected keys name, variant, params, expiry; got {', '.join(sorted(entry)) or 'none'}")
+            raise SpecError(f"{where}expected keys name, class, variant, params, expiry; got {', '.join(sorted(entry)) or 'none'}")
+        target = config_target(entry, where, SpecError)
         params = entry.get("params", {})
         if not isinstance(params, dict):
             raise SpecError(f"{where}params: expected a table of parameter = value, got {params!r}")
         try:
-            strategy_class(entry["name"])
+            strategy_class(target or entry["name"])
             items = flatten(params)
             if "expiry" in entry:  # beside name: true/false/"on"/"off", or a table of the stage's rules
                 stage = entry["expiry"]
                 items += [("expiry", "on"), *flatten(stage, "expiry.")] if isinstance(stage, dict) else [("expiry", stage)]
             own, stage_rules = split_expiry(entry["name"], items)
-            spec = StrategySpec(entry["name"], tuple(sorted(own)), check_variant(entry.get("variant", ""), "", SpecError), stage_rules)
+            spec = StrategySpec(entry["name"], tuple(sorted(own)), check_variant(entry.get("variant", ""), "", SpecError),
+                                stage_rules, target)
             spec.params()
             spec.expiry_params()
         except SpecError as e:

@@ -1,5 +1,7 @@
 """The text grammar shared by strategy and policy specs: `name`, `name[variant]`,
-`name:key=value,key=value`, lists of them, and TOML parameter tables as dotted keys.
+`name:key=value,key=value`, lists of them, and TOML parameter tables as dotted keys. A name may
+be an explicit target (`package.module.Class`), and a TOML table may name its class beside its
+name (`class = "package.module:Class"`); `stores.plugins` resolves both.
 
 `stores.registry` (strategies) and `stores.decisions.registry` (decision policies) read specs
 the same way, so a command line that works for `--strategies` works for `--policies`; each
@@ -36,6 +38,20 @@ def check_variant(variant: Any, where: str, error: type[Exception]) -> str:
     if not isinstance(variant, str) or (variant and not VARIANT.fullmatch(variant)):
         raise error(f"{where}variant {variant!r}: expected a name of letters, digits, '_', '.' and '-'")
     return variant
+
+
+def config_target(entry: dict[str, Any], where: str, error: type[Exception]) -> str:
+    """A config table's explicit class, `class = "package.module:Class"` beside `name` (empty
+    when absent), or `error` naming `where`; with a class, `name` only labels the row, so it must
+    be a plain name."""
+    from stores.plugins import is_target
+
+    target = entry.get("class", "")
+    if not isinstance(target, str) or (target and not is_target(target)):
+        raise error(f"{where}class {target!r}: expected \"package.module:Class\"")
+    if target and not (isinstance(entry.get("name"), str) and VARIANT.fullmatch(entry["name"])):
+        raise error(f"{where}name {entry.get('name')!r}: expected a name of letters, digits, '_', '.' and '-'")
+    return target
 
 
 def split_spec(text: str, kind: str, error: type[Exception]) -> tuple[str, str, list[tuple[str, Any]]]:

@@ -26,11 +26,13 @@ def build(out: Path) -> Path:
     """Run the canonical suite into `out` (run id `canonical`) and return the run's folder."""
     from harness.format.loader import load_suite
     from harness.run.runner import execute
-    from stores.registry import REGISTRY, parse_specs
+    from plugin_dist import Plugins
+    from stores.registry import parse_specs
 
     mp = pytest.MonkeyPatch()
-    mp.setitem(REGISTRY, "broken", "shortcut_strategies:Broken")
-    mp.setitem(REGISTRY, "over_budget", "shortcut_strategies:OverBudget")
+    plugins = Plugins(out / "plugins", mp)  # registered as an installed package is (tests/plugin_dist.py)
+    plugins.strategy("broken", "shortcut_strategies:Broken")
+    plugins.strategy("over_budget", "shortcut_strategies:OverBudget")
     try:
         return execute(load_suite([str(ROOT / "datasets" / "canonical")]), parse_specs(canonical_strategies()), out,
                        run_id="canonical", seed=CANONICAL_SEED, command="tests: the shared canonical run").path

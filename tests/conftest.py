@@ -71,3 +71,12 @@ def canonical_run(tmp_path_factory) -> Path:
     with FileLock(str(root) + ".lock"):
         path = root / "canonical"
         return path if is_run(path) else build(root)
+
+
+@pytest.fixture
+def plugins(tmp_path_factory, monkeypatch):
+    """Register strategies, policies and criteria as an installed package would (tests/plugin_dist.py):
+    `plugins.strategy("broken", "shortcut_strategies:Broken")`; worker processes see them too."""
+    from plugin_dist import Plugins
+
+    return Plugins(tmp_path_factory.mktemp("plugins"), monkeypatch)

@@ -1,5 +1,5 @@
 """Strategies that exist only for tests of the harness's lifecycle and secrets (register them
-with `monkeypatch.setitem(REGISTRY, name, "fake_strategies:Class")`)."""
+as an installed package would, with the `plugins` fixture: `plugins.strategy(name, "fake_strategies:Class")`)."""
 
 from __future__ import annotations
 

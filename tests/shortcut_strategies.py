@@ -1,5 +1,6 @@
 """Strategies that exist only to prove generated suites cannot be solved by shortcuts (register
-one with `monkeypatch.setitem(REGISTRY, name, "shortcut_strategies:Class")`; never shipped)."""
+one as an installed package would, with the `plugins` fixture: `plugins.strategy(name,
+"shortcut_strategies:Class")`; never shipped)."""
 
 from __future__ import annotations
 

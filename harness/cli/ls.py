@@ -1,4 +1,9 @@
-"""`supportbench ls strategies|policies|scenarios|criteria|runs`."""
+"""`supportbench ls strategies|policies|scenarios|criteria|runs`.
+
+Strategies, policies and criteria say where each came from (`built-in`, or `plugin <package>
+<version>`, `stores.plugins`); an installed entry that cannot be used is one `problem:` line
+after the table naming its package, and the others are still listed.
+"""
 
 from __future__ import annotations
 
@@ -19,30 +24,50 @@ def main(args) -> int:
         from dataclasses import fields
 
         from stores.params import SECRET
-        from stores.registry import CONTROLS, REGISTRY, strategy_class
+        from stores.registry import CONTROLS, STRATEGIES, SpecError, strategy_class
 
-        t = Table("strategy", "capabilities", "parameters (defaults)", "")
-        for name in REGISTRY:
-            cls = strategy_class(name)
-            defaults = cls.Params()
+        t = Table("strategy", "capabilities", "parameters (defaults)", "from")
+        problems, installed = STRATEGIES.problems(), []
+        for name, entry in STRATEGIES.entries().items():
+            try:
+                cls = strategy_class(name)
+                defaults = cls.Params()
+            except (SpecError, TypeError, ValueError) as e:  # a broken plugin never hides the others
+                problems.append(str(e))
+                continue
             params = ", ".join(
                 f"{f.name}={SECRET} (from ${f.metadata['env']})" if f.metadata.get("secret") else f"{f.name}={getattr(defaults, f.name)!r}"
                 for f in fields(cls.Params))
-            t.add_row(name, ",".join(sorted(cls.capabilities)) or "-", params or "-", "control" if name in CONTROLS else "")
+            t.add_row(name, ",".join(sorted(cls.capabilities)) or "-", params or "-",
+                      "control" if name in CONTROLS else entry.origin)
+            if entry.origin != "built-in":
+                installed.append(f"{name}: {entry.where()} ({entry.target})")
         from stores.expiry import ExpiryParams
 
         # the stage is not a strategy of its own: any one takes it, `name:expiry=on,expiry.<rule>=v`
         rules = ", ".join(f"expiry.{f.name}={getattr(ExpiryParams(), f.name)!r}" for f in fields(ExpiryParams))
         t.add_row("(any):expiry=on", "+expiry", rules, "stage")
         out.print(t)
+        _problems(installed, "")  # the table stays narrow: the package and version of each plugin below it
+        _problems(problems)
     elif args.what == "policies":
-        from stores.decisions.registry import DEFAULT_POLICIES, POLICIES, describe
+        from stores.decisions.registry import DEFAULT_POLICIES, POLICY_REGISTRY, PolicySpecError, describe
 
-        t = Table("policy", "parameter", "default", "what it sets")
-        for name in POLICIES:
-            for i, (key, default, doc) in enumerate(describe(name)):
-                t.add_row(name if i == 0 else "", key, repr(default), doc)
+        t = Table("policy", "parameter", "default", "what it sets", "from")
+        problems, installed = POLICY_REGISTRY.problems(), []
+        for name, entry in POLICY_REGISTRY.entries().items():
+            try:
+                rows = describe(name)
+            except (PolicySpecError, TypeError, ValueError) as e:
+                problems.append(str(e))
+                continue
+            for i, (key, default, doc) in enumerate(rows):
+                t.add_row(name if i == 0 else "", key, repr(default), doc, entry.origin if i == 0 else "")
+            if entry.origin != "built-in":
+                installed.append(f"{name}: {entry.where()} ({entry.target})")
         out.print(t)
+        _problems(installed, "")
+        _problems(problems)
         out.print(f"default: --policies {','.join(DEFAULT_POLICIES)}; a variant: --policies 'session_state:hostile_streak=3'")
     elif args.what == "scenarios":
         from harness.cli.common import load_or_exit
@@ -52,13 +77,20 @@ def main(args) -> int:
             t.add_row(s.id, s.suite, str(len(s.subjects)), str(len(s.turns)), str(len(s.probes)), ",".join(s.tags), s.title)
         out.print(t)
     elif args.what == "criteria":
-        from harness.criteria import registry
+        from harness.criteria import problems, registry, source
 
-        t = Table("criterion", "group", "level", "metric", "needs", "what it checks")
+        installed = []
+        t = Table("criterion", "group", "level", "metric", "needs", "what it checks", "from")
         for c in registry().values():
             metric = c.metric.headline + "".join(f", {col.key}" for col in c.metric.columns)
-            t.add_row(c.key, c.group, c.level, metric, c.requires or "-", c.description.splitlines()[0] if c.description else c.title)
+            entry = source(c.key)
+            t.add_row(c.key, c.group, c.level, metric, c.requires or "-", c.description.splitlines()[0] if c.description else c.title,
+                      entry.origin if entry is not None else "code")
+            if entry is not None and entry.origin != "built-in":
+                installed.append(f"{c.key}: {entry.where()} ({entry.target})")
         out.print(t)
+        _problems(installed, "")
+        _problems(problems())
     else:
         from harness.analysis.results import list_runs, runs_root
 
@@ -77,3 +109,10 @@ def main(args) -> int:
                       str(c.get("scenarios", "")), str(c.get("probes", "")), "ok")
         out.print(t)
     return 0
+
+
+def _problems(lines: list[str], prefix: str = "problem: ") -> None:
+    """Lines after a table, unwrapped: where each plugin came from, or one per installed entry
+    that cannot be used."""
+    for line in lines:
+        out.print(f"{prefix}{line}", markup=False, soft_wrap=True)

@@ -20,14 +20,15 @@ def register(sub) -> None:
     p.add_argument("paths", nargs="*", help="scenario files or suite folders (default: datasets/canonical)")
     p.add_argument("--strategies", "-s", default=None,
                    help=f"comma-separated strategies, each optionally with :key=value overrides; 'default' names the "
-                        f"default set (default: {','.join(DEFAULT_STRATEGIES)})")
-    p.add_argument("--config", help="TOML file of [[strategy]] tables (name, variant, params); added to --strategies "
+                        f"default set (default: {','.join(DEFAULT_STRATEGIES)}); a name may be an installed package's "
+                        f"(supportbench ls strategies) or a class, package.module.Class (docs/extending.md)")
+    p.add_argument("--config", help="TOML file of [[strategy]] tables (name, class, variant, params); added to --strategies "
                                     "(with --config alone, only its strategies run: add '-s default' to keep the default set)")
     p.add_argument("--policies", "-p", default=None,
                    help="comma-separated decision policies, each optionally with :key=value overrides "
                         f"(default: {','.join(DEFAULT_POLICIES)}; 'none' for no decision axis)")
     p.add_argument("--policy-config", default=None,
-                   help="TOML file of [[policy]] tables (name, variant, params); added to --policies")
+                   help="TOML file of [[policy]] tables (name, class, variant, params); added to --policies")
     p.add_argument("--out", default=None, help="folder to write runs into (default: $SUPPORTBENCH_RUNS or runs/)")
     p.add_argument("--seed", type=int, default=0, help="seed for anything random (bootstrap intervals); default 0")
     p.add_argument("--run-id", default=None,
@@ -122,6 +123,10 @@ def main(args: argparse.Namespace) -> int:
 
     specs = specs_from(args)
     policies = policies_from(args, specs)
+    from harness.criteria import problems
+
+    for line in problems():  # an installed criteria module that cannot be used: its criteria are not in this run
+        console.print(f"warning: {line}; its criteria are left out of this run")
     out_dir = runs_root(args.out)
     check_destination(out_dir, args.run_id)  # exit 2 now, not after the work: run id taken, folder read-only...
     workers = max(1, args.workers)

@@ -18,17 +18,24 @@ criterion: `group` (one of `harness.criteria.groups.GROUPS`: which total it feed
 rows are labelled) and `metric` (`harness.criteria.metrics`: the headline and the columns
 beside it, and how a case without a verdict counts, e.g. `metric=prf(gold)` for precision,
 recall and F1).
+
+Criteria modules are found by the one registry mechanism (`stores.plugins`): the built-in
+modules (`MODULES`), then the `supportbench.criteria` entry points of installed packages, each
+naming a module whose `@criterion` functions register when it is imported. A plugin module that
+fails to import (or registers a key twice) is one line in `problems()` naming its package; the
+other criteria are still there.
 """
 
 from __future__ import annotations
 
-import importlib
+import sys
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Literal
 
 from harness.criteria.groups import DEFAULT as DEFAULT_GROUP
 from harness.criteria.groups import group as _group
 from harness.criteria.metrics import Mean, Metric, check_metric, metric_description
+from stores.plugins import Entry, Registry
 from harness.replay.probes import ProbeOutcome
 from harness.format.model import Probe, Scenario
 
@@ -126,34 +133,85 @@ MODULES = ("support", "extra", "reply", "expiry", "decisions")
 """The modules that register criteria, in the order of docs/criteria.md: the eight, the extras,
 then the reply and typed-memory criteria, the expiry stage's, then the decision criteria."""
 
-_loaded = False
+MODULE_REGISTRY = Registry("criterion", {m: f"{__name__}.{m}" for m in MODULES}, ValueError)
+"""The modules that register criteria: built-in, then installed (`supportbench.criteria`)."""
+
+_loaded_for: tuple[str, ...] | None = None
+_load_problems: dict[str, str] = {}
+_plugin_keys: dict[str, str] = {}
+"""Criterion key -> the target of the installed entry whose import registered it."""
+_stashed: dict[str, Criterion] = {}
+"""Installed criteria whose package has left the import path: out of the registry until it is back
+(its module stays imported, so it would not register them again)."""
 
 
 def _load() -> None:
-    global _loaded
-    for m in MODULES:
-        importlib.import_module(f"{__name__}.{m}")
+    global _loaded_for
+    path = tuple(sys.path)
+    entries = MODULE_REGISTRY.entries()
+    _load_problems.clear()
+    for entry in entries.values():
+        before = set(CRITERIA)
+        try:
+            MODULE_REGISTRY.load(entry)
+        except ValueError as e:  # a broken plugin: one line naming its package; the others stay
+            _load_problems[entry.name] = str(e)
+            continue
+        if entry.origin != "built-in":
+            _plugin_keys.update(dict.fromkeys(set(CRITERIA) - before, entry.target))
+    active = {e.target for e in entries.values() if e.origin != "built-in" and e.name not in _load_problems}
+    for key, target in _plugin_keys.items():
+        if target in active and key in _stashed:
+            CRITERIA[key] = _stashed.pop(key)
+        elif target not in active and key in CRITERIA:
+            _stashed[key] = CRITERIA.pop(key)
     # whichever module a caller imported first, the registry keeps the documented order
-    # (within a module, in registration order; criteria registered elsewhere, such as a test's, come last)
+    # (within a module, in registration order; plugins' next; criteria registered elsewhere, such as a test's, last)
     rank = {f"{__name__}.{m}": i for i, m in enumerate(MODULES)}
-    ordered = sorted(CRITERIA.items(), key=lambda kv: (rank.get(getattr(kv[1].fn, "__module__", ""), len(rank)),
+    ordered = sorted(CRITERIA.items(), key=lambda kv: (rank.get(getattr(kv[1].fn, "__module__", ""),
+                                                                len(rank) + (source(kv[0]) is None)),
                                                         _REGISTERED.get(kv[0], len(_REGISTERED))))
     CRITERIA.clear()
     CRITERIA.update(ordered)
-    _loaded = True
+    _loaded_for = path
 
 
 def registry() -> dict[str, Criterion]:
-    """All criteria (importing their modules on first use)."""
-    if not _loaded:
+    """All criteria (importing their modules on first use, and again when `sys.path` changed:
+    a worker process given the run's path finds the same installed criteria)."""
+    if _loaded_for != tuple(sys.path):
         _load()
     return CRITERIA
 
 
+def source(key: str) -> Entry | None:
+    """The registry entry (built-in module or plugin) a criterion was registered by; None for
+    one registered by code outside them (a test's)."""
+    c = CRITERIA.get(key)
+    module = getattr(getattr(c, "fn", None), "__module__", "") or ""
+    for entry in MODULE_REGISTRY.entries().values():
+        base = entry.target.partition(":")[0]
+        if module == base or module.startswith(base + "."):
+            return entry
+    return None
+
+
+def problems() -> list[str]:
+    """One line per installed criteria module that cannot be used, naming its package."""
+    registry()
+    return MODULE_REGISTRY.problems() + [_load_problems[k] for k in sorted(_load_problems)]
+
+
 def describe() -> list[dict[str, Any]]:
     """What a run manifest records of every criterion: key, title, group, level and metric."""
-    return [{"key": c.key, "title": c.title, "group": c.group, "level": c.level, "metric": metric_description(c.metric)}
-            for c in registry().values()]
+    out = []
+    for c in registry().values():
+        row = {"key": c.key, "title": c.title, "group": c.group, "level": c.level, "metric": metric_description(c.metric)}
+        entry = source(c.key)
+        if entry is not None and entry.origin != "built-in":
+            row["source"] = entry.manifest()
+        out.append(row)
+    return out
 
 
 def unsupported(c: Criterion) -> Score:

@@ -43,6 +43,9 @@ class StrategyEntry(_Entry):
     """Every effective parameter."""
     capabilities: list[str] = []
     """What the strategy answers beyond context (`health`, `handoff`, `gold`)."""
+    source: dict[str, str] = {}
+    """Where its class came from (`stores.plugins.Entry.manifest`): origin (`built-in`, `plugin`,
+    `target`), the resolved `module:Class`, the package and its version."""
 
 
 class DatasetFile(_Entry):

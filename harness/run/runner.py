@@ -414,6 +414,7 @@ def execute(
             "strategies": [
                 {"label": s.label, "name": s.name, "variant": s.variant, "overrides": s.public_overrides(),
                  "params": public_params(s.params()), "params_hash": s.params_hash(), "capabilities": _capabilities(s),
+                 "source": s.entry().manifest(),
                  **({"expiry": public_params(s.expiry_params())} if s.expiry is not None else {}),
                  **({"secrets": s.secret_paths()} if s.secret_paths() else {}),
                  "cost": run_costs.manifest_entry(spent, s.label)}
@@ -421,7 +422,7 @@ def execute(
             ],
             "policies": [
                 {"label": p.label, "name": p.name, "variant": p.variant, "overrides": [list(o) for o in p.overrides],
-                 "params": _plain(p.params()), "params_hash": p.params_hash()}
+                 "params": _plain(p.params()), "params_hash": p.params_hash(), "source": p.entry().manifest()}
                 for p in policies
             ],
             "datasets": suite_identity(scenarios),

@@ -16,7 +16,12 @@ alone decides what happens (it stops them), so no worker prints a traceback of i
 
 `open_pool` makes the pool (forkserver where available, else spawn); the run uses the same
 pool to check and load its scenario files (`harness.run.intake`) and then to run its shards.
-Each worker sets torch's thread count to the share of the cores the run decided for it (`stores.cpu`).
+Each worker sets torch's thread count to the share of the cores the run decided for it (`stores.cpu`),
+and takes the run's `sys.path` and environment: the fork server keeps the path and environment it
+was started with, so a package put on the path later (a team's plugin, `stores.plugins`) or a
+variable set later (a service's address, read by a `secret(env=...)` param) would be invisible
+to the workers; with the run's they read the same installed strategies, policies and criteria,
+and the same secrets.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from __future__ import annotations
 import os
 import select
 import signal
+import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -46,7 +52,7 @@ def open_pool(workers: int, preload: tuple[str, ...] = ("harness.run.runner",)):
 
     # decided here, once: a worker's own view of the load would count this run's processes
     return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=init_worker,
-                               initargs=(os.getpid(), workers, torch_threads(workers)))
+                               initargs=(os.getpid(), workers, torch_threads(workers), tuple(sys.path), dict(os.environ)))
 
 
 @contextmanager
@@ -63,10 +69,20 @@ def run_pool(workers: int):
     pool.shutdown(wait=True)
 
 
-def init_worker(run_pid: int, workers: int = 1, threads: int | None = None) -> None:
-    """Pool initializer: ignore SIGINT, exit as soon as the run process `run_pid` is gone, and
-    give torch this worker's share of the cores (one of `workers`; `threads`, as the run process
-    decided them, when given)."""
+def init_worker(run_pid: int, workers: int = 1, threads: int | None = None, path: tuple[str, ...] | None = None,
+                environ: dict[str, str] | None = None) -> None:
+    """Pool initializer: take the run's import `path` and environment, ignore SIGINT, exit as soon
+    as the run process `run_pid` is gone, and give torch this worker's share of the cores (one of
+    `workers`; `threads`, as the run process decided them, when given)."""
+    if environ is not None:
+        for key in set(os.environ) - set(environ):
+            del os.environ[key]
+        os.environ.update(environ)
+    if path is not None and tuple(sys.path) != path:
+        import importlib
+
+        sys.path[:] = list(path)  # the registries read installed entries again from it (`stores.plugins`)
+        importlib.invalidate_caches()
     from stores.retrieval.encoder import set_worker_share
 
     set_worker_share(workers, threads)

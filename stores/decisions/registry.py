@@ -5,20 +5,24 @@ The same shape as the strategy registry (`stores.registry`), on its own axis: a 
 `name[variant]:key=value`; a dotted key reaches a nested params dataclass
 (`session_state:producers.short_max_words=3`). A variant is its own row everywhere
 (`session_state[hostile_streak=3]`, or `session_state[strict]` when named).
+
+Names are found as strategies' are (`stores.plugins`): the built-in table, then the
+`supportbench.policies` entry points of installed packages, then an explicit target
+(`acme_policy.Policy` in a spec, `class = "acme_policy:Policy"` beside `name` in a config).
 """
 
 from __future__ import annotations
 
 import difflib
 import hashlib
-import importlib
 import json
 import math
 from dataclasses import asdict, dataclass, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, get_type_hints
 
-from stores.spec_text import check_variant, flatten, read_toml, split_list, split_spec
+from stores.plugins import Entry, Registry
+from stores.spec_text import check_variant, config_target, flatten, read_toml, split_list, split_spec
 
 POLICIES: dict[str, str] = {
     "session_state": "stores.decisions.session_state:SessionState",
@@ -33,15 +37,18 @@ class PolicySpecError(ValueError):
     """A policy name, parameter or config file that cannot be used."""
 
 
+POLICY_REGISTRY = Registry("policy", POLICIES, PolicySpecError)
+"""Built-in policies, then installed ones (`supportbench.policies` entry points), then targets."""
+
+
 def policy_class(name: str):
-    """Import and return the class registered under `name`, or fail with 'did you mean'."""
-    target = POLICIES.get(name)
-    if target is None:
-        close = difflib.get_close_matches(name, POLICIES, n=3)
-        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-        raise PolicySpecError(f"unknown policy {name!r}{hint} (known: {', '.join(POLICIES)})")
-    module, _, cls = target.partition(":")
-    return getattr(importlib.import_module(module), cls)
+    """Import and return the class `name` resolves to (built-in, installed or a target), or
+    fail with 'did you mean'; a class without a `Params` dataclass fails here."""
+    entry = POLICY_REGISTRY.entry(name)
+    found = POLICY_REGISTRY.load(entry)
+    if not isinstance(found, type) or not is_dataclass(getattr(found, "Params", None)):
+        raise PolicySpecError(f"policy {name!r} ({entry.target}) is not a policy class with a Params dataclass")
+    return found
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,17 @@ class PolicySpec:
     """Parameter overrides, sorted by key."""
     variant: str = ""
     """Optional variant name; the label becomes `name[variant]`."""
+    target: str = ""
+    """An explicit class (`module:Class`, a config's `class`) that `name` labels; empty: `name` is looked up."""
+
+    @property
+    def ref(self) -> str:
+        """What the registry resolves: the explicit target, else the name."""
+        return self.target or self.name
+
+    def entry(self) -> Entry:
+        """Where the policy comes from (built-in, plugin, target), for the manifest and `ls`."""
+        return POLICY_REGISTRY.entry(self.ref)
 
     @property
     def label(self) -> str:
@@ -66,16 +84,19 @@ class PolicySpec:
 
     def params(self):
         """The policy's frozen params with the overrides applied (validated and coerced)."""
-        base = policy_class(self.name).Params()
+        base = policy_class(self.ref).Params()
         return _apply(self.name, base, list(self.overrides))
 
     def build(self, **kwargs: Any):
         """A fresh policy instance (`kwargs` go to the constructor, e.g. `namespace=`)."""
-        return policy_class(self.name)(self.params(), **kwargs)
+        return policy_class(self.ref)(self.params(), **kwargs)
 
     def params_hash(self) -> str:
         """Stable hash of the name and the full effective params (defaults included)."""
-        payload = json.dumps({"name": self.name, "params": asdict(self.params())}, sort_keys=True, default=str)
+        body: dict[str, Any] = {"name": self.name, "params": asdict(self.params())}
+        if self.target:
+            body["target"] = self.target
+        payload = json.dumps(body, sort_keys=True, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
@@ -144,7 +165,8 @@ def _no_duplicates(specs: list[PolicySpec], where: str) -> None:
 
 
 def load_policy_config(path: str | Path) -> list[PolicySpec]:
-    """Policies from a TOML file: `[[policy]]` tables with `name`, optional `variant`, `params`."""
+    """Policies from a TOML file: `[[policy]]` tables with `name`, optional `variant`, `params`,
+    and `class = "module:Class"` (an explicit target the row is then named `name` for)."""
     path = Path(path)
     data = read_toml(path, "policy", PolicySpecError)
     entries = data.get("policy")
@@ -152,13 +174,15 @@ def load_policy_config(path: str | Path) -> list[PolicySpec]:
         raise PolicySpecError(f"{path}: expected one or more [[policy]] tables with a name")
     specs = []
     for i, entry in enumerate(entries):
-        if set(entry) - {"name", "variant", "params"} or "name" not in entry:
-            raise PolicySpecError(f"{path}: policy[{i}]: expected keys name, variant, params; got {', '.join(sorted(entry))}")
+        if not isinstance(entry, dict) or set(entry) - {"name", "class", "variant", "params"} or "name" not in entry:
+            got = ', '.join(sorted(entry)) if isinstance(entry, dict) else repr(entry)
+            raise PolicySpecError(f"{path}: policy[{i}]: expected keys name, class, variant, params; got {got}")
+        target = config_target(entry, f"{path}: policy[{i}]: ", PolicySpecError)
         try:
-            policy_class(entry["name"])
+            policy_class(target or entry["name"])
             params = flatten(entry.get("params") or {})
             variant = check_variant(entry.get("variant", ""), "", PolicySpecError)
-            spec = PolicySpec(entry["name"], tuple(sorted(params)), variant)
+            spec = PolicySpec(entry["name"], tuple(sorted(params)), variant, target)
             spec.params()
         except PolicySpecError as e:
             raise PolicySpecError(f"{path}: policy[{i}]: {e}") from None

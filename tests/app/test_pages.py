@@ -121,13 +121,13 @@ def test_leaderboard_shows_heatmap_totals_and_hides_controls_by_default(app_runs
     assert "token budget compliance" in gates.columns and (gates == "✓ pass").all().all()
 
 
-def test_leaderboard_gates_show_a_failing_gate_with_its_cases(tmp_path, monkeypatch):
+def test_leaderboard_gates_show_a_failing_gate_with_its_cases(tmp_path, monkeypatch, plugins):
     from fixture_runs import fixture_scenarios
 
     from harness.run.runner import execute
-    from stores.registry import REGISTRY, parse_specs
+    from stores.registry import parse_specs
 
-    monkeypatch.setitem(REGISTRY, "broken", "shortcut_strategies:Broken")
+    plugins.strategy("broken", "shortcut_strategies:Broken")
     run = execute(fixture_scenarios(), parse_specs("history_stuffing,broken:breaks=token_budget"), tmp_path,
                   run_id="20990101-000000-gates").path
     monkeypatch.setenv("SUPPORTBENCH_RUNS", str(tmp_path))
@@ -537,14 +537,14 @@ def test_a_failed_export_says_so_in_a_sentence_and_logs_the_rest(app_runs, caplo
     assert "unknown export format 'xml'" in caplog.text
 
 
-def test_an_over_budget_context_is_shown_as_the_criteria_judge_it_cut_at_the_budget(tmp_path, monkeypatch):
+def test_an_over_budget_context_is_shown_as_the_criteria_judge_it_cut_at_the_budget(tmp_path, monkeypatch, plugins):
     from fixture_runs import long_history
 
     from harness.run.runner import execute
     from stores.tokens import count_text_tokens
-    from stores.registry import REGISTRY, parse_specs
+    from stores.registry import parse_specs
 
-    monkeypatch.setitem(REGISTRY, "over_budget", "shortcut_strategies:OverBudget")
+    plugins.strategy("over_budget", "shortcut_strategies:OverBudget")
     run = execute([long_history()], parse_specs("over_budget"), tmp_path, run_id="20990101-000000-over").path
     monkeypatch.setenv("SUPPORTBENCH_RUNS", str(tmp_path))
     at = open_page("rankings", run=run.name, scenario="long-history", probe="p-long", strategies=["over_budget"])

@@ -124,5 +124,5 @@ def test_the_registry_keeps_the_documented_order_whichever_criteria_module_was_i
 
     documented = list(registry())
     monkeypatch.setattr(criteria, "CRITERIA", dict(reversed(list(registry().items()))))  # the expiry module first
-    monkeypatch.setattr(criteria, "_loaded", False)
+    monkeypatch.setattr(criteria, "_loaded_for", None)
     assert list(criteria.registry()) == documented

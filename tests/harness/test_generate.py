@@ -157,16 +157,16 @@ def test_identity_facts_come_from_varied_places_and_not_every_probe_needs_one(tm
 
 
 @pytest.mark.slow
-def test_no_positional_identity_rule_beats_0_6(tmp_path, monkeypatch):
+def test_no_positional_identity_rule_beats_0_6(tmp_path, plugins):
     """Pinning by position (the first turn, each session's first customer turn, the first session,
     or only the newest history) cannot pass identity persistence on a generated suite."""
-    from stores.registry import REGISTRY, parse_specs
+    from stores.registry import parse_specs
 
     from harness.analysis.aggregate import aggregate
     from harness.analysis.results import Results
     from harness.run.runner import execute
 
-    monkeypatch.setitem(REGISTRY, "pinned", "shortcut_strategies:Pinned")
+    plugins.strategy("pinned", "shortcut_strategies:Pinned")
     scenarios = _suite(tmp_path / "suite", "realistic", 60, 0)
     rules = ("first_turn", "first_customer_turns", "first_session", "newest")
     specs = parse_specs(",".join(f"pinned:rule={r}" for r in rules) + ",history_stuffing")

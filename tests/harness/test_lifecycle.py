@@ -13,12 +13,12 @@ from harness.analysis.results import Results
 from harness.analysis.cases import case_rows
 from harness.run.lifecycle import Instances, namespace, scope_for
 from harness.run.runner import execute, run_shard
-from stores.registry import REGISTRY, parse_spec
+from stores.registry import parse_spec
 
 
 @pytest.fixture
-def probe_strategy(monkeypatch, tmp_path):
-    monkeypatch.setitem(REGISTRY, "lifecycle_probe", "fake_strategies:LifecycleProbe")
+def probe_strategy(monkeypatch, tmp_path, plugins):
+    plugins.strategy("lifecycle_probe", "fake_strategies:LifecycleProbe")
     monkeypatch.setenv("SUPPORTBENCH_CACHE", str(tmp_path / "cache"))
     LOG.clear()
     return lambda spec="lifecycle_probe": parse_spec(spec)

@@ -58,14 +58,14 @@ def test_the_gold_side_door_opens_only_with_the_gold_capability():
     assert len(spy.gold) == len(spy.requests) == 1 and tuple(spy.gold[0]["include"]) == ("o-1",)
 
 
-def test_a_strategy_error_becomes_error_rows_and_the_run_goes_on(tmp_path, monkeypatch):
+def test_a_strategy_error_becomes_error_rows_and_the_run_goes_on(tmp_path, monkeypatch, plugins):
     from stores import registry
 
     class Broken(HistoryStuffing):
         def context(self, request):
             raise ValueError("index corrupted")
 
-    monkeypatch.setitem(registry.REGISTRY, "broken", f"{__name__}:Broken")
+    plugins.strategy("broken", f"{__name__}:Broken")
     globals()["Broken"] = Broken
     r = execute([outage_story()], parse_specs("broken,history_stuffing"), tmp_path)
     with Results(r.path) as res:
@@ -137,10 +137,10 @@ def test_each_outcome_carries_the_candidates_of_its_probe_in_the_check_replays()
     assert got["twice"] == ("a",)
 
 
-def test_self_recall_and_idempotency_fail_a_strategy_whose_reset_keeps_memory(tmp_path, monkeypatch):
+def test_self_recall_and_idempotency_fail_a_strategy_whose_reset_keeps_memory(tmp_path, monkeypatch, plugins):
     from stores import registry
 
-    monkeypatch.setitem(registry.REGISTRY, "keeps_memory", f"{__name__}:KeepsMemoryOnReset")
+    plugins.strategy("keeps_memory", f"{__name__}:KeepsMemoryOnReset")
     r = execute([on_story()], parse_specs("keeps_memory,history_stuffing"), tmp_path)
     bad, good = scores_of(r.path, "keeps_memory"), scores_of(r.path, "history_stuffing")
     assert bad["self_recall"][0] == "fail" and "b, came back among the candidates in the replay after reset()" in bad["self_recall"][1]
@@ -148,17 +148,17 @@ def test_self_recall_and_idempotency_fail_a_strategy_whose_reset_keeps_memory(tm
     assert good["self_recall"][0] == "ok" and good["idempotency"][0] == "ok"
 
 
-def test_a_strategy_raising_in_the_check_replays_gets_error_not_fail(tmp_path, monkeypatch):
+def test_a_strategy_raising_in_the_check_replays_gets_error_not_fail(tmp_path, monkeypatch, plugins):
     from stores import registry
 
-    monkeypatch.setitem(registry.REGISTRY, "strict", f"{__name__}:RaisesOnRedelivery")
+    plugins.strategy("strict", f"{__name__}:RaisesOnRedelivery")
     r = execute([on_story()], parse_specs("strict"), tmp_path)
     status, why = scores_of(r.path, "strict")["idempotency"]
     assert status == "error" and "KeyError" in why and "already observed a" in why and "differed" not in why
     assert scores_of(r.path, "strict")["self_recall"][0] == "ok"
 
 
-def test_a_strategy_that_cannot_be_built_owes_error_rows_even_for_its_capabilities(tmp_path, monkeypatch):
+def test_a_strategy_that_cannot_be_built_owes_error_rows_even_for_its_capabilities(tmp_path, monkeypatch, plugins):
     from stores.session.session_aware import SessionAware
 
     class Unbuildable(SessionAware):
@@ -168,7 +168,7 @@ def test_a_strategy_that_cannot_be_built_owes_error_rows_even_for_its_capabiliti
     globals()["Unbuildable"] = Unbuildable
     from stores import registry
 
-    monkeypatch.setitem(registry.REGISTRY, "unbuildable", f"{__name__}:Unbuildable")
+    plugins.strategy("unbuildable", f"{__name__}:Unbuildable")
     monkeypatch.setattr(Unbuildable, "Params", SessionAware.Params)
     from dataclasses import replace
 
@@ -256,10 +256,10 @@ class RemembersEveryDelivery(HistoryStuffing):
         super().observe(event)
 
 
-def test_idempotency_fails_a_strategy_that_remembers_a_redelivered_turn_twice(tmp_path, monkeypatch):
+def test_idempotency_fails_a_strategy_that_remembers_a_redelivered_turn_twice(tmp_path, monkeypatch, plugins):
     from stores import registry
 
-    monkeypatch.setitem(registry.REGISTRY, "doubles", f"{__name__}:RemembersEveryDelivery")
+    plugins.strategy("doubles", f"{__name__}:RemembersEveryDelivery")
     r = execute([on_story()], parse_specs("doubles"), tmp_path)
     status, why = scores_of(r.path, "doubles")["idempotency"]
     assert status == "fail" and "p (with every event delivered twice)" in why and "after reset" not in why

@@ -14,7 +14,7 @@ from harness.analysis.results import Results
 from harness.run.runner import execute
 from stores.retrieval.history_stuffing import HistoryStuffing
 from stores.protocol import HealthFactor, HealthReport
-from stores.registry import REGISTRY, parse_specs
+from stores.registry import parse_specs
 
 
 class SteadyHealth(HistoryStuffing):
@@ -46,9 +46,8 @@ class BrokenHealth(SteadyHealth):
 
 
 @pytest.fixture
-def fakes(monkeypatch):
-    for cls in (SteadyHealth, FlakyHealth, BrokenHealth):
-        monkeypatch.setitem(REGISTRY, cls.name, f"{__name__}:{cls.__name__}")
+def fakes(plugins):
+    plugins.install({"strategy": {cls.name: f"{__name__}:{cls.__name__}" for cls in (SteadyHealth, FlakyHealth, BrokenHealth)}})
 
 
 def suite():

@@ -72,9 +72,9 @@ def test_killing_a_run_midway_leaves_no_partial_run(tmp_path):
                 time.sleep(0.2)
                 return super().context(request)
 
-        registry.REGISTRY["slow"] = "__main__:Slow"
         scenarios = [outage_story(f"s{{i}}") for i in range(200)]
-        execute(scenarios, registry.parse_specs("slow"), {str(tmp_path)!r}, shard_size=1)
+        slow = registry.StrategySpec("slow", target="__main__:Slow")  # an explicit target, as `class =` in a config
+        execute(scenarios, [slow], {str(tmp_path)!r}, shard_size=1)
         """
     )
     proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)

@@ -11,15 +11,15 @@ from harness.analysis.results import Results
 from harness.ci.baseline import build_baseline, load_baseline
 from harness.cli import main as cli
 from harness.run.runner import execute
-from stores.registry import REGISTRY, parse_spec
+from stores.registry import parse_spec
 
 KEY_FROM_ENV = "sk-live-ENV-7f3a9c"
 KEY_GIVEN = "sk-live-SPEC-41d2e8"
 
 
 @pytest.fixture
-def needs_key(monkeypatch, tmp_path):
-    monkeypatch.setitem(REGISTRY, "needs_key", "fake_strategies:NeedsKey")
+def needs_key(monkeypatch, tmp_path, plugins):
+    plugins.strategy("needs_key", "fake_strategies:NeedsKey")
     monkeypatch.setenv("SUPPORTBENCH_FAKE_KEY", KEY_FROM_ENV)
     monkeypatch.setenv("SUPPORTBENCH_CACHE", str(tmp_path / "cache"))
 

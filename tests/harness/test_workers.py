@@ -68,3 +68,24 @@ def test_an_unknown_executor_leaves_no_run_behind(scenarios, tmp_path):
     with pytest.raises(ValueError, match=r"^unknown executor 'nope' \(known: process, dask\)$"):
         execute(scenarios, parse_specs("oracle"), tmp_path, run_id="bad", workers=2, executor="nope")
     assert not any(tmp_path.iterdir())
+
+
+def _what_a_worker_sees(key: str) -> tuple[str | None, list[str]]:
+    import os
+    import sys
+
+    return os.environ.get(key), list(sys.path)
+
+
+def test_workers_take_the_run_s_environment_and_import_path_even_from_an_older_fork_server(tmp_path, monkeypatch):
+    """The fork server keeps what it started with; a variable or a path set afterwards (a service's
+    address, a plugin's folder) still reaches the workers of the next pool."""
+    from harness.run.workers import open_pool
+
+    with open_pool(2) as pool:  # the fork server is up before the changes
+        assert pool.submit(_what_a_worker_sees, "SB_WORKER_PROBE").result()[0] is None
+    monkeypatch.setenv("SB_WORKER_PROBE", "seen")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with open_pool(2) as pool:
+        env, path = pool.submit(_what_a_worker_sees, "SB_WORKER_PROBE").result()
+    assert env == "seen" and path[0] == str(tmp_path)

@@ -69,7 +69,7 @@ def test_every_default_lies_in_its_declared_range():
 
 
 TOML = {
-    "shape-list-of-ints.toml": "strategy[0]: expected a table with keys name, variant, params, expiry; got 1",
+    "shape-list-of-ints.toml": "strategy[0]: expected a table with keys name, class, variant, params, expiry; got 1",
     "shape-name-number.toml": "strategy[0]: a strategy name is a string, got 5",
     "shape-params-string.toml": "strategy[0]: params: expected a table of parameter = value, got 'x'",
     "shape-variant.toml": "strategy[0]: variant 'a]b': expected a name of letters, digits",

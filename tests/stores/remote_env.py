@@ -3,7 +3,8 @@
 `mem0` needs the pinned `mem0ai` package: without it its tests skip locally and fail under
 CI=true (CI installs the project's pins). `hindsight` and `statewave` need a server: their
 live tests run only when `HINDSIGHT_URL` / `STATEWAVE_URL` is set; their wire contracts run
-everywhere on recorded pairs.
+everywhere on recorded pairs. `http` runs everywhere against the reference server of its
+protocol (tests/http_reference.py, over `session_aware`, on 127.0.0.1), started once per session.
 """
 
 from __future__ import annotations
@@ -38,9 +39,24 @@ def need_server(name: str) -> str:
     return url
 
 
+_REFERENCE: dict[str, str] = {}
+
+
+def reference_url() -> str:
+    """The URL of this session's reference server of the http protocol (started on first use)."""
+    if "url" not in _REFERENCE:
+        from http_reference import ReferenceService
+
+        _REFERENCE["url"] = ReferenceService("session_aware").serve()
+    return _REFERENCE["url"]
+
+
 def runnable(name: str) -> None:
-    """Skip a registered strategy's contract test when what it needs is not here."""
+    """Skip a registered strategy's contract test when what it needs is not here (`http` gets the
+    reference server through its environment variable)."""
     if name == "mem0":
         need_mem0()
+    elif name == "http":
+        os.environ["SUPPORTBENCH_HTTP_URL"] = reference_url()
     elif name in LIVE_URL:
         need_server(name)

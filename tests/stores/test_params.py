@@ -7,12 +7,12 @@ from dataclasses import dataclass
 import pytest
 
 from stores.params import SECRET, hashed_params, public_params, redact, secret, secret_fields, secret_problems
-from stores.registry import REGISTRY, SpecError, parse_spec
+from stores.registry import SpecError, parse_spec
 
 
 @pytest.fixture
-def needs_key(monkeypatch):
-    monkeypatch.setitem(REGISTRY, "needs_key", "fake_strategies:NeedsKey")
+def needs_key(monkeypatch, plugins):
+    plugins.strategy("needs_key", "fake_strategies:NeedsKey")
     monkeypatch.delenv("SUPPORTBENCH_FAKE_KEY", raising=False)
 
 
@@ -74,7 +74,7 @@ def test_redact_replaces_every_secret_value_longest_first():
         f"run --strategies x:api_key={SECRET},y:k={SECRET}"
 
 
-def test_a_strategy_class_with_a_non_string_secret_is_refused(monkeypatch):
+def test_a_strategy_class_with_a_non_string_secret_is_refused(monkeypatch, plugins):
     import fake_strategies
 
     @dataclass(frozen=True)
@@ -85,6 +85,6 @@ def test_a_strategy_class_with_a_non_string_secret_is_refused(monkeypatch):
         Params = BadParams
 
     monkeypatch.setattr(fake_strategies, "BadSecret", BadSecret, raising=False)
-    monkeypatch.setitem(REGISTRY, "bad_secret", "fake_strategies:BadSecret")
+    plugins.strategy("bad_secret", "fake_strategies:BadSecret")
     with pytest.raises(SpecError, match="port is secret but typed"):
         parse_spec("bad_secret")

@@ -72,10 +72,10 @@ def test_a_claim_without_its_method_and_signature_is_named(cls, problems):
     assert contract_problems(cls) == problems
 
 
-def test_the_registry_refuses_a_class_that_breaks_its_claims(monkeypatch):
+def test_the_registry_refuses_a_class_that_breaks_its_claims(monkeypatch, plugins):
     import fake_strategies
 
     monkeypatch.setattr(fake_strategies, "ClaimsHealthWithout", ClaimsHealthWithout, raising=False)
-    monkeypatch.setitem(REGISTRY, "claims_health", "fake_strategies:ClaimsHealthWithout")
+    plugins.strategy("claims_health", "fake_strategies:ClaimsHealthWithout")
     with pytest.raises(SpecError, match="does not keep the strategy protocol: ClaimsHealthWithout claims the 'health'"):
         parse_spec("claims_health")

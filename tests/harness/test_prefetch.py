@@ -6,7 +6,7 @@ import pytest
 
 import harness.run.runner as runner
 from helpers import outage_story, probe, scenario, turn
-from harness.run.replay import scenario_texts
+from harness.replay.probes import scenario_texts
 from harness.run.runner import execute, run_shard
 from stores.registry import parse_specs
 from stores.retrieval import encoder as enc

@@ -63,7 +63,10 @@ def load_average() -> str:
 
 def suite_texts(suite: str, code: Path) -> list[str]:
     """The distinct non-empty texts an embedding run of `suite` encodes (read with `code`'s loader)."""
-    script = ("import json, sys; from harness.format.loader import load_suite; from harness.run.replay import scenario_texts; "
+    script = ("import json, sys; from harness.format.loader import load_suite\n"
+              "try:\n    from harness.replay.probes import scenario_texts\n"
+              "except ImportError:  # a checkout from before replay had its own package\n"
+              "    from harness.run.replay import scenario_texts\n"
               "s = load_suite([sys.argv[1]]); "
               "print(json.dumps(list(dict.fromkeys(t for x in s for t in scenario_texts(x) if t.strip()))))")
     out = subprocess.run([sys.executable, "-c", script, suite], env={**_env(), "PYTHONPATH": str(code)},

@@ -29,10 +29,13 @@ userinfo, by the URL rule.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+import sys
 import threading
-from typing import Any, Iterable, Mapping
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator, Mapping
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 SECRET = "<secret>"
@@ -213,6 +216,50 @@ def redact_url(text: str) -> str:
     return text
 
 
+class ScrubFilter(logging.Filter):
+    """A logging filter that scrubs each record's message (add it to a logger whose records may
+    quote a secret: an exception from a remote service's client, say)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = scrub(message)
+        if clean != message:
+            record.msg, record.args = clean, ()
+        return True
+
+
+class ScrubbedStream:
+    """A text stream that scrubs what is written through it, and is otherwise the stream it
+    wraps (`scrubbed_output` puts one over stdout and stderr while a command runs)."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def write(self, text: str) -> int:
+        self._inner.write(scrub(text))
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+@contextmanager
+def scrubbed_output() -> Iterator[None]:
+    """While the block runs, everything printed to `sys.stdout` and `sys.stderr` (rich's consoles,
+    `print`, logging's last-resort handler, warnings) is scrubbed."""
+    register_environment()
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = ScrubbedStream(saved[0]), ScrubbedStream(saved[1])
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
 def register_all(values: Iterable[str]) -> None:
     """`register` each of `values`."""
     for v in values:
@@ -221,4 +268,4 @@ def register_all(values: Iterable[str]) -> None:
 
 __all__ = ["SECRET", "MIN_LENGTH", "SECRET_ENV", "URL_USERINFO", "URL_KEY_PARAM", "declare_env", "spellings", "register",
            "register_url", "register_environment", "register_all", "registered", "scrub", "scrub_data", "redact_url",
-           "secret_name"]
+           "secret_name", "ScrubFilter", "ScrubbedStream", "scrubbed_output"]

@@ -85,6 +85,14 @@ def one_line(e: BaseException) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from stores.redaction import scrubbed_output
+
+    # every secret of the environment is registered, and nothing printed carries one
+    with scrubbed_output():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     with _terminate_cleanly():
         try:

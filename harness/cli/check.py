@@ -21,6 +21,7 @@ def register(sub) -> None:
 
 
 def main(args) -> int:
+    from stores.redaction import scrub
     from harness.ci.baseline import BaselineError, load_baseline
     from harness.ci.check import check_run
     from harness.ci.junit import check_junit, write_junit
@@ -56,7 +57,7 @@ def main(args) -> int:
     if args.summary:
         Path(args.summary).parent.mkdir(parents=True, exist_ok=True)
         with open(args.summary, "a") as f:  # append: $GITHUB_STEP_SUMMARY may hold other steps' output
-            f.write(check_markdown(result, args.baseline, source))
+            f.write(scrub(check_markdown(result, args.baseline, source)))  # the one scrubber: no secret in CI's summary
     if args.junit:
         write_junit(check_junit(result), args.junit)
         console.print(f"wrote JUnit to {args.junit}", markup=False)

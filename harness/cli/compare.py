@@ -71,5 +71,7 @@ def main(args) -> int:
     print(text, end="")
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text)
+        from harness.run.runstore import write_text_atomic
+
+        write_text_atomic(args.out, text)  # scrubbed, like every file the project writes
     return 1 if args.fail_on_regression and len(result.regressions) else 0

@@ -22,7 +22,8 @@ from typing import Any, Callable, Mapping, Sequence
 import pyarrow as pa
 
 from stores.decisions.registry import PolicySpec
-from stores.params import public_params, redact
+from stores.params import public_params
+from stores.redaction import register_all, register_url, scrub
 from stores.registry import StrategySpec, strategy_class
 from stores.tokens import TOKENIZER_ID
 
@@ -110,10 +111,33 @@ def run_policy(scenario: Scenario, spec: PolicySpec, buf: TableBuffer, *, run_id
 
 
 def _redactor(spec: StrategySpec) -> Callable[[str | None], str | None]:
-    """What hides the spec's secret values in text the run writes (an error message quoting a
-    request, say); the identity for a spec without secrets."""
-    values = spec.secret_values()
-    return (lambda text: redact(text, values) if text else text) if values else (lambda text: text)
+    """What hides secrets in text the run writes (an error message quoting a request, say): the
+    project's one scrubber (`stores.redaction`), with the spec's secret values registered."""
+    register_specs([spec])
+    return lambda text: scrub(text) if text else text
+
+
+def register_specs(specs: Sequence[StrategySpec] = (), policies: Sequence[PolicySpec] = ()) -> None:
+    """Register every secret the specs run with (their secret params, the credentials of any URL
+    among their params) with `stores.redaction`, in this process: a worker process calls it
+    for the specs it was sent."""
+    for s in specs:
+        register_all(s.secret_values())
+        for value in _strings(public_params(s.params())):
+            register_url(value)
+    for p in policies:
+        for value in _strings(asdict(p.params())):
+            register_url(value)
+
+
+def _strings(data: Any) -> list[str]:
+    if isinstance(data, str):
+        return [data]
+    if isinstance(data, dict):
+        return [s for v in data.values() for s in _strings(v)]
+    if isinstance(data, (list, tuple)):
+        return [s for v in data for s in _strings(v)]
+    return []
 
 
 def _hidden(s: Score, hide: Callable[[str | None], str | None]) -> Score:
@@ -131,6 +155,7 @@ def run_shard(
     time). `run_id` names the run in every strategy instance's scope (`stores.protocol.Scope`);
     `costs`, when given, gathers what each strategy cost (`harness.run.costs`). With `sinks`,
     the candidates and health rows go there as they are produced instead (`TableBuffer`)."""
+    register_specs(specs, policies)
     buf = TableBuffer(sinks)
     for s in scenarios:
         s = scenario_of(s)
@@ -335,7 +360,7 @@ def execute(
     threads = torch_threads(workers if executor == "process" else max(workers, 1))
     started = datetime.now(timezone.utc)
     run_id = run_id or new_run_id(started)
-    secrets = [v for s in specs for v in s.secret_values()]  # what the manifest's command line must not show
+    register_specs(specs, policies)  # what no file of the run may hold (the manifest's command line included)
     writer = RunWriter(out_dir, run_id)
     run_id = writer.run_id  # the id the run is written under is the one every strategy scope is named by
     t0 = time.perf_counter()
@@ -364,7 +389,7 @@ def execute(
             "started": started.isoformat(),
             "finished": datetime.now(timezone.utc).isoformat(),
             "package": "supportbench",
-            "command": redact(command or " ".join(sys.argv), secrets),
+            "command": scrub(command or " ".join(sys.argv)),
             "seed": seed,
             "tokenizer": TOKENIZER_ID,
             "strategies": [

@@ -157,7 +157,8 @@ def missing_run(wanted: str, labels: dict[str, str], damaged: Sequence[Any] = ()
         st.error(f"The link asks for run `{wanted}`, which is damaged and cannot be read: {broken.problem}. "
                  "Nothing of another run is shown in its place.", icon=":material/search_off:")
     else:
-        st.error(f"The link asks for run `{wanted}`, which is not in the runs folder (`{root()}`). It may have been "
+        # the run only: the folder's absolute path is this machine's business, not a visitor's
+        st.error(f"The link asks for run `{wanted}`, which is not in the runs folder. It may have been "
                  "deleted, renamed, or written on another machine. Nothing of another run is shown in its place.",
                  icon=":material/search_off:")
     pick = st.selectbox(f"Open one of the {len(labels)} runs that exist", list(labels), index=None,

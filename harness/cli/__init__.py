@@ -94,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
+    from harness.analysis.visible import visible
+
     args = build_parser().parse_args(argv)
     with _terminate_cleanly():
         try:
@@ -106,11 +108,11 @@ def _main(argv: list[str] | None) -> int:
             return 143
         except Exception as e:
             if unusable(e):
-                print(f"error: {one_line(e)}", file=sys.stderr)
+                print(f"error: {visible(one_line(e))}", file=sys.stderr)
                 return 2
             if os.environ.get("SUPPORTBENCH_TRACEBACK"):
                 raise
-            print(f"internal error: {type(e).__name__}: {one_line(e)} (a bug in supportbench; "
+            print(f"internal error: {type(e).__name__}: {visible(one_line(e))} (a bug in supportbench; "
                   "rerun with SUPPORTBENCH_TRACEBACK=1 to see where)", file=sys.stderr)
             return 3
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.cli.common import console
+from harness.cli.common import console, say
 
 
 def register(sub) -> None:
@@ -53,7 +53,7 @@ def main(args) -> int:
         console.print("UNUSABLE (exit 2)", markup=False)
         return 2
     source = str(base.source.get("run_id") or "")
-    print(check_markdown(result, args.baseline, source) if args.format == "md" else check_text(result, args.baseline, source))
+    say((check_markdown(result, args.baseline, source) if args.format == "md" else check_text(result, args.baseline, source)) + "\n")
     if args.summary:
         Path(args.summary).parent.mkdir(parents=True, exist_ok=True)
         with open(args.summary, "a") as f:  # append: $GITHUB_STEP_SUMMARY may hold other steps' output

@@ -5,13 +5,40 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from rich import table as rich_table
 from rich.console import Console
+
+from harness.analysis.visible import visible
+
+
+class SafeConsole(Console):
+    """A console whose text arguments are shown as text: control and bidirectional characters
+    escaped (`harness.analysis.visible`), so a run's name or a scenario's title cannot move the
+    cursor, forge a line or read backwards; a message's own newlines are kept."""
+
+    def print(self, *objects, **kwargs) -> None:  # type: ignore[override]
+        super().print(*(visible(o, lines=True) if isinstance(o, str) else o for o in objects), **kwargs)
+
+
+class Table(rich_table.Table):
+    """A rich table whose cells are shown as text: every control character escaped, newlines
+    included (one row is one line of data)."""
+
+    def add_row(self, *cells, **kwargs) -> None:  # type: ignore[override]
+        super().add_row(*(visible(c) if isinstance(c, str) else c for c in cells), **kwargs)
+
 
 # markup off: labels like `session_aware[no_repeat_boost]` and specs like `tfidf[v1:top_k=3` are
 # user text, which rich would otherwise read as style tags and swallow; soft wrap keeps one
 # message on one line whatever the terminal width
-console = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
-out = Console(highlight=False, soft_wrap=True, markup=False)
+console = SafeConsole(stderr=True, highlight=False, soft_wrap=True, markup=False)
+out = SafeConsole(highlight=False, soft_wrap=True, markup=False)
+
+
+def say(text: str, *, file=None) -> None:
+    """`print` for a command's plain text output (a report, a path): control characters escaped,
+    its lines kept."""
+    print(visible(text, lines=True), file=file if file is not None else sys.stdout, end="")
 
 DEFAULT_SUITE = Path("datasets/canonical")
 

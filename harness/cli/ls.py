@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from rich.table import Table
 
-from harness.cli.common import out
+from harness.cli.common import Table, out
 
 
 def register(sub) -> None:

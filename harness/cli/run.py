@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from stores.decisions.registry import DEFAULT_POLICIES, PolicySpecError, load_policy_config, parse_policies
 from stores.registry import DEFAULT_STRATEGIES, SpecError, load_config, parse_specs
 
-from harness.cli.common import console, load_or_exit
+from harness.cli.common import console, load_or_exit, say
 
 
 def register(sub) -> None:
@@ -173,7 +173,7 @@ def _run(args, specs, policies, out_dir, scenarios, workers: int, pool) -> int:
         with Results(result.path) as res:
             write_junit(run_junit(res), args.junit)
         console.print(f"wrote JUnit to {args.junit}")
-    print(result.path)
+    say(f"{result.path}\n")
     if errors and args.strict:
         console.print(f"--strict: {len(errors)} strategy(ies) raised; exit 1")
         return 1

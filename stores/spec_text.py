@@ -14,6 +14,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from stores.files import CONFIG_BYTES, read_text_capped
 from stores.redaction import register_url
 
 VARIANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -101,7 +102,7 @@ def read_toml(path: Path, table: str, error: type[Exception]) -> dict[str, Any]:
     """The TOML document at `path`, or `error` in one line naming the file: missing, a folder,
     not UTF-8, unreadable, or not valid TOML (`table` names the tables the file should hold)."""
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(read_text_capped(path, CONFIG_BYTES))
     except FileNotFoundError:
         raise error(f"{path}: no such {table} config") from None
     except IsADirectoryError:

@@ -43,12 +43,22 @@ def say(text: str, *, file=None) -> None:
 DEFAULT_SUITE = Path("datasets/canonical")
 
 
+def exit_if_missing(paths: list[str]) -> None:
+    """Exit 2 (unusable input, not an invalid scenario) when a given path does not exist."""
+    missing = [p for p in paths if not Path(p).exists()]
+    if missing:
+        for p in missing:
+            console.print(f"error: {p}: no such file or folder")
+        sys.exit(2)
+
+
 def load_or_exit(paths: list[str], pool=None, workers: int = 1):
-    """Load and validate scenarios; on any problem print every issue and exit 1. With a worker
-    `pool` (`harness.run.workers.open_pool`), the workers check and load the files and this
-    returns handles to them (`harness.run.intake`)."""
+    """Load and validate scenarios; on any problem print every issue and exit 1 (a path that
+    does not exist: exit 2). With a worker `pool` (`harness.run.workers.open_pool`), the workers
+    check and load the files and this returns handles to them (`harness.run.intake`)."""
     from harness.format.loader import ScenarioError, load_suite
 
+    exit_if_missing(paths)
     try:
         if pool is not None:
             from harness.run.intake import load_in_workers

@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from stores.files import MANIFEST_BYTES, read_text_capped
 from stores.redaction import SECRET, URL_KEY_PARAM, URL_USERINFO, registered, scrub, scrub_data
 
 from harness.run.destination import (TMP_PREFIX, DestinationError, check_destination, check_run_id, collect_stale,
@@ -263,7 +264,7 @@ def read_manifest(run: str | Path) -> dict[str, Any]:
     """The run's manifest, or `UnusableRun` naming the file and what was expected."""
     path = Path(run) / MANIFEST
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_text_capped(path, MANIFEST_BYTES))
     except FileNotFoundError:
         raise UnusableRun(f"{path}: missing; expected the manifest of a complete run") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:

@@ -13,6 +13,7 @@ import itertools
 import json
 import sys
 import time
+import uuid
 from contextlib import ExitStack, nullcontext
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
@@ -88,14 +89,18 @@ def run_policy(scenario: Scenario, spec: PolicySpec, buf: TableBuffer, *, run_id
     as `UnavailablePolicy`, so each of its cases is an `error` row naming why.
     """
     groups = {k: c.group for k, c in criteria_registry().items()}
-    ns = namespace(run_id, spec.label, scenario.suite, scenario.id, "policy")
+    # unique to this attempt: a rerun under the same run id (a CI retry) shares no state with the
+    # first attempt's, whose keys a shared Redis would otherwise keep for a day
+    ns = namespace(run_id, spec.label, scenario.suite, scenario.id, f"policy-{uuid.uuid4().hex}")
     try:
         policy = spec.build(namespace=ns)
     except Exception as exc:
         policy = UnavailablePolicy(f"could not build policy {spec.label!r}: {type(exc).__name__}: {exc}")
+    _clear(policy)  # cleared at the start and at the end: nothing of the attempt outlives it
     try:
         outcomes = replay_policy(scenario, policy)
     finally:
+        _clear(policy)
         try:
             policy.close()
         except Exception:
@@ -108,6 +113,15 @@ def run_policy(scenario: Scenario, spec: PolicySpec, buf: TableBuffer, *, run_id
             buf.add_scores(spec.label, spec.name, scenario, o.turn.id, scored, groups)
         cases += int(o.is_case)
     return cases
+
+
+def _clear(policy: Any) -> None:
+    """Drop the policy's session state (its locker's namespace); a locker that cannot be reached
+    is left alone here, its outage shows on the turns that need it."""
+    try:
+        policy.reset()
+    except Exception:
+        pass
 
 
 def _redactor(spec: StrategySpec) -> Callable[[str | None], str | None]:

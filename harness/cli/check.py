@@ -61,4 +61,13 @@ def main(args) -> int:
     if args.junit:
         write_junit(check_junit(result), args.junit)
         console.print(f"wrote JUnit to {args.junit}", markup=False)
+    from harness.cli.run import outages
+
+    down = outages(path)
+    if down:  # an outage, not a regression: the decision cases of these policies measured nothing
+        for label, o in down:
+            console.print(f"OUTAGE: policy {label}: the session locker was unreachable on {o['events']} event(s) "
+                          f"(first: {o['first']}); its decision cases measured the outage, not the policy", markup=False)
+        console.print("UNUSABLE (exit 2): rerun with the locker reachable", markup=False)
+        return 2
     return result.exit_code

@@ -114,6 +114,22 @@ def warn_errors(errors: list[tuple[str, int, int, str]]) -> None:
             console.print(f"warning: strategy {label} raised on {n_err} of {n} cases. First error: {first}")
 
 
+def outages(path) -> list[tuple[str, dict]]:
+    """(policy label, its `outage` entry) for each policy whose locker could not be reached during
+    the run without a scripted fault (the manifest's record)."""
+    from harness.run.runstore import read_manifest
+
+    return [(p["label"], p["outage"]) for p in read_manifest(path).get("policies", []) if p.get("outage")]
+
+
+def warn_outages(path) -> None:
+    """Say loudly which policies ran through a real locker outage: their decisions on those turns
+    measured the outage (fail open), not the policy."""
+    for label, o in outages(path):
+        console.print(f"WARNING: policy {label}: the session locker was unreachable on {o['events']} event(s) in "
+                      f"{o['scenarios']} scenario(s), with no fault scripted; those decisions failed open. First: {o['first']}")
+
+
 def main(args: argparse.Namespace) -> int:
     from harness.analysis.results import runs_root
     from harness.run.destination import check_destination
@@ -166,6 +182,7 @@ def _run(args, specs, policies, out_dir, scenarios, workers: int, pool) -> int:
     console.print(f"{result.scenarios} scenarios, {result.probes} probes in {result.seconds:.1f}s")
     errors = strategy_errors(result.path)
     warn_errors(errors)
+    warn_outages(result.path)
     if args.junit:
         from harness.ci.junit import run_junit, write_junit
         from harness.analysis.results import Results

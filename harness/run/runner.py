@@ -397,6 +397,7 @@ def execute(
             for index, shard in shards:
                 write_shard(writer.tmp, index, shard, specs, counting, run_id, {}, policies)
         spent = run_costs.collect(writer.tmp)
+        down = locker_outages(writer.tmp)
         manifest = {
             "run_id": run_id,
             "name": name.strip(),
@@ -416,7 +417,8 @@ def execute(
             ],
             "policies": [
                 {"label": p.label, "name": p.name, "variant": p.variant, "overrides": [list(o) for o in p.overrides],
-                 "params": _plain(p.params()), "params_hash": p.params_hash()}
+                 "params": _plain(p.params()), "params_hash": p.params_hash(),
+                 **({"outage": down[p.label]} if p.label in down else {})}
                 for p in policies
             ],
             "datasets": suite_identity(scenarios),
@@ -432,6 +434,26 @@ def execute(
         writer.abort()
         raise
     return RunResult(run_id, path, probes, len(scenarios), time.perf_counter() - t0)
+
+
+def locker_outages(folder: str | Path) -> dict[str, dict[str, Any]]:
+    """Per policy label, the events on which its locker could not be reached without a scripted
+    fault (`decisions.outage`): how many, in how many scenarios, and the first thing it said. Read
+    from the run's decisions parts (in its temporary folder, before the manifest is written)."""
+    import duckdb
+
+    parts = sorted(str(p) for p in (Path(folder) / "decisions").glob("*.parquet"))
+    if not parts:
+        return {}
+    con = duckdb.connect()
+    try:
+        rows = con.execute(
+            "SELECT policy, count(*), count(DISTINCT scenario), arg_min(outage, scenario || ':' || lpad(event_index::VARCHAR, 9, '0')) "
+            "FROM read_parquet(?, union_by_name=true) WHERE outage IS NOT NULL GROUP BY policy ORDER BY policy",
+            [parts]).fetchall()
+    finally:
+        con.close()
+    return {label: {"events": int(n), "scenarios": int(s), "first": first} for label, n, s, first in rows}
 
 
 def _plain(params: Any) -> dict[str, Any]:

@@ -40,6 +40,15 @@ def scramble_middle(run: Path, table: str = "scores") -> Path:
     return part
 
 
+def flip_bit(run: Path, table: str = "scores") -> Path:
+    """One bit flipped in the middle of a part, header and footer intact (a bad disk sector)."""
+    part = sorted((run / table).glob("*.parquet"))[0]
+    data = bytearray(part.read_bytes())
+    data[len(data) // 2] ^= 0x10
+    part.write_bytes(bytes(data))
+    return part
+
+
 DAMAGES = {
     "truncated-part": lambda runs: (truncate(copy_run(runs, "damaged")), "scores/part-000000.parquet: truncated")[1],
     "strategies-oops": lambda runs: (edit_manifest(copy_run(runs, "damaged"), strategies="oops"),
@@ -48,6 +57,9 @@ DAMAGES = {
     "datasets-wrong-type": lambda runs: (edit_manifest(copy_run(runs, "damaged"), datasets=[{"suite": 1, "hash": "x"}]),
                                          "datasets[0].suite")[1],
     "missing-table": lambda runs: (shutil.rmtree(copy_run(runs, "damaged") / "health"), "health/: missing")[1],
-    "scrambled-part": lambda runs: (scramble_middle(copy_run(runs, "damaged")), "its tables cannot be read")[1],
+    "scrambled-part": lambda runs: (scramble_middle(copy_run(runs, "damaged")),
+                                    "scores/part-000000.parquet: damaged (its content does not match the checksum")[1],
+    "flipped-bit": lambda runs: (flip_bit(copy_run(runs, "damaged")),
+                                 "scores/part-000000.parquet: damaged (its content does not match the checksum")[1],
 }
 """Damage name -> makes `runs/damaged` (the newest run) and returns a fragment of the reason given."""

@@ -104,8 +104,9 @@ def real_outage(row: TurnOutcome) -> str | None:
     from stores.decisions.locker import INJECTED
 
     logs = tuple(row.decision.log if row.decision is not None else ()) + tuple(row.note.log if row.note is not None else ())
-    real = [line for line in logs if line.startswith("locker down") and INJECTED not in line]
-    return real[0] if real else None
+    if any(INJECTED in line for line in logs):
+        return None  # the scenario's own fault
+    return next((line for line in logs if line.startswith("locker down")), None)
 
 
 def _entries(snapshot) -> str | None:

@@ -111,3 +111,18 @@ def test_a_redis_password_in_the_url_reaches_no_output(redis_server, tmp_path, c
     assert password not in printed.out + printed.err
     with Results(runs / "with-password") as res:
         assert res.rows("SELECT count(*) FROM decisions WHERE outage IS NOT NULL")[0][0] == 0  # it did connect
+
+
+def test_a_scripted_locker_fault_is_not_an_outage(tmp_path, capsys):
+    import json
+
+    from harness.cli import main as cli
+
+    runs = tmp_path / "runs"
+    assert cli(["run", "datasets/canonical/decision-locker-down-mid-chat.yaml", "-s", "empty", "-q", "--out", str(runs),
+                "--run-id", "scripted"]) == 0
+    assert "WARNING: policy" not in capsys.readouterr().err
+    assert not any("outage" in p for p in json.loads((runs / "scripted" / "manifest.json").read_text())["policies"])
+    with Results(runs / "scripted") as res:
+        assert res.rows("SELECT count(*) FROM decisions WHERE outage IS NOT NULL")[0][0] == 0
+        assert res.rows("SELECT count(*) FROM decisions WHERE locker_down AND kind = 'turn'")[0][0] > 0

@@ -29,6 +29,7 @@ MARKERS = {
     "chat_password": "ChatPw-MARK-5d0e",
     "chat_key": "ChatKey-MARK-c4a8",
     "redis_password": "RedisPw-MARK-9f17",
+    "spec_password": "SpecPw-MARK-2b6d",
 }
 SCENARIOS = ["datasets/canonical/carol-timeout-again.yaml", "datasets/canonical/decision-meaningless.yaml"]
 
@@ -54,7 +55,7 @@ def leaks(text: str) -> list[str]:
 def test_markers_in_every_spelling_reach_no_output_and_hostile_servers_cannot_hold_the_run(tmp_path, monkeypatch, capsys):
     chat_answer = {"choices": [{"message": {"content": "Hello again, here is the fix that worked."}}]}
     with FaultServer("drip", interval=0.2) as drip, FaultServer("redirect") as moved, \
-            FaultServer("json", body=chat_answer) as chat:
+            FaultServer("json", body=chat_answer) as chat, FaultServer("flood", size=50_000_000) as flood:
         monkeypatch.setenv("HINDSIGHT_URL", drip.url.replace("http://", f"http://ops:{MARKERS['hindsight_password']}@") + "/")
         monkeypatch.setenv("HINDSIGHT_API_KEY", MARKERS["hindsight_key"] + "\r")
         monkeypatch.setenv("STATEWAVE_URL", f"{moved.url}/?token={MARKERS['statewave_token']}")
@@ -66,7 +67,9 @@ def test_markers_in_every_spelling_reach_no_output_and_hostile_servers_cannot_ho
         out.mkdir()
         t0 = time.monotonic()
         code = cli(["run", *SCENARIOS, "--out", str(runs), "--run-id", "markers", "-q",
-                    "--strategies", "session_aware,hindsight:timeout_s=1,statewave:timeout_s=1",
+                    "--strategies", "session_aware,hindsight:timeout_s=1,statewave:timeout_s=1,"
+                    f"hindsight[big]:url={flood.url.replace('http://', 'http://ops:' + MARKERS['spec_password'] + '@')},"
+                    "max_response_bytes=1000000",
                     "--policies", f"session_state:locker=redis,redis_url={redis_url}",
                     "--name", "markers run", "--junit", str(out / "run.xml")])
         spent = time.monotonic() - t0
@@ -100,6 +103,7 @@ def test_markers_in_every_spelling_reach_no_output_and_hostile_servers_cannot_ho
         f"SELECT strategy, first(error) FROM read_parquet('{run}/probes/*.parquet') WHERE error <> '' GROUP BY 1").fetchall())
     assert "whole-call deadline" in errors["hindsight[timeout_s=1]"]
     assert "redirects are not followed" in errors["statewave[timeout_s=1]"]
+    assert "larger than the 1,000,000-byte cap" in errors["hindsight[big]"]
     replies = [json.loads(r[0]) for r in con.execute(f"SELECT reply FROM read_parquet('{run}/probes/*.parquet') "
                                                      "WHERE reply IS NOT NULL").fetchall()]
     notes = {r.get("engine_note", "") for r in replies}

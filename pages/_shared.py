@@ -19,6 +19,7 @@ import streamlit as st
 
 from harness.analysis import queries
 from harness.analysis.results import Results, list_runs, resolve_run, runs_root
+from harness.analysis.visible import for_display
 from harness.run.runstore import read_manifest
 
 PAGE_SIZE = 25
@@ -99,9 +100,11 @@ def analysis(name: str) -> Callable[..., Any]:
 
 @st.cache_data(show_spinner=False, max_entries=512)
 def query(name: str, runs: tuple[str, ...], root_dir: str, *args: Any, **kwargs: Any) -> Any:
-    """`analysis(name)(Results(runs), *args, **kwargs)`, cached by run ids and parameters."""
+    """`analysis(name)(Results(runs), *args, **kwargs)`, cached by run ids and parameters, as the
+    app shows it (`harness.analysis.visible.for_display`: secrets scrubbed, control and
+    bidirectional characters visibly escaped)."""
     with Results([resolve_run(r, root_dir) for r in runs]) as res:
-        return analysis(name)(res, *args, **kwargs)
+        return for_display(analysis(name)(res, *args, **kwargs))
 
 
 def q(name: str, *args: Any, run: str | None = None, **kwargs: Any) -> Any:

@@ -16,6 +16,7 @@ Everything else, accented letters and emoji included, is left as it is.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 """Characters that reorder the text around them."""
@@ -49,4 +50,37 @@ def acting(text: str) -> bool:
     return isinstance(text, str) and _ACTING.search(text) is not None
 
 
-__all__ = ["visible", "acting", "BIDI", "SEPARATORS"]
+
+
+def for_display(value: Any) -> Any:
+    """What the app shows of a query's result: every string in it (a DataFrame's text columns, a
+    dict's values, a list's items) scrubbed of secrets (`stores.redaction.scrub`: a run written
+    before the scrubber, or a secret of the app's own environment) and made `visible` with its
+    lines kept. Numbers, keys of dicts and everything else are left as they are."""
+    import pandas as pd
+
+    from stores.redaction import scrub
+
+    def text(s: Any) -> Any:
+        return visible(scrub(s), lines=True) if isinstance(s, str) else s
+
+    if isinstance(value, str):
+        return text(value)
+    if isinstance(value, pd.DataFrame):
+        cols = [c for c in value.columns if value[c].dtype == object or pd.api.types.is_string_dtype(value[c].dtype)]
+        if not cols:
+            return value
+        out = value.copy()
+        for c in cols:
+            out[c] = out[c].map(lambda v: for_display(v) if isinstance(v, (str, list, tuple)) else v)
+        return out
+    if isinstance(value, dict):
+        return {k: for_display(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [for_display(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(for_display(v) for v in value)
+    return value
+
+
+__all__ = ["visible", "acting", "for_display", "BIDI", "SEPARATORS"]

@@ -58,3 +58,35 @@ def test_a_bidi_override_in_a_title_is_shown_escaped_by_ls_scenarios(tmp_path, m
     assert cli(["ls", "scenarios", str(path)]) == 0
     printed = capsys.readouterr()
     assert "\u202e" not in printed.out + printed.err and "the <U+202E>evil<U+202C> account" in printed.out
+
+
+def test_what_the_app_reads_is_scrubbed_and_visible(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from harness.analysis.visible import for_display
+    from stores.redaction import register
+
+    register("AppSecret-MARK-0c3d")
+    df = pd.DataFrame({"label": ["a\u202eb", "x"], "text": ["key AppSecret-MARK-0c3d\nnext line", "http://u:pw@h/"],
+                       "n": [1, 2], "ids": [["\x1b[2J"], []]})
+    shown = for_display(df)
+    assert list(shown["label"]) == ["a<U+202E>b", "x"] and list(shown["n"]) == [1, 2]
+    assert list(shown["text"]) == ["key <secret>\nnext line", "http://<secret>@h/"]
+    assert list(shown["ids"]) == [["\\x1b[2J"], []]
+    assert list(df["label"]) == ["a\u202eb", "x"]  # the query's own result is left as it was
+    assert for_display({"k": ("a\u2066",)}) == {"k": ("a<U+2066>",)}
+
+
+def test_the_app_query_layer_shows_data_through_for_display(tmp_path, monkeypatch):
+    from helpers import probe, scenario, turn
+
+    from harness.run.runner import execute
+    from stores.registry import parse_specs
+
+    events = [turn("t-1", "Exports fail \u202eevil\u202c since Monday.", 0),
+              probe("p-1", "why \u202etxe\u202c fail?", 10, include=("t-1",))]
+    run = execute([scenario(events, id="bidi")], parse_specs("empty"), tmp_path, run_id="bidi").path
+    from pages import _shared
+
+    df = _shared.query("failures.page", (run.name,), str(tmp_path))
+    assert len(df) and all("\u202e" not in t and "<U+202E>" in t for t in df["task"])

@@ -66,6 +66,14 @@ def _terminate_cleanly():
         signal.signal(signal.SIGTERM, old)
 
 
+def _quiet_threads() -> None:
+    """The command was stopped: a helper thread (a worker pool's manager) that dies of it while the
+    process exits has nothing to add to the one line already printed."""
+    import threading
+
+    threading.excepthook = lambda args: None
+
+
 def unusable(e: BaseException) -> bool:
     """Whether an exception means the input or output cannot be used (exit 2), as opposed to a bug."""
     from harness.ci.baseline import BaselineError
@@ -101,9 +109,11 @@ def _main(argv: list[str] | None) -> int:
         try:
             return int(args.func(args) or 0)
         except KeyboardInterrupt:
+            _quiet_threads()
             print("interrupted: nothing was written", file=sys.stderr)
             return 130
         except Terminated:
+            _quiet_threads()
             print("terminated: nothing was written", file=sys.stderr)
             return 143
         except Exception as e:

@@ -68,3 +68,15 @@ def test_an_unknown_executor_leaves_no_run_behind(scenarios, tmp_path):
     with pytest.raises(ValueError, match=r"^unknown executor 'nope' \(known: process, dask\)$"):
         execute(scenarios, parse_specs("oracle"), tmp_path, run_id="bad", workers=2, executor="nope")
     assert not any(tmp_path.iterdir())
+
+
+def test_a_worker_forked_after_its_run_is_gone_prints_no_traceback():
+    import subprocess
+    import sys
+
+    # the fork server's hook (harness.run.orphans): quiet once the run is gone, Python's report while it lives
+    raising = "import os, sys, harness.run.orphans as o; o.RUN_PID = {}; raise FileNotFoundError('semaphore gone')"
+    gone = subprocess.run([sys.executable, "-c", raising.format(2 ** 22 + 1)], capture_output=True, text=True, timeout=30)
+    assert gone.returncode == 1 and "Traceback" not in gone.stderr
+    alive = subprocess.run([sys.executable, "-c", raising.format("os.getpid()")], capture_output=True, text=True, timeout=30)
+    assert "Traceback" in alive.stderr and "semaphore gone" in alive.stderr

@@ -41,7 +41,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlsplit
 SECRET = "<secret>"
 """What a secret is replaced by wherever text is written or printed."""
 
-MIN_LENGTH = 4
+MIN_LENGTH = 6
 """Registered values shorter than this are not scrubbed as free text (see the module doc)."""
 
 SECRET_ENV = ("HINDSIGHT_URL", "HINDSIGHT_API_KEY", "STATEWAVE_URL", "STATEWAVE_API_KEY",

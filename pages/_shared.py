@@ -20,10 +20,12 @@ import streamlit as st
 from harness.analysis import queries
 from harness.analysis.results import Results, list_runs, resolve_run, runs_root
 from harness.analysis.visible import for_display
+from stores.redaction import ScrubFilter
 from harness.run.runstore import read_manifest
 
 PAGE_SIZE = 25
 log = logging.getLogger("supportbench.app")
+log.addFilter(ScrubFilter())  # what the app logs (an export's traceback) holds no secret
 
 BAND_COLORS = {"healthy": "#2e7d32", "watch": "#f9a825", "at_risk": "#c62828"}
 STATUS_ICONS = {"ok": "✓", "fail": "✗", "error": "‼", "unsupported": "–"}

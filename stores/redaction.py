@@ -217,14 +217,18 @@ def redact_url(text: str) -> str:
 
 
 class ScrubFilter(logging.Filter):
-    """A logging filter that scrubs each record's message (add it to a logger whose records may
-    quote a secret: an exception from a remote service's client, say)."""
+    """A logging filter that scrubs each record's message and traceback (add it to a logger whose
+    records may quote a secret: an exception from a remote service's client, say)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
         clean = scrub(message)
         if clean != message:
             record.msg, record.args = clean, ()
+        if record.exc_info and not record.exc_text:  # formatters print exc_text when it is set
+            import traceback
+
+            record.exc_text = scrub("".join(traceback.format_exception(*record.exc_info))).rstrip("\n")
         return True
 
 

@@ -51,3 +51,21 @@ def test_a_declared_secret_field_registers_its_variable():
 def test_scrub_data_reaches_keys_and_nested_values():
     register("nested-MARK-9")
     assert scrub_data({"a nested-MARK-9": ["x", ("nested-MARK-9",)], "n": 1}) == {f"a {SECRET}": ["x", (SECRET,)], "n": 1}
+
+
+def test_the_log_filter_scrubs_messages_and_tracebacks():
+    import logging
+
+    from stores.redaction import ScrubFilter
+
+    register("LogSecret-MARK-77ab")
+    record = None
+    try:
+        raise RuntimeError("call to http://u:pw@h/ with LogSecret-MARK-77ab failed")
+    except RuntimeError:
+        import sys
+
+        record = logging.LogRecord("x", logging.ERROR, __file__, 1, "failed: %s", ("LogSecret-MARK-77ab",), sys.exc_info())
+    assert ScrubFilter().filter(record)
+    text = logging.Formatter().format(record)
+    assert "LogSecret-MARK-77ab" not in text and "pw@" not in text and text.count(SECRET) >= 3

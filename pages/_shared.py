@@ -19,11 +19,14 @@ import streamlit as st
 
 from harness.analysis import queries
 from harness.analysis.results import Results, list_runs, resolve_run, runs_root
+from harness.analysis.visible import for_display
+from stores.redaction import ScrubFilter
 from harness.run.runstore import read_manifest
 from pages._views import page as view_page
 
 PAGE_SIZE = 25
 log = logging.getLogger("supportbench.app")
+log.addFilter(ScrubFilter())  # what the app logs (an export's traceback) holds no secret
 
 BAND_COLORS = {"healthy": "#2e7d32", "watch": "#f9a825", "at_risk": "#c62828"}
 STATUS_ICONS = {"ok": "✓", "fail": "✗", "error": "‼", "unsupported": "–"}
@@ -88,9 +91,11 @@ def analysis(name: str) -> Callable[..., Any]:
 
 @st.cache_data(show_spinner=False, max_entries=512)
 def query(name: str, runs: tuple[str, ...], root_dir: str, *args: Any, **kwargs: Any) -> Any:
-    """`analysis(name)(Results(runs), *args, **kwargs)`, cached by run ids and parameters."""
+    """`analysis(name)(Results(runs), *args, **kwargs)`, cached by run ids and parameters, as the
+    app shows it (`harness.analysis.visible.for_display`: secrets scrubbed, control and
+    bidirectional characters visibly escaped)."""
     with Results([resolve_run(r, root_dir) for r in runs]) as res:
-        return analysis(name)(res, *args, **kwargs)
+        return for_display(analysis(name)(res, *args, **kwargs))
 
 
 def q(name: str, *args: Any, run: str | None = None, **kwargs: Any) -> Any:
@@ -146,7 +151,8 @@ def missing_run(wanted: str, labels: dict[str, str], damaged: Sequence[Any] = ()
         st.error(f"The link asks for run `{wanted}`, which is damaged and cannot be read: {broken.problem}. "
                  "Nothing of another run is shown in its place.", icon=":material/search_off:")
     else:
-        st.error(f"The link asks for run `{wanted}`, which is not in the runs folder (`{root()}`). It may have been "
+        # the run only: the folder's absolute path is this machine's business, not a visitor's
+        st.error(f"The link asks for run `{wanted}`, which is not in the runs folder. It may have been "
                  "deleted, renamed, or written on another machine. Nothing of another run is shown in its place.",
                  icon=":material/search_off:")
     pick = st.selectbox(f"Open one of the {len(labels)} runs that exist", list(labels), index=None,

@@ -22,8 +22,7 @@ import re
 from dataclasses import MISSING, asdict, field, fields, is_dataclass, replace
 from typing import Any, get_type_hints
 
-SECRET = "<secret>"
-"""What a set secret is shown as wherever params are written or displayed."""
+from stores.redaction import SECRET, declare_env  # SECRET: how a set secret is shown, here and in every output
 
 _ENV = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
@@ -36,6 +35,7 @@ def secret(env: str, default: str = "") -> Any:
     """
     if not _ENV.match(env):
         raise ValueError(f"secret env {env!r}: expected an upper-case environment variable name")
+    declare_env(env)  # its value is scrubbed from every output (stores.redaction)
     return field(default=default, repr=False, metadata={"secret": True, "env": env})
 
 

@@ -16,6 +16,9 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from stores.files import CONFIG_BYTES, read_text_capped
+from stores.redaction import register_url
+
 VARIANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 """A variant name: it becomes part of the label `name[variant]`, so no brackets, commas or spaces."""
 
@@ -70,19 +73,29 @@ def split_spec(text: str, kind: str, error: type[Exception]) -> tuple[str, str, 
         k, eq, v = part.partition("=")
         if not eq or not k.strip():
             raise error(f"bad {kind} spec {text!r}: expected key=value, got {part!r}")
-        overrides.append((k.strip(), parse_value(v.strip())))
+        value = parse_value(v.strip())
+        if isinstance(value, str):
+            register_url(value)  # a URL's credentials (a Redis password) are scrubbed from every output
+        overrides.append((k.strip(), value))
     return head, variant, overrides
+
+
+_KEY_VALUE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\s*=")
+"""A `key=value` part: a (dotted) parameter name, then `=`; whatever follows is the value, colons
+included (`redis_url=redis://127.0.0.1:6379/0`)."""
 
 
 def split_list(text: str) -> list[str]:
     """A comma-separated list of specs, where `key=value` parts bind to the spec before them:
-    `tfidf,session_aware:recency=half_life,half_life_days=14` is two specs."""
+    `tfidf,session_aware:recency=half_life,half_life_days=14` is two specs, and so is
+    `tfidf,session_state:locker=redis,redis_url=redis://127.0.0.1:6379/0` (a part is a new spec
+    when it starts with a name followed by `:` or `[`, a parameter when it starts with `key=`)."""
     items: list[str] = []
     for part in text.split(","):
         part = part.strip()
         if not part:
             continue
-        if "=" in part and ":" not in part and items:
+        if items and _KEY_VALUE.match(part):
             items[-1] += "," + part
         else:
             items.append(part)
@@ -105,7 +118,7 @@ def read_toml(path: Path, table: str, error: type[Exception]) -> dict[str, Any]:
     """The TOML document at `path`, or `error` in one line naming the file: missing, a folder,
     not UTF-8, unreadable, or not valid TOML (`table` names the tables the file should hold)."""
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(read_text_capped(path, CONFIG_BYTES))
     except FileNotFoundError:
         raise error(f"{path}: no such {table} config") from None
     except IsADirectoryError:

@@ -81,7 +81,7 @@ class SecretParams(HistoryStuffingParams):
     region: str = "eu"
     """A plain parameter beside it."""
     echo_key: bool = False
-    """Fail every context request with an error message that quotes the key (as a careless client would)."""
+    """Fail every context request, and `close()`, with an error message that quotes the key (as a careless client would)."""
 
 
 class NeedsKey(HistoryStuffing):
@@ -100,3 +100,7 @@ class NeedsKey(HistoryStuffing):
         if self.params.echo_key:
             raise PermissionError(f"401 Unauthorized for Authorization: Bearer {self.params.api_key}")
         return super().context(request)
+
+    def close(self) -> None:
+        if self.params.echo_key:
+            raise ConnectionError(f"could not close the session opened with key {self.params.api_key}")

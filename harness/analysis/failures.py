@@ -46,11 +46,13 @@ def _where(f: Filter, statuses: Sequence[str], text: str) -> tuple[str, list[Any
     return where, params
 
 
-def _select(f: Filter, statuses: Sequence[str], text: str, order: str) -> tuple[str, list[Any]]:
+def _select(f: Filter, statuses: Sequence[str], text: str, order: str, *,
+            neutral: bool = False) -> tuple[str, list[Any]]:
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}; known: {', '.join(ORDERS)}")
     where, params = _where(f, statuses, text)
-    cols = ", ".join("p.task" if c == "task" else f"s.{c}" for c in COLUMNS)
+    cells = [("p.task" if c == "task" else f"s.{c}", c) for c in COLUMNS]
+    cols = ", ".join(f"{neutralised(e)} AS {c}" if neutral and c in _TEXT_COLUMNS else e for e, c in cells)
     return f"SELECT {cols} FROM {_FROM} WHERE {where} ORDER BY {ORDERS[order][1]}", params
 
 
@@ -100,16 +102,29 @@ def _group_column(by: str) -> str:
 FORMATS = {"csv": "(FORMAT csv, HEADER true)", "json": "(FORMAT json, ARRAY true)"}
 """Export formats: key -> DuckDB COPY options (JSON: one array of objects)."""
 
+FORMULA_START = "=+-@\t\r"
+"""First characters that make a spreadsheet read a CSV cell as a formula (or hide how it starts)."""
+
+_TEXT_COLUMNS = frozenset({"status", "strategy", "scenario", "probe_id", "criterion", "explanation", "task", "suite"})
+
+
+def neutralised(cell: str) -> str:
+    """The SQL of a text cell with a leading `'` when a spreadsheet would read it as a formula
+    (the usual rule: the cell then shows as the text it is). CSV only: JSON stays exact."""
+    pattern = r"^[=+@\t\r-]"  # read by DuckDB's regex engine (RE2), which turns `\t` and `\r` into the characters
+    return f"CASE WHEN regexp_matches({cell}, '{pattern}') THEN '''' || {cell} ELSE {cell} END"
+
 
 def export(res: Results, path: str | Path, fmt: str, f: Filter = Filter(), statuses: Sequence[str] = FAILING,
            text: str = "", order: str = "worst") -> int:
     """Write every selected case, in `order`, to `path` as CSV or JSON; returns the number of rows.
 
     DuckDB streams the query into the file (`COPY ... TO`), so memory stays flat however many
-    cases the selection holds."""
+    cases the selection holds. In CSV a text cell starting with `=`, `+`, `-`, `@`, a tab or a
+    carriage return gets a leading `'` (`neutralised`); JSON keeps every text exact."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; known: {', '.join(FORMATS)}")
-    sql, params = _select(f, statuses, text, order)
+    sql, params = _select(f, statuses, text, order, neutral=fmt == "csv")
     target = str(Path(path)).replace("'", "''")
     res.con.execute(f"COPY ({sql}) TO '{target}' {FORMATS[fmt]}", params)
     return count(res, f, statuses, text)

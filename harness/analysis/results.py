@@ -69,7 +69,7 @@ def list_runs(root: str | Path | None = None, *, include_damaged: bool = False) 
             except UnusableRun as e:
                 damaged.append(RunInfo(p.name, p, {}, _reason(e, p)))
                 continue
-            problem = parts_problem(p)
+            problem = parts_problem(p, manifest.get("checksums"))
             if problem:
                 damaged.append(RunInfo(p.name, p, manifest, problem))
             else:
@@ -85,8 +85,8 @@ def _reason(e: UnusableRun, run: Path) -> str:
 
 def checked_run(p: Path) -> Path:
     """`p` if its manifest and tables are usable, else `UnusableRun` naming the problem."""
-    read_manifest(p)  # raises UnusableRun, naming the file, when the manifest is damaged
-    problem = parts_problem(p)
+    manifest = read_manifest(p)  # raises UnusableRun, naming the file, when the manifest is damaged
+    problem = parts_problem(p, manifest.get("checksums"))
     if problem:
         raise UnusableRun(f"run {p} is damaged: {problem}")
     return p

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal, Sequence
 
 from harness.analysis.results import Results
+from stores.files import BASELINE_BYTES, read_text_capped
 
 from harness.analysis.cases import case_rows, criterion_stats, judged_specs
 
@@ -187,7 +188,7 @@ def load_baseline(path: str | Path) -> Baseline:
     """Read and validate a baseline file; any problem is a `BaselineError` naming the file."""
     path = Path(path)
     try:
-        d = json.loads(path.read_text())
+        d = json.loads(read_text_capped(path, BASELINE_BYTES))
     except FileNotFoundError:
         raise BaselineError(f"{path}: no such baseline file (write one with `supportbench baseline RUN --out {path}`)") from None
     except UnicodeDecodeError as e:

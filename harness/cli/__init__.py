@@ -28,6 +28,7 @@ COMMANDS = (
     "harness.cli.check",
     "harness.cli.compare",
     "harness.cli.conformance",
+    "harness.cli.failures",
 )
 
 
@@ -66,6 +67,14 @@ def _terminate_cleanly():
         signal.signal(signal.SIGTERM, old)
 
 
+def _quiet_threads() -> None:
+    """The command was stopped: a helper thread (a worker pool's manager) that dies of it while the
+    process exits has nothing to add to the one line already printed."""
+    import threading
+
+    threading.excepthook = lambda args: None
+
+
 def unusable(e: BaseException) -> bool:
     """Whether an exception means the input or output cannot be used (exit 2), as opposed to a bug."""
     from harness.ci.baseline import BaselineError
@@ -86,23 +95,35 @@ def one_line(e: BaseException) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from stores.redaction import scrubbed_output
+
+    # every secret of the environment is registered, and nothing printed carries one
+    with scrubbed_output():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
+    from harness.analysis.visible import visible
+
     args = build_parser().parse_args(argv)
     with _terminate_cleanly():
         try:
             return int(args.func(args) or 0)
         except KeyboardInterrupt:
+            _quiet_threads()
             print("interrupted: nothing was written", file=sys.stderr)
             return 130
         except Terminated:
+            _quiet_threads()
             print("terminated: nothing was written", file=sys.stderr)
             return 143
         except Exception as e:
             if unusable(e):
-                print(f"error: {one_line(e)}", file=sys.stderr)
+                print(f"error: {visible(one_line(e))}", file=sys.stderr)
                 return 2
             if os.environ.get("SUPPORTBENCH_TRACEBACK"):
                 raise
-            print(f"internal error: {type(e).__name__}: {one_line(e)} (a bug in supportbench; "
+            print(f"internal error: {type(e).__name__}: {visible(one_line(e))} (a bug in supportbench; "
                   "rerun with SUPPORTBENCH_TRACEBACK=1 to see where)", file=sys.stderr)
             return 3
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.cli.common import console
+from harness.cli.common import console, say
 
 
 def register(sub) -> None:
@@ -54,5 +54,5 @@ def main(args) -> int:
     suites = ", ".join(f"{k} ({v['hash'][:12]})" for k, v in sorted(base.suites.items()))
     console.print(f"wrote {out}: run {path.name}, {len(base.strategies)} strategies, {n} strategy x criterion, "
                   f"suites {suites}", markup=False)
-    print(out)
+    say(f"{out}\n")
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.cli.common import console
+from harness.cli.common import console, say
 
 
 def register(sub) -> None:
@@ -21,6 +21,7 @@ def register(sub) -> None:
 
 
 def main(args) -> int:
+    from stores.redaction import scrub
     from harness.ci.baseline import BaselineError, load_baseline
     from harness.ci.check import check_run
     from harness.ci.junit import check_junit, write_junit
@@ -52,12 +53,21 @@ def main(args) -> int:
         console.print("UNUSABLE (exit 2)", markup=False)
         return 2
     source = str(base.source.get("run_id") or "")
-    print(check_markdown(result, args.baseline, source) if args.format == "md" else check_text(result, args.baseline, source))
+    say((check_markdown(result, args.baseline, source) if args.format == "md" else check_text(result, args.baseline, source)) + "\n")
     if args.summary:
         Path(args.summary).parent.mkdir(parents=True, exist_ok=True)
         with open(args.summary, "a") as f:  # append: $GITHUB_STEP_SUMMARY may hold other steps' output
-            f.write(check_markdown(result, args.baseline, source))
+            f.write(scrub(check_markdown(result, args.baseline, source)))  # the one scrubber: no secret in CI's summary
     if args.junit:
         write_junit(check_junit(result), args.junit)
         console.print(f"wrote JUnit to {args.junit}", markup=False)
+    from harness.cli.run import outages
+
+    down = outages(path)
+    if down:  # an outage, not a regression: the decision cases of these policies measured nothing
+        for label, o in down:
+            console.print(f"OUTAGE: policy {label}: the session locker was unreachable on {o['events']} event(s) "
+                          f"(first: {o['first']}); its decision cases measured the outage, not the policy", markup=False)
+        console.print("UNUSABLE (exit 2): rerun with the locker reachable", markup=False)
+        return 2
     return result.exit_code

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from harness.cli.common import console
+from harness.cli.common import console, say
 
 
 def register(sub) -> None:
@@ -68,8 +68,10 @@ def main(args) -> int:
         console.print(f"error: {e}", markup=False)
         return 2
     text = compare_markdown(result) if args.format == "md" else compare_text(result) + "\n"
-    print(text, end="")
+    say(text)
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text)
+        from harness.run.runstore import write_text_atomic
+
+        write_text_atomic(args.out, text)  # scrubbed, like every file the project writes
     return 1 if args.fail_on_regression and len(result.regressions) else 0

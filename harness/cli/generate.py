@@ -6,7 +6,7 @@ import argparse
 import shutil
 from pathlib import Path
 
-from harness.cli.common import console
+from harness.cli.common import console, say
 
 
 def register(sub) -> None:
@@ -58,5 +58,5 @@ def main(args: argparse.Namespace) -> int:
         + f"; health bands on {stats['health_labelled']} probes, {stats['health_skipped']} left without one "
         "(near a band edge, or the documented readings disagree)"
     )
-    print(out)
+    say(f"{out}\n")
     return 0

@@ -7,9 +7,8 @@ after the table naming its package, and the others are still listed.
 
 from __future__ import annotations
 
-from rich.table import Table
 
-from harness.cli.common import out
+from harness.cli.common import Table, out
 
 
 def register(sub) -> None:

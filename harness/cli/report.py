@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from harness.cli.common import console, out
+from harness.cli.common import console, out, say
 
 FIELDS = ("mean", "n", "pass_rate", "lo", "hi", "pass_lo", "pass_hi", "pass_boot_lo", "pass_boot_hi", "pass_interval",
           "unsupported", "errors")
@@ -282,7 +282,7 @@ def _policy_md(policies: pd.DataFrame, policy_gates: pd.DataFrame | None) -> lis
 
 
 def main(args: argparse.Namespace) -> int:
-    from rich.table import Table
+    from harness.cli.common import Table
 
     from harness.analysis.aggregate import (aggregate, comparison_of, control_labels, gates, order_sentence, quality_criteria,
                                             shared_criteria, shared_spread)
@@ -318,7 +318,7 @@ def main(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(as_json(run_id, df, gate_rows, comparison, pol, pol_gates, spread), indent=2, allow_nan=False) + "\n")
         return 0
     if args.format == "md":
-        sys.stdout.write(md)
+        say(md)
         return 0
     if df.empty and pol.empty:
         out.print(f"run {run_id}: no scores")

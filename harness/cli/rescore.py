@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from harness.cli.common import console
+from harness.cli.common import console, say
 
 
 def register(sub) -> None:
@@ -28,5 +28,5 @@ def main(args: argparse.Namespace) -> int:
     check_destination(args.out if args.out is not None else src.parent, args.run_id)
     path = rescore(src, args.out, run_id=args.run_id)
     console.print(f"re-scored {src.name} without replaying (idempotency verdicts carried over)")
-    print(path)
+    say(f"{path}\n")
     return 0

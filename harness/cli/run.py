@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from stores.decisions.registry import DEFAULT_POLICIES, PolicySpecError, load_policy_config, parse_policies
 from stores.registry import DEFAULT_STRATEGIES, SpecError, load_config, parse_specs
 
-from harness.cli.common import console, load_or_exit
+from harness.cli.common import console, load_or_exit, say
 
 
 def register(sub) -> None:
@@ -115,6 +115,22 @@ def warn_errors(errors: list[tuple[str, int, int, str]]) -> None:
             console.print(f"warning: strategy {label} raised on {n_err} of {n} cases. First error: {first}")
 
 
+def outages(path) -> list[tuple[str, dict]]:
+    """(policy label, its `outage` entry) for each policy whose locker could not be reached during
+    the run without a scripted fault (the manifest's record)."""
+    from harness.run.runstore import read_manifest
+
+    return [(p["label"], p["outage"]) for p in read_manifest(path).get("policies", []) if p.get("outage")]
+
+
+def warn_outages(path) -> None:
+    """Say loudly which policies ran through a real locker outage: their decisions on those turns
+    measured the outage (fail open), not the policy."""
+    for label, o in outages(path):
+        console.print(f"WARNING: policy {label}: the session locker was unreachable on {o['events']} event(s) in "
+                      f"{o['scenarios']} scenario(s), with no fault scripted; those decisions failed open. First: {o['first']}")
+
+
 def main(args: argparse.Namespace) -> int:
     from harness.analysis.results import runs_root
     from harness.run.destination import check_destination
@@ -186,6 +202,7 @@ def _run(args, specs, policies, out_dir, scenarios, workers: int, pool) -> int:
     _say_encodes(result.path)
     errors = strategy_errors(result.path)
     warn_errors(errors)
+    warn_outages(result.path)
     if args.junit:
         from harness.ci.junit import run_junit, write_junit
         from harness.analysis.results import Results
@@ -193,7 +210,7 @@ def _run(args, specs, policies, out_dir, scenarios, workers: int, pool) -> int:
         with Results(result.path) as res:
             write_junit(run_junit(res), args.junit)
         console.print(f"wrote JUnit to {args.junit}")
-    print(result.path)
+    say(f"{result.path}\n")
     if errors and args.strict:
         console.print(f"--strict: {len(errors)} strategy(ies) raised; exit 1")
         return 1

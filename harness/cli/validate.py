@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from harness.cli.common import DEFAULT_SUITE, console, out
+from harness.cli.common import DEFAULT_SUITE, console, exit_if_missing, out
 
 
 def register(sub) -> None:
-    p = sub.add_parser("validate", help="validate scenario files (exit 0 valid, 1 invalid)")
+    p = sub.add_parser("validate", help="validate scenario files (exit 0 valid, 1 invalid, 2 a path that does not exist)")
     p.add_argument("paths", nargs="*", help="files or folders (default: datasets/canonical)")
     p.set_defaults(func=main)
 
@@ -15,6 +15,7 @@ def main(args) -> int:
     from harness.format.loader import validate_paths
 
     paths = args.paths or [str(DEFAULT_SUITE)]
+    exit_if_missing(paths)  # exit 2: nothing to validate is unusable input, not an invalid scenario
     issues = validate_paths(paths)
     if issues:
         for i in issues:

@@ -46,6 +46,7 @@ from harness.format.schema import (
 from harness.format.timeparse import parse_absolute
 from harness.format.yamldoc import YamlDoc, YamlSyntaxError, read_yaml
 from stores.protocol import Forget, Resolution, Signal, Turn
+from stores.files import SCENARIO_BYTES, read_capped
 
 __all__ = [
     "load_scenario",
@@ -184,6 +185,9 @@ def _expand(paths: Iterable[str | Path]) -> tuple[list[str], list[ValidationIssu
                 issues.append(ValidationIssue(str(given), None, "", "no scenario files (*.yaml, *.yml) in this folder"))
         elif path.is_file():
             found = [path]
+        elif path.exists():
+            issues.append(ValidationIssue(str(given), None, "", "not a regular file or a folder (a device, a pipe or a socket)"))
+            continue
         else:
             issues.append(ValidationIssue(str(given), None, "", "no such file or folder"))
             continue
@@ -214,7 +218,7 @@ class _FileReport:
 
 def _check_file(file: str) -> tuple[Scenario | None, list[ValidationIssue]]:
     try:
-        raw = Path(file).read_bytes()
+        raw = read_capped(file, SCENARIO_BYTES)
     except OSError as exc:
         return None, [ValidationIssue(file, None, "", f"cannot read: {exc.strerror or exc}")]
     try:

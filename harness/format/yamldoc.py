@@ -252,6 +252,26 @@ def _read(text: str, loader_class: type, check_aliases: bool = False) -> YamlDoc
             loader.dispose()
 
 
+_NOT_WRITABLE = re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+"""What the reader refuses in the raw text, here found in a scalar's value after its escapes were
+read (`"\\uD800"`, `"\\x1b"`): refused the same way, so `validate` never passes text that a run
+cannot write (a lone surrogate has no UTF-8 form)."""
+
+
+def _check_escaped(node: ScalarNode) -> None:
+    value = node.value
+    if not isinstance(value, str):
+        return
+    m = _NOT_WRITABLE.search(value)
+    if m is None:
+        return
+    code = ord(m.group(0))
+    what = ("a lone surrogate, which has no UTF-8 form" if 0xD800 <= code <= 0xDFFF
+            else "a control character")
+    raise YamlSyntaxError(f"YAML error: escaped character #x{code:04x} is not allowed ({what}; only tab, "
+                          "newline and printable characters)", node.start_mark.line + 1)
+
+
 def _index(root: Node, doc: YamlDoc, loader: yaml.SafeLoader) -> None:
     """Record the line of every path, depth first in document order (iterative: no recursion
     limit to hit); refuses nesting past `MAX_DEPTH`, which libyaml composes without complaint."""
@@ -266,6 +286,8 @@ def _index(root: Node, doc: YamlDoc, loader: yaml.SafeLoader) -> None:
         if id(node) in active:  # a recursive alias; construction reports it if it matters
             continue
         if not isinstance(node, CollectionNode):
+            if isinstance(node, ScalarNode):
+                _check_escaped(node)
             continue
         if len(path) >= MAX_DEPTH:
             raise YamlSyntaxError(f"YAML error: {depth_message()}", node.start_mark.line + 1)

@@ -41,6 +41,9 @@ class TurnOutcome:
     """What the policy recorded of an agent turn."""
     locker_down: bool = False
     """A `locker_down` fault is in force at this event (from the scenario, not the policy)."""
+    outage: str | None = None
+    """The locker could not be reached on this event though no fault was scripted (a Redis server
+    down, stopped or refusing us): what it said. Such a turn measured the outage, not the policy."""
     error: str | None = None
     """What the policy raised on this event."""
 
@@ -91,8 +94,20 @@ def replay_policy(scenario: Scenario, policy: Any) -> list[TurnOutcome]:
         except Exception as exc:  # a policy bug must not stop the run
             what = "decide" if ev.role == "customer" else "observe"
             row.error = f"{what}({ev.id}) raised {_describe(exc)}"
+        row.outage = real_outage(row)
         out.append(row)
     return out
+
+
+def real_outage(row: TurnOutcome) -> str | None:
+    """What the locker said when it could not be reached on this event without a scripted fault
+    (the first such line of the decision's or the note's log), or None."""
+    from stores.decisions.locker import INJECTED
+
+    logs = tuple(row.decision.log if row.decision is not None else ()) + tuple(row.note.log if row.note is not None else ())
+    if any(INJECTED in line for line in logs):
+        return None  # the scenario's own fault
+    return next((line for line in logs if line.startswith("locker down")), None)
 
 
 def _entries(snapshot) -> str | None:
@@ -111,7 +126,7 @@ def rows(policy: str, policy_name: str, outcomes: list[TurnOutcome]) -> list[dic
         row: dict[str, Any] = {
             "policy": policy, "policy_name": policy_name, "suite": sc.suite, "scenario": sc.id,
             "event_index": o.event_index, "kind": "fault" if t is None else "turn", "fault": o.fault,
-            "locker_down": o.locker_down, "error": o.error,
+            "locker_down": o.locker_down, "outage": o.outage, "error": o.error,
             "scripted": json.dumps(o.scripted, sort_keys=True) if o.scripted else None,
         }
         if t is not None:
@@ -179,7 +194,8 @@ def outcome_from_row(scenario: Scenario, row: dict[str, Any]) -> TurnOutcome:
     if not isinstance(turn, Turn) or turn.id != row["turn_id"]:
         raise ValueError(f"decisions row {row['turn_id']!r} at event {i} of {scenario.id!r} does not match the scenario's events")
     scripted = json.loads(row["scripted"]) if row.get("scripted") else {}
-    out = TurnOutcome(scenario, i, turn, scripted=scripted, locker_down=locker_down, error=row.get("error"))
+    out = TurnOutcome(scenario, i, turn, scripted=scripted, locker_down=locker_down, error=row.get("error"),
+                      outage=row.get("outage"))
     if turn.role == "customer" and row.get("plan"):
         signals = Signals(**json.loads(row["signals"]), scripted=tuple(sorted(scripted)))
         out.decision = Decision(

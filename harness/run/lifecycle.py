@@ -21,11 +21,13 @@ from typing import Any, Literal
 
 from stores.cache import cache_root
 from stores.protocol import CloseHook, OpenHook, Scope, Strategy
+from stores.redaction import ScrubFilter
 from stores.registry import StrategySpec
 
 from harness.format.model import Scenario
 
 log = logging.getLogger("supportbench.run")
+log.addFilter(ScrubFilter())  # a close() error may quote a service's URL or key
 
 LOCAL_RUN = "local"
 """The run id of replays outside a run (a test, a notebook): scopes still get a namespace."""

@@ -13,6 +13,7 @@ import itertools
 import json
 import sys
 import time
+import uuid
 from contextlib import ExitStack, nullcontext
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
@@ -22,7 +23,8 @@ from typing import Any, Callable, Mapping, Sequence
 import pyarrow as pa
 
 from stores.decisions.registry import PolicySpec
-from stores.params import public_params, redact
+from stores.params import public_params
+from stores.redaction import register_all, register_url, scrub
 from stores.registry import StrategySpec, strategy_class
 from stores.tokens import TOKENIZER_ID
 
@@ -92,14 +94,18 @@ def run_policy(scenario: Scenario, spec: PolicySpec, buf: TableBuffer, *, run_id
     as `UnavailablePolicy`, so each of its cases is an `error` row naming why.
     """
     groups = {k: c.group for k, c in criteria_registry().items()}
-    ns = namespace(run_id, spec.label, scenario.suite, scenario.id, "policy")
+    # unique to this attempt: a rerun under the same run id (a CI retry) shares no state with the
+    # first attempt's, whose keys a shared Redis would otherwise keep for a day
+    ns = namespace(run_id, spec.label, scenario.suite, scenario.id, f"policy-{uuid.uuid4().hex}")
     try:
         policy = spec.build(namespace=ns)
     except Exception as exc:
         policy = UnavailablePolicy(f"could not build policy {spec.label!r}: {type(exc).__name__}: {exc}")
+    _clear(policy)  # cleared at the start and at the end: nothing of the attempt outlives it
     try:
         outcomes = replay_policy(scenario, policy)
     finally:
+        _clear(policy)
         try:
             policy.close()
         except Exception:
@@ -114,11 +120,43 @@ def run_policy(scenario: Scenario, spec: PolicySpec, buf: TableBuffer, *, run_id
     return cases
 
 
+def _clear(policy: Any) -> None:
+    """Drop the policy's session state (its locker's namespace); a locker that cannot be reached
+    is left alone here, its outage shows on the turns that need it."""
+    try:
+        policy.reset()
+    except Exception:
+        pass
+
+
 def _redactor(spec: StrategySpec) -> Callable[[str | None], str | None]:
-    """What hides the spec's secret values in text the run writes (an error message quoting a
-    request, say); the identity for a spec without secrets."""
-    values = spec.secret_values()
-    return (lambda text: redact(text, values) if text else text) if values else (lambda text: text)
+    """What hides secrets in text the run writes (an error message quoting a request, say): the
+    project's one scrubber (`stores.redaction`), with the spec's secret values registered."""
+    register_specs([spec])
+    return lambda text: scrub(text) if text else text
+
+
+def register_specs(specs: Sequence[StrategySpec] = (), policies: Sequence[PolicySpec] = ()) -> None:
+    """Register every secret the specs run with (their secret params, the credentials of any URL
+    among their params) with `stores.redaction`, in this process: a worker process calls it
+    for the specs it was sent."""
+    for s in specs:
+        register_all(s.secret_values())
+        for value in _strings(public_params(s.params())):
+            register_url(value)
+    for p in policies:
+        for value in _strings(asdict(p.params())):
+            register_url(value)
+
+
+def _strings(data: Any) -> list[str]:
+    if isinstance(data, str):
+        return [data]
+    if isinstance(data, dict):
+        return [s for v in data.values() for s in _strings(v)]
+    if isinstance(data, (list, tuple)):
+        return [s for v in data for s in _strings(v)]
+    return []
 
 
 def _hidden(s: Score, hide: Callable[[str | None], str | None]) -> Score:
@@ -136,6 +174,7 @@ def run_shard(
     time). `run_id` names the run in every strategy instance's scope (`stores.protocol.Scope`);
     `costs`, when given, gathers what each strategy cost (`harness.run.costs`). With `sinks`,
     the candidates and health rows go there as they are produced instead (`TableBuffer`)."""
+    register_specs(specs, policies)
     buf = TableBuffer(sinks)
     prefetch(scenarios, specs, costs)
     for s in scenarios:
@@ -378,7 +417,7 @@ def execute(
         limit_blas(threads)  # this process runs the shards (workers cap their own: `set_worker_share`)
     started = datetime.now(timezone.utc)
     run_id = run_id or new_run_id(started)
-    secrets = [v for s in specs for v in s.secret_values()]  # what the manifest's command line must not show
+    register_specs(specs, policies)  # what no file of the run may hold (the manifest's command line included)
     writer = RunWriter(out_dir, run_id)
     run_id = writer.run_id  # the id the run is written under is the one every strategy scope is named by
     t0 = time.perf_counter()
@@ -401,6 +440,7 @@ def execute(
             for index, shard in shards:
                 write_shard(writer.tmp, index, shard, specs, counting, run_id, {}, policies)
         spent = run_costs.collect(writer.tmp)
+        down = locker_outages(writer.tmp)
         manifest = {
             "format_version": FORMAT_VERSION,
             "run_id": run_id,
@@ -408,7 +448,7 @@ def execute(
             "started": started.isoformat(),
             "finished": datetime.now(timezone.utc).isoformat(),
             "package": "supportbench",
-            "command": redact(command or " ".join(sys.argv), secrets),
+            "command": scrub(command or " ".join(sys.argv)),
             "seed": seed,
             "tokenizer": TOKENIZER_ID,
             "strategies": [
@@ -422,7 +462,8 @@ def execute(
             ],
             "policies": [
                 {"label": p.label, "name": p.name, "variant": p.variant, "overrides": [list(o) for o in p.overrides],
-                 "params": _plain(p.params()), "params_hash": p.params_hash(), "source": p.entry().manifest()}
+                 "params": _plain(p.params()), "params_hash": p.params_hash(), "source": p.entry().manifest(),
+                 **({"outage": down[p.label]} if p.label in down else {})}
                 for p in policies
             ],
             "datasets": suite_identity(scenarios),
@@ -438,6 +479,26 @@ def execute(
         writer.abort()
         raise
     return RunResult(run_id, path, probes, len(scenarios), time.perf_counter() - t0)
+
+
+def locker_outages(folder: str | Path) -> dict[str, dict[str, Any]]:
+    """Per policy label, the events on which its locker could not be reached without a scripted
+    fault (`decisions.outage`): how many, in how many scenarios, and the first thing it said. Read
+    from the run's decisions parts (in its temporary folder, before the manifest is written)."""
+    import duckdb
+
+    parts = sorted(str(p) for p in (Path(folder) / "decisions").glob("*.parquet"))
+    if not parts:
+        return {}
+    con = duckdb.connect()
+    try:
+        rows = con.execute(
+            "SELECT policy, count(*), count(DISTINCT scenario), arg_min(outage, scenario || ':' || lpad(event_index::VARCHAR, 9, '0')) "
+            "FROM read_parquet(?, union_by_name=true) WHERE outage IS NOT NULL GROUP BY policy ORDER BY policy",
+            [parts]).fetchall()
+    finally:
+        con.close()
+    return {label: {"events": int(n), "scenarios": int(s), "first": first} for label, n, s, first in rows}
 
 
 def _plain(params: Any) -> dict[str, Any]:

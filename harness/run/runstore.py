@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import platform
 import shutil
 import subprocess
@@ -25,10 +26,15 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
+from stores.files import MANIFEST_BYTES, read_text_capped
+from stores.redaction import SECRET, URL_KEY_PARAM, URL_USERINFO, registered, scrub, scrub_data
 
 from harness.run.destination import (TMP_PREFIX, DestinationError, check_destination, check_run_id, collect_stale,
                                      hold_lock, reason)
+from harness.run.integrity import checksums
 from harness.run.manifest import manifest_problem
 from harness.run.tables import SCHEMAS
 
@@ -66,11 +72,45 @@ def environment() -> dict[str, Any]:
     return {"python": platform.python_version(), "platform": platform.platform(), "libraries": versions, "git_commit": commit}
 
 
+def scrub_table(data: pa.Table) -> pa.Table:
+    """`data` with every string (list items included) passed through the project's one scrubber
+    (`stores.redaction`): registered secrets and URL credentials become `<secret>`. Done in
+    Arrow's compute kernels, column by column, only where a column holds something to replace."""
+    # every registered spelling in one RE2 alternation, longest first: one pass per column
+    literals = sorted(registered(), key=lambda v: (-len(v), v))
+    pattern = "|".join(re.escape(v) for v in literals)
+    columns = []
+    changed = False
+    for column in data.columns:
+        new = pa.chunked_array([_scrub_array(chunk, pattern) for chunk in column.chunks], type=column.type)
+        changed |= new is not column and not new.equals(column)
+        columns.append(new)
+    return pa.Table.from_arrays(columns, schema=data.schema) if changed else data
+
+
+def _scrub_array(arr: pa.Array, pattern: str) -> pa.Array:
+    if pa.types.is_list(arr.type) and pa.types.is_string(arr.type.value_type):
+        values = _scrub_array(arr.values, pattern)
+        if values is arr.values:
+            return arr
+        return pa.ListArray.from_arrays(arr.offsets, values, type=arr.type, mask=arr.is_null() if arr.null_count else None)
+    if not pa.types.is_string(arr.type) or len(arr) == 0:
+        return arr
+    out = arr
+    if pattern and pc.any(pc.match_substring_regex(out, pattern)).as_py():
+        out = pc.replace_substring_regex(out, pattern, SECRET)
+    if pc.any(pc.match_substring(out, "@")).as_py():
+        out = pc.replace_substring_regex(out, URL_USERINFO, "\\1" + SECRET + "@")
+    if pc.any(pc.match_substring(out, "=")).as_py():
+        out = pc.replace_substring_regex(out, URL_KEY_PARAM, "\\1" + SECRET)
+    return out
+
+
 def write_part(folder: str | Path, table: str, index: int, data: pa.Table) -> Path:
-    """Write `data` as `<folder>/<table>/part-<index>.parquet`; sorted part names give a
-    deterministic order whichever process wrote them."""
+    """Write `data` as `<folder>/<table>/part-<index>.parquet` (scrubbed: `scrub_table`); sorted
+    part names give a deterministic order whichever process wrote them."""
     path = Path(folder) / table / f"part-{index:06d}.parquet"
-    pq.write_table(data, path, compression="zstd")
+    pq.write_table(scrub_table(data), path, compression="zstd")
     return path
 
 
@@ -90,7 +130,7 @@ class PartStream:
             return
         if self._writer is None:
             self._writer = pq.ParquetWriter(self.path, self.schema, compression="zstd")
-        self._writer.write_table(data)
+        self._writer.write_table(scrub_table(data))
 
     def close(self) -> None:
         if self._writer is not None:
@@ -153,7 +193,10 @@ class RunWriter:
         for name, schema in SCHEMAS.items():  # every table exists, even when empty
             if not any((self.tmp / name).glob("*.parquet")):
                 pq.write_table(schema.empty_table(), self.tmp / name / "part-empty.parquet")
-        write_text_atomic(self.tmp / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True, default=str))
+        # every part's checksum: damage inside a part is found before the run is offered as usable
+        manifest = {**manifest, "checksums": checksums(self.tmp)}
+        text = json.dumps(scrub_data(manifest), indent=2, sort_keys=True, default=str)
+        write_text_atomic(self.tmp / MANIFEST, text)
         # the lock file goes before the rename (a run holds none); holding the fd keeps the
         # reservation until the folder has its final name
         (self.tmp / "lock").unlink(missing_ok=True)
@@ -185,7 +228,9 @@ def is_run(path: Path) -> bool:
 
 def write_text_atomic(path: str | Path, text: str) -> Path:
     """Write `text` through a uniquely named temporary file and one rename: readers see the old
-    file or the new one, never half of one, and two writers never share a temporary file."""
+    file or the new one, never half of one, and two writers never share a temporary file. The
+    text is scrubbed first (`stores.redaction.scrub`): no secret reaches a file written here."""
+    text = scrub(text)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -224,7 +269,7 @@ def read_manifest(run: str | Path) -> dict[str, Any]:
     """The run's manifest, or `UnusableRun` naming the file and what was expected."""
     path = Path(run) / MANIFEST
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_text_capped(path, MANIFEST_BYTES))
     except FileNotFoundError:
         raise UnusableRun(f"{path}: missing; expected the manifest of a complete run") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:

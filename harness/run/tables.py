@@ -168,6 +168,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("signals", pa.string()),  # JSON of what the producers reported (customer) or the agent turn's facts
             ("locker_state", pa.string()),  # up | down | unused, as the policy's card saw it
             ("locker_down", pa.bool_()),  # a locker_down fault is in force (the scenario's, not the policy's view)
+            ("outage", pa.string()),  # the locker was unreachable on this event though no fault was scripted: what it said
             ("locker_before", pa.string()),  # JSON key -> {value, expires_at}; null when unreadable or unused
             ("locker_after", pa.string()),
             ("card", pa.string()),  # JSON of the situation card

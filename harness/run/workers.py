@@ -40,14 +40,15 @@ POLL_S = 0.2
 
 def open_pool(workers: int, preload: tuple[str, ...] = ("harness.run.runner",)):
     """A `ProcessPoolExecutor` of `workers` processes tied to this run (see the module doc);
-    under forkserver, `preload` modules are imported once in the server, not in each worker."""
+    under forkserver, `preload` modules are imported once in the server, not in each worker, and
+    `harness.run.orphans` keeps a worker forked after the run is gone from printing a traceback."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     ctx = multiprocessing.get_context(method)
     if method == "forkserver":
-        ctx.set_forkserver_preload(list(preload))
+        ctx.set_forkserver_preload(["harness.run.orphans", *preload])
     from stores.retrieval.encoder import torch_threads
 
     # decided here, once: a worker's own view of the load would count this run's processes

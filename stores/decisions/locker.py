@@ -24,6 +24,10 @@ from datetime import datetime, timedelta, timezone
 from typing import Mapping
 
 
+INJECTED = "(fault injected)"
+"""How the message of a scripted outage ends (`Outage`): an outage without it is a real one."""
+
+
 class LockerDown(RuntimeError):
     """The session-state store cannot be reached: nothing that needs it may act (fail open)."""
 
@@ -180,7 +184,7 @@ class Outage(Locker):
 
     def _check(self) -> None:
         if self.down:
-            raise LockerDown("the session locker is down (fault injected)")
+            raise LockerDown(f"the session locker is down {INJECTED}")
 
     def incr(self, session, key, *, now, ttl):
         self._check()

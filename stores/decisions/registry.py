@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 from stores.plugins import Entry, Registry
+from stores.redaction import redact_url
 from stores.spec_text import check_variant, config_target, flatten, read_toml, split_list, split_spec
 
 POLICIES: dict[str, str] = {
@@ -79,7 +80,7 @@ class PolicySpec:
         if self.variant:
             return f"{self.name}[{self.variant}]"
         if self.overrides:
-            return f"{self.name}[{','.join(f'{k}={v}' for k, v in self.overrides)}]"
+            return f"{self.name}[{','.join(f'{k}={_shown(v)}' for k, v in self.overrides)}]"
         return self.name
 
     def params(self):
@@ -93,11 +94,17 @@ class PolicySpec:
 
     def params_hash(self) -> str:
         """Stable hash of the name and the full effective params (defaults included)."""
-        body: dict[str, Any] = {"name": self.name, "params": asdict(self.params())}
+        # a connection URL's credentials are no part of what the policy is (a rotated password is the same policy)
+        body: dict[str, Any] = {"name": self.name, "params": {k: _shown(v) for k, v in asdict(self.params()).items()}}
         if self.target:
             body["target"] = self.target
         payload = json.dumps(body, sort_keys=True, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def _shown(value: Any) -> Any:
+    """An override as a label shows it: a URL's credentials redacted."""
+    return redact_url(value) if isinstance(value, str) else value
 
 
 def _apply(owner: str, base: Any, items: list[tuple[str, Any]]) -> Any:

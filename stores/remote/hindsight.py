@@ -39,15 +39,17 @@ import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import ClassVar, Iterator
+from typing import Annotated, ClassVar, Iterator
 
 import httpx
+from pydantic import Field
 
 from stores.memory import RESOLUTION_ROLE, render_line
 from stores.params import secret, with_environment
 from stores.protocol import Bundle, ContextRequest, Event, Forget, Resolution, Scope, Signal, Turn
 from stores.remote.hindsight_client import HindsightClient, HindsightNotFound, HindsightUnavailable, RecallHit, RetainItem
 from stores.remote.receipt import CallLog, Hit, RemoteUnavailable, bundle_from_hits, one_line, stamp
+from stores.remote.wire import DEFAULT_MAX_BYTES
 
 BUDGETS = ("low", "mid", "high")
 
@@ -67,7 +69,12 @@ class HindsightParams:
     second write of it would replace the first). The server handles items one by one, so a
     bigger call saves round trips, not server time, and risks the timeout."""
     timeout_s: float = 120.0
-    """Seconds to wait for one answer before the call counts as unavailable."""
+    """Seconds one call may take in all, connect to last byte (a whole-call deadline, however
+    slowly the bytes arrive); past it the call counts as unavailable and its case is an error row."""
+    max_response_bytes: Annotated[int, Field(ge=1_000, le=256_000_000)] = DEFAULT_MAX_BYTES
+    """The largest answer body read, in bytes: a bigger one is dropped at the cap (an error row)."""
+    max_items: Annotated[int, Field(ge=1, le=100_000)] = 1_000
+    """The most memories one recall may return: more is an error row, not a context."""
 
     def __post_init__(self) -> None:
         if self.budget not in BUDGETS:
@@ -121,7 +128,8 @@ class Hindsight:
                     "hindsight needs a running Hindsight server: set HINDSIGHT_URL (e.g. http://127.0.0.1:8888); "
                     "the project's opt-in target starts one locally")
             self._http = HindsightClient(self.params.url, api_key=self.params.api_key or None,
-                                         transport=self._transport, timeout=self.params.timeout_s)
+                                         transport=self._transport, timeout=self.params.timeout_s,
+                                         max_bytes=self.params.max_response_bytes)
         return self._http
 
     def open(self, scope: Scope) -> None:
@@ -255,6 +263,9 @@ class Hindsight:
                 hits = self._client.recall(self.namespace, request.task, tags=[tag(request.subject)],
                                            tags_match="all_strict", max_tokens=max(request.budget_tokens, 1),
                                            budget=self.params.budget, query_timestamp=request.now)  # type: ignore[arg-type]
+            if len(hits) > self.params.max_items:
+                raise RemoteUnavailable(f"Hindsight recall answered {len(hits):,} memories, more than max_items="
+                                        f"{self.params.max_items:,}: the answer was not used")
         by_doc = {self.document_id(*k): k for k in self._docs if k[0] == request.subject}
         return bundle_from_hits(request, [self._hit(h, by_doc) for h in hits], request.subject)
 

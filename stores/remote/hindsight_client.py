@@ -29,6 +29,9 @@ from urllib.parse import quote
 
 import httpx
 
+from stores.remote.wire import (DEFAULT_MAX_BYTES, Answer, DeadlineExceeded, Limits, Unreachable, WireError, make_client,
+                                request)
+
 TagsMatch = Literal["any", "all", "any_strict", "all_strict", "exact"]
 """How recall and listing match tags (`*_strict` exclude untagged memories)."""
 Budget = Literal["low", "mid", "high"]
@@ -180,11 +183,14 @@ class HindsightClient:
         api_key: str | None = None,
         transport: httpx.BaseTransport | None = None,
         timeout: float = 30.0,
+        max_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.base_url = base_url.rstrip("/")
+        headers = {"Authorization": f"Bearer {api_key.strip()}"} if api_key and api_key.strip() else {}
+        self.base_url = base_url.strip().rstrip("/")
         """Server root, e.g. `http://127.0.0.1:8888`."""
-        self._http = httpx.Client(base_url=self.base_url, headers=headers, transport=transport, timeout=timeout)
+        self.limits = Limits(deadline_s=timeout, max_bytes=max_bytes)
+        """Each call's whole-call deadline and answer size cap (`stores.remote.wire`)."""
+        self._http = make_client(self.base_url, headers=headers, limits=self.limits, transport=transport)
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -312,19 +318,18 @@ class HindsightClient:
     # ---- the one place HTTP happens -------------------------------------------------------
     def _call(self, method: str, path: str, *, json: Any = None, params: Any = None) -> dict[str, Any]:
         try:
-            r = self._http.request(method, path, json=json, params=params)
-        except httpx.TransportError as e:  # refused, DNS, timeouts: no answer at all
-            raise HindsightUnavailable(
-                f"Hindsight {method} {path}: no answer from {self.base_url} ({type(e).__name__}: {e})",
-                method=method, path=path,
-            ) from None
-        if r.status_code < 400:
+            r = request(self._http, method, path, self.limits, json=json, params=params)
+        except (DeadlineExceeded, Unreachable) as e:  # no (complete) answer in time
+            raise HindsightUnavailable(f"Hindsight {e}", method=method, path=path) from None
+        except WireError as e:  # too large, redirected: an answer we do not use
+            raise HindsightServerError(f"Hindsight {e}", method=method, path=path) from None
+        if r.status < 400:
             try:
                 data = r.json()
             except ValueError:
                 raise HindsightServerError(
-                    f"Hindsight {method} {path}: {r.status_code} with a body that is not JSON",
-                    method=method, path=path, status=r.status_code,
+                    f"Hindsight {method} {path}: {r.status} with a body that is not JSON",
+                    method=method, path=path, status=r.status,
                 ) from None
             return data if isinstance(data, dict) else {"value": data}
         raise _error(method, path, r)
@@ -349,12 +354,12 @@ def _hit(r: Mapping[str, Any]) -> RecallHit:
     )
 
 
-def _error(method: str, path: str, r: httpx.Response) -> HindsightError:
+def _error(method: str, path: str, r: Answer) -> HindsightError:
     try:
         detail = r.json().get("detail")
     except (ValueError, AttributeError):
         detail = r.text[:300]
-    status = r.status_code
+    status = r.status
     if status == 422 and isinstance(detail, list):
         said = "; ".join(
             f"{'.'.join(str(x) for x in e.get('loc', ()))}: {e.get('msg', '')}" for e in detail if isinstance(e, dict)

@@ -50,15 +50,17 @@ import os
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import httpx
+from pydantic import Field
 
 from stores.params import secret, with_environment
 from stores.protocol import (Bundle, ContextRequest, Event, Forget, Handoff, HealthFactor, HealthReport, Resolution,
                              Scope, Signal, Turn)
 from stores.remote.receipt import CallLog, Hit, RemoteUnavailable, bundle_from_hits, one_line, stamp
 from stores.remote.statewave_client import StatewaveClient, StatewaveServerError
+from stores.remote.wire import DEFAULT_MAX_BYTES
 from stores.tokens import count_tokens
 
 BANDS = {"healthy", "watch", "at_risk"}
@@ -88,7 +90,12 @@ class StatewaveParams:
     handoff_budget: int = 4000
     """Token budget of a handoff brief when the caller gives none (the server's default)."""
     timeout_s: float = 30.0
-    """Seconds to wait for one answer before the call counts as unavailable."""
+    """Seconds one call may take in all, connect to last byte (a whole-call deadline, however
+    slowly the bytes arrive); past it the call counts as unavailable and its case is an error row."""
+    max_response_bytes: Annotated[int, Field(ge=1_000, le=256_000_000)] = DEFAULT_MAX_BYTES
+    """The largest answer body read, in bytes: a bigger one is dropped at the cap (an error row)."""
+    max_items: Annotated[int, Field(ge=1, le=100_000)] = 1_000
+    """The most records (facts, episodes, procedures) one context may return: more is an error row."""
 
     def __post_init__(self) -> None:
         if self.handoff_budget < 0 or self.timeout_s <= 0:
@@ -137,7 +144,8 @@ class Statewave:
                     "statewave needs a running Statewave server: set STATEWAVE_URL (e.g. http://127.0.0.1:8100); "
                     "the server is not installable from a package registry, so none is started for you")
             self._http = StatewaveClient(self.params.url, api_key=self.params.api_key or None,
-                                         transport=self._transport, timeout=self.params.timeout_s)
+                                         transport=self._transport, timeout=self.params.timeout_s,
+                                         max_bytes=self.params.max_response_bytes)
         return self._http
 
     def open(self, scope: Scope) -> None:
@@ -299,6 +307,9 @@ class Statewave:
         records += [("episode", e) for e in answer.get("episodes") or []]
         records += [("procedure", m) for m in answer.get("procedures") or []]
         n = len(records)
+        if n > self.params.max_items:
+            raise RemoteUnavailable(f"Statewave POST /v1/context answered {n:,} records, more than max_items="
+                                    f"{self.params.max_items:,}: the answer was not used")
         hits = [self._hit(request.subject, what, rec, float(n - i)) for i, (what, rec) in enumerate(records)]
         return bundle_from_hits(request, hits, request.subject)
 

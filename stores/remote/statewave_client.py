@@ -25,6 +25,8 @@ from urllib.parse import quote
 import httpx
 
 from stores.remote.receipt import RemoteUnavailable
+from stores.remote.wire import (DEFAULT_MAX_BYTES, Answer, DeadlineExceeded, Limits, Unreachable, WireError, make_client,
+                                request)
 
 
 class StatewaveError(Exception):
@@ -67,11 +69,13 @@ class StatewaveClient:
     """The Statewave HTTP API, one method per route used by the `statewave` strategy."""
 
     def __init__(self, base_url: str, *, api_key: str | None = None, transport: httpx.BaseTransport | None = None,
-                 timeout: float = 30.0) -> None:
-        headers = {"X-API-Key": api_key} if api_key else {}
-        self.base_url = base_url.rstrip("/")
+                 timeout: float = 30.0, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        headers = {"X-API-Key": api_key.strip()} if api_key and api_key.strip() else {}
+        self.base_url = base_url.strip().rstrip("/")
         """Server root, e.g. `http://127.0.0.1:8100`."""
-        self._http = httpx.Client(base_url=self.base_url, headers=headers, transport=transport, timeout=timeout)
+        self.limits = Limits(deadline_s=timeout, max_bytes=max_bytes)
+        """Each call's whole-call deadline and answer size cap (`stores.remote.wire`)."""
+        self._http = make_client(self.base_url, headers=headers, limits=self.limits, transport=transport)
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -141,17 +145,18 @@ class StatewaveClient:
     # ---- the one place HTTP happens ---------------------------------------------------------
     def _call(self, method: str, path: str, *, json: Any = None, params: Any = None) -> dict[str, Any]:
         try:
-            r = self._http.request(method, path, json=json, params=params)
-        except httpx.TransportError as e:
-            raise StatewaveUnavailable(
-                f"Statewave {method} {path}: no answer from {self.base_url} ({type(e).__name__}: {e}); "
-                "is the server running and STATEWAVE_URL right?", method=method, path=path) from None
-        if r.status_code < 400:
+            r = request(self._http, method, path, self.limits, json=json, params=params)
+        except (DeadlineExceeded, Unreachable) as e:
+            raise StatewaveUnavailable(f"Statewave {e}; is the server running and STATEWAVE_URL right?",
+                                       method=method, path=path) from None
+        except WireError as e:  # too large, redirected: an answer we do not use
+            raise StatewaveServerError(f"Statewave {e}", method=method, path=path) from None
+        if r.status < 400:
             try:
                 data = r.json()
             except ValueError:
-                raise StatewaveServerError(f"Statewave {method} {path}: {r.status_code} with a body that is not JSON",
-                                           method=method, path=path, status=r.status_code) from None
+                raise StatewaveServerError(f"Statewave {method} {path}: {r.status} with a body that is not JSON",
+                                           method=method, path=path, status=r.status) from None
             return data if isinstance(data, dict) else {"value": data}
         raise _error(method, path, r)
 
@@ -160,7 +165,7 @@ def _seg(value: str) -> str:
     return quote(str(value), safe="")
 
 
-def _error(method: str, path: str, r: httpx.Response) -> StatewaveError:
+def _error(method: str, path: str, r: Answer) -> StatewaveError:
     try:
         body = r.json()
     except ValueError:
@@ -172,7 +177,7 @@ def _error(method: str, path: str, r: httpx.Response) -> StatewaveError:
     if isinstance(details, list):
         said += ": " + "; ".join(
             f"{'.'.join(str(x) for x in d.get('loc', ()))}: {d.get('msg', '')}" for d in details if isinstance(d, dict))
-    status = r.status_code
+    status = r.status
     cls = (StatewaveNotFound if status == 404 else StatewaveValidationError if status == 422
            else StatewaveServerError if status >= 500 else StatewaveError)
     rid = f" (request {request_id})" if request_id else ""

@@ -18,6 +18,9 @@ from typing import Mapping, Sequence
 import httpx
 
 from stores.protocol import Bundle, ContextRequest
+from stores.redaction import redact_url, register, register_url
+from stores.remote import wire
+from stores.remote.wire import DEFAULT_MAX_BYTES, Limits, WireError, make_client
 from stores.reply.engine import ScriptedEngine
 from stores.reply.model import SupportReply
 from stores.structured.model import Memory
@@ -33,13 +36,19 @@ class ChatEngine:
     """Replies worded by a chat-completions endpoint, with the scripted engine as fallback."""
 
     def __init__(self, url: str, *, model: str = "default", api_key: str | None = None,
-                 transport: httpx.BaseTransport | None = None, timeout: float = 30.0) -> None:
-        self.url = url.rstrip("/")
+                 transport: httpx.BaseTransport | None = None, timeout: float = 30.0,
+                 max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        register_url(url)  # its credentials are scrubbed from every output (stores.redaction)
+        register(api_key)
+        self.url = url.strip().rstrip("/")
         """Endpoint root; requests go to `<url>/chat/completions`."""
         self.model = model
         """Model name sent with every request."""
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._http = httpx.Client(headers=headers, transport=transport, timeout=timeout)
+        self.limits = Limits(deadline_s=timeout, max_bytes=max_bytes)
+        """One reply's whole-call deadline and answer size cap (`stores.remote.wire`)."""
+        key = (api_key or "").strip()
+        self._http = make_client(headers={"Authorization": f"Bearer {key}"} if key else {}, limits=self.limits,
+                                 transport=transport)
         self.fallback = ScriptedEngine()
         """The engine whose metadata every reply carries, and whose text answers when the endpoint fails."""
 
@@ -59,18 +68,19 @@ class ChatEngine:
             ],
         }
         try:
-            r = self._http.post(f"{self.url}/chat/completions", json=body)
-        except httpx.HTTPError as e:
-            return replace(draft, engine_note=f"scripted fallback: chat endpoint gave no answer ({type(e).__name__}: {e})")
-        if r.status_code >= 400:
-            return replace(draft, engine_note=f"scripted fallback: chat endpoint answered HTTP {r.status_code}")
+            r = wire.request(self._http, "POST", f"{self.url}/chat/completions", self.limits, json=body)
+        except WireError as e:  # no answer, past the deadline, too large, redirected
+            return replace(draft, engine_note=f"scripted fallback: chat endpoint gave no usable answer ({e})")
+        if r.status >= 400:
+            return replace(draft, engine_note=f"scripted fallback: chat endpoint answered HTTP {r.status}")
         try:
             text = r.json()["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError):
             return replace(draft, engine_note="scripted fallback: chat endpoint's answer had no choices[0].message.content")
         if not isinstance(text, str) or not text.strip():
             return replace(draft, engine_note="scripted fallback: chat endpoint returned an empty reply")
-        return replace(draft, reply=text.strip(), engine=self.name, engine_note=f"worded by {self.name} at {self.url}")
+        return replace(draft, reply=text.strip(), engine=self.name,
+                       engine_note=f"worded by {self.name} at {redact_url(self.url)}")
 
     def close(self) -> None:
         """Close the connection pool."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import json
 import re
 from pathlib import Path
@@ -500,6 +501,7 @@ def test_a_link_to_a_missing_run_says_so_and_offers_the_runs_there_are(app_runs)
     no_exception(at)
     assert at.title[0].value == "Run not found"
     assert "20990101-gone" in at.error[0].value
+    assert str(Path(os.environ["SUPPORTBENCH_RUNS"]).resolve()) not in at.error[0].value  # the folder is not shown to a visitor
     box = at.selectbox[0]
     assert {o.split(" · ")[0] for o in box.options} == {MAIN, TIGHT}
     assert not at.sidebar.selectbox, "no run picker pretending another run is the one asked for"

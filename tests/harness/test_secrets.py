@@ -75,3 +75,13 @@ def test_ls_strategies_shows_a_secret_as_secret_with_its_variable(needs_key, cap
     out = capsys.readouterr().out
     assert "api_key=<secret> (from" in out and "$SUPPORTBENCH_FAKE_KEY" in out.replace("\n", "").replace(" ", "")
     assert KEY_FROM_ENV not in out
+
+
+def test_a_close_warning_that_quotes_the_secret_is_logged_redacted(needs_key, tmp_path, caplog):
+    # the warning is logged (on stderr outside pytest, here captured): the logger's filter scrubs it
+    # wherever it is emitted, a worker process included
+    code = cli(["run", "datasets/canonical/carol-timeout-again.yaml", "-s", "needs_key:echo_key=true", "-p", "none", "-q",
+                "--out", str(tmp_path / "runs")])
+    assert code == 0
+    assert "close() raised ConnectionError: could not close the session opened with key <secret>" in caplog.text
+    assert KEY_FROM_ENV not in caplog.text

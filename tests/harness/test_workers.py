@@ -89,3 +89,15 @@ def test_workers_take_the_run_s_environment_and_import_path_even_from_an_older_f
     with open_pool(2) as pool:
         env, path = pool.submit(_what_a_worker_sees, "SB_WORKER_PROBE").result()
     assert env == "seen" and path[0] == str(tmp_path)
+
+
+def test_a_worker_forked_after_its_run_is_gone_prints_no_traceback():
+    import subprocess
+    import sys
+
+    # the fork server's hook (harness.run.orphans): quiet once the run is gone, Python's report while it lives
+    raising = "import os, sys, harness.run.orphans as o; o.RUN_PID = {}; raise FileNotFoundError('semaphore gone')"
+    gone = subprocess.run([sys.executable, "-c", raising.format(2 ** 22 + 1)], capture_output=True, text=True, timeout=30)
+    assert gone.returncode == 1 and "Traceback" not in gone.stderr
+    alive = subprocess.run([sys.executable, "-c", raising.format("os.getpid()")], capture_output=True, text=True, timeout=30)
+    assert "Traceback" in alive.stderr and "semaphore gone" in alive.stderr

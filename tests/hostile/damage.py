@@ -24,6 +24,15 @@ def edit_manifest(run: Path, **fields) -> Path:
     return run
 
 
+def without_checksums(run: Path) -> Path:
+    """The run as written before parts' checksums were recorded: only reading its rows finds damage inside a part."""
+    path = run / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest.pop("checksums", None)
+    path.write_text(json.dumps(manifest))
+    return run
+
+
 def truncate(run: Path, table: str = "scores", size: int = 100) -> Path:
     part = sorted((run / table).glob("*.parquet"))[0]
     with open(part, "r+b") as f:
@@ -40,6 +49,15 @@ def scramble_middle(run: Path, table: str = "scores") -> Path:
     return part
 
 
+def flip_bit(run: Path, table: str = "scores") -> Path:
+    """One bit flipped in the middle of a part, header and footer intact (a bad disk sector)."""
+    part = sorted((run / table).glob("*.parquet"))[0]
+    data = bytearray(part.read_bytes())
+    data[len(data) // 2] ^= 0x10
+    part.write_bytes(bytes(data))
+    return part
+
+
 DAMAGES = {
     "truncated-part": lambda runs: (truncate(copy_run(runs, "damaged")), "scores/part-000000.parquet: truncated")[1],
     "strategies-oops": lambda runs: (edit_manifest(copy_run(runs, "damaged"), strategies="oops"),
@@ -48,6 +66,9 @@ DAMAGES = {
     "datasets-wrong-type": lambda runs: (edit_manifest(copy_run(runs, "damaged"), datasets=[{"suite": 1, "hash": "x"}]),
                                          "datasets[0].suite")[1],
     "missing-table": lambda runs: (shutil.rmtree(copy_run(runs, "damaged") / "health"), "health/: missing")[1],
-    "scrambled-part": lambda runs: (scramble_middle(copy_run(runs, "damaged")), "its tables cannot be read")[1],
+    "scrambled-part": lambda runs: (scramble_middle(copy_run(runs, "damaged")),
+                                    "scores/part-000000.parquet: damaged (its content does not match the checksum")[1],
+    "flipped-bit": lambda runs: (flip_bit(copy_run(runs, "damaged")),
+                                 "scores/part-000000.parquet: damaged (its content does not match the checksum")[1],
 }
 """Damage name -> makes `runs/damaged` (the newest run) and returns a fragment of the reason given."""

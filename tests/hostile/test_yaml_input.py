@@ -112,3 +112,15 @@ def test_honest_aliases_still_load(tmp_path):
     path.write_text(text)
     s = load_scenario(path)
     assert [p.expect.include for p in s.probes] == [("s1#1",), ("s1#1",)]
+
+
+def test_an_escaped_lone_surrogate_or_control_character_is_a_file_line_error(tmp_path):
+    # "\uD800" used to validate, then `run` exited 2 after the work, naming no file (it cannot be
+    # written as UTF-8); an escaped escape sequence reached terminals as a real one
+    for escape, code in (("\\uD800", "#xd800"), ("\\x1b[2J", "#x001b"), ("\\u0007", "#x0007")):
+        path = tmp_path / "escaped.yaml"
+        path.write_text(VALID.replace('"The export times out."', f'"The export {escape} times out."'))
+        (issue,) = validate_paths([path])
+        assert issue.line == 7 and f"escaped character {code} is not allowed" in issue.message, issue
+    path.write_text(VALID.replace('"The export times out."', '"Tab\\tand newline\\n and \\u00e9 are fine"'))
+    assert validate_paths([path]) == []

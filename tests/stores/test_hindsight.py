@@ -244,3 +244,23 @@ def test_open_names_the_bank_after_the_scope_and_close_deletes_it(tmp_path):
     s.context(req())
     s.close()
     assert server.answers == []
+
+
+def test_a_recall_with_more_memories_than_max_items_is_an_error_not_a_context():
+    answer = recalled()
+    n = len(answer["results"])
+    server = Server(("POST", f"{BANK}/memories", RETAINED), ("POST", f"{BANK}/memories/recall", answer))
+    s = Hindsight(HindsightParams(url="http://hindsight.test", max_items=n - 1), transport=server.transport,
+                  namespace="bank7")
+    s.observe(t("d-1", REPORT, 0))
+    with pytest.raises(RemoteUnavailable, match=f"answered {n} memories, more than max_items={n - 1}"):
+        s.context(req())
+
+
+def test_the_answer_limits_are_parameters_with_ranges():
+    from stores.registry import SpecError, parse_spec
+
+    assert parse_spec("hindsight:max_response_bytes=2000,max_items=5").params().max_items == 5
+    for bad in ("hindsight:max_response_bytes=10", "hindsight:max_items=0", "statewave:max_response_bytes=999999999999"):
+        with pytest.raises(SpecError):
+            parse_spec(bad).params()

@@ -129,7 +129,7 @@ def test_an_unreachable_chat_endpoint_falls_back_too():
         port = sock.getsockname()[1]
     s = replayed()
     r = ChatEngine(f"http://127.0.0.1:{port}/v1", timeout=2).reply(REQ, s.context(REQ), s.memories("c1"))
-    assert r.engine == "scripted" and "no answer (ConnectError" in r.engine_note
+    assert r.engine == "scripted" and f"no answer from http://127.0.0.1:{port} (ConnectError" in r.engine_note
 
 
 def test_the_chat_engine_is_off_unless_its_url_is_set():

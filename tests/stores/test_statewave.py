@@ -293,3 +293,20 @@ def test_open_puts_every_subject_under_the_scopes_namespace_and_close_deletes_th
     assert json.loads(wire.seen[1].content)["episodes"][0]["subject_id"] == f"{ns}:cust-dana"
     s.close()
     assert wire.done()
+
+
+def test_a_context_with_more_records_than_max_items_is_an_error_not_a_context():
+    def answer(request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if path == "/v1/episodes/batch":
+            sent = json.loads(request.content)["episodes"]
+            return httpx.Response(200, json={"episodes": [{"id": f"e{i}", **e} for i, e in enumerate(sent)]})
+        if path == "/v1/context":
+            return httpx.Response(200, json={"facts": [{"id": f"f{i}", "content": "a fact"} for i in range(6)]})
+        return httpx.Response(200, json={})
+
+    s = Statewave(StatewaveParams(url="http://statewave.test", max_items=5), transport=httpx.MockTransport(answer),
+                  namespace="")
+    s.observe(t("d-1", "The router drops Wi-Fi every evening.", 0))
+    with pytest.raises(RemoteUnavailable, match="answered 6 records, more than max_items=5"):
+        s.context(req())

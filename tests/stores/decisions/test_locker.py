@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from stores.decisions.locker import Entry, LockerDown, MemoryLocker, Outage
+from stores.decisions.redis_locker import RETRY_AFTER
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 MIN = timedelta(minutes=1)
@@ -169,8 +170,38 @@ def test_a_stopped_redis_server_raises_locker_down_quickly(redis_server):
             op()
     assert time.monotonic() - t0 < 10
     redis_server.start()
-    assert lk.snapshot("s1", now=T0) == {}  # nothing persisted across the restart
-    assert lk.incr("s1", "a", now=T0, ttl=HOUR) == 1
+    with pytest.raises(LockerDown, match="circuit open"):  # the breaker waits on the simulated clock
+        lk.snapshot("s1", now=T0 + RETRY_AFTER / 2)
+    later = T0 + RETRY_AFTER
+    assert lk.snapshot("s1", now=later) == {}  # nothing persisted across the restart
+    assert lk.incr("s1", "a", now=later, ttl=HOUR) == 1
+    assert len(lk.outages) == 1 and lk.outages[0][0] == T0 and "Connection refused" in lk.outages[0][1]
+
+
+def test_a_server_that_stopped_answering_costs_one_timeout_per_retry_window(redis_server):
+    import os
+    import signal
+    import time
+
+    from stores.decisions.redis_locker import RedisLocker
+
+    lk = RedisLocker(redis_server.url, namespace="t", timeout_s=0.5)
+    lk.incr("s1", "a", now=T0, ttl=HOUR)
+    os.kill(redis_server.proc.pid, signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        for second in range(100):  # 100 turns a second apart while the server hangs
+            now = T0 + timedelta(seconds=second)
+            for op in (lambda: lk.snapshot("s1", now=now), lambda: lk.incr("s1", "a", now=now, ttl=HOUR)):
+                with pytest.raises(LockerDown):
+                    op()
+        spent = time.monotonic() - t0
+    finally:
+        os.kill(redis_server.proc.pid, signal.SIGCONT)
+    # 200 calls: one timed try per 30 s of simulated time (4), the rest refused at once; without the
+    # breaker every call waited out its timeouts (about 1 s each: 200 s here)
+    assert spent < 15, f"{spent:.1f} s"
+    assert len(lk.outages) == 1
 
 
 def test_redis_keeps_a_real_ttl_for_garbage_collection_only(redis_server):

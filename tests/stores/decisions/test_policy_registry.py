@@ -98,3 +98,19 @@ def test_a_policy_config_that_is_a_folder_or_not_text_is_one_line_naming_the_fil
     binary.write_bytes(b"\xff\xfe\x00policy")
     with pytest.raises(PolicySpecError, match="not a TOML file \\(not UTF-8 text"):
         load_policy_config(binary)
+
+
+def test_the_documented_redis_spec_parses_with_the_url_whole():
+    # the URL's colons used to split the list into a second, broken spec (exit 2)
+    specs = parse_policies("per_message,session_state:locker=redis,redis_url=redis://127.0.0.1:6390/0,hostile_streak=3")
+    assert [s.name for s in specs] == ["per_message", "session_state"]
+    params = specs[1].params()
+    assert params.locker == "redis" and params.redis_url == "redis://127.0.0.1:6390/0" and params.hostile_streak == 3
+
+
+def test_a_redis_password_never_reaches_the_label_or_the_hash():
+    a = parse_policy("session_state:locker=redis,redis_url=redis://:pw-Label-MARK@127.0.0.1:6390/0")
+    b = parse_policy("session_state:locker=redis,redis_url=redis://:rotated-0000@127.0.0.1:6390/0")
+    assert "pw-Label-MARK" not in a.label and "redis://<secret>@127.0.0.1:6390/0" in a.label
+    assert a.params().redis_url.startswith("redis://:pw-Label-MARK@")  # the locker still gets it
+    assert a.params_hash() == b.params_hash() and a.label == b.label

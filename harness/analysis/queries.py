@@ -52,6 +52,9 @@ class Filter:
     scenarios: tuple[str, ...] = ()
     suites: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
+    probe_tags: tuple[str, ...] = ()
+    """Rows of probes carrying any of these tags (a benchmark's question category); a run made
+    before probes had tags has none (`probe_tag_counts` is empty for it)."""
     include_controls: bool = True
     alias: str = "s"
 
@@ -67,6 +70,9 @@ class Filter:
         if self.tags:
             parts.append(f"len(list_intersect({a}.tags, ?::VARCHAR[])) > 0")
             params.append(list(self.tags))
+        if self.probe_tags:
+            parts.append(f"len(list_intersect({a}.probe_tags, ?::VARCHAR[])) > 0")
+            params.append(list(self.probe_tags))
         if not self.include_controls:
             parts.append(f"NOT list_contains(?::VARCHAR[], {a}.strategy_name)")
             params.append(sorted(CONTROLS))
@@ -74,6 +80,16 @@ class Filter:
 
 
 # --- run overview --------------------------------------------------------------------------
+
+
+def probe_tag_counts(res: Results, run: str | None = None) -> pd.DataFrame:
+    """The probe tags of a run (`tag`, `probes`: how many probes carry it), by name; empty for a run without tagged probes, or made before probes had tags."""
+    run = res.pick_run(run)
+    cols = ["tag", "probes"]
+    if "probe_tags" not in res.df("SELECT * FROM events LIMIT 0").columns:
+        return pd.DataFrame(columns=cols)
+    return res.df("SELECT t AS tag, count(*) AS probes FROM (SELECT unnest(probe_tags) AS t FROM events "
+                  "WHERE run = ? AND kind = 'probe') GROUP BY t ORDER BY tag", [run])[cols]
 
 
 def criteria_meta(res: Results) -> pd.DataFrame:

@@ -90,7 +90,8 @@ def scenarios_from(res: Results, run: str) -> list[Scenario]:
                 evs.append(Resolution(r["subject"], r["session"], r["status"], r["text"] or "", at))
             elif r["kind"] == "probe":
                 evs.append(Probe(r["item_id"], r["subject"], r["session"], r["text"] or "", int(r["budget"]), at,
-                                 expect_from_json(r["expect"]), r["on_turn"], line=int(r["line"] or 0)))
+                                 expect_from_json(r["expect"]), r["on_turn"], line=int(r["line"] or 0),
+                                 tags=tuple(r.get("probe_tags") or ())))
             elif r["kind"] == "forget":
                 evs.append(Forget(r["subject"], at))
             elif r["kind"] == "signal":

@@ -122,9 +122,9 @@ def criterion(
     return register
 
 
-MODULES = ("support", "extra", "reply", "expiry", "decisions")
+MODULES = ("support", "extra", "rank", "reply", "expiry", "decisions")
 """The modules that register criteria, in the order of docs/criteria.md: the eight, the extras,
-then the reply and typed-memory criteria, the expiry stage's, then the decision criteria."""
+the rank metrics, then the reply and typed-memory criteria, the expiry stage's, then the decision criteria."""
 
 _loaded = False
 

@@ -91,7 +91,7 @@ def scenarios_from(res: Results, run: str) -> list[Scenario]:
             elif r["kind"] == "probe":
                 evs.append(Probe(r["item_id"], r["subject"], r["session"], r["text"] or "", int(r["budget"]), at,
                                  expect_from_json(r["expect"]), r["on_turn"], line=int(r["line"] or 0),
-                                 tags=tuple(r.get("probe_tags") or ())))
+                                 tags=tuple(r.get("probe_tags") or ()), unlabelled=bool(r.get("unlabelled"))))
             elif r["kind"] == "forget":
                 evs.append(Forget(r["subject"], at))
             elif r["kind"] == "signal":

@@ -1,7 +1,7 @@
 """`supportbench import KIND PATH --out DIR`: outside text as a valid scenario suite.
 
 Kinds: `locomo` (the LoCoMo release: its locomo10.json, or the folder or zip of
-locomo10_v2/<id>.json files). The suite is written atomically (nothing is left when anything
+locomo10_v2/<id>.json files); `longmemeval` (a LongMemEval file, read one question at a time). The suite is written atomically (nothing is left when anything
 fails) and checked by `supportbench validate`'s checks; bad input is one line naming the file,
 the line, row or place, and what was expected (exit 2). See docs/external-data.md.
 """
@@ -28,13 +28,19 @@ def register(sub) -> None:
     _common(lo)
     lo.set_defaults(func=_locomo)
 
+    lm = kinds.add_parser("longmemeval", help="a LongMemEval file (longmemeval_s.json, _m.json, _oracle.json): one scenario per question")
+    lm.add_argument("path", metavar="PATH", help="the LongMemEval .json file (read one question at a time)")
+    lm.add_argument("--budget", type=int, default=None, help="tokens of context per question (default 550)")
+    _common(lm)
+    lm.set_defaults(func=_longmemeval)
+
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="folder to write the scenarios into (must be new or empty)")
     p.add_argument("--force", action="store_true", help="replace a non-empty --out folder")
 
 
-def _report(files: dict[str, str], summary, dest: Path) -> None:
+def _report(summary, dest: Path) -> None:
     left = "; ".join(f"{n} {reason}" for reason, n in sorted(summary.left_out.items())) or "nothing"
     console.print(f"wrote {summary.scenarios} scenario(s) ({summary.turns:,} turns, {summary.probes:,} probes) to {dest}; "
                   f"left out: {left}"
@@ -44,18 +50,16 @@ def _report(files: dict[str, str], summary, dest: Path) -> None:
     print(dest)
 
 
-def _run(args, build) -> int:
+def _run(args, files, summary) -> int:
+    """Write `files` (an iterable of (name, YAML text), read lazily) into --out; one line per error."""
     from harness.importers import InputError, write_suite
 
     try:
-        files, summary = build()
-        if not files:
-            raise InputError(args.path, "", "nothing to import")
         write_suite(files, Path(args.out), force=args.force)
     except InputError as e:
         console.print(f"error: {e}")
         return 2
-    _report(files, summary, Path(args.out))
+    _report(summary, Path(args.out))
     return 0
 
 
@@ -74,4 +78,23 @@ def _locomo(args) -> int:
     if budget < 1:
         console.print("error: --budget must be a positive number of tokens")
         return 2
-    return _run(args, lambda: import_locomo(args.path, budget, cats))
+    from harness.importers import InputError
+
+    try:
+        files, summary = import_locomo(args.path, budget, cats)
+    except InputError as e:
+        console.print(f"error: {e}")
+        return 2
+    return _run(args, files.items(), summary)
+
+
+def _longmemeval(args) -> int:
+    from harness.importers import Summary
+    from harness.importers.longmemeval import DEFAULT_BUDGET, import_longmemeval
+
+    budget = DEFAULT_BUDGET if args.budget is None else args.budget
+    if budget < 1:
+        console.print("error: --budget must be a positive number of tokens")
+        return 2
+    summary = Summary()
+    return _run(args, import_longmemeval(args.path, budget, summary), summary)

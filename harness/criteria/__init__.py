@@ -185,7 +185,9 @@ def _counted(c: Criterion, case: Any, s: Score) -> Score:
 
 def score_probe(outcome: ProbeOutcome) -> list[Score]:
     """Every applicable probe-level criterion's verdict on one outcome."""
-    scores = []
+    scores: list[Score] = []
+    if outcome.probe.unlabelled:  # no gold yet: shown in the run, in no score
+        return scores
     for c in registry().values():
         if c.level != "probe" or not c.applies(outcome.probe):
             continue

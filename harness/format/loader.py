@@ -370,6 +370,7 @@ def _build(model: ScenarioModel, resolved: list[ResolvedEvent], file: str, raw: 
                     handoff=ev.handoff,
                     line=here.line or 0,
                     tags=tuple(ev.tags),
+                    unlabelled=ev.unlabelled,
                 )
             )
         elif isinstance(ev, SignalEvent):

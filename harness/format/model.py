@@ -65,6 +65,8 @@ class Probe:
     """Line of the probe in its file, for messages."""
     tags: tuple[str, ...] = ()
     """Words that group probes in reports (e.g. a benchmark's question category)."""
+    unlabelled: bool = False
+    """No gold yet: it runs and is shown, and no criterion scores it."""
 
 
 @dataclass(frozen=True)

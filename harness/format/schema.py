@@ -182,6 +182,9 @@ class ExpectModel(_Strict):
     """What failed before: the reply must list them as already tried and never propose them."""
     expired: Annotated[list[Id], Gold("ids", "out", "expired")] = []
     """Must be out of the context and carry an expiry reason in the receipt."""
+    evidence_sessions: Annotated[list[Id], Gold("history", "other", "evidence sessions")] = []
+    """Session-level gold: sessions of the subject the context must draw on, at least one item of
+    each (session recall; LongMemEval's answer sessions)."""
 
 
 class TurnSignalsModel(_Strict):
@@ -278,6 +281,9 @@ class ProbeEvent(_EventBase):
     tags: list[Slug] = []
     """Words that group probes in reports (a benchmark's question category, say): every table
     can be broken down by them."""
+    unlabelled: StrictBool = False
+    """No gold yet (an imported conversation's probe waiting for a reviewer): it runs and is
+    shown, and is in no score; it may carry no `expect`."""
 
 
 class ForgetEvent(_EventBase):

@@ -11,19 +11,29 @@ was expected. The mappings are documented in docs/external-data.md.
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
+import yaml
 
 from harness.format.feasible import RenderedHistory, oracle_cost
 from stores.memory import render_line
 from stores.protocol import ContextRequest
+
+
+
+class Flow(list):
+    """A list written on one line, `[a, b]` (tags, gold ids)."""
+
+
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """libyaml's emitter: block mappings and lists, `Flow` lists on one line."""
+
+
+_Dumper.add_representer(Flow, lambda d, v: d.represent_sequence("tag:yaml.org,2002:seq", v, flow_style=True))
 
 
 class InputError(ValueError):
@@ -60,107 +70,95 @@ class Summary:
             self.notes.append(note)
 
 
-def yaml_writer() -> YAML:
-    """The one YAML emitter of imported and labelled files (round-trip mode keeps comments)."""
-    y = YAML()
-    y.width = 4096  # one line per turn: long text is not folded
-    y.indent(mapping=2, sequence=4, offset=2)
-    y.preserve_quotes = True
-    return y
+def yaml_text(data: Any) -> str:
+    """Plain data as YAML (libyaml's emitter: one line per scalar, keys in the order given,
+    `Flow` lists in flow style `[a, b]`)."""
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1 << 30, default_flow_style=False)
 
 
-def dump(doc: Any) -> str:
-    """A document as YAML text."""
-    buf = io.StringIO()
-    yaml_writer().dump(doc, buf)
-    return buf.getvalue()
+def _indent(text: str, by: str = "  ") -> str:
+    return "".join(by + line if line.strip() else line for line in text.splitlines(keepends=True))
 
 
-def flow(items: Iterable[Any]) -> CommentedSeq:
-    """A list written on one line (`[a, b]`)."""
-    seq = CommentedSeq(items)
-    seq.fa.set_flow_style()
-    return seq
+def _comment(text: str, by: str = "") -> str:
+    return "".join(f"{by}# {line}\n" if line else f"{by}#\n" for line in text.splitlines())
 
 
 class ScenarioBuilder:
-    """One scenario document being built event by event, with the oracle's cost of each probe
-    kept as validation will count it (so an importer can size a budget that the gold fits)."""
+    """One scenario document being built event by event, written as it goes (events are dumped
+    in runs between comments, so a long history is text, not a tree, once written), with the
+    oracle's cost of each probe kept as validation will count it (so an importer can size a
+    budget that the gold fits)."""
 
     def __init__(self, sid: str, title: str, description: str, tags: list[str], start: str,
                  subjects: dict[str, str], header: str):
-        self.doc = CommentedMap()
-        self.doc["id"] = sid
-        self.doc["version"] = 1
-        self.doc["title"] = title
+        head: dict[str, Any] = {"id": sid, "version": 1, "title": title}
         if description:
-            self.doc["description"] = description
-        self.doc["tags"] = flow(tags)
-        self.doc["start"] = start
-        self.doc["subjects"] = CommentedMap((k, CommentedMap(name=v)) for k, v in subjects.items())
-        self.events = CommentedSeq()
-        self.doc["events"] = self.events
-        self.doc.yaml_set_start_comment(header)
+            head["description"] = description
+        head.update({"tags": Flow(tags), "start": start, "subjects": {k: {"name": v} for k, v in subjects.items()}})
+        self.parts: list[str] = [_comment(header), yaml_text(head), "events:\n"]
+        self._chunk: list[dict[str, Any]] = []
         self.histories: dict[str, RenderedHistory] = {}
         self.turns = 0
         self.probes = 0
 
+    def _flush(self) -> None:
+        if self._chunk:
+            self.parts.append(_indent(yaml_text(self._chunk)))
+            self._chunk = []
+
     def comment(self, text: str) -> None:
         """A comment line above the next event."""
-        self._pending = getattr(self, "_pending", []) + [text]
-
-    def _add(self, ev: CommentedMap) -> None:
-        self.events.append(ev)
-        pending = getattr(self, "_pending", [])
-        if pending:
-            self.events.yaml_set_comment_before_after_key(len(self.events) - 1, before="\n".join(pending), indent=2)
-            self._pending = []
+        self._flush()
+        self.parts.append(_comment(text, "  "))
 
     def turn(self, text: str, *, subject: str, session: str, at, role: str, turn_id: str,
-             explicit: dict[str, Any] | None = None) -> None:
+             explicit: dict[str, Any] | None = None, write_id: bool = True) -> None:
         """A turn; `explicit` holds the keys written (`at`, `subject`, `session` only when they
-        change, so the file reads like a hand-written one)."""
-        ev = CommentedMap(turn=text)
-        for k, v in (explicit or {}).items():
-            ev[k] = v
+        change, so the file reads like a hand-written one); `write_id=False` when `turn_id` is
+        the format's default (`<session>#<n>`)."""
+        ev: dict[str, Any] = {"turn": text, **(explicit or {})}
         if role != "customer":
             ev["role"] = role
-        ev["id"] = turn_id
-        self._add(ev)
-        self.histories.setdefault(subject, RenderedHistory()).put(turn_id, render_line(role, "message", session, at, text))
+        if write_id:
+            ev["id"] = turn_id
+        self._chunk.append(ev)
+        self.histories.setdefault(subject, RenderedHistory()).put(turn_id, render_line(role, "message", session, at, text), session)
         self.turns += 1
 
     def probe(self, probe_id: str, *, subject: str, session: str, at, task: str, budget: int,
               tags: list[str], expect: dict[str, Any], explicit: dict[str, Any] | None = None,
-              comment: str | None = None) -> tuple[int, int]:
-        """A probe; its budget is raised to what the oracle needs for the gold when it needs more.
-        Returns (budget written, tokens the gold needs)."""
+              comment: str | None = None, unlabelled: bool = False) -> tuple[int, int]:
+        """A probe (`comment`, e.g. the benchmark's answer, on a line above it); its budget is raised
+        to what the oracle needs for the gold when it needs more. Returns (budget written, tokens
+        the gold needs)."""
         h = self.histories.get(subject) or RenderedHistory()
         need, _, _ = oracle_cost(expect, h, ContextRequest(subject, session, task, budget, at))
-        ev = CommentedMap(probe=probe_id)
-        for k, v in (explicit or {}).items():
-            ev[k] = v
-        ev["task"] = task
-        ev["budget"] = max(budget, need)
+        ev: dict[str, Any] = {"probe": probe_id, **(explicit or {}), "task": task, "budget": max(budget, need)}
         if tags:
-            ev["tags"] = flow(tags)
+            ev["tags"] = Flow(tags)
+        if unlabelled:
+            ev["unlabelled"] = True
         if expect:
-            ev["expect"] = CommentedMap((k, flow(v) if isinstance(v, list) else v) for k, v in expect.items())
+            ev["expect"] = {k: Flow(v) if isinstance(v, (list, tuple)) else v for k, v in expect.items()}
         if comment:
-            ev.yaml_add_eol_comment(comment, "probe")
-        self._add(ev)
+            self.comment(" ".join(comment.split()))
+        self._chunk.append(ev)
         self.probes += 1
         return ev["budget"], need
 
     def text(self) -> str:
-        return dump(self.doc)
+        self._flush()
+        return "".join(self.parts)
 
 
-def write_suite(files: dict[str, str], out: Path, force: bool = False) -> None:
-    """Write scenario files into `out` atomically: a hidden temporary folder beside it, checked by
-    `supportbench validate`'s checks, renamed into place only when every file is valid. An
-    existing non-empty `out` is refused unless `force` (it may hold gold labelled by hand)."""
-    from harness.format.loader import validate_paths
+def write_suite(files: Iterable[tuple[str, str]], out: Path, force: bool = False) -> int:
+    """Write scenario files (name, YAML text), as they come, into `out` atomically: a hidden
+    temporary folder beside it, each file checked by `supportbench validate`'s checks as it is
+    written (so a suite of any size is never held in memory), renamed into place only when every
+    file is valid. An existing non-empty `out` is refused unless `force` (it may hold gold
+    labelled by hand). Returns how many files were written."""
+    from harness.format.loader import check_file
 
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -171,12 +169,17 @@ def write_suite(files: dict[str, str], out: Path, force: bool = False) -> None:
     tmp = out.with_name(f".{out.name}.import-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
+    n = 0
     try:
-        for name in sorted(files):
-            (tmp / name).write_text(files[name], encoding="utf-8")
-        issues = validate_paths([str(tmp)])
-        if issues:  # an importer bug: the command reports it as one
-            raise RuntimeError(f"the importer wrote an invalid file ({len(issues)} problem(s)); first: {issues[0]}")
+        for name, text in files:
+            path = tmp / name
+            path.write_text(text, encoding="utf-8")
+            _, issues = check_file(str(path))
+            if issues:  # an importer bug: the command reports it as one
+                raise RuntimeError(f"the importer wrote an invalid file ({len(issues)} problem(s)); first: {issues[0]}")
+            n += 1
+        if not n:
+            raise InputError(str(out), "", "nothing to import: the input holds no conversation")
         if out.exists():
             old = out.with_name(f".{out.name}.old-{os.getpid()}")
             out.rename(old)
@@ -186,3 +189,4 @@ def write_suite(files: dict[str, str], out: Path, force: bool = False) -> None:
             tmp.rename(out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    return n

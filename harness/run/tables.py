@@ -60,6 +60,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("on_turn", pa.string()),
             ("expect", pa.string()),  # JSON of the probe's gold labels
             ("probe_tags", pa.list_(pa.string())),  # a probe's tags (a benchmark's question category)
+            ("unlabelled", pa.bool_()),  # a probe without gold yet (in no score)
             ("line", pa.int32()),
             ("path", pa.string()),
             *TURN_GOLD_COLUMNS,  # a turn's gold: labels (memory classes), plan, route
@@ -217,6 +218,7 @@ def event_rows(s: Scenario) -> list[dict[str, Any]]:
             row.update(
                 kind="probe", item_id=ev.id, session=ev.session, text=ev.task, budget=ev.budget,
                 on_turn=ev.on, expect=ev.expect.to_json(), line=ev.line, probe_tags=list(ev.tags),
+                unlabelled=ev.unlabelled,
             )
         elif isinstance(ev, Forget):
             row.update(kind="forget", item_id=f"forget:{ev.subject}")

@@ -64,7 +64,7 @@ def test_registry_holds_the_eight_then_the_extras_reply_expiry_and_decision_crit
     reg = registry()
     assert list(reg) == ["identity_persistence", "preference_surfacing", "token_budget", "provenance", "idempotency",
                          "session_ranking", "repeat_issue", "health", "isolation", "self_recall", "stale_suppression",
-                         "known_fix_first", "recall", "recall_at_5", "recall_at_10", "recall_at_25", "ndcg_at_10",
+                         "known_fix_first", "recall", "session_recall", "recall_at_5", "recall_at_10", "recall_at_25", "ndcg_at_10",
                          "memory_extraction", "returning_customer", "reply_known_fix",
                          "reply_skips_failures", "expiry", "expiry_classes",
                          "decision_accuracy", "route_accuracy", "irreversible_errors", "fail_open"]
@@ -73,10 +73,11 @@ def test_registry_holds_the_eight_then_the_extras_reply_expiry_and_decision_crit
     # the criteria every shipped strategy passes by design are pass/fail gates, in no total
     assert [k for k, c in reg.items() if c.group == "gate"] == ["token_budget", "provenance", "idempotency", "isolation",
                                                                 "self_recall"]
-    assert [k for k, c in reg.items() if c.group == "extra"] == ["stale_suppression", "known_fix_first", "recall"]
-    assert [k for k, c in reg.items() if c.group == "rank"] == list(reg)[13:17]
-    assert [k for k, c in reg.items() if c.group == "reply"] == list(reg)[17:21]
-    assert [k for k, c in reg.items() if c.group == "expiry"] == list(reg)[21:23]
+    assert [k for k, c in reg.items() if c.group == "extra"] == ["stale_suppression", "known_fix_first", "recall",
+                                                                 "session_recall"]
+    assert [k for k, c in reg.items() if c.group == "rank"] == list(reg)[14:18]
+    assert [k for k, c in reg.items() if c.group == "reply"] == list(reg)[18:22]
+    assert [k for k, c in reg.items() if c.group == "expiry"] == list(reg)[22:24]
     assert [k for k, c in reg.items() if c.group == "decisions"] == ["decision_accuracy", "route_accuracy"]
     assert [k for k, c in reg.items() if c.group == "decision_gates"] == ["irreversible_errors", "fail_open"]
 

@@ -1,7 +1,8 @@
 """`supportbench import KIND PATH --out DIR`: outside text as a valid scenario suite.
 
 Kinds: `locomo` (the LoCoMo release: its locomo10.json, or the folder or zip of
-locomo10_v2/<id>.json files); `longmemeval` (a LongMemEval file, read one question at a time). The suite is written atomically (nothing is left when anything
+locomo10_v2/<id>.json files); `longmemeval` (a LongMemEval file, read one question at a time);
+`chats` (a support desk's CSV or JSONL export, mapped by a TOML map). The suite is written atomically (nothing is left when anything
 fails) and checked by `supportbench validate`'s checks; bad input is one line naming the file,
 the line, row or place, and what was expected (exit 2). See docs/external-data.md.
 """
@@ -33,6 +34,15 @@ def register(sub) -> None:
     lm.add_argument("--budget", type=int, default=None, help="tokens of context per question (default 550)")
     _common(lm)
     lm.set_defaults(func=_longmemeval)
+
+    ch = kinds.add_parser("chats", help="a support-desk export (CSV or JSONL, one message per row): one scenario per customer")
+    ch.add_argument("path", metavar="PATH", help="the export: .csv or .jsonl")
+    ch.add_argument("--map", default=None,
+                    help="a map of its columns and role values: a TOML file, or a shipped map (plain, zendesk, intercom); "
+                         "default: the shipped map whose columns the file has")
+    ch.add_argument("--budget", type=int, default=None, help="tokens of context per probe (default 4000)")
+    _common(ch)
+    ch.set_defaults(func=_chats)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -98,3 +108,19 @@ def _longmemeval(args) -> int:
         return 2
     summary = Summary()
     return _run(args, import_longmemeval(args.path, budget, summary), summary)
+
+
+def _chats(args) -> int:
+    from harness.importers import InputError
+    from harness.importers.chats import import_chats
+
+    if args.budget is not None and args.budget < 1:
+        console.print("error: --budget must be a positive number of tokens")
+        return 2
+    try:
+        files, summary, used = import_chats(args.path, args.map, args.budget)
+    except InputError as e:
+        console.print(f"error: {e}")
+        return 2
+    console.print(f"map: {used.name or args.map} ({used.description})" if used.description else f"map: {args.map}")
+    return _run(args, files, summary)

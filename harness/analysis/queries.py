@@ -323,8 +323,11 @@ def events(res: Results, scenario: str, upto: int | None = None) -> pd.DataFrame
 
 
 def probe_events(res: Results, scenario: str) -> pd.DataFrame:
-    return res.df("""SELECT item_id AS probe_id, event_index, subject, session, text AS task, "at", budget, expect, on_turn
-                     FROM events WHERE scenario = ? AND kind = 'probe' ORDER BY event_index""", [scenario])
+    """The scenario's probes; `unlabelled` is false for runs made before probes could be."""
+    has = "unlabelled" in res.df("SELECT * FROM events LIMIT 0").columns
+    unl = "coalesce(unlabelled, false)" if has else "false"
+    return res.df(f"""SELECT item_id AS probe_id, event_index, subject, session, text AS task, "at", budget, expect, on_turn,
+                      {unl} AS unlabelled FROM events WHERE scenario = ? AND kind = 'probe' ORDER BY event_index""", [scenario])
 
 
 def probe_rows(res: Results, scenario: str, probe_id: str, strategies: Sequence[str] = ()) -> pd.DataFrame:

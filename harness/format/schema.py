@@ -368,6 +368,10 @@ class ScenarioModel(_Strict):
 KEYS_BY_KIND: dict[str, tuple[str, ...]] = {kind: tuple(model.model_fields) for kind, model in EVENT_MODELS.items()}
 """The keys each kind of event allows."""
 
+LABEL_KEYS: tuple[str, ...] = ("include", "repeat_of", "health")
+"""The gold keys a reviewer sets from the transcript in the app (`harness.format.label`): the items
+that must be in the context, the resolved session this one repeats, the health band."""
+
 NEEDLE_KEYS = keys_of(ExpectModel, "needles")
 """The `expect` keys whose items may be text needles."""
 

@@ -135,3 +135,19 @@ def test_an_unlabelled_probe_may_carry_no_gold(tmp_path, capsys):
     assert "u.yaml:12 events[1].probe.unlabelled: an unlabelled probe has no gold" in capsys.readouterr().out
     bad.write_text(bad.read_text().replace("    expect: {include: [s#1]}\n", ""))
     assert main(["validate", str(bad)]) == 0
+
+
+def test_evidence_sessions_name_sessions_of_the_subject_begun_before_the_probe(tmp_path, capsys):
+    f = tmp_path / "e.yaml"
+    f.write_text("id: e\nversion: 1\ntitle: t\nstart: 2026-01-01T00:00:00Z\nsubjects: {c: {}, d: {}}\nevents:\n"
+                 "  - turn: hi\n    subject: c\n    session: s1\n"
+                 "  - turn: other\n    subject: d\n    session: z1\n"
+                 "  - probe: p\n    subject: c\n    session: q\n    task: x\n"
+                 "    expect: {evidence_sessions: [s1, s2, z1, nope]}\n"
+                 "  - turn: later\n    session: s2\n")
+    assert main(["validate", str(f)]) == 1
+    out = capsys.readouterr().out
+    assert "evidence_sessions[1]: session 's2' has no turn before this probe" in out
+    assert "evidence_sessions[2]: session 'z1' belongs to subject 'd'" in out
+    assert "evidence_sessions[3]: unknown session 'nope'" in out
+    assert "evidence_sessions[0]" not in out  # s1 is the subject's, begun before the probe, unresolved: fine

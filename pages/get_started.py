@@ -1,7 +1,8 @@
 """Get started: shown when no run exists; one button runs the canonical suite.
 
 This is the one place the app runs strategies, and it does so only through the harness API
-(`harness.run.runner.execute`), never by importing a strategy.
+(`harness.run.runner.execute`), never by importing a strategy. The app's one other write is a
+label saved on the Rankings case view (`pages/_label.py`), through `harness.format.label`.
 """
 
 from __future__ import annotations

@@ -192,14 +192,23 @@ def render() -> None:
 
 
 def filters() -> Filter:
-    """Suite, tag and controls, bound to the URL."""
+    """Suite, tag, probe tag (when the run's probes carry any) and controls, bound to the URL."""
     suites, tags = q("suites_and_tags")
+    probe_tags = q("probe_tag_counts")
     c1, c2, c3 = st.columns([2, 3, 2])
     sel_suites = url_multiselect("Suite", suites, "suite", where=c1, placeholder="all suites")
     sel_tags = url_multiselect("Tag", tags, "tag", where=c2, placeholder="all tags")
     controls = url_toggle("Show controls (oracle, empty)", "controls", where=c3,
                           help="Controls exist to prove the scorers honest; they are kept out of the ranking by default.")
-    return Filter(suites=tuple(sel_suites), tags=tuple(sel_tags), include_controls=controls)
+    sel_probe_tags: list[str] = []
+    if len(probe_tags):
+        counts = dict(zip(probe_tags["tag"], probe_tags["probes"]))
+        sel_probe_tags = url_multiselect(
+            "Probe tag", list(counts), "ptag", placeholder="all probes",
+            format_func=lambda t: f"{t} ({counts.get(t, 0)} probes)",
+            help="Score only the probes carrying one of these tags (an imported benchmark's question category, say).")
+    return Filter(suites=tuple(sel_suites), tags=tuple(sel_tags), probe_tags=tuple(sel_probe_tags),
+                  include_controls=controls)
 
 
 def score_section(cells, strategies, crit_keys, meta) -> None:

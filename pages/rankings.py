@@ -21,6 +21,7 @@ from harness.analysis.contexts import BOTH, CHANGED, ONLY_A, ONLY_B, ONLY_LEFT, 
 from harness.analysis.queries import (BUDGET, CUTOFF, DROPPED, EXPIRED, GOLD_MARK, INCLUDED, OUT_MARK, components,
                                       gold_check, gold_marks, parse_expect, received_context)
 from pages._expiry import removed_panel
+from pages._label import label_section
 from pages._shared import start, manifest, q, root, scenario_select, url_multiselect, url_pagination, url_selectbox
 
 RANK_PAGE = 15
@@ -163,9 +164,10 @@ def render() -> None:
     ev = q("events", scenario)
     probe_ids = list(probes["probe_id"])
     tasks = dict(zip(probes["probe_id"], probes["task"]))
+    waiting = set(probes.loc[probes["unlabelled"], "probe_id"])
 
     c1, c2 = st.columns([2, 3])
-    probe = url_selectbox("Probe", probe_ids, "probe", where=c1, format_func=lambda p: f"{p} — {tasks.get(p, '')}")
+    probe = url_selectbox("Probe", probe_ids, "probe", where=c1, format_func=lambda p: f"{p} — {tasks.get(p, '')}" + (" · unlabelled" if p in waiting else ""))
     strat_df = q("strategies")
     names = list(strat_df["strategy"])
     default = default_strategies(run, names, set(strat_df.loc[strat_df["control"], "strategy"]))
@@ -189,6 +191,7 @@ def render() -> None:
     if expect:
         with st.expander("Gold labels of this probe"):
             st.json(expect)
+    label_section(run, scenario, probe, prow, ev)
     rows = q("probe_rows", scenario, probe, tuple(chosen)).set_index("strategy")
     cands = {s: q("candidates", s, scenario, probe) for s in chosen}  # all of them: the gold check reads every rank
     most = max(len(c) for c in cands.values())

@@ -87,7 +87,7 @@ class Oracle:
     def context(self, request: ContextRequest) -> Bundle:
         gold, self._gold = self._gold, {}
         h = self.memory.history(request.subject)
-        wanted = oracle_items(gold, h.ids, h.lines)
+        wanted = oracle_items(gold, h.ids, h.lines, h.sessions)
         rank = {item_id: i for i, item_id in enumerate(wanted)}
         score = np.zeros(len(h))
         for i, item_id in enumerate(h.ids):
@@ -104,12 +104,15 @@ class Oracle:
         return bundle
 
 
-def oracle_items(gold: dict[str, Any], ids: Sequence[str], lines: Sequence[str]) -> list[str]:
+def oracle_items(gold: dict[str, Any], ids: Sequence[str], lines: Sequence[str],
+                 sessions: Sequence[str] = ()) -> list[str]:
     """The history items the oracle puts in a context, best first: every item the probe's gold
     (plain data, as `peek_gold` receives it) wants, ordered so each ordering label holds, then the
-    first item whose rendered line holds each wanted text needle. `ids` and `lines` are the
-    subject's history so far (`SubjectHistory.ids`, `.lines`). Scenario validation calls it too,
-    to refuse gold that cannot fit its budget as the oracle would render it."""
+    first item whose rendered line holds each wanted text needle, then, for each session the gold
+    wants drawn on (`evidence_sessions`) that no item so far comes from, that session's first item. `ids`,
+    `lines` and `sessions` are the subject's history so far (`SubjectHistory.ids`, `.lines`,
+    `.sessions`). Scenario validation calls it too, to refuse gold that cannot fit its budget as
+    the oracle would render it."""
     wanted = _ordered_wanted(gold)
     needles = [x for key in _WANTED_NEEDLES for x in gold.get(key, ())]
     for needle in (x["text"].lower() for x in needles if isinstance(x, dict)):
@@ -117,7 +120,16 @@ def oracle_items(gold: dict[str, Any], ids: Sequence[str], lines: Sequence[str])
         if hit is not None and hit not in wanted:
             wanted.append(hit)
     known = set(ids)
-    return [x for x in wanted if x in known]
+    wanted = [x for x in wanted if x in known]
+    if gold.get("evidence_sessions") and sessions:
+        session_of = dict(zip(ids, sessions))
+        drawn = {session_of[x] for x in wanted}
+        for s in gold["evidence_sessions"]:
+            first = next((i for i, si in zip(ids, sessions) if si == s), None) if s not in drawn else None
+            if first is not None:
+                wanted.append(first)
+                drawn.add(s)
+    return wanted
 
 
 def oracle_conflicts(gold: dict[str, Any], lines: Sequence[str] = ()) -> list[str]:
@@ -178,21 +190,21 @@ def _ordered_wanted(gold: dict[str, Any]) -> list[str]:
     avoid = _avoided(gold)
     pairs = _pairs(gold)
     want = [x for x in _wanted_ids(gold) if x not in avoid]
-    # order: a topological sort over the pairs, stable on first mention
+    # order: a topological sort over the pairs, `include` items first where the pairs allow (so
+    # the rank metrics, which read `include`, find them as high as they can be), then first mention
     after: dict[str, set[str]] = {x: set() for x in want}
     for a, b in pairs:
         if a in after and b in after:
             after[b].add(a)
+    included = {x for x in gold.get("include", ()) if isinstance(x, str)}
+    priority = [x for x in want if x in included] + [x for x in want if x not in included]
     ordered: list[str] = []
     placed: set[str] = set()
     while len(ordered) < len(want):
-        progressed = False
-        for x in want:
-            if x not in placed and after[x] <= placed:
-                ordered.append(x)
-                placed.add(x)
-                progressed = True
-        if not progressed:  # contradictory pairs: keep the rest in mention order
+        nxt = next((x for x in priority if x not in placed and after[x] <= placed), None)
+        if nxt is None:  # contradictory pairs: keep the rest in mention order
             ordered += [x for x in want if x not in placed]
             break
+        ordered.append(nxt)
+        placed.add(nxt)
     return ordered

@@ -248,11 +248,13 @@ def gate_criteria(df: pd.DataFrame) -> list[str]:
 def shared_criteria(df: pd.DataFrame, comparison: Sequence[str] | None = None,
                     axis: groups.Axis = "strategy") -> list[str]:
     """The quality criteria every strategy of `comparison` (default: every strategy of `df`)
-    supports: the criteria the shared headline total compares them on."""
+    supports, of the groups that may decide it (`Group.shared`): the criteria the shared
+    headline total compares them on."""
     members = set(comparison) if comparison else set(df["strategy"])
     d = df[df["strategy"].isin(members)]
     ok = d.assign(ok=supports(d)).groupby("criterion")["ok"].agg(lambda x: bool(x.all()) and len(x) == len(members))
-    return [c for c in quality_criteria(df, axis) if ok.get(c, False)]
+    grp = dict(zip(df["criterion"], df["grp"]))
+    return [c for c in quality_criteria(df, axis) if ok.get(c, False) and groups.of(grp[c]).shared]
 
 
 def totals(df: pd.DataFrame, comparison: Sequence[str] | None = None, axis: groups.Axis = "strategy") -> pd.DataFrame:
@@ -262,7 +264,8 @@ def totals(df: pd.DataFrame, comparison: Sequence[str] | None = None, axis: grou
     criterion means over `shared_criteria(df, comparison)`, the quality criteria every strategy
     of the comparison supports (so a capability only some strategies have cannot decide the
     order); `shared_criteria` (how many those are); `supported` and `shown`, its coverage: the
-    quality criteria it supports, of the quality criteria shown; then per group that feeds a
+    quality criteria it supports, of the quality criteria shown that may decide the shared total
+    (`Group.shared`: the rank metrics re-read recall's gold and are not counted); then per group that feeds a
     total (`harness.criteria.groups`), in order, its total column (`total` for the core
     criteria, `extra` for the extras: unsupported cases count 0 there) and `<group>_criteria`
     (how many criteria it averaged). Gates are in no total. A criterion the strategy has no case
@@ -273,7 +276,8 @@ def totals(df: pd.DataFrame, comparison: Sequence[str] | None = None, axis: grou
     """
     feeding = groups.totals(axis)
     shared = shared_criteria(df, comparison, axis)
-    quality = quality_criteria(df, axis)
+    grp = dict(zip(df["criterion"], df["grp"]))
+    quality = [c for c in quality_criteria(df, axis) if groups.of(grp[c]).shared]
     cols = ["strategy", "shared", "shared_criteria", "supported", "shown"] + [x for g in feeding for x in (g.total, f"{g.key}_criteria")]
     rows = []
     for s in dict.fromkeys(df["strategy"]):

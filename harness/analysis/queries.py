@@ -58,6 +58,9 @@ class Filter:
     scenarios: tuple[str, ...] = ()
     suites: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
+    probe_tags: tuple[str, ...] = ()
+    """Rows of probes carrying any of these tags (a benchmark's question category); a run made
+    before probes had tags has none (`probe_tag_counts` is empty for it)."""
     include_controls: bool = True
     alias: str = "s"
 
@@ -73,6 +76,9 @@ class Filter:
         if self.tags:
             parts.append(f"len(list_intersect({a}.tags, ?::VARCHAR[])) > 0")
             params.append(list(self.tags))
+        if self.probe_tags:
+            parts.append(f"len(list_intersect({a}.probe_tags, ?::VARCHAR[])) > 0")
+            params.append(list(self.probe_tags))
         if not self.include_controls:
             parts.append(f"NOT list_contains(?::VARCHAR[], {a}.strategy_name)")
             params.append(sorted(CONTROLS))
@@ -80,6 +86,16 @@ class Filter:
 
 
 # --- run overview --------------------------------------------------------------------------
+
+
+def probe_tag_counts(res: Results, run: str | None = None) -> pd.DataFrame:
+    """The probe tags of a run (`tag`, `probes`: how many probes carry it), by name; empty for a run without tagged probes, or made before probes had tags."""
+    run = res.pick_run(run)
+    cols = ["tag", "probes"]
+    if "probe_tags" not in res.df("SELECT * FROM events LIMIT 0").columns:
+        return pd.DataFrame(columns=cols)
+    return res.df("SELECT t AS tag, count(*) AS probes FROM (SELECT unnest(probe_tags) AS t FROM events "
+                  "WHERE run = ? AND kind = 'probe') GROUP BY t ORDER BY tag", [run])[cols]
 
 
 def criteria_meta(res: Results) -> pd.DataFrame:
@@ -301,8 +317,11 @@ def events(res: Results, scenario: str, upto: int | None = None) -> pd.DataFrame
 
 
 def probe_events(res: Results, scenario: str) -> pd.DataFrame:
-    return res.df("""SELECT item_id AS probe_id, event_index, subject, session, text AS task, "at", budget, expect, on_turn
-                     FROM events WHERE scenario = ? AND kind = 'probe' ORDER BY event_index""", [scenario])
+    """The scenario's probes; `unlabelled` is false for runs made before probes could be."""
+    has = "unlabelled" in res.df("SELECT * FROM events LIMIT 0").columns
+    unl = "coalesce(unlabelled, false)" if has else "false"
+    return res.df(f"""SELECT item_id AS probe_id, event_index, subject, session, text AS task, "at", budget, expect, on_turn,
+                      {unl} AS unlabelled FROM events WHERE scenario = ? AND kind = 'probe' ORDER BY event_index""", [scenario])
 
 
 def probe_rows(res: Results, scenario: str, probe_id: str, strategies: Sequence[str] = ()) -> pd.DataFrame:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import fields
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -91,7 +92,8 @@ def scenarios_from(res: Results, run: str) -> list[Scenario]:
                 evs.append(Resolution(r["subject"], r["session"], r["status"], r["text"] or "", at))
             elif r["kind"] == "probe":
                 evs.append(Probe(r["item_id"], r["subject"], r["session"], r["text"] or "", int(r["budget"]), at,
-                                 expect_from_json(r["expect"]), r["on_turn"], line=int(r["line"] or 0)))
+                                 expect_from_json(r["expect"]), r["on_turn"], line=int(r["line"] or 0),
+                                 tags=tuple(r.get("probe_tags") or ()), unlabelled=bool(r.get("unlabelled"))))
             elif r["kind"] == "forget":
                 evs.append(Forget(r["subject"], at))
             elif r["kind"] == "signal":
@@ -168,8 +170,42 @@ def outcomes_from(res: Results, run: str, scenario: Scenario, strategy: str, cap
     return out
 
 
-def rescore_tables(res: Results, run: str) -> pa.Table:
-    """A fresh `scores` table for `run`, in the order the runner writes it."""
+def _transcript(s: Scenario) -> list[tuple]:
+    """What a scenario's strategies saw and were asked, without its gold: equal for a file whose
+    only change since the run is its gold."""
+    out: list[tuple] = []
+    for ev in s.events:
+        if isinstance(ev, Probe):
+            out.append(("probe", ev.id, ev.subject, ev.session, ev.task, ev.budget, _utc(ev.at), ev.on))
+        elif isinstance(ev, Turn):
+            out.append(("turn", ev.id, ev.subject, ev.session, ev.role, ev.kind, ev.text, _utc(ev.at)))
+        else:  # resolutions, deletions, signals, faults: frozen dataclasses without gold
+            values = (getattr(ev, f.name) for f in fields(ev))
+            out.append((type(ev).__name__, *(_utc(v) if isinstance(v, datetime) else v for v in values)))
+    return out
+
+
+def gold_from_files(scenarios: list[Scenario]) -> list[Scenario]:
+    """The run's scenarios with the gold their files hold now (labelled since the run, say). A file
+    whose history, probes or budgets differ from the run's is refused: that needs a new run."""
+    from dataclasses import replace
+
+    from harness.format.loader import load_scenario
+
+    out = []
+    for s in scenarios:
+        if not s.path or not Path(s.path).is_file():
+            raise FileNotFoundError(f"{s.path or s.id}: the scenario file of {s.id} is not here (paths are as the run was started)")
+        fresh = load_scenario(s.path)
+        if fresh.id != s.id or _transcript(fresh) != _transcript(s):
+            raise ValueError(f"{s.path}: its history or probes changed since the run, not only its gold; run it again")
+        out.append(replace(s, events=fresh.events, turn_gold=fresh.turn_gold, content_hash=fresh.content_hash))
+    return out
+
+
+def rescore_tables(res: Results, run: str, scenarios: list[Scenario] | None = None) -> pa.Table:
+    """A fresh `scores` table for `run`, in the order the runner writes it (over `scenarios`,
+    default: as the run's tables give them back)."""
     manifest = res.manifests[run]
     caps = _capabilities(manifest)
     groups = {k: c.group for k, c in registry().items()}
@@ -182,7 +218,7 @@ def rescore_tables(res: Results, run: str) -> pa.Table:
     for r in _records(res, "SELECT * EXCLUDE (run) FROM decisions WHERE run = $run ORDER BY policy, scenario, event_index", {"run": run}):
         by_policy.setdefault((r["policy"], r["scenario"]), []).append(r)
     buf = TableBuffer()
-    for s in scenarios_from(res, run):
+    for s in scenarios if scenarios is not None else scenarios_from(res, run):
         for label in names:
             for o in outcomes_from(res, run, s, label, caps.get(label, frozenset())):
                 for x in score_probe(o):
@@ -211,17 +247,25 @@ def _health_raised(o: ProbeOutcome, old: dict[str, Any]) -> bool:
             and "the scorer raised" not in (old["explanation"] or ""))
 
 
-def rescore(ref: str | Path, out_dir: str | Path | None = None, *, run_id: str | None = None) -> Path:
-    """Re-score the run at `ref` (path, run id or `latest`) into a new run; returns its folder."""
+def rescore(ref: str | Path, out_dir: str | Path | None = None, *, run_id: str | None = None,
+            gold: bool = False) -> Path:
+    """Re-score the run at `ref` (path, run id or `latest`) into a new run; returns its folder.
+    With `gold`, the gold comes from the scenario files as they are now (`gold_from_files`), and
+    the new run's `events` table carries it."""
+    from harness.run.tables import event_rows
+
     src = resolve_run(ref)
     manifest = read_manifest(src)
     started = datetime.now(timezone.utc)
     with Results(src) as res:
-        scores = rescore_tables(res, src.name)
+        scenarios = gold_from_files(scenarios_from(res, src.name)) if gold else None
+        scores = rescore_tables(res, src.name, scenarios)
     writer = RunWriter(out_dir if out_dir is not None else src.parent, run_id or new_run_id(started))
     try:
+        if scenarios is not None:
+            writer.write("events", pa.Table.from_pylist([r for s in scenarios for r in event_rows(s)], schema=SCHEMAS["events"]))
         for table in SCHEMAS:
-            if table == "scores":
+            if table == "scores" or (table == "events" and scenarios is not None):
                 continue
             for part in sorted((src / table).glob("*.parquet")):
                 shutil.copy2(part, writer.tmp / table / part.name)
@@ -234,6 +278,7 @@ def rescore(ref: str | Path, out_dir: str | Path | None = None, *, run_id: str |
             "finished": datetime.now(timezone.utc).isoformat(),
             "command": " ".join(sys.argv),
             "rescored_from": {"run_id": manifest.get("run_id", src.name), "path": str(src),
+                              "gold_from_files": bool(gold),
                               "git_commit": manifest.get("git_commit"), "carried_over": carried() + ["health errors"],
                               "plain_bundle_only": {"self_recall": "judged on the plain replay's bundles only: the run keeps "
                                                                    "none of the idempotency replays' bundles"}},

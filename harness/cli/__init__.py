@@ -29,6 +29,7 @@ COMMANDS = (
     "harness.cli.compare",
     "harness.cli.conformance",
     "harness.cli.failures",
+    "harness.cli.imports",
 )
 
 

@@ -28,6 +28,8 @@ def register(sub) -> None:
                    help="table (terminal), md (markdown), or json (the machine-readable object of docs/criteria.md)")
     p.add_argument("--all", action="store_true", help="include the control strategies (oracle, empty)")
     p.add_argument("--seed", type=int, default=None, help="bootstrap seed (default: the run's seed)")
+    p.add_argument("--by-tag", action="store_true",
+                   help="also break every table down by probe tag (a benchmark's question category, say)")
     p.add_argument("--runs", default=None, help="folder runs live in, for run ids and 'latest' (default: $SUPPORTBENCH_RUNS or runs/)")
     p.set_defaults(func=main)
 
@@ -219,7 +221,8 @@ def metric_note(criteria) -> str:
 
 def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int, gates: pd.DataFrame | None = None,
              comparison: list[str] | None = None, controls: set[str] = frozenset(),
-             policies: pd.DataFrame | None = None, policy_gates: pd.DataFrame | None = None, spread: Any = None) -> str:
+             policies: pd.DataFrame | None = None, policy_gates: pd.DataFrame | None = None, spread: Any = None,
+             by_tag: list | None = None) -> str:
     from harness.analysis.aggregate import RESAMPLES, order_sentence, shared_criteria
 
     lines = [f"# supportbench report: run {run_id}", ""]
@@ -260,7 +263,36 @@ def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int, g
         lines += ["", "Failing gate cases:" if failures else "Every strategy passes every gate.", "", *failures]
         lines += [""] if failures else []
     lines += ["Controls (oracle, empty) are " + ("included." if include_controls else "left out (`--all` shows them)."), ""]
+    if by_tag is not None:
+        lines += by_tag_md(by_tag, comparison, strategies) if by_tag else ["No probe in this run carries a tag.", ""]
     return "\n".join(lines)
+
+
+def tag_frames(res, tags, *, include_controls: bool, seed: int) -> list[tuple[str, int, pd.DataFrame]]:
+    """(tag, probes carrying it, the `aggregate` frame of those probes' score rows) per probe tag."""
+    from harness.analysis.aggregate import aggregate
+    from harness.analysis.queries import Filter
+
+    out = []
+    for tag, n in zip(tags["tag"], tags["probes"]):
+        where, params = Filter(probe_tags=(tag,)).sql()
+        out.append((tag, int(n), aggregate(res, include_controls=include_controls, seed=seed, axis="strategy",
+                                           where=where, params=params)))
+    return out
+
+
+def by_tag_md(frames, comparison: list[str] | None, strategies: list[str]) -> list[str]:
+    """The markdown section of the per-tag breakdown: one table per probe tag, columns in the
+    order of the whole run's table."""
+    lines = ["## By probe tag", "",
+             "The same criteria over the probes carrying each tag only (a probe with several tags counts under each). "
+             "Columns keep the order of the whole run.", ""]
+    for tag, n, df in frames:
+        shown = [s for s in strategies if s in set(df["strategy"])]
+        _, rows = grid(df, comparison=comparison, strategies=shown)
+        lines += [f"### `{tag}` ({n} probes)", "", "| criterion | " + " | ".join(shown) + " |", "| --- |" + " --- |" * len(shown)]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows] + [""]
+    return lines
 
 
 def _policy_md(policies: pd.DataFrame, policy_gates: pd.DataFrame | None) -> list[str]:
@@ -306,8 +338,13 @@ def main(args: argparse.Namespace) -> int:
         compared = [s for s in ranked(df, comparison, controls) if s in set(comparison)]  # controls decide no order
         spread = (shared_spread(res, compared, shared_criteria(df, comparison), seed=seed, axis="strategy")
                   if not df.empty else None)
+        by_tag = None
+        if args.by_tag:
+            from harness.analysis.queries import probe_tag_counts
+
+            by_tag = tag_frames(res, probe_tag_counts(res), include_controls=args.all, seed=seed)
     run_id = manifest.get("run_id", path.name)
-    md = markdown(run_id, df, args.all, seed, gate_rows, comparison, controls, pol, pol_gates, spread)
+    md = markdown(run_id, df, args.all, seed, gate_rows, comparison, controls, pol, pol_gates, spread, by_tag)
     written = True
     try:
         write_text_atomic(path / "report.md", md)
@@ -315,7 +352,10 @@ def main(args: argparse.Namespace) -> int:
         written = False
         console.print(f"warning: could not write {path / 'report.md'}: {(e.strerror or str(e)).lower()}")
     if args.format == "json":
-        sys.stdout.write(json.dumps(as_json(run_id, df, gate_rows, comparison, pol, pol_gates, spread), indent=2, allow_nan=False) + "\n")
+        obj = as_json(run_id, df, gate_rows, comparison, pol, pol_gates, spread)
+        if by_tag is not None:
+            obj["by_tag"] = {tag: {"probes": n, "strategies": _cells(d, None, comparison, "strategy")[0]} for tag, n, d in by_tag}
+        sys.stdout.write(json.dumps(obj, indent=2, allow_nan=False) + "\n")
         return 0
     if args.format == "md":
         say(md)
@@ -353,6 +393,19 @@ def main(args: argparse.Namespace) -> int:
     out.print(table)
     if spread is not None and spread.gaps:
         out.print(order_sentence(spread.gaps), markup=False)
+    for tag, n, d in by_tag or ():
+        shown = [s for s in strategies if s in set(d["strategy"])]
+        _, rows = grid(d, titled=False, comparison=comparison, strategies=shown)
+        table = Table(title=f"probes tagged {tag} ({n} probes)", title_justify="left")
+        table.add_column("criterion", overflow="fold")
+        for s in shown:
+            table.add_column(s, overflow="fold")
+        last_criterion = len(quality_criteria(d)) - 1
+        for i, r in enumerate(rows):
+            table.add_row(*r, end_section=(i == last_criterion))
+        out.print(table)
+    if by_tag == []:
+        out.print("no probe in this run carries a tag", markup=False)
     failing = [g for g in gate_rows.to_dict("records") if g["passed"] is False]
     for g in failing:
         c = g["cases"][0]

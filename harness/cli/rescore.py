@@ -12,6 +12,9 @@ def register(sub) -> None:
     p.add_argument("run", help="run folder, run id under the runs folder, or 'latest'")
     p.add_argument("--out", default=None, help="folder to write the new run into (default: next to the original)")
     p.add_argument("--run-id", default=None, help="name of the new run folder (default: timestamp + random suffix)")
+    p.add_argument("--gold", action="store_true",
+                   help="take the gold from the scenario files as they are now (labelled since the run, say); "
+                        "refused for a file whose history or probes changed")
     p.set_defaults(func=main)
 
 
@@ -26,7 +29,18 @@ def main(args: argparse.Namespace) -> int:
         console.print(f"error: {e}")
         return 2
     check_destination(args.out if args.out is not None else src.parent, args.run_id)
-    path = rescore(src, args.out, run_id=args.run_id)
-    console.print(f"re-scored {src.name} without replaying (idempotency verdicts carried over)")
+    from harness.format.issues import ScenarioError
+
+    try:
+        path = rescore(src, args.out, run_id=args.run_id, gold=args.gold)
+    except ScenarioError as e:
+        for issue in e.issues:
+            console.print(f"error {issue}")
+        return 2
+    except ValueError as e:
+        console.print(f"error: {e}")
+        return 2
+    console.print(f"re-scored {src.name} without replaying (idempotency verdicts carried over)"
+                  + ("; gold read from the scenario files" if args.gold else ""))
     say(f"{path}\n")
     return 0

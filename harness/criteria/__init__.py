@@ -129,9 +129,9 @@ def criterion(
     return register
 
 
-MODULES = ("support", "extra", "reply", "expiry", "decisions")
+MODULES = ("support", "extra", "rank", "reply", "expiry", "decisions")
 """The modules that register criteria, in the order of docs/criteria.md: the eight, the extras,
-then the reply and typed-memory criteria, the expiry stage's, then the decision criteria."""
+the rank metrics, then the reply and typed-memory criteria, the expiry stage's, then the decision criteria."""
 
 MODULE_REGISTRY = Registry("criterion", {m: f"{__name__}.{m}" for m in MODULES}, ValueError)
 """The modules that register criteria: built-in, then installed (`supportbench.criteria`)."""
@@ -243,7 +243,9 @@ def _counted(c: Criterion, case: Any, s: Score) -> Score:
 
 def score_probe(outcome: ProbeOutcome) -> list[Score]:
     """Every applicable probe-level criterion's verdict on one outcome."""
-    scores = []
+    scores: list[Score] = []
+    if outcome.probe.unlabelled:  # no gold yet: shown in the run, in no score
+        return scores
     for c in registry().values():
         if c.level != "probe" or not c.applies(outcome.probe):
             continue

@@ -55,7 +55,7 @@ class _Memo:
 _memo = _Memo()
 
 
-def _per_outcome(fn: Callable[[ProbeOutcome], T]) -> Callable[[ProbeOutcome], T]:
+def per_outcome(fn: Callable[[ProbeOutcome], T]) -> Callable[[ProbeOutcome], T]:
     """Compute `fn(o)` once per outcome (callers must not mutate what it returns)."""
 
     @wraps(fn)
@@ -76,7 +76,7 @@ class Row(NamedTuple):
     """Its rendered line (`Candidate.text`): it is in the context only if this is in the text."""
 
 
-@_per_outcome
+@per_outcome
 def rows(o: ProbeOutcome) -> list[Row]:
     """The bundle's candidates in rank order, as light rows (read column-wise when the
     candidates are a column-wise table, without building a `Candidate` per item)."""
@@ -180,13 +180,13 @@ def received(text: str, budget: int, candidates: Iterable) -> str:
     return cut_to_budget(text, budget, [c.text for c in candidates if c.included and isinstance(c.text, str)])
 
 
-@_per_outcome
+@per_outcome
 def view(o: ProbeOutcome) -> View:
     """Index `o.bundle` once per outcome, as the model receives it: cut at the probe's budget."""
     return index(rows(o), o.bundle.text, o.probe.budget)
 
 
-@_per_outcome
+@per_outcome
 def full_view(o: ProbeOutcome) -> View:
     """Index `o.bundle` once per outcome, uncut: the whole text the strategy returned (for the gates)."""
     return index(rows(o), o.bundle.text)
@@ -323,7 +323,7 @@ def how(o: ProbeOutcome, c: Row) -> str:
     return "not marked included, though its text is in the context" if shown else "considered"
 
 
-@_per_outcome
+@per_outcome
 def foreign_items(o: ProbeOutcome) -> list[tuple[str, str, str]]:
     """Candidates (included or not) that belong to another customer: (item id, subject, `how`).
 
@@ -344,7 +344,7 @@ def foreign_items(o: ProbeOutcome) -> list[tuple[str, str, str]]:
     return out
 
 
-@_per_outcome
+@per_outcome
 def last_forgets(o: ProbeOutcome) -> dict[str, int]:
     """Subject -> index of its latest `forget` before the probe."""
     out: dict[str, int] = {}
@@ -354,7 +354,7 @@ def last_forgets(o: ProbeOutcome) -> dict[str, int]:
     return out
 
 
-@_per_outcome
+@per_outcome
 def forgotten_items(o: ProbeOutcome) -> list[tuple[str, str, str]]:
     """Candidates that bring back something a `forget` deleted: (item id, subject, `how`).
 

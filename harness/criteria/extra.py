@@ -102,3 +102,17 @@ def recall(o: ProbeOutcome):
     if missing:
         why += f"; missing {quote_all(o, missing)}" + hidden_note(v, missing)
     return ok_or_fail("recall", (len(inc) - len(missing)) / len(inc), not missing, why, [name(g) for g in missing])
+
+
+@criterion("session_recall", title="session recall", group="extra", applies=lambda p: bool(p.expect.evidence_sessions))
+def session_recall(o: ProbeOutcome):
+    """Share of the `evidence_sessions` gold (the sessions the answer lives in) with at least one item
+    in the context: the session-level recall LongMemEval reports beside turn recall."""
+    v = view(o)
+    drawn = {o.seen[i].session for i in v.rank if i in o.seen}
+    gold = o.probe.expect.evidence_sessions
+    missing = [g for g in gold if g not in drawn]
+    why = f"the context draws on {len(gold) - len(missing)} of {plural(len(gold), 'evidence session')}"
+    if missing:
+        why += f"; nothing from {', '.join(missing[:5])}" + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+    return ok_or_fail("session_recall", (len(gold) - len(missing)) / len(gold), not missing, why, missing)

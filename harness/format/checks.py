@@ -65,6 +65,8 @@ class _Session:
     subject: str | None
     line: int | None
     turns: int = 0
+    first_turn: int | None = None
+    """Event index of its first turn."""
     statuses: list[tuple[int, Any, int | None]] = field(default_factory=list)
     """(event index, status, line) of each resolve of the session."""
 
@@ -217,6 +219,8 @@ class SemanticChecker:
             return
         session = self.sessions.setdefault(here.session, _Session(here.subject, here.line))
         session.turns += 1
+        if session.first_turn is None:
+            session.first_turn = i
         explicit = _text(ev, "id")
         here.id = explicit or f"{here.session}#{session.turns}"
         if explicit and explicit.endswith("#resolution"):
@@ -323,6 +327,9 @@ class SemanticChecker:
             else:
                 self.probe_ids[probe_id] = here.line
         here.task = ev.get("task") if isinstance(ev.get("task"), str) else None
+        if ev.get("unlabelled") is True and isinstance(ev.get("expect"), dict) and ev["expect"]:
+            self.report(("events", i, "unlabelled"), "an unlabelled probe has no gold: remove `unlabelled` now that "
+                        "`expect` gives it some, or remove `expect`")
         on = _text(ev, "on")
         if on is not None and here.session is not None:
             self.pending_on.setdefault(here.session, []).append(i)
@@ -356,6 +363,10 @@ class SemanticChecker:
                 for j, session in enumerate(value):
                     if isinstance(session, str):
                         self._check_resolved_session(i, here, path + (j,), session)
+            elif g.ref == "history" and isinstance(value, list):
+                for j, session in enumerate(value):
+                    if isinstance(session, str):
+                        self._check_history_session(i, here, path + (j,), session)
             elif g.ref == "records" and isinstance(value, list):
                 for j, record in enumerate(value):
                     if isinstance(record, dict):
@@ -406,6 +417,17 @@ class SemanticChecker:
                 f"'{ref}' belongs to subject '{item.subject}', not to the probe's subject '{here.subject}' "
                 "(only exclude may name another subject's items)",
             )
+
+    def _check_history_session(self, i: int, here: ResolvedEvent, path: tuple, name: str) -> None:
+        """A session of the probe's subject with a turn before the probe (resolved or not)."""
+        session = self.sessions.get(name)
+        if session is None:
+            self.report(path, f"unknown session '{name}' (sessions in this scenario: {listing(self.sessions)})"
+                        + did_you_mean(name, self.sessions))
+        elif session.subject != here.subject:
+            self.report(path, f"session '{name}' belongs to subject '{session.subject}', not to the probe's subject '{here.subject}'")
+        elif session.first_turn is None or session.first_turn > i:
+            self.report(path, f"session '{name}' has no turn before this probe")
 
     def _check_resolved_session(self, i: int, here: ResolvedEvent, path: tuple, name: str) -> None:
         session = self.sessions.get(name)

@@ -55,15 +55,18 @@ class RenderedHistory:
     def __init__(self) -> None:
         self.ids: list[str] = []
         self.lines: list[str] = []
+        self.sessions: list[str] = []
         self.pos: dict[str, int] = {}
 
-    def put(self, item_id: str, line: str) -> None:
-        """Remember an item's line; a turn seen again changes nothing, a resolution replaces its record."""
+    def put(self, item_id: str, line: str, session: str = "") -> None:
+        """Remember an item's line (and session); a turn seen again changes nothing, a resolution
+        replaces its record."""
         i = self.pos.get(item_id)
         if i is None:
             self.pos[item_id] = len(self.ids)
             self.ids.append(item_id)
             self.lines.append(line)
+            self.sessions.append(session)
         elif not item_id.endswith("#resolution"):
             return  # a turn delivered again changes nothing
         else:
@@ -73,7 +76,7 @@ class RenderedHistory:
 def oracle_cost(gold: dict[str, Any], h: RenderedHistory, request: ContextRequest) -> tuple[int, int, list[str]]:
     """(tokens of the oracle's whole context, tokens of its header, the ids it includes) for a
     probe's gold (plain data) over a subject's history so far."""
-    items = oracle_items(gold, h.ids, h.lines)
+    items = oracle_items(gold, h.ids, h.lines, h.sessions)
     header = header_for(request)
     # with nothing to include, the oracle (like any strategy) may return an empty context
     text = "\n".join([header, *(h.lines[h.pos[i]] for i in items)]) if items else ""
@@ -85,10 +88,10 @@ def probe_costs(scenario: Scenario) -> Iterator[ProbeCost]:
     histories: dict[str, RenderedHistory] = {}
     for index, ev in enumerate(scenario.events):
         if isinstance(ev, Turn):
-            histories.setdefault(ev.subject, RenderedHistory()).put(ev.id, render_line(ev.role, ev.kind, ev.session, ev.at, ev.text))
+            histories.setdefault(ev.subject, RenderedHistory()).put(ev.id, render_line(ev.role, ev.kind, ev.session, ev.at, ev.text), ev.session)
         elif isinstance(ev, Resolution):
             line = render_line(RESOLUTION_ROLE, "message", ev.session, ev.at, ev.summary, ev.status)
-            histories.setdefault(ev.subject, RenderedHistory()).put(ev.id, line)
+            histories.setdefault(ev.subject, RenderedHistory()).put(ev.id, line, ev.session)
         elif isinstance(ev, Forget):
             histories.pop(ev.subject, None)
         elif isinstance(ev, Probe):

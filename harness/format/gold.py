@@ -27,13 +27,14 @@ from typing import Any, Callable, ClassVar, Iterator, Literal, Mapping, Union, g
 
 from pydantic import BaseModel
 
-Ref = Literal["ids", "needles", "pairs", "session", "sessions", "band", "bool", "records", "classes", "choice"]
+Ref = Literal["ids", "needles", "pairs", "session", "sessions", "history", "band", "bool", "records", "classes", "choice"]
 """What a gold key's value refers to:
 
 - `ids`: item ids (turn ids, `<session>#resolution`);
 - `needles`: item ids or text needles (`{text: ...}`, a case-insensitive substring);
 - `pairs`: `[first, second]` pairs of item ids;
 - `session` / `sessions`: one / several resolved sessions of the probe's subject;
+- `history`: sessions of the probe's subject that began before the probe, resolved or not;
 - `band`: a health band; `bool`: true or false;
 - `records`: structured records (a list of mappings with their own fields);
 - `classes`: names from a fixed list (a turn's memory classes); `choice`: one name from a fixed list.
@@ -44,7 +45,7 @@ Polarity = Literal["in", "out", "order", "other"]
 of it, `order` the first of each pair must outrank the second, `other` it is judged on
 something else (a band, a reply, a store, a decision), so it marks no item."""
 
-LISTS: frozenset[str] = frozenset({"ids", "needles", "pairs", "sessions", "classes"})
+LISTS: frozenset[str] = frozenset({"ids", "needles", "pairs", "sessions", "history", "classes"})
 """Kinds whose value is a list (empty when not given)."""
 
 ITEMS: frozenset[str] = frozenset({"ids", "needles", "pairs"})
@@ -226,7 +227,7 @@ class GoldValues:
 
 def _python_type(ref: str, record: type | None) -> Any:
     return {
-        "ids": tuple[str, ...], "sessions": tuple[str, ...], "classes": tuple[str, ...],
+        "ids": tuple[str, ...], "sessions": tuple[str, ...], "history": tuple[str, ...], "classes": tuple[str, ...],
         "needles": tuple[GoldRef, ...], "pairs": tuple[tuple[str, str], ...],
         "records": Union[tuple[record, ...], None] if record else Any,
         "session": Union[str, None], "choice": Union[str, None], "band": Union[str, None], "bool": Union[bool, None],

@@ -373,6 +373,8 @@ def _build(model: ScenarioModel, resolved: list[ResolvedEvent], file: str, raw: 
                     on=ev.on,
                     handoff=ev.handoff,
                     line=here.line or 0,
+                    tags=tuple(ev.tags),
+                    unlabelled=ev.unlabelled,
                 )
             )
         elif isinstance(ev, SignalEvent):

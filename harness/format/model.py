@@ -63,6 +63,10 @@ class Probe:
     """Also ask strategies with the `handoff` capability for a handoff brief."""
     line: int = 0
     """Line of the probe in its file, for messages."""
+    tags: tuple[str, ...] = ()
+    """Words that group probes in reports (e.g. a benchmark's question category)."""
+    unlabelled: bool = False
+    """No gold yet: it runs and is shown, and no criterion scores it."""
 
 
 @dataclass(frozen=True)

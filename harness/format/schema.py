@@ -174,6 +174,9 @@ class ExpectModel(_Strict):
     """What failed before: the reply must list them as already tried and never propose them."""
     expired: Annotated[list[Id], Gold("ids", "out", "expired")] = []
     """Must be out of the context and carry an expiry reason in the receipt."""
+    evidence_sessions: Annotated[list[Id], Gold("history", "other", "evidence sessions")] = []
+    """Session-level gold: sessions of the subject the context must draw on, at least one item of
+    each (session recall; LongMemEval's answer sessions)."""
 
 
 def _signal_type(key: SignalKey) -> Any:
@@ -249,6 +252,12 @@ class ProbeEvent(_EventBase):
     """The gold labels."""
     handoff: bool = False
     """Also ask strategies with the handoff capability for a handoff brief."""
+    tags: list[Slug] = []
+    """Words that group probes in reports (a benchmark's question category, say): every table
+    can be broken down by them."""
+    unlabelled: StrictBool = False
+    """No gold yet (an imported conversation's probe waiting for a reviewer): it runs and is
+    shown, and is in no score; it may carry no `expect`."""
 
 
 class ForgetEvent(_EventBase):
@@ -332,6 +341,10 @@ class ScenarioModel(_Strict):
 
 KEYS_BY_KIND: dict[str, tuple[str, ...]] = {kind: tuple(model.model_fields) for kind, model in EVENT_MODELS.items()}
 """The keys each kind of event allows."""
+
+LABEL_KEYS: tuple[str, ...] = ("include", "repeat_of", "health")
+"""The gold keys a reviewer sets from the transcript in the app (`harness.format.label`): the items
+that must be in the context, the resolved session this one repeats, the health band."""
 
 NEEDLE_KEYS = keys_of(ExpectModel, "needles")
 """The `expect` keys whose items may be text needles."""

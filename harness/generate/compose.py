@@ -149,7 +149,7 @@ class ScenarioWriter:
         self._new_block = False
         self.meta[tid] = (role, kind, session, at, text, "")
         self.items.setdefault(st.plan.subject, []).append(Item(session, role, text, at))
-        self.rendered.setdefault(st.plan.subject, RenderedHistory()).put(tid, render_line(role, kind, session, at, text))
+        self.rendered.setdefault(st.plan.subject, RenderedHistory()).put(tid, render_line(role, kind, session, at, text), session)
         st.said.append(tid)
         return tid
 
@@ -166,7 +166,7 @@ class ScenarioWriter:
         self.meta[rid] = ("resolution", "message", session, at, summary, "resolved")
         self.items.setdefault(st.plan.subject, []).append(Item(session, "resolution", summary, at, "resolved"))
         line = render_line(RESOLUTION_ROLE, "message", session, at, summary, "resolved")
-        self.rendered.setdefault(st.plan.subject, RenderedHistory()).put(rid, line)
+        self.rendered.setdefault(st.plan.subject, RenderedHistory()).put(rid, line, session)
 
     def probe_on(self, st: State, session: str, text: str, tag: str, expect: dict[str, Any], *,
                  key: str = "", area: str = "", health: bool = True, label: tuple[str, ...] = ()) -> str:

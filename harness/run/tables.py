@@ -59,6 +59,8 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("budget", pa.int32()),
             ("on_turn", pa.string()),
             ("expect", pa.string()),  # JSON of the probe's gold labels
+            ("probe_tags", pa.list_(pa.string())),  # a probe's tags (a benchmark's question category)
+            ("unlabelled", pa.bool_()),  # a probe without gold yet (in no score)
             ("line", pa.int32()),
             ("path", pa.string()),
             *TURN_GOLD_COLUMNS,  # a turn's gold: labels (memory classes), plan, route
@@ -123,6 +125,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("scenario", pa.string()),
             ("tags", pa.list_(pa.string())),
             ("probe_id", pa.string()),  # empty for scenario-level criteria
+            ("probe_tags", pa.list_(pa.string())),  # the probe's tags (empty for scenario and decision rows)
             ("criterion", pa.string()),
             ("grp", pa.string()),
             ("value", pa.float64()),
@@ -215,7 +218,8 @@ def event_rows(s: Scenario) -> list[dict[str, Any]]:
         elif isinstance(ev, Probe):
             row.update(
                 kind="probe", item_id=ev.id, session=ev.session, text=ev.task, budget=ev.budget,
-                on_turn=ev.on, expect=ev.expect.to_json(), line=ev.line,
+                on_turn=ev.on, expect=ev.expect.to_json(), line=ev.line, probe_tags=list(ev.tags),
+                unlabelled=ev.unlabelled,
             )
         elif isinstance(ev, Forget):
             row.update(kind="forget", item_id=f"forget:{ev.subject}")
@@ -315,6 +319,8 @@ class TableBuffer:
         """Candidate columns of bundles not yet converted to Arrow (converted once they reach `CANDIDATE_BATCH` rows)."""
         self.candidate_batches: list[pa.Table] = []
         self._pending = 0
+        self._probe_tags: dict[str, dict[str, list[str]]] = {}
+        """Scenario id -> probe id -> its tags (looked up once per scenario, not per score row)."""
 
     def add_events(self, s: Scenario) -> None:
         self.rows["events"] += event_rows(s)
@@ -378,10 +384,13 @@ class TableBuffer:
         self._stream_health(HEALTH_BATCH)
 
     def add_scores(self, label: str, name: str, s: Scenario, probe_id: str, scores: list[Score], groups: dict[str, str]) -> None:
+        tags = self._probe_tags.get(s.id)
+        if tags is None:
+            tags = self._probe_tags[s.id] = {p.id: list(p.tags) for p in s.probes if p.tags}
         for sc in scores:
             self.rows["scores"].append({
                 "strategy": label, "strategy_name": name, "suite": s.suite, "scenario": s.id, "tags": list(s.tags),
-                "probe_id": probe_id, "criterion": sc.criterion, "grp": groups.get(sc.criterion, "core"),
+                "probe_id": probe_id, "probe_tags": tags.get(probe_id, []), "criterion": sc.criterion, "grp": groups.get(sc.criterion, "core"),
                 "value": sc.value, "passed": sc.passed, "status": sc.status, "explanation": sc.explanation,
                 "evidence": list(sc.evidence), "meta": json.dumps(sc.meta, sort_keys=True, default=str),
             })

@@ -74,6 +74,13 @@ def test_the_registry_is_in_the_order_of_the_criteria_doc():
     # the criteria every shipped strategy passes by design are pass/fail gates, in no total
     assert [k for k, c in reg.items() if c.group == "gate"] == ["token_budget", "provenance", "idempotency", "isolation",
                                                                 "self_recall"]
+    assert [k for k, c in reg.items() if c.group == "extra"] == ["stale_suppression", "known_fix_first", "recall",
+                                                                 "session_recall"]
+    assert [k for k, c in reg.items() if c.group == "rank"] == list(reg)[14:18]
+    assert [k for k, c in reg.items() if c.group == "reply"] == list(reg)[18:22]
+    assert [k for k, c in reg.items() if c.group == "expiry"] == list(reg)[22:24]
+    assert [k for k, c in reg.items() if c.group == "decisions"] == ["decision_accuracy", "route_accuracy"]
+    assert [k for k, c in reg.items() if c.group == "decision_gates"] == ["irreversible_errors", "fail_open"]
 
 
 def test_no_criterion_mentions_a_strategy():

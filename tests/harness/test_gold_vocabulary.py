@@ -30,6 +30,7 @@ ALLOWED = {
     "harness/criteria/": "the criteria that read the keys",
     "stores/controls.py": "the oracle, built from the gold",
     "harness/generate/": "the generator, which writes gold",
+    "harness/importers/": "the importers, which write the gold outside data sets carry",
 }
 """Files (or folders, ending in /) that may name a gold key, and why."""
 
@@ -133,7 +134,7 @@ def test_every_gold_key_declares_its_reference_polarity_name_and_doc():
 
 SAMPLE_BY_REF = {
     "ids": ["a-1", "b-2"], "needles": ["a-1", {"text": "connect_timeout"}], "pairs": [["a-1", "b-2"]],
-    "session": "s1", "sessions": ["s2", "s3"], "band": "watch", "bool": False,
+    "session": "s1", "sessions": ["s2", "s3"], "history": ["s4"], "band": "watch", "bool": False,
     "records": [{"type": "ATTEMPT", "text": "restart", "outcome": "failed"}, {"type": "PROFILE", "text": "pdf"}],
     "classes": ["profile", "sentiment"], "choice": "transfer",
 }

@@ -24,7 +24,7 @@ import math
 from harness.criteria import criterion, ok_or_fail
 from harness.criteria.bundle import per_outcome, name, plural, rows
 from harness.format.model import TextNeedle
-from harness.run.replay import ProbeOutcome
+from harness.replay.probes import ProbeOutcome
 
 KS = (5, 10, 25)
 """The cut-offs recall is reported at (the field's usual ones)."""

@@ -219,7 +219,8 @@ def metric_note(criteria) -> str:
 
 def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int, gates: pd.DataFrame | None = None,
              comparison: list[str] | None = None, controls: set[str] = frozenset(),
-             policies: pd.DataFrame | None = None, policy_gates: pd.DataFrame | None = None, spread: Any = None) -> str:
+             policies: pd.DataFrame | None = None, policy_gates: pd.DataFrame | None = None, spread: Any = None,
+             budget: pd.DataFrame | None = None) -> str:
     from harness.analysis.aggregate import RESAMPLES, order_sentence, shared_criteria
 
     lines = [f"# supportbench report: run {run_id}", ""]
@@ -259,8 +260,40 @@ def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int, g
         failures = gate_failures(gates, strategies)
         lines += ["", "Failing gate cases:" if failures else "Every strategy passes every gate.", "", *failures]
         lines += [""] if failures else []
+    if budget is not None and len(budget):
+        lines += budget_md(budget, strategies)
     lines += ["Controls (oracle, empty) are " + ("included." if include_controls else "left out (`--all` shows them)."), ""]
     return "\n".join(lines)
+
+
+def budget_md(budget: pd.DataFrame, strategies: list[str]) -> list[str]:
+    """The report's budget-use section: per strategy, the share of the budget its contexts used and
+    why they stopped filling, with the strategies that left most of it empty while gold was missing."""
+    from harness.analysis.budget import EMPTY_SHARE, budget_sentence
+
+    rows = budget.set_index("strategy")
+    shown = [s for s in strategies if s in rows.index]
+    if not shown:
+        return []
+    lines = ["## Budget use", "",
+             "| | " + " | ".join(shown) + " |", "| --- |" + " --- |" * len(shown)]
+    for key, title, fmt in (("used", "budget used, mean", "{:.0%}"), ("used_median", "budget used, median", "{:.0%}"),
+                            ("budget", "stopped: budget reached", "{:d}"), ("cap", "stopped: item cap", "{:d}"),
+                            ("exhausted", "stopped: candidates exhausted", "{:d}"),
+                            ("empty_missing", f"under {EMPTY_SHARE:.0%} used while gold missing", "{:d}")):
+        cells = []
+        for s in shown:
+            v = rows.loc[s, key]
+            cell = fmt.format(int(v) if fmt == "{:d}" else float(v))
+            cells.append(cell + (" ⚠" if key == "empty_missing" and rows.loc[s, "flagged"] else ""))
+        lines.append(f"| {title} | " + " | ".join(cells) + " |")
+    flagged = [budget_sentence(rows.loc[s].to_dict() | {"strategy": s}) for s in shown if rows.loc[s, "flagged"]]
+    lines += ["", "Share of each probe's token budget the context text takes, and why the strategy stopped filling it "
+              "(an item that did not fit, its opt-in item cap, or no eligible candidate left). ⚠: the strategy left "
+              f"more than {1 - EMPTY_SHARE:.0%} of the budget empty on a probe where gold was missing (the recall "
+              "criterion), so something other than the budget kept the gold out.", ""]
+    lines += [f"- {f}" for f in flagged] + ([""] if flagged else [])
+    return lines
 
 
 def _policy_md(policies: pd.DataFrame, policy_gates: pd.DataFrame | None) -> list[str]:
@@ -286,6 +319,7 @@ def main(args: argparse.Namespace) -> int:
 
     from harness.analysis.aggregate import (aggregate, comparison_of, control_labels, gates, order_sentence, quality_criteria,
                                             shared_criteria, shared_spread)
+    from harness.analysis.budget import budget_use
     from harness.analysis.results import Results, resolve_run
     from harness.run.runstore import write_text_atomic
 
@@ -306,8 +340,9 @@ def main(args: argparse.Namespace) -> int:
         compared = [s for s in ranked(df, comparison, controls) if s in set(comparison)]  # controls decide no order
         spread = (shared_spread(res, compared, shared_criteria(df, comparison), seed=seed, axis="strategy")
                   if not df.empty else None)
+        budget = budget_use(res) if not df.empty else None
     run_id = manifest.get("run_id", path.name)
-    md = markdown(run_id, df, args.all, seed, gate_rows, comparison, controls, pol, pol_gates, spread)
+    md = markdown(run_id, df, args.all, seed, gate_rows, comparison, controls, pol, pol_gates, spread, budget)
     written = True
     try:
         write_text_atomic(path / "report.md", md)
@@ -353,6 +388,13 @@ def main(args: argparse.Namespace) -> int:
     out.print(table)
     if spread is not None and spread.gaps:
         out.print(order_sentence(spread.gaps), markup=False)
+    if budget is not None:
+        from harness.analysis.budget import budget_sentence
+
+        shown = set(strategies)
+        for r in budget.to_dict("records"):
+            if r["strategy"] in shown:
+                out.print(("budget! " if r["flagged"] else "budget: ") + budget_sentence(r), markup=False)
     failing = [g for g in gate_rows.to_dict("records") if g["passed"] is False]
     for g in failing:
         c = g["cases"][0]

@@ -12,7 +12,7 @@ from sklearn.feature_extraction.text import CountVectorizer
 
 from stores.bounds import NotBelow, PositiveInt, Share
 from stores.memory import IndexedMemory, SubjectHistory
-from stores.packing import pack, top_k_eligible
+from stores.packing import pack
 from stores.protocol import Bundle, ContextRequest
 from stores.text import STOPWORDS
 
@@ -24,8 +24,9 @@ TOKEN_PATTERN = r"[a-z0-9]+(?:['_.-][a-z0-9]+)*"
 class TfidfParams:
     """Parameters of `tfidf`."""
 
-    top_k: PositiveInt = 12
-    """At most this many items are eligible; the rest are dropped as `rank_cutoff`."""
+    top_k: PositiveInt | None = None
+    """An explicit item cap, off by default (the token budget decides how much is packed): with a
+    value, at most this many items are eligible and the rest are dropped as `item_cap`."""
     min_score: Share = 0.0
     """Items with cosine <= this are dropped as `rank_cutoff`."""
     ngram_min: PositiveInt = 1
@@ -183,9 +184,9 @@ class TfidfRetrieval(IndexedMemory):
 
     The corpus is the subject's own items (their own text, never the rendered line), so
     one customer's vocabulary never weighs another's. Candidates are every item, ranked by
-    cosine to the task (component `cosine`); the `top_k` best with cosine above
-    `min_score` are eligible, the rest are dropped as `rank_cutoff`; eligible ones are
-    packed greedily into the budget. No session or time awareness: that is the point of
+    cosine to the task (component `cosine`); those with cosine above `min_score` are
+    eligible (the rest are dropped as `rank_cutoff`) and packed greedily into the budget, so
+    the budget decides how much is used; an explicit `top_k` caps the eligible ones (`item_cap`). No session or time awareness: that is the point of
     this baseline.
     """
 
@@ -213,5 +214,6 @@ class TfidfRetrieval(IndexedMemory):
     def context(self, request: ContextRequest) -> Bundle:
         h = self.memory.history(request.subject)
         cos = self.scores(h, request.task)
-        return pack(h, request, {"cosine": cos}, eligible=top_k_eligible(cos, self.params), render=self.params.render)
+        return pack(h, request, {"cosine": cos}, eligible=cos > self.params.min_score, cap=self.params.top_k,
+                    render=self.params.render)
 

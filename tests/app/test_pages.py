@@ -243,7 +243,7 @@ def test_rankings_draws_what_the_strategy_did_not_where_token_sums_pass_the_budg
         "rank": [1, 2, 3, 4, 5], "item_id": ["a", "b", "c", "d", "e"], "score": [5.0, 4.0, 3.0, 2.0, 0.0],
         "components": ['{"x": 5}', '{"x": 4}', '{"x": 3}', '{"x": 2}', "{}"], "included": [True, False, True, False, False],
         "reason": ["", "budget", "", "rank_cutoff", "expired: sentiment older than 7 days"], "tokens": [50, 90, 10, 5, 5],
-        "status": ["included", "dropped for budget", "included", "dropped by rank cutoff", "expired before ranking"],
+        "status": ["included", "dropped for budget", "included", "dropped by rank cutoff or item cap", "expired before ranking"],
         "text": ["a", "b", "c", "d", "e"],
     })
     fig = ranking_chart(cands, 60, {"b": "◆ gold"}).to_plotly_json()

@@ -369,6 +369,7 @@ def _build(model: ScenarioModel, resolved: list[ResolvedEvent], file: str, raw: 
                     on=ev.on,
                     handoff=ev.handoff,
                     line=here.line or 0,
+                    tags=tuple(ev.tags),
                 )
             )
         elif isinstance(ev, SignalEvent):

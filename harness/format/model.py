@@ -63,6 +63,8 @@ class Probe:
     """Also ask strategies with the `handoff` capability for a handoff brief."""
     line: int = 0
     """Line of the probe in its file, for messages."""
+    tags: tuple[str, ...] = ()
+    """Words that group probes in reports (e.g. a benchmark's question category)."""
 
 
 @dataclass(frozen=True)

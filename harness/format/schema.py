@@ -275,6 +275,9 @@ class ProbeEvent(_EventBase):
     """The gold labels."""
     handoff: bool = False
     """Also ask strategies with the handoff capability for a handoff brief."""
+    tags: list[Slug] = []
+    """Words that group probes in reports (a benchmark's question category, say): every table
+    can be broken down by them."""
 
 
 class ForgetEvent(_EventBase):

@@ -30,6 +30,7 @@ ALLOWED = {
     "harness/criteria/": "the criteria that read the keys",
     "stores/controls.py": "the oracle, built from the gold",
     "harness/generate/": "the generator, which writes gold",
+    "harness/importers/": "the importers, which write the gold outside data sets carry",
 }
 """Files (or folders, ending in /) that may name a gold key, and why."""
 

@@ -42,7 +42,7 @@ class TfidfParams:
 
 
 @lru_cache(maxsize=16)
-def _term_counts(ngram_min: int, ngram_max: int, stop_words: bool):
+def term_counts(ngram_min: int, ngram_max: int, stop_words: bool):
     """`text, sublinear -> (terms, weighted tf)` for one analyzer configuration: the distinct
     terms of the text in first-occurrence order and their term frequencies (`1 + log(tf)` when
     sublinear). Memoized per text and shared by every instance with the same configuration, so
@@ -68,7 +68,7 @@ def _term_counts(ngram_min: int, ngram_max: int, stop_words: bool):
     return counts
 
 
-class _Index:
+class TfidfIndex:
     """A subject's term counts and document frequencies, maintained item by item.
 
     Scores equal those of scikit-learn's `TfidfVectorizer(smooth_idf=True, norm="l2",
@@ -179,6 +179,19 @@ class _Index:
         return cos
 
 
+def tfidf_cosine(indexes: dict[str, TfidfIndex], h: SubjectHistory, task: str, analyzer, sublinear: bool) -> np.ndarray:
+    """Cosine of every item of `h` to `task` under the subject's TF-IDF, from its index in `indexes`
+    (kept in step with `h`; a throwaway one for a subject with no history). `analyzer` is a
+    `term_counts` configuration. What `tfidf` ranks by, and the lexical half of `session_aware`."""
+    ix = indexes.get(h.subject)
+    if ix is None:
+        ix = TfidfIndex(analyzer)
+        if len(h):
+            indexes[h.subject] = ix
+    ix.sync(h, sublinear)
+    return ix.cosine(task, sublinear)
+
+
 class TfidfRetrieval(IndexedMemory):
     """Classic lexical retrieval: TF-IDF over the customer's turns and resolution records.
 
@@ -197,19 +210,13 @@ class TfidfRetrieval(IndexedMemory):
     def __init__(self, params: TfidfParams | None = None) -> None:
         self.params = params or TfidfParams()
         p = self.params
-        self._analyzer = _term_counts(p.ngram_min, p.ngram_max, p.stop_words)
+        self._analyzer = term_counts(p.ngram_min, p.ngram_max, p.stop_words)
         super().__init__()
-        self._index: dict[str, _Index] = {}
+        self._index: dict[str, TfidfIndex] = {}
 
     def scores(self, h: SubjectHistory, task: str) -> np.ndarray:
         """Cosine of every item of `h` to `task` (index kept in step with `h`)."""
-        ix = self._index.get(h.subject)
-        if ix is None:
-            ix = _Index(self._analyzer)
-            if len(h):
-                self._index[h.subject] = ix
-        ix.sync(h, self.params.sublinear_tf)
-        return ix.cosine(task, self.params.sublinear_tf)
+        return tfidf_cosine(self._index, h, task, self._analyzer, self.params.sublinear_tf)
 
     def context(self, request: ContextRequest) -> Bundle:
         h = self.memory.history(request.subject)

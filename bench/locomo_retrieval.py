@@ -1,7 +1,7 @@
 """Evidence recall on imported LoCoMo conversations: the project's strategies beside a plain BM25
 and a plain MiniLM ranking over the same turns, at the same budgets, packed by the same tokenizer.
 
-    python bench/locomo_retrieval.py LOCOMO_SCENARIOS [--budgets 550,1320] [--strategies ...] [--out docs/results/x.md]
+    python bench/locomo_retrieval.py LOCOMO_SCENARIOS [--budgets 550,1320] [--strategies ...] [--canonical] [--out docs/results/session-ranking.md]
 
 LOCOMO_SCENARIOS is a folder of scenarios written by `supportbench import locomo` (the release
 itself stays outside the project). Each scenario is replayed once per strategy: every turn is
@@ -18,8 +18,13 @@ same project tokenizer); they differ from the strategies only in how they rank:
   order-preserving tokens, lower-cased), the question as the query;
 - `plain_minilm`: cosine of the packaged all-MiniLM-L6-v2 embeddings (the project's cached encoder).
 
+With `--canonical`, the same strategies also run the canonical suite (`supportbench run`, in a
+temporary folder, no decision policies) and the table gains their canonical shared total with its
+interval and the criteria the session-aware design is for (session ranking, known fix first,
+repeat-issue detection), so both kinds of text stand side by side for every strategy.
+
 Nothing is tuned here: the figures are whatever the ranking gives. The printout names the
-command, the scenarios, the load average and the wall time of each strategy.
+command, the scenarios, the run id, the load average and the wall time of each strategy.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -120,21 +126,55 @@ def evaluate(build, scenarios, budgets: list[int]) -> dict:
             "probes": len(recall[budgets[0]])}
 
 
+CANONICAL_CRITERIA = ("session_ranking", "known_fix_first", "repeat_issue")
+
+
+def canonical(labels: list[str], specs) -> tuple[str, dict[str, dict[str, str]]]:
+    """Run the canonical suite through `specs` (a temporary run folder) and read, per strategy label,
+    the shared total with its interval and `CANONICAL_CRITERIA`, each as `mean [lo–hi]`."""
+    import tempfile
+
+    from harness.analysis.aggregate import aggregate, comparison_of, shared_criteria, shared_spread, totals
+    from harness.analysis.results import Results
+    from harness.run.runner import execute
+
+    root = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        run = execute(load_suite(root / "datasets" / "canonical"), specs, tmp, run_id="canonical-side-by-side")
+        with Results(run.path) as res:
+            df = aggregate(res, seed=0, axis="strategy")
+            comparison = comparison_of(list(dict.fromkeys(df["strategy"])), set())
+            shared = shared_criteria(df, comparison)
+            tot = totals(df, comparison).set_index("strategy")
+            spread = shared_spread(res, comparison, shared, seed=0, axis="strategy")
+    cells: dict[str, dict[str, str]] = {}
+    for label in labels:
+        row = {"shared total": f"{tot.loc[label, 'shared']:.2f} [{spread.lo[label]:.2f}–{spread.hi[label]:.2f}]"}
+        for c in CANONICAL_CRITERIA:
+            r = df[(df["strategy"] == label) & (df["criterion"] == c)].iloc[0]
+            row[c] = f"{r['mean']:.2f} [{r['lo']:.2f}–{r['hi']:.2f}]"
+        cells[label] = row
+    return f"{len(shared)} shared criteria", cells
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("scenarios", help="folder of scenarios written by `supportbench import locomo`")
     ap.add_argument("--budgets", default="550,1320")
     ap.add_argument("--strategies", default=DEFAULT, help=f"strategy specs (default {DEFAULT})")
-    ap.add_argument("--no-plain", action="store_true", help="leave out the plain BM25 and MiniLM loops")
+    ap.add_argument("--plain", choices=("both", "bm25", "minilm", "none"), default="both",
+                    help="which plain loops run beside the strategies (default both)")
     ap.add_argument("--out", help="also write the table as markdown to this file")
     ap.add_argument("--label", default="", help="what the scenarios are, for the printout (e.g. 'test split')")
+    ap.add_argument("--canonical", action="store_true", help="also run the canonical suite through the same strategies")
     args = ap.parse_args(argv)
     budgets = [int(x) for x in args.budgets.split(",")]
     scenarios = load_suite(args.scenarios)
     rows = []
-    builders = [(s.label, s.build) for s in parse_specs(args.strategies)]
-    if not args.no_plain:
-        builders += [("plain_bm25", PlainBM25), ("plain_minilm", PlainMiniLM)]
+    specs = parse_specs(args.strategies)
+    builders = [(s.label, s.build) for s in specs]
+    builders += [(name, cls) for name, cls in (("plain_bm25", PlainBM25), ("plain_minilm", PlainMiniLM))
+                 if args.plain in ("both", name.removeprefix("plain_"))]
     for label, build in builders:
         t0 = time.perf_counter()
         r = evaluate(build, scenarios, budgets)
@@ -142,21 +182,34 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(r)
         print(f"{label:<28} " + "  ".join(f"{b}: {r['recall'][b]:.3f}" for b in budgets) + "  "
               + "  ".join(f"@{k}: {r['at_k'][k]:.3f}" for k in KS) + f"  ({r['seconds']:.1f} s)", flush=True)
+    extra: list[str] = []
+    side: dict[str, dict[str, str]] = {}
+    note = ""
+    if args.canonical:
+        t0 = time.perf_counter()
+        shared_note, side = canonical([s.label for s in specs], specs)
+        extra = ["canonical shared total", *(f"canonical {c}" for c in CANONICAL_CRITERIA)]
+        note = (f" The canonical columns come from one `supportbench run` of datasets/canonical through the same strategies "
+                f"(run id canonical-side-by-side, seed 0, {shared_note}, {time.perf_counter() - t0:.0f} s): mean "
+                "[95 % bootstrap interval over scenarios].")
     load = open("/proc/loadavg").read().split()[:3] if os.path.exists("/proc/loadavg") else ["?"] * 3
     names = sorted(sc.id for sc in scenarios)
     head = ["| strategy | " + " | ".join(f"evidence recall @ {b} tokens" for b in budgets) + " | "
-            + " | ".join(f"recall@{k}" for k in KS) + " |",
-            "| --- |" + " --- |" * (len(budgets) + len(KS))]
+            + " | ".join(f"recall@{k}" for k in KS) + "".join(f" | {e}" for e in extra) + " |",
+            "| --- |" + " --- |" * (len(budgets) + len(KS) + len(extra))]
     body = [f"| {r['label']} | " + " | ".join(f"{r['recall'][b]:.3f}" for b in budgets) + " | "
-            + " | ".join(f"{r['at_k'][k]:.3f}" for k in KS) + " |" for r in rows]
-    cmd = "python bench/locomo_retrieval.py " + " ".join(a if a != args.scenarios else "LOCOMO_SCENARIOS" for a in (argv or sys.argv[1:]))
+            + " | ".join(f"{r['at_k'][k]:.3f}" for k in KS)
+            + "".join(f" | {v}" for v in (side.get(r["label"]) or {e: "–" for e in extra}).values()) + " |" for r in rows]
+    cmd = "python bench/locomo_retrieval.py " + shlex.join(a if a != args.scenarios else "LOCOMO_SCENARIOS" for a in (argv or sys.argv[1:]))
     md = [f"# Evidence recall on LoCoMo{': ' + args.label if args.label else ''}", "",
           f"Written by `{cmd}` (LOCOMO_SCENARIOS: the output of `supportbench import locomo` for the conversations "
           f"{', '.join(names)}; {rows[0]['probes'] if rows else 0} questions with evidence). Load average at the end: "
           f"{' '.join(load)}.", "",
           "Evidence recall: the share of each question's evidence turns in the context, at each token budget; recall@k: "
           "their share among the first k of the ranking. The plain loops rank the same turns and fill the budget the way "
-          "every strategy does (same header, same greedy fill, same tokenizer).", "", *head, *body, ""]
+          "every strategy does (same header, same greedy fill, same tokenizer). Seconds per strategy (replay and "
+          "ranking only, in this process): " + ", ".join(f"{r['label']} {r['seconds']:.1f}" for r in rows) + "." + note,
+          "", *head, *body, ""]
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text("\n".join(md))

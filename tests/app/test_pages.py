@@ -139,6 +139,24 @@ def test_leaderboard_gates_show_a_failing_gate_with_its_cases(tmp_path, monkeypa
     assert "tokens against a budget of" in texts(at)
 
 
+def test_leaderboard_shows_budget_use_and_flags_a_capped_strategy_that_leaves_gold_out(tmp_path, monkeypatch):
+    from fixture_runs import fixture_scenarios
+
+    from harness.run.runner import execute
+    from stores.registry import parse_specs
+
+    run = execute(fixture_scenarios(), parse_specs("session_aware,tfidf[capped]:top_k=1"), tmp_path,
+                  run_id="20990101-000000-budget").path
+    monkeypatch.setenv("SUPPORTBENCH_RUNS", str(tmp_path))
+    at = open_page("leaderboard", run=run.name)
+    no_exception(at)
+    totals = at.dataframe[0].value.set_index("strategy")
+    assert {"budget_use", "cap", "budget_flag"} <= set(totals.columns)
+    assert totals.loc["tfidf[capped]", "cap"] > 0 and totals.loc["session_aware", "cap"] == 0
+    assert totals.loc["tfidf[capped]", "budget_flag"].startswith("⚠ ") and totals.loc["session_aware", "budget_flag"] == ""
+    assert 0 < totals.loc["tfidf[capped]", "budget_use"] < totals.loc["session_aware", "budget_use"] <= 1
+
+
 def test_leaderboard_hover_gives_scores_as_fractions_and_rates_as_percentages(app_runs):
     kind, tip = heat_cells(open_page("leaderboard"))[("session_aware", "recall")]
     assert kind == "score"

@@ -120,18 +120,25 @@ def test_leaderboard_shows_heatmap_totals_and_hides_controls_by_default(app_runs
     assert "token budget compliance" in gates.columns and (gates == "✓ pass").all().all()
 
 
-def test_leaderboard_gates_show_a_failing_gate_with_its_cases(tmp_path, monkeypatch):
+def _leaderboard_of(specs: str, tmp_path, monkeypatch, run_id: str):
+    """The Leaderboard page of a run of the fixture scenarios through `specs`, written into `tmp_path`."""
     from fixture_runs import fixture_scenarios
 
     from harness.run.runner import execute
-    from stores.registry import REGISTRY, parse_specs
+    from stores.registry import parse_specs
 
-    monkeypatch.setitem(REGISTRY, "broken", "shortcut_strategies:Broken")
-    run = execute(fixture_scenarios(), parse_specs("history_stuffing,broken:breaks=token_budget"), tmp_path,
-                  run_id="20990101-000000-gates").path
+    run = execute(fixture_scenarios(), parse_specs(specs), tmp_path, run_id=run_id).path
     monkeypatch.setenv("SUPPORTBENCH_RUNS", str(tmp_path))
     at = open_page("leaderboard", run=run.name)
     no_exception(at)
+    return at
+
+
+def test_leaderboard_gates_show_a_failing_gate_with_its_cases(tmp_path, monkeypatch):
+    from stores.registry import REGISTRY
+
+    monkeypatch.setitem(REGISTRY, "broken", "shortcut_strategies:Broken")
+    at = _leaderboard_of("history_stuffing,broken:breaks=token_budget", tmp_path, monkeypatch, "20990101-000000-gates")
     gates = at.dataframe[1].value.set_index("strategy")
     assert gates.loc["history_stuffing", "token budget compliance"] == "✓ pass"
     assert gates.loc["broken[breaks=token_budget]", "token budget compliance"].startswith("✗ ")
@@ -140,16 +147,7 @@ def test_leaderboard_gates_show_a_failing_gate_with_its_cases(tmp_path, monkeypa
 
 
 def test_leaderboard_shows_budget_use_and_flags_a_capped_strategy_that_leaves_gold_out(tmp_path, monkeypatch):
-    from fixture_runs import fixture_scenarios
-
-    from harness.run.runner import execute
-    from stores.registry import parse_specs
-
-    run = execute(fixture_scenarios(), parse_specs("session_aware,tfidf[capped]:top_k=1"), tmp_path,
-                  run_id="20990101-000000-budget").path
-    monkeypatch.setenv("SUPPORTBENCH_RUNS", str(tmp_path))
-    at = open_page("leaderboard", run=run.name)
-    no_exception(at)
+    at = _leaderboard_of("session_aware,tfidf[capped]:top_k=1", tmp_path, monkeypatch, "20990101-000000-budget")
     totals = at.dataframe[0].value.set_index("strategy")
     assert {"budget_use", "cap", "budget_flag"} <= set(totals.columns)
     assert totals.loc["tfidf[capped]", "cap"] > 0 and totals.loc["session_aware", "cap"] == 0

@@ -314,7 +314,7 @@ def published_session_scores(s, h, request) -> np.ndarray:
 
 
 def peers(sizes: list[int], probes: int, budget: int) -> None:
-    from stores.packing import pack, top_k_eligible, total_score
+    from stores.packing import pack, total_score
     from stores.retrieval.tfidf import TfidfRetrieval
     from stores.session.session_aware import SessionAware
 
@@ -330,7 +330,7 @@ def peers(sizes: list[int], probes: int, budget: int) -> None:
         def refit_context(s, r):
             h = s.memory.history(r.subject)
             cos = refit_tfidf_scores(s, h, r.task)
-            return pack(h, r, {"cosine": cos}, eligible=top_k_eligible(cos, s.params), render=s.params.render)
+            return pack(h, r, {"cosine": cos}, eligible=cos > s.params.min_score, cap=s.params.top_k, render=s.params.render)
 
         checks = {"ours": TfidfRetrieval(), "peer": TfidfRetrieval()}
         for e in events:

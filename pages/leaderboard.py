@@ -255,12 +255,14 @@ def totals_section(totals) -> None:
                "unsupported cases as 0. Gates are in no total. Tokens are the context the model would see at a probe.")
     feeding = total_columns()
     st.caption(order_caption(totals))
-    view = totals.assign(budget_use=totals["tokens_mean"] / totals["budget_mean"], pass_rate=100 * totals["pass_rate"],
+    view = totals.assign(budget_use=totals["used"], pass_rate=100 * totals["pass_rate"],
+                         budget_flag=[f"⚠ {int(n)} probes" if flag else "" for n, flag in
+                                      zip(totals["empty_missing"].fillna(0), totals["flagged"].fillna(False))],
                          coverage=[f"{int(a)} of {int(b)}" for a, b in zip(totals["supported"], totals["shown"])],
                          interval=[f"{lo:.2f}–{hi:.2f}" if lo == lo and hi == hi else "–"
                                    for lo, hi in zip(totals["shared_lo"], totals["shared_hi"])])[
         ["strategy", "shared", "interval", "coverage", *(col for col, _ in feeding), "pass_rate", "cases", "failing", "unsupported",
-         "tokens_mean", "budget_use", "latency_p50", "latency_p95", "probe_errors"]]
+         "tokens_mean", "budget_use", "cap", "budget_flag", "latency_p50", "latency_p95", "probe_errors"]]
     st.dataframe(
         view, hide_index=True, width="stretch",
         column_config={
@@ -275,7 +277,12 @@ def totals_section(totals) -> None:
             "pass_rate": st.column_config.NumberColumn("cases passed", format="%.0f%%"),
             "tokens_mean": st.column_config.NumberColumn("tokens / probe", format="%.0f"),
             "budget_use": st.column_config.ProgressColumn("budget used", min_value=0, max_value=1, format="percent",
-                                                          help="Mean tokens of the context over the mean probe budget"),
+                                                          help="Mean over probes of the context's tokens over the probe's budget"),
+            "cap": st.column_config.NumberColumn("stopped by item cap", format="%d",
+                                                 help="Probes whose context stopped at the strategy's opt-in item cap, not the budget"),
+            "budget_flag": st.column_config.TextColumn("budget left empty, gold missing",
+                                                       help="Probes where the context used under half its budget while gold "
+                                                            "the probe names was missing (the recall criterion)"),
             "latency_p50": st.column_config.NumberColumn("latency p50 (ms)", format="%.2f"),
             "latency_p95": st.column_config.NumberColumn("latency p95 (ms)", format="%.2f"),
             "probe_errors": "errors",

@@ -16,7 +16,7 @@ from typing import Iterator, Literal, Sequence, overload
 import numpy as np
 
 from stores.memory import SubjectHistory
-from stores.protocol import DROP_BUDGET, DROP_CUTOFF, Bundle, Candidate, ContextRequest
+from stores.protocol import DROP_BUDGET, DROP_CAP, DROP_CUTOFF, Bundle, Candidate, ContextRequest
 from stores.tokens import count_text_tokens, count_tokens, lines_add_up
 
 
@@ -98,6 +98,13 @@ class CandidateTable(Sequence[Candidate]):
             lz = self._lazy
             self._components = {k: np.ascontiguousarray(v[lz.order_local]) for k, v in lz.components.items()}
         return self._components
+
+    def reason_set(self) -> set[str]:
+        """The distinct drop reasons of the candidates ('' for included), without building the column."""
+        if self._lazy is not None and "reasons" not in self._cols:
+            lz = self._lazy
+            return {lz.labels[int(k)] for k in np.unique(lz.reason_codes)} if len(lz.reason_codes) else set()
+        return set(self.reasons)
 
     def provenance_ids(self) -> tuple[str, ...]:
         """Every candidate's id and source ids, in rank order, once each."""
@@ -222,17 +229,6 @@ def _take(seq: list, order: np.ndarray) -> list:
     return list(itemgetter(*order.tolist())(seq))
 
 
-def top_k_eligible(scores: np.ndarray, p) -> np.ndarray:
-    """Top-k by score (stable on ties) and above the minimum; `p` carries `top_k` and `min_score`."""
-    ok = scores > p.min_score
-    if p.top_k >= 0 and ok.sum() > p.top_k:
-        order = np.argsort(-scores, kind="stable")
-        keep = np.zeros(len(scores), dtype=bool)
-        keep[order[: p.top_k]] = True
-        ok &= keep
-    return ok
-
-
 def total_score(components: dict[str, np.ndarray], n: int) -> np.ndarray:
     """The ranking score of `n` items: the sum of their components, added in dict order."""
     scores = np.zeros(n, dtype=np.float64)
@@ -250,13 +246,15 @@ def pack(
     eligible: np.ndarray | None = None,
     render: Literal["rank", "chronological"] = "rank",
     cutoff_reason: str = DROP_CUTOFF,
+    cap: int | None = None,
 ) -> Bundle:
     """Build a bundle from per-item score components.
 
     `pool` selects which history positions are candidates (default: all); each component
     is an array aligned with `pool` (or a scalar applied to all). `eligible`, aligned with
     `pool`, marks candidates the strategy is willing to include (others are dropped with
-    `cutoff_reason`). Ties keep pool order. The candidates' columns are read from the history
+    `cutoff_reason`). `cap` (None: no cap) keeps at most that many eligible candidates, best
+    first; the eligible ones below it are dropped as `item_cap`. Ties keep pool order. The candidates' columns are read from the history
     and from the component arrays when the bundle is first read, so a strategy hands over
     arrays it does not change afterwards (every strategy here builds them fresh per request).
     """
@@ -271,18 +269,23 @@ def pack(
 
     line_tokens = history.array("line_tokens")[order] if n else np.zeros(0, dtype=np.int64)
     ok = np.ones(n, dtype=bool) if eligible is None else np.asarray(eligible, dtype=bool)[order_local]
+    capped = np.zeros(n, dtype=bool)
+    if cap is not None:
+        over = np.flatnonzero(ok)[cap:]
+        capped[over] = True
+        ok = ok & ~capped
 
     header = header_for(request)
     header_tokens = count_text_tokens(header)  # memoized: every strategy and replay asks the same probe
     # newlines cost no tokens, so the text costs the header plus the lines packed
     included = _greedy(line_tokens, ok, request.budget_tokens - header_tokens)
-    # 0: included, 1: eligible but over the budget, 2: not eligible (the cutoff)
-    codes = np.where(included, 0, np.where(ok, 1, 2)).astype(np.int8)
+    # 0: included, 1: eligible but over the budget, 2: not eligible (the cutoff), 3: over the item cap
+    codes = np.where(included, 0, np.where(ok, 1, np.where(capped, 3, 2))).astype(np.int8)
 
     text, tokens = _render(history, order, included, header, header_tokens, line_tokens, render, request.budget_tokens, codes)
     return Bundle(
         candidates=CandidateTable.ranked(history, order, order_local, scores, comps, included, codes,
-                                         ("", DROP_BUDGET, cutoff_reason), line_tokens),
+                                         ("", DROP_BUDGET, cutoff_reason, DROP_CAP), line_tokens),
         text=text,
         tokens=tokens,
     )

@@ -110,7 +110,25 @@ class ContextRequest:
 DROP_BUDGET = "budget"
 """Dropped because it did not fit in the remaining budget."""
 DROP_CUTOFF = "rank_cutoff"
-"""Dropped because the strategy keeps only its top-k or above a minimum score."""
+"""Dropped because the strategy keeps only items above a minimum score (or its own rule)."""
+DROP_CAP = "item_cap"
+"""Dropped because the strategy's explicit, opt-in item cap (`top_k`) was reached."""
+
+STOP_BUDGET, STOP_CAP, STOP_EXHAUSTED = "budget", "cap", "exhausted"
+"""Why a bundle stopped filling its budget: an item that ranked no worse did not fit (`budget`), the
+item cap was reached first (`cap`), or every eligible candidate is in (`exhausted`)."""
+
+
+def stop_reason(reasons) -> str:
+    """Why a bundle stopped, from its candidates' drop reasons (`STOP_BUDGET`, `STOP_CAP`,
+    `STOP_EXHAUSTED`): a candidate dropped for the budget says the budget decided, else one dropped
+    by the cap says the cap did, else the eligible candidates ran out."""
+    seen = set(reasons)
+    if DROP_BUDGET in seen:
+        return STOP_BUDGET
+    if DROP_CAP in seen:
+        return STOP_CAP
+    return STOP_EXHAUSTED
 
 
 @dataclass(slots=True)
@@ -130,7 +148,7 @@ class Candidate:
     included: bool
     """Whether it made it into the context text."""
     reason: str = ""
-    """Why it was dropped (empty when included): `budget`, `rank_cutoff`, or the strategy's own word."""
+    """Why it was dropped (empty when included): `budget`, `rank_cutoff`, `item_cap`, or the strategy's own word."""
     tokens: int = 0
     """Tokens of its rendered line, counted by the project tokenizer."""
     subject: str = ""
@@ -160,6 +178,18 @@ class Bundle:
     def included(self) -> list[Candidate]:
         """The candidates that made it into the context, in rank order."""
         return [c for c in self.candidates if c.included]
+
+    @property
+    def stop(self) -> str:
+        """Why filling stopped (`stop_reason` of the candidates' drop reasons): `budget`, `cap`
+        or `exhausted`."""
+        c = self.candidates
+        codes = getattr(c, "reason_set", None)  # a column-wise table answers without building rows
+        return stop_reason(codes() if codes is not None else (x.reason for x in c))
+
+    def budget_used(self, budget_tokens: int) -> float:
+        """Share of `budget_tokens` the text takes (0 for a budget of 0)."""
+        return self.tokens / budget_tokens if budget_tokens > 0 else 0.0
 
     def signature(self) -> tuple[tuple[str, ...], bytes, str]:
         """What must not change between equivalent replays: candidate ids in rank order,
@@ -488,4 +518,9 @@ __all__ = [
     "params_dict",
     "DROP_BUDGET",
     "DROP_CUTOFF",
+    "DROP_CAP",
+    "STOP_BUDGET",
+    "STOP_CAP",
+    "STOP_EXHAUSTED",
+    "stop_reason",
 ]

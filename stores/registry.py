@@ -3,7 +3,9 @@
 A registry entry maps a strategy's name (the same in YAML, the CLI and the app) to
 `"module:Class"`, imported only when chosen, so the embedding strategy's torch import is
 paid only by runs that use it. A *spec* is a strategy plus parameter overrides and a label;
-a named variant (`session_aware[no_repeat_boost]`) is its own row everywhere.
+a named variant (`session_aware[no_repeat_boost]`) is its own row everywhere. A variant name a
+strategy class declares in its `presets` (`session_aware[published]`, `hybrid[published]`) starts
+from that preset's params, and the spec's overrides apply on top.
 
 Any spec can switch on the expiry stage (`stores.expiry`): `history_stuffing:expiry=on` runs
 `history_stuffing` behind the stage and is its own row, `history_stuffing[expiry]`; the stage's
@@ -146,12 +148,16 @@ class StrategySpec:
     def params(self):
         """The strategy's frozen params with the overrides applied (validated and coerced).
 
+        A variant the class names in `presets` starts from that preset instead of the defaults.
         A dotted key reaches into a nested params dataclass: `health.sla_resolution_hours=48`.
         A secret field the overrides do not set is read from its environment variable
         (`stores.params.secret`).
         """
         cls = strategy_class(self.ref)
         base = cls.Params()
+        preset = getattr(cls, "presets", {}).get(self.variant)
+        if preset:
+            base = replace(base, **preset)
         given = {k for k, _ in self.overrides}
         if not self.overrides:
             return with_environment(base, given, os.environ)

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from stores.expiry import EXPIRY_PREFIXES
-from stores.protocol import DROP_BUDGET, DROP_CUTOFF
+from stores.protocol import DROP_BUDGET, DROP_CAP, DROP_CUTOFF
 from stores.reply.model import SupportReply
 from stores.session.health import HealthParams
 from stores.registry import CONTROLS
@@ -34,6 +34,7 @@ from harness.analysis.aggregate import (aggregate, comparison_of, control_labels
 from harness.analysis.compare import case_overlap as overlap
 from harness.analysis.compare import compare_pairs as pairs_of
 from harness.analysis.compare import compare_runs, compare_strategies
+from harness.analysis.budget import budget_use
 from harness.analysis.results import Results
 from harness.criteria import groups
 from harness.format.gold import ITEMS, declared, keys_of
@@ -155,7 +156,9 @@ def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.Da
     quality criteria every strategy shown but the controls supports, with `shared_criteria`, and
     the coverage `supported` of `shown`; one total per group that feeds one: `total` over the core
     criteria, `extra` over the extras), cases, failing and unsupported counts, tokens and latency
-    at probes; best shared total first, with `shared_lo`/`shared_hi` (its 95 % interval) and
+    at probes, budget use (`harness.analysis.budget`: `used`, the mean share of the budget a context
+    takes, `cap` bundles stopped by an item cap, `empty_missing` probes that left most of the budget
+    empty while gold was missing, `flagged`); best shared total first, with `shared_lo`/`shared_hi` (its 95 % interval) and
     `next_strategy`, `next_gap_lo`/`next_gap_hi` (the next strategy compared and the paired interval of the gap to it:
     above 0 means separated; `harness.analysis.aggregate.shared_spread`). Gates are in no total
     (`gate_table`).
@@ -190,7 +193,8 @@ def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.Da
                count(*) AS probes, count(*) FILTER (WHERE error IS NOT NULL) AS probe_errors
         FROM probes p WHERE {pwhere} GROUP BY strategy
     """, pparams)
-    out = tot.merge(per, on="strategy", how="left").merge(cost, on="strategy", how="left")
+    use = budget_use(res, run=run, where=pwhere, params=pparams)[["strategy", "used", "cap", "empty_missing", "flagged"]]
+    out = tot.merge(per, on="strategy", how="left").merge(cost, on="strategy", how="left").merge(use, on="strategy", how="left")
     out = out.sort_values(["shared", "strategy"], ascending=[False, True], na_position="last").reset_index(drop=True)
     # how sure the order is: the shared total's interval, and whether each row is separated from the next
     compared = [s for s in out["strategy"] if s not in controls] or list(out["strategy"])
@@ -331,7 +335,7 @@ def probe_rows(res: Results, scenario: str, probe_id: str, strategies: Sequence[
     return res.df(sql + " ORDER BY strategy", params)
 
 
-INCLUDED, BUDGET, CUTOFF, EXPIRED, DROPPED = ("included", "dropped for budget", "dropped by rank cutoff",
+INCLUDED, BUDGET, CUTOFF, EXPIRED, DROPPED = ("included", "dropped for budget", "dropped by rank cutoff or item cap",
                                              "expired before ranking", "dropped")
 """What happened to a candidate (`candidates()`' `status`), read from the bundle's own flag and reason."""
 STATUSES = (INCLUDED, BUDGET, CUTOFF, EXPIRED, DROPPED)
@@ -341,7 +345,7 @@ EXPIRY_REASONS = EXPIRY_PREFIXES
 
 STATUS_SQL = f"""CASE WHEN included THEN '{INCLUDED}'
      WHEN reason = '{DROP_BUDGET}' THEN '{BUDGET}'
-     WHEN reason = '{DROP_CUTOFF}' THEN '{CUTOFF}'
+     WHEN reason IN ('{DROP_CUTOFF}', '{DROP_CAP}') THEN '{CUTOFF}'
      WHEN {" OR ".join(f"starts_with(coalesce(reason, ''), '{p}')" for p in EXPIRY_REASONS)} THEN '{EXPIRED}'
      ELSE '{DROPPED}' END"""
 """SQL for a candidate row's status (one of `STATUSES`) from its `included` and `reason` columns."""

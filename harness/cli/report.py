@@ -222,7 +222,7 @@ def metric_note(criteria) -> str:
 def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int, gates: pd.DataFrame | None = None,
              comparison: list[str] | None = None, controls: set[str] = frozenset(),
              policies: pd.DataFrame | None = None, policy_gates: pd.DataFrame | None = None, spread: Any = None,
-             by_tag: list | None = None) -> str:
+             by_tag: list | None = None, budget: pd.DataFrame | None = None) -> str:
     from harness.analysis.aggregate import RESAMPLES, order_sentence, shared_criteria
 
     lines = [f"# supportbench report: run {run_id}", ""]
@@ -262,6 +262,8 @@ def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int, g
         failures = gate_failures(gates, strategies)
         lines += ["", "Failing gate cases:" if failures else "Every strategy passes every gate.", "", *failures]
         lines += [""] if failures else []
+    if budget is not None and len(budget):
+        lines += budget_md(budget, strategies)
     lines += ["Controls (oracle, empty) are " + ("included." if include_controls else "left out (`--all` shows them)."), ""]
     if by_tag is not None:
         lines += by_tag_md(by_tag, comparison, strategies) if by_tag else ["No probe in this run carries a tag.", ""]
@@ -292,6 +294,35 @@ def by_tag_md(frames, comparison: list[str] | None, strategies: list[str]) -> li
         _, rows = grid(df, comparison=comparison, strategies=shown)
         lines += [f"### `{tag}` ({n} probes)", "", "| criterion | " + " | ".join(shown) + " |", "| --- |" + " --- |" * len(shown)]
         lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows] + [""]
+
+
+def budget_md(budget: pd.DataFrame, strategies: list[str]) -> list[str]:
+    """The report's budget-use section: per strategy, the share of the budget its contexts used and
+    why they stopped filling, with the strategies that left most of it empty while gold was missing."""
+    from harness.analysis.budget import EMPTY_SHARE, budget_sentence
+
+    rows = budget.set_index("strategy")
+    shown = [s for s in strategies if s in rows.index]
+    if not shown:
+        return []
+    lines = ["## Budget use", "",
+             "| | " + " | ".join(shown) + " |", "| --- |" + " --- |" * len(shown)]
+    for key, title, fmt in (("used", "budget used, mean", "{:.0%}"), ("used_median", "budget used, median", "{:.0%}"),
+                            ("budget", "stopped: budget reached", "{:d}"), ("cap", "stopped: item cap", "{:d}"),
+                            ("exhausted", "stopped: candidates exhausted", "{:d}"),
+                            ("empty_missing", f"under {EMPTY_SHARE:.0%} used while gold missing", "{:d}")):
+        cells = []
+        for s in shown:
+            v = rows.loc[s, key]
+            cell = fmt.format(int(v) if fmt == "{:d}" else float(v))
+            cells.append(cell + (" ⚠" if key == "empty_missing" and rows.loc[s, "flagged"] else ""))
+        lines.append(f"| {title} | " + " | ".join(cells) + " |")
+    flagged = [budget_sentence(rows.loc[s].to_dict() | {"strategy": s}) for s in shown if rows.loc[s, "flagged"]]
+    lines += ["", "Share of each probe's token budget the context text takes, and why the strategy stopped filling it "
+              "(an item that did not fit, its opt-in item cap, or no eligible candidate left). ⚠: the strategy left "
+              f"more than {1 - EMPTY_SHARE:.0%} of the budget empty on a probe where gold was missing (the recall "
+              "criterion), so something other than the budget kept the gold out.", ""]
+    lines += [f"- {f}" for f in flagged] + ([""] if flagged else [])
     return lines
 
 
@@ -318,6 +349,7 @@ def main(args: argparse.Namespace) -> int:
 
     from harness.analysis.aggregate import (aggregate, comparison_of, control_labels, gates, order_sentence, quality_criteria,
                                             shared_criteria, shared_spread)
+    from harness.analysis.budget import budget_use
     from harness.analysis.results import Results, resolve_run
     from harness.run.runstore import write_text_atomic
 
@@ -343,8 +375,9 @@ def main(args: argparse.Namespace) -> int:
             from harness.analysis.queries import probe_tag_counts
 
             by_tag = tag_frames(res, probe_tag_counts(res), include_controls=args.all, seed=seed)
+        budget = budget_use(res) if not df.empty else None
     run_id = manifest.get("run_id", path.name)
-    md = markdown(run_id, df, args.all, seed, gate_rows, comparison, controls, pol, pol_gates, spread, by_tag)
+    md = markdown(run_id, df, args.all, seed, gate_rows, comparison, controls, pol, pol_gates, spread, by_tag, budget)
     written = True
     try:
         write_text_atomic(path / "report.md", md)
@@ -406,6 +439,13 @@ def main(args: argparse.Namespace) -> int:
         out.print(table)
     if by_tag == []:
         out.print("no probe in this run carries a tag", markup=False)
+    if budget is not None:
+        from harness.analysis.budget import budget_sentence
+
+        shown = set(strategies)
+        for r in budget.to_dict("records"):
+            if r["strategy"] in shown:
+                out.print(("budget! " if r["flagged"] else "budget: ") + budget_sentence(r), markup=False)
     failing = [g for g in gate_rows.to_dict("records") if g["passed"] is False]
     for g in failing:
         c = g["cases"][0]

@@ -5,7 +5,8 @@ report, the CI check, the app). One row per thing, never aggregated here:
 
 - `events`: each scenario's transcript (turns with their gold and scripted signals,
   resolutions, probes with their gold, forgets, system signals, faults).
-- `probes`: one row per strategy x probe: the context text, tokens, latency, error, handoff, the
+- `probes`: one row per strategy x probe: the context text, tokens (against the probe's budget) and
+  why filling stopped (`stop`), latency, error, handoff, the
   reply engine's `SupportReply` to the context and, for typed-memory strategies, their memories.
 - `candidates`: one row per candidate a strategy considered at a probe, with its components.
 - `scores`: one row per strategy x case x criterion that applies, whatever happened.
@@ -87,6 +88,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("latency_ms", pa.float64()),
             ("n_candidates", pa.int32()),
             ("n_included", pa.int32()),
+            ("stop", pa.string()),  # why filling stopped: budget | cap | exhausted (`Bundle.stop`)
             ("context", pa.string()),
             ("error", pa.string()),
             ("handoff", pa.string()),
@@ -336,6 +338,7 @@ class TableBuffer:
             "n_candidates": len(b.candidates) if b else None,
             "n_included": (int(b.candidates.included_mask.sum()) if isinstance(b.candidates, CandidateTable)
                            else sum(1 for x in b.candidates if x.included)) if b else None,
+            "stop": b.stop if b else None,
             "context": b.text if b else None, "error": o.error,
             "handoff": h.text if h else None, "handoff_tokens": h.tokens if h else None,
             "handoff_used_ids": list(h.used_ids) if h else None, "handoff_error": o.handoff_error,

@@ -24,7 +24,8 @@ How our events map:
   in place with `update(...)` when the session's resolution changes;
 - a deletion request is `delete_all(user_id=<customer>)`; `reset()` is mem0's `reset()`;
 - a context request is `search(task, filters={"user_id": <customer>}, top_k=..., threshold=...,
-  explain=True)`; every result is a candidate, its components mem0's own score details
+  explain=True)`, `top_k` the customer's number of memories unless the `top_k` parameter caps it
+  (the token budget, not a count, decides what fills the context); every result is a candidate, its components mem0's own score details
   (semantic, keyword, entity, each divided by mem0's normaliser, so they sum to mem0's score).
 
 The clock: mem0 stamps `created_at` with the wall clock and its OSS search has no recency term
@@ -74,13 +75,14 @@ _VECTORS_MAX = 200_000
 class Mem0Params:
     """Parameters of `mem0` (mem0's own search defaults)."""
 
-    top_k: int = 20
-    """Results mem0 returns per search (`top_k`)."""
+    top_k: int | None = None
+    """An explicit cap on the results mem0 returns per search (`top_k`); off by default: the search
+    asks for every memory of the customer, so the token budget decides what fills the context."""
     threshold: float = 0.1
     """mem0 drops results whose similarity is below this (`threshold`)."""
 
     def __post_init__(self) -> None:
-        if self.top_k < 1:
+        if self.top_k is not None and self.top_k < 1:
             raise ValueError("top_k must be >= 1")
         if not 0.0 <= self.threshold <= 1.0:
             raise ValueError("threshold must be within 0..1")
@@ -270,8 +272,9 @@ class Mem0:
         results: list[dict[str, Any]] = []
         # mem0 refuses an empty query; an empty task gets an empty answer
         if request.task.strip() and self._written.get(request.subject):
+            size = self.params.top_k or len(self._written[request.subject])  # no cap: every memory, the budget cuts
             with self.calls.timed("mem0.search"):
-                out = self.memory.search(request.task, filters={"user_id": request.subject}, top_k=self.params.top_k,
+                out = self.memory.search(request.task, filters={"user_id": request.subject}, top_k=size,
                                           threshold=self.params.threshold, explain=True)
             results = list(out.get("results") or [])
         known = self._written.get(request.subject, {})

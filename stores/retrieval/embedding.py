@@ -10,7 +10,7 @@ import numpy as np
 from stores.bounds import Cosine, ModelRef, PositiveInt
 from stores.retrieval.encoder import DEFAULT_MODEL, encoder
 from stores.memory import IndexedMemory, SubjectHistory
-from stores.packing import pack, top_k_eligible
+from stores.packing import pack
 from stores.protocol import Bundle, ContextRequest
 
 COSINE_DECIMALS = 6
@@ -21,8 +21,9 @@ COSINE_DECIMALS = 6
 class EmbeddingParams:
     """Parameters of `embedding`."""
 
-    top_k: PositiveInt = 12
-    """At most this many items are eligible; the rest are dropped as `rank_cutoff`."""
+    top_k: PositiveInt | None = None
+    """An explicit item cap, off by default (the token budget decides how much is packed): with a
+    value, at most this many items are eligible and the rest are dropped as `item_cap`."""
     min_score: Cosine = 0.0
     """Items with cosine <= this are dropped as `rank_cutoff`."""
     model: ModelRef = DEFAULT_MODEL
@@ -83,8 +84,8 @@ class EmbeddingRetrieval(IndexedMemory):
     """Dense retrieval: normalized MiniLM embeddings of each item's own text, cosine to the task.
 
     Candidates are every turn and resolution record of the customer, ranked by cosine
-    (component `cosine`); the `top_k` best above `min_score` are eligible and packed
-    greedily into the budget. Embeddings come from the on-disk cache keyed by (model id,
+    (component `cosine`); those above `min_score` are eligible and packed greedily into the
+    budget (an explicit `top_k` caps them, dropped as `item_cap`). Embeddings come from the on-disk cache keyed by (model id,
     sha256 of text) (`stores.retrieval.encoder`), so a rerun of the same suite encodes nothing.
     """
 
@@ -104,7 +105,8 @@ class EmbeddingRetrieval(IndexedMemory):
     def context(self, request: ContextRequest) -> Bundle:
         h = self.memory.history(request.subject)
         cos = vector_index(self._index, h, self.params.model).cosine(h, request.task)
-        return pack(h, request, {"cosine": cos}, eligible=top_k_eligible(cos, self.params), render=self.params.render)
+        return pack(h, request, {"cosine": cos}, eligible=cos > self.params.min_score, cap=self.params.top_k,
+                    render=self.params.render)
 
 
 def vector_index(indexes: dict[str, VectorIndex], h: SubjectHistory, model_id: str) -> VectorIndex:

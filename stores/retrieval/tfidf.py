@@ -12,7 +12,7 @@ from sklearn.feature_extraction.text import CountVectorizer
 
 from stores.bounds import NotBelow, PositiveInt, Share
 from stores.memory import IndexedMemory, SubjectHistory
-from stores.packing import pack, top_k_eligible
+from stores.packing import pack
 from stores.protocol import Bundle, ContextRequest
 from stores.text import STOPWORDS
 
@@ -24,8 +24,9 @@ TOKEN_PATTERN = r"[a-z0-9]+(?:['_.-][a-z0-9]+)*"
 class TfidfParams:
     """Parameters of `tfidf`."""
 
-    top_k: PositiveInt = 12
-    """At most this many items are eligible; the rest are dropped as `rank_cutoff`."""
+    top_k: PositiveInt | None = None
+    """An explicit item cap, off by default (the token budget decides how much is packed): with a
+    value, at most this many items are eligible and the rest are dropped as `item_cap`."""
     min_score: Share = 0.0
     """Items with cosine <= this are dropped as `rank_cutoff`."""
     ngram_min: PositiveInt = 1
@@ -41,7 +42,7 @@ class TfidfParams:
 
 
 @lru_cache(maxsize=16)
-def _term_counts(ngram_min: int, ngram_max: int, stop_words: bool):
+def term_counts(ngram_min: int, ngram_max: int, stop_words: bool):
     """`text, sublinear -> (terms, weighted tf)` for one analyzer configuration: the distinct
     terms of the text in first-occurrence order and their term frequencies (`1 + log(tf)` when
     sublinear). Memoized per text and shared by every instance with the same configuration, so
@@ -67,7 +68,7 @@ def _term_counts(ngram_min: int, ngram_max: int, stop_words: bool):
     return counts
 
 
-class _Index:
+class TfidfIndex:
     """A subject's term counts and document frequencies, maintained item by item.
 
     Scores equal those of scikit-learn's `TfidfVectorizer(smooth_idf=True, norm="l2",
@@ -178,14 +179,27 @@ class _Index:
         return cos
 
 
+def tfidf_cosine(indexes: dict[str, TfidfIndex], h: SubjectHistory, task: str, analyzer, sublinear: bool) -> np.ndarray:
+    """Cosine of every item of `h` to `task` under the subject's TF-IDF, from its index in `indexes`
+    (kept in step with `h`; a throwaway one for a subject with no history). `analyzer` is a
+    `term_counts` configuration. What `tfidf` ranks by, and the lexical half of `session_aware`."""
+    ix = indexes.get(h.subject)
+    if ix is None:
+        ix = TfidfIndex(analyzer)
+        if len(h):
+            indexes[h.subject] = ix
+    ix.sync(h, sublinear)
+    return ix.cosine(task, sublinear)
+
+
 class TfidfRetrieval(IndexedMemory):
     """Classic lexical retrieval: TF-IDF over the customer's turns and resolution records.
 
     The corpus is the subject's own items (their own text, never the rendered line), so
     one customer's vocabulary never weighs another's. Candidates are every item, ranked by
-    cosine to the task (component `cosine`); the `top_k` best with cosine above
-    `min_score` are eligible, the rest are dropped as `rank_cutoff`; eligible ones are
-    packed greedily into the budget. No session or time awareness: that is the point of
+    cosine to the task (component `cosine`); those with cosine above `min_score` are
+    eligible (the rest are dropped as `rank_cutoff`) and packed greedily into the budget, so
+    the budget decides how much is used; an explicit `top_k` caps the eligible ones (`item_cap`). No session or time awareness: that is the point of
     this baseline.
     """
 
@@ -196,22 +210,17 @@ class TfidfRetrieval(IndexedMemory):
     def __init__(self, params: TfidfParams | None = None) -> None:
         self.params = params or TfidfParams()
         p = self.params
-        self._analyzer = _term_counts(p.ngram_min, p.ngram_max, p.stop_words)
+        self._analyzer = term_counts(p.ngram_min, p.ngram_max, p.stop_words)
         super().__init__()
-        self._index: dict[str, _Index] = {}
+        self._index: dict[str, TfidfIndex] = {}
 
     def scores(self, h: SubjectHistory, task: str) -> np.ndarray:
         """Cosine of every item of `h` to `task` (index kept in step with `h`)."""
-        ix = self._index.get(h.subject)
-        if ix is None:
-            ix = _Index(self._analyzer)
-            if len(h):
-                self._index[h.subject] = ix
-        ix.sync(h, self.params.sublinear_tf)
-        return ix.cosine(task, self.params.sublinear_tf)
+        return tfidf_cosine(self._index, h, task, self._analyzer, self.params.sublinear_tf)
 
     def context(self, request: ContextRequest) -> Bundle:
         h = self.memory.history(request.subject)
         cos = self.scores(h, request.task)
-        return pack(h, request, {"cosine": cos}, eligible=top_k_eligible(cos, self.params), render=self.params.render)
+        return pack(h, request, {"cosine": cos}, eligible=cos > self.params.min_score, cap=self.params.top_k,
+                    render=self.params.render)
 

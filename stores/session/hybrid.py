@@ -3,41 +3,52 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 import numpy as np
 
-from stores.bounds import ModelRef, NonNegative
+from stores.bounds import ModelRef, NonNegative, PositiveInt
 from stores.retrieval.embedding import VectorIndex, vector_index, warm_cache
 from stores.retrieval.encoder import DEFAULT_MODEL
 from stores.memory import SubjectHistory
 from stores.protocol import ContextRequest
-from stores.session.session_aware import SessionAware, SessionAwareParams, SessionIndex
+from stores.session.session_aware import PUBLISHED, SessionAware, SessionAwareParams, SessionIndex, per_probe
 
 
 @dataclass(frozen=True)
 class HybridParams(SessionAwareParams):
-    """Parameters of `hybrid`: every `session_aware` constant, plus the semantic term."""
+    """Parameters of `hybrid`: every `session_aware` constant, plus the fusion of the two rankings."""
 
+    relevance: Literal["overlap", "tfidf", "semantic", "rrf"] = "rrf"
+    """`rrf`: reciprocal rank fusion of the TF-IDF ranking (items with a cosine above 0) and the
+    embedding ranking, `sum 1 / (rrf_k + rank)`, divided by the probe's best, times `relevance_max`
+    (component `relevance`); `semantic`: the published hybrid's clipped cosine,
+    `min(overlap_max, semantic_weight * overlap_max * max(cosine, 0))` (component `semantic`);
+    `tfidf` and `overlap` as in `session_aware`."""
+    rrf_k: PositiveInt = 5
+    """The rank offset of reciprocal rank fusion (larger: flatter)."""
     semantic_weight: NonNegative = 1.0
-    """Relevance = `min(overlap_max, semantic_weight * overlap_max * max(cosine, 0))`."""
+    """Scale of the published semantic term (only with `relevance="semantic"`)."""
     model: ModelRef = DEFAULT_MODEL
     """Sentence-transformers model id (the offline MiniLM) or a local model folder."""
 
 
 class Hybrid(SessionAware):
-    """`session_aware` with a semantic relevance term.
+    """`session_aware` whose relevance fuses the lexical and the dense ranking.
 
     Identical to `session_aware` (same components, same fixes, same health and handoff),
-    except that the `overlap` component is replaced by `semantic`: the embedding cosine of
-    the item's own text to the task, clipped at 0 and scaled to 0..`overlap_max` by
-    `semantic_weight`. Embeddings come from the same cached encoder as `embedding`.
+    except for relevance: by default the reciprocal rank fusion of the TF-IDF ranking and the
+    embedding ranking of the items' own text to the task (`rrf`), normalised per probe. The
+    `published` variant keeps the published hybrid: the `semantic` component, the embedding
+    cosine clipped at 0 and scaled to 0..`overlap_max`, with `session_aware`'s published table.
+    Embeddings come from the same cached encoder as `embedding`.
     """
 
     name: ClassVar[str] = "hybrid"
     Params = HybridParams
     capabilities: ClassVar[frozenset[str]] = frozenset({"health", "handoff"})
     derived: ClassVar[tuple[str, ...]] = (*SessionAware.derived, "_vectors")
+    presets: ClassVar[dict[str, dict[str, object]]] = {"published": {**PUBLISHED, "relevance": "semantic"}}
 
     def __init__(self, params: HybridParams | None = None) -> None:
         super().__init__(params or HybridParams())
@@ -49,5 +60,21 @@ class Hybrid(SessionAware):
 
     def _relevance(self, h: SubjectHistory, ix: SessionIndex, request: ContextRequest) -> tuple[str, np.ndarray]:
         p = self.params
+        if p.relevance not in ("semantic", "rrf"):
+            return super()._relevance(h, ix, request)
         cos = vector_index(self._vectors, h, p.model).cosine(h, request.task)
-        return "semantic", np.minimum(p.overlap_max, p.semantic_weight * p.overlap_max * np.maximum(cos, 0.0))
+        if p.relevance == "semantic":
+            return "semantic", np.minimum(p.overlap_max, p.semantic_weight * p.overlap_max * np.maximum(cos, 0.0))
+        lex = self._lexical(h, request)
+        fused = rrf(lex, p.rrf_k, only_positive=True) + rrf(cos, p.rrf_k)
+        return "relevance", p.relevance_max * per_probe(fused)
+
+
+def rrf(scores: np.ndarray, k: int, only_positive: bool = False) -> np.ndarray:
+    """`1 / (k + rank)` of each item in the ranking by `scores` (rank 1 the best, ties in pool
+    order); with `only_positive`, items scoring 0 or less are not in the ranking and get 0."""
+    order = np.argsort(-scores, kind="stable")
+    rank = np.empty(len(scores), dtype=np.float64)
+    rank[order] = np.arange(1, len(scores) + 1)
+    out = 1.0 / (k + rank)
+    return np.where(scores > 0, out, 0.0) if only_positive else out

@@ -8,41 +8,69 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from stores.bounds import NonNegative, NonNegativeInt, Positive, PositiveInt, Share
+from stores.bounds import NonNegative, NonNegativeInt, NonPositive, Positive, PositiveInt, Share
 from stores.session.handoff import build_handoff
 from stores.session.health import HealthParams
 from stores.session.health_state import HealthState, health_report
 from stores.memory import RESOLUTION_ROLE, IndexedMemory, SubjectHistory
 from stores.packing import pack, total_score
 from stores.protocol import Bundle, ContextRequest, Handoff, HealthReport
+from stores.retrieval.tfidf import TfidfIndex, term_counts, tfidf_cosine
 from stores.text import is_urgent, keywords, overlap_ratio, words
+
+
+PUBLISHED: dict[str, object] = {
+    "relevance": "overlap", "recency": "minmax", "recency_max": 5.0, "overlap_max": 5.0, "boost_cap": None,
+    "active_session": 6.0, "open_issue": 4.0, "resolved_session": -5.0, "repeat_issue": 4.0,
+    "repeat_issue_with_summary": 6.0, "action_step": 2.0, "step_order": 0.0, "urgency": 2.0, "idle_chatter": -2.0,
+}
+"""The reference design's constants: the `session_aware[published]` variant (its arithmetic exactly:
+raw word overlap 0-5, recency min-max over the pool 0-5, unbounded session bonuses)."""
+
+SESSION_SIGNALS = ("active_session", "open_issue", "resolved_session", "repeat_issue", "action_step", "step_order",
+                   "urgency", "idle_chatter")
+"""The session components, whose sum `boost_cap` bounds."""
 
 
 @dataclass(frozen=True)
 class SessionAwareParams:
-    """Parameters of `session_aware` (defaults: the reference design's constants)."""
+    """Parameters of `session_aware`. The defaults rank by relevance first: the project's TF-IDF
+    cosine normalised per probe (0..`relevance_max`), recency on an absolute half-life, and the
+    session signals as boosts whose sum `boost_cap` bounds (docs/session-ranking.md); the
+    `published` variant (`PUBLISHED`) keeps the reference design's arithmetic."""
 
     base: float = 3.0
     """Base priority of every candidate (turns and resolution records)."""
-    recency: Literal["minmax", "half_life"] = "minmax"
-    """`minmax` over the subject's pool (faithful) or `half_life` on the absolute age at `now`."""
-    recency_max: NonNegative = 5.0
+    relevance: Literal["overlap", "tfidf"] = "tfidf"
+    """`tfidf`: the project's TF-IDF cosine of the item to the task (as `tfidf` ranks), divided by
+    the probe's best, times `relevance_max` (component `relevance`); `overlap`: the published raw
+    word overlap, `min(overlap_max, overlap_max * |T ∩ C| / |T|)` (component `overlap`)."""
+    relevance_max: NonNegative = 10.0
+    """Largest relevance component (with `relevance` other than `overlap`)."""
+    recency: Literal["minmax", "half_life"] = "half_life"
+    """`half_life` on the absolute age at `now`, or `minmax` over the subject's pool (published)."""
+    recency_max: NonNegative = 1.0
     """Largest recency component."""
-    half_life_days: Positive = 14.0
+    half_life_days: Positive = 30.0
     """Age at which half-life recency halves (only with `recency="half_life"`)."""
     overlap_max: NonNegative = 5.0
-    """Largest relevance component: `min(max, max * |T ∩ C| / |T|)`."""
+    """Largest overlap component (only with `relevance="overlap"`)."""
     overlap_words: Literal["words", "keywords"] = "words"
     """Which words count for overlap: all words (faithful) or issue keywords (stopwords out)."""
-    active_session: float = 6.0
+    boost_cap: NonNegative | None = 4.5
+    """The sum of the session signals (`SESSION_SIGNALS`) of an item is clipped to
+    [-boost_cap, +boost_cap]; the clip is its own component (`boost_cap`), so the components still
+    sum to the score. With `2 * boost_cap + recency_max <= relevance_max` no boost and no age can
+    lift an unrelated item over the probe's most relevant one. None: unbounded (published)."""
+    active_session: NonNegative = 3.0
     """Bonus for items of the request's session."""
-    open_issue: float = 4.0
+    open_issue: NonNegative = 1.0
     """Bonus for items of a session that is not resolved."""
-    resolved_session: float = -5.0
+    resolved_session: NonPositive = -2.0
     """Penalty for items of a resolved session."""
-    repeat_issue: float = 4.0
+    repeat_issue: NonNegative = 2.0
     """Bonus for items of a resolved session that matches the current issue."""
-    repeat_issue_with_summary: float = 6.0
+    repeat_issue_with_summary: NonNegative = 3.0
     """The repeat bonus instead, when that session's resolution has a non-empty summary."""
     repeat_threshold: Share = 0.30
     """Match when |current ∩ prior| / |current| >= this (issue keywords)."""
@@ -51,11 +79,16 @@ class SessionAwareParams:
     (`session`, the reference design) or the task plus the live session's customer turns only
     (`customer`: the agent's greetings and sign-offs, shared by every ticket, cannot make an
     unrelated resolved session look like a repeat)."""
-    action_step: float = 2.0
+    action_step: NonNegative = 0.5
     """Bonus for agent turns and `kind: action` turns."""
-    urgency: float = 2.0
+    step_order: NonNegative = 3.5
+    """Largest bonus for an action step of a resolved session by its place among that session's
+    steps: `step_order * k / (m - 1)` for the k-th of m (0 first; a session's only step gets all
+    of it), so the step that came last, the one that resolved the session, outranks the attempts
+    before it (published: 0, no component)."""
+    urgency: NonNegative = 1.0
     """Bonus for items whose text carries an urgency marker."""
-    idle_chatter: float = -2.0
+    idle_chatter: NonPositive = -1.0
     """Penalty for items whose text is shorter than `idle_chars`."""
     idle_chars: NonNegativeInt = 20
     """Length (characters of the item's own text) below which it is idle chatter."""
@@ -65,6 +98,12 @@ class SessionAwareParams:
     """Constants of the health model (`stores.session.health`)."""
     handoff_budget: PositiveInt = 4000
     """Hard token ceiling of a handoff brief."""
+
+    def __post_init__(self) -> None:
+        if self.relevance != "overlap" and self.boost_cap is not None and \
+                2 * self.boost_cap + self.recency_max > self.relevance_max:
+            raise ValueError(f"2 * boost_cap + recency_max ({2 * self.boost_cap + self.recency_max:g}) must be at most "
+                             f"relevance_max ({self.relevance_max:g}): boosts and age must not outweigh relevance")
 
 
 class SessionIndex:
@@ -87,12 +126,14 @@ class SessionIndex:
             "action": np.zeros(64, dtype=bool),
             "urgent": np.zeros(64, dtype=bool),
             "lengths": np.zeros(64, dtype=np.int64),
+            "step": np.zeros(64, dtype=np.int64),  # position among its session's action steps (0 first)
         }
         self.sessions: dict[str, int] = {}
         self.session_names: list[str] = []
         # per session, kept in step with the history's resolution records (never recomputed by
         # looping over every session at a probe)
-        self.scols = {"resolved": np.zeros(16, dtype=bool), "summary": np.zeros(16, dtype=bool)}
+        self.scols = {"resolved": np.zeros(16, dtype=bool), "summary": np.zeros(16, dtype=bool),
+                      "steps": np.zeros(16, dtype=np.int64)}
         self.turn_kw: list[set[str]] = []  # per session: keywords of its turns
         self.customer_kw: list[set[str]] = []  # per session: keywords of its customer turns
         self.summary_kw: list[frozenset[str]] = []  # per session: keywords of its resolution summary
@@ -139,6 +180,9 @@ class SessionIndex:
             self.cols = {k: np.concatenate([v, np.zeros_like(v)]) for k, v in self.cols.items()}
         self.cols["sess"][i] = s
         self.cols["action"][i] = role == "agent" or h.kinds[i] == "action"
+        if self.cols["action"][i]:
+            self.cols["step"][i] = self.scols["steps"][s]
+            self.scols["steps"][s] += 1
         self.cols["urgent"][i] = is_urgent(text)
         self.cols["lengths"][i] = len(text)
         self._index_text(i, text)
@@ -202,8 +246,8 @@ class SessionIndex:
         return self.cols[name][: len(self.texts)]
 
     def session_array(self, name: str) -> np.ndarray:
-        """A per-session column (`resolved`, `summary`: its resolution has a non-empty summary),
-        aligned with `sessions`."""
+        """A per-session column (`resolved`, `summary`: its resolution has a non-empty summary,
+        `steps`: how many action steps it has), aligned with `sessions`."""
         return self.scols[name][: len(self.session_names)]
 
     def repeat_hits(self, current: frozenset[str]) -> np.ndarray:
@@ -239,13 +283,33 @@ def _count_postings(post: dict[str, list[int]], arrays: dict[str, tuple[int, np.
     return np.bincount(np.concatenate(found), minlength=n).astype(np.float64)
 
 
+def _step_order(ix: SessionIndex, sess: np.ndarray, top: float) -> np.ndarray:
+    """`top * k / (m - 1)` for the k-th of the m action steps of an item's session (`top` when m is 1), 0 for other items."""
+    if not len(sess):
+        return np.zeros(0)
+    m = ix.session_array("steps")[sess].astype(np.float64)
+    share = np.where(m > 1, ix.array("step") / np.maximum(m - 1, 1), 1.0)
+    return np.where(ix.array("action"), top * share, 0.0)
+
+
+def per_probe(x: np.ndarray) -> np.ndarray:
+    """`x` (scores >= 0) divided by its largest value at this probe: 0..1, the best item 1 (all 0
+    when nothing scores)."""
+    top = float(x.max()) if len(x) else 0.0
+    return x / top if top > 0 else np.zeros(len(x))
+
+
 class SessionAware(IndexedMemory):
     """Session-aware ranking after the published Statewave design, with its defects fixed.
 
     Every candidate (each turn and each resolution record of the customer) scores
-    `base + recency + overlap + active_session + open_issue + resolved_session +
-    repeat_issue + action_step + urgency + idle_chatter` (the table of docs/reference.md; every
-    constant is a field of `SessionAwareParams`), and the bundle carries each component.
+    `base + recency + relevance + active_session + open_issue + resolved_session +
+    repeat_issue + action_step + urgency + idle_chatter + boost_cap` (docs/session-ranking.md;
+    every constant is a field of `SessionAwareParams`), and the bundle carries each component.
+    By default relevance leads: the TF-IDF cosine divided by the probe's best (0..10), recency
+    on a 30-day half-life (0..1), and the session signals' sum bounded to +-3.5. The
+    `published` variant keeps the reference design's table exactly (docs/reference.md: raw word
+    `overlap` 0..5, min-max recency 0..5, unbounded bonuses up to +6).
     A resolution record counts as an item like a turn: it gets `base`, and its role is not
     `agent`, so no `action_step`.
 
@@ -255,8 +319,8 @@ class SessionAware(IndexedMemory):
     - words come from `stores.text` (lower-cased, punctuation stripped) and always from an
       item's own text, never from its rendered line, so "issue?" matches "issue" and role
       prefixes or timestamps cannot become issue keywords;
-    - `recency="half_life"` offers an absolute time scale (`half_life_days`) beside the
-      faithful min-max default;
+    - recency is on an absolute time scale (`half_life_days`), the faithful min-max over the
+      pool being the published variant's;
     - the budget is a hard ceiling on the whole rendered text, header included (packing
       checks the final text with the project tokenizer), not an estimate with a reserve;
     - every candidate is returned with its components and, when dropped, the reason;
@@ -272,13 +336,17 @@ class SessionAware(IndexedMemory):
     name: ClassVar[str] = "session_aware"
     Params = SessionAwareParams
     capabilities: ClassVar[frozenset[str]] = frozenset({"health", "handoff"})
-    derived: ClassVar[tuple[str, ...]] = ("_index", "_health")
+    derived: ClassVar[tuple[str, ...]] = ("_index", "_health", "_lex")
+    presets: ClassVar[dict[str, dict[str, object]]] = {"published": PUBLISHED}
+    """Named variants (`session_aware[published]`): the params they start from (`stores.registry`)."""
 
     def __init__(self, params: SessionAwareParams | None = None) -> None:
         self.params = params or self.Params()
         super().__init__()
         self._index: dict[str, SessionIndex] = {}
         self._health: dict[str, HealthState] = {}
+        self._lex: dict[str, TfidfIndex] = {}
+        self._analyzer = term_counts(1, 1, True)  # `tfidf`'s own defaults: the same words, the same weights
 
     def _synced(self, h: SubjectHistory) -> SessionIndex:
         ix = self._index.get(h.subject)
@@ -291,9 +359,16 @@ class SessionAware(IndexedMemory):
 
     # -- ranking ---------------------------------------------------------------------------
 
+    def _lexical(self, h: SubjectHistory, request: ContextRequest) -> np.ndarray:
+        """The project's TF-IDF cosine of every item to the task (what `tfidf` ranks by)."""
+        return tfidf_cosine(self._lex, h, request.task, self._analyzer, True)
+
     def _relevance(self, h: SubjectHistory, ix: SessionIndex, request: ContextRequest) -> tuple[str, np.ndarray]:
-        """The relevance component: word overlap with the task (hybrid swaps in embeddings)."""
+        """The relevance component: TF-IDF cosine normalised per probe, or the published word
+        overlap with the task (hybrid adds embeddings)."""
         p = self.params
+        if p.relevance == "tfidf":
+            return "relevance", p.relevance_max * per_probe(self._lexical(h, request))
         kind = p.overlap_words
         task = words(request.task) if kind == "words" else keywords(request.task)
         if not task:
@@ -356,9 +431,13 @@ class SessionAware(IndexedMemory):
             "resolved_session": np.where(item_resolved, p.resolved_session, 0.0),
             "repeat_issue": repeat_by_session[sess] if n else np.zeros(0),
             "action_step": np.where(ix.array("action"), p.action_step, 0.0),
+            **({"step_order": np.where(item_resolved, _step_order(ix, sess, p.step_order), 0.0)} if p.step_order else {}),
             "urgency": np.where(ix.array("urgent"), p.urgency, 0.0),
             "idle_chatter": np.where(ix.array("lengths") < p.idle_chars, p.idle_chatter, 0.0),
         }
+        if p.boost_cap is not None:  # the session signals' sum, bounded; the clip is a component of its own
+            signals = total_score({k: comps[k] for k in SESSION_SIGNALS if k in comps}, n)
+            comps["boost_cap"] = np.clip(signals, -p.boost_cap, p.boost_cap) - signals
         return comps, frozenset(names[s] for s in repeats)
 
     def context(self, request: ContextRequest) -> Bundle:

@@ -43,8 +43,9 @@ class StructuredParams:
 
     store: str = "auto"
     """`auto` (Hindsight when `hindsight_url` is set, else in-memory), `memory` or `hindsight`."""
-    recall_limit: PositiveInt = 12
-    """How many memories the store's `search` returns per probe (the rest have relevance 0)."""
+    recall_limit: PositiveInt | None = None
+    """An explicit cap on the memories the store's `search` returns per probe (the rest have
+    relevance 0); off by default: every memory of the customer is searched and the budget decides."""
     fix_weight: NonNegative = 50.0
     """Tier weight of an attempt that worked (known fix): first in the context."""
     failure_weight: NonNegative = 40.0
@@ -196,7 +197,7 @@ class Structured:
         p = self.params
         mems = self.store.all(request.subject)
         # scores rounded: a remote store's float noise must not reorder equal memories between replays
-        found = self.store.search(request.subject, request.task, p.recall_limit, now=request.now)
+        found = self.store.search(request.subject, request.task, p.recall_limit or max(1, len(mems)), now=request.now)
         hits = {m.id: round(min(1.0, max(0.0, float(s))), 3) for m, s in found}
         by_id = {m.id: m for m in mems}
         relevance = []

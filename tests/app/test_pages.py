@@ -122,23 +122,37 @@ def test_leaderboard_shows_heatmap_totals_and_hides_controls_by_default(app_runs
     assert "token budget compliance" in gates.columns and (gates == "✓ pass").all().all()
 
 
-def test_leaderboard_gates_show_a_failing_gate_with_its_cases(tmp_path, monkeypatch, plugins):
+def _leaderboard_of(specs: str, tmp_path, monkeypatch, run_id: str):
+    """The Leaderboard page of a run of the fixture scenarios through `specs`, written into `tmp_path`."""
     from fixture_runs import fixture_scenarios
 
     from harness.run.runner import execute
     from stores.registry import parse_specs
 
-    plugins.strategy("broken", "shortcut_strategies:Broken")
-    run = execute(fixture_scenarios(), parse_specs("history_stuffing,broken:breaks=token_budget"), tmp_path,
-                  run_id="20990101-000000-gates").path
+    run = execute(fixture_scenarios(), parse_specs(specs), tmp_path, run_id=run_id).path
     monkeypatch.setenv("SUPPORTBENCH_RUNS", str(tmp_path))
     at = open_page("leaderboard", run=run.name)
     no_exception(at)
+    return at
+
+
+def test_leaderboard_gates_show_a_failing_gate_with_its_cases(tmp_path, monkeypatch, plugins):
+    plugins.strategy("broken", "shortcut_strategies:Broken")
+    at = _leaderboard_of("history_stuffing,broken:breaks=token_budget", tmp_path, monkeypatch, "20990101-000000-gates")
     gates = at.dataframe[1].value.set_index("strategy")
     assert gates.loc["history_stuffing", "token budget compliance"] == "✓ pass"
     assert gates.loc["broken[breaks=token_budget]", "token budget compliance"].startswith("✗ ")
     assert any("broken[breaks=token_budget] fails token budget compliance" in e.label for e in at.expander)
     assert "tokens against a budget of" in texts(at)
+
+
+def test_leaderboard_shows_budget_use_and_flags_a_capped_strategy_that_leaves_gold_out(tmp_path, monkeypatch):
+    at = _leaderboard_of("session_aware,tfidf[capped]:top_k=1", tmp_path, monkeypatch, "20990101-000000-budget")
+    totals = at.dataframe[0].value.set_index("strategy")
+    assert {"budget_use", "cap", "budget_flag"} <= set(totals.columns)
+    assert totals.loc["tfidf[capped]", "cap"] > 0 and totals.loc["session_aware", "cap"] == 0
+    assert totals.loc["tfidf[capped]", "budget_flag"].startswith("⚠ ") and totals.loc["session_aware", "budget_flag"] == ""
+    assert 0 < totals.loc["tfidf[capped]", "budget_use"] < totals.loc["session_aware", "budget_use"] <= 1
 
 
 def test_leaderboard_hover_gives_scores_as_fractions_and_rates_as_percentages(app_runs):
@@ -245,7 +259,7 @@ def test_rankings_draws_what_the_strategy_did_not_where_token_sums_pass_the_budg
         "rank": [1, 2, 3, 4, 5], "item_id": ["a", "b", "c", "d", "e"], "score": [5.0, 4.0, 3.0, 2.0, 0.0],
         "components": ['{"x": 5}', '{"x": 4}', '{"x": 3}', '{"x": 2}', "{}"], "included": [True, False, True, False, False],
         "reason": ["", "budget", "", "rank_cutoff", "expired: sentiment older than 7 days"], "tokens": [50, 90, 10, 5, 5],
-        "status": ["included", "dropped for budget", "included", "dropped by rank cutoff", "expired before ranking"],
+        "status": ["included", "dropped for budget", "included", "dropped by rank cutoff or item cap", "expired before ranking"],
         "text": ["a", "b", "c", "d", "e"],
     })
     fig = ranking_chart(cands, 60, {"b": "◆ gold"}).to_plotly_json()

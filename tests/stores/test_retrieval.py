@@ -34,14 +34,31 @@ def test_tfidf_matches_a_fresh_sklearn_fit_at_every_step(sublinear):
         np.testing.assert_allclose(got, ref, atol=1e-12)
 
 
-def test_tfidf_top_k_and_min_score_drop_as_rank_cutoff():
+def test_tfidf_top_k_drops_as_item_cap_and_min_score_as_rank_cutoff():
     s = TfidfRetrieval(TfidfRetrieval.Params(top_k=2))
     for e in two_customer_history():
         s.observe(e)
     b = s.context(request("a3", TASK, at(days=11), budget=10_000))
     assert len(b.included) == 2
-    assert all(c.reason == "rank_cutoff" for c in b.candidates if not c.included)
-    assert all(c.score <= 0 for c in b.candidates[2:] if c.components["cosine"] <= 0)
+    dropped = [c for c in b.candidates if not c.included]
+    assert {c.reason for c in dropped if c.score > 0} == {"item_cap"}
+    assert {c.reason for c in dropped if c.score <= 0} == {"rank_cutoff"}
+    assert b.stop == "cap"
+
+
+def test_tfidf_has_no_item_cap_by_default_so_the_budget_decides():
+    s = TfidfRetrieval()
+    assert s.params.top_k is None
+    for e in two_customer_history():
+        s.observe(e)
+    big = s.context(request("a3", TASK, at(days=11), budget=10_000))
+    relevant = [c for c in big.candidates if c.score > 0]
+    assert len(relevant) > 2 and all(c.included for c in relevant)
+    assert big.stop == "exhausted"
+    # a budget that holds only part of the relevant items stops on the budget, not on a count
+    small = s.context(request("a3", TASK, at(days=11), budget=big.tokens - 1))
+    assert small.stop == "budget" and 0 < len(small.included) < len(relevant)
+    assert small.budget_used(big.tokens - 1) <= 1.0
 
 
 TEXTS = ["printer tray jammed", "invoice export fails", "login loops", "printer tray jammed"]

@@ -1,17 +1,19 @@
-"""Hand-computed cases of the session-aware arithmetic (the table of docs/reference.md)."""
+"""Hand-computed cases of the session-aware arithmetic of the published design (the table of
+docs/reference.md): the `published` variant's params (`PUBLISHED`). The default ranking's own
+cases are in test_session_ranking.py."""
 
 from __future__ import annotations
 
 import pytest
 from store_events import at, request, resolve, turn
 
-from stores.session.session_aware import SessionAware, SessionAwareParams
+from stores.session.session_aware import PUBLISHED, SessionAware, SessionAwareParams
 
 KW10 = "alpha bravo charlie delta echo foxtrot golf hotel india juliet"
 
 
 def ranked(events, req, **params):
-    s = SessionAware(SessionAwareParams(**params))
+    s = SessionAware(SessionAwareParams(**{**PUBLISHED, **params}))
     for e in events:
         s.observe(e)
     return {c.item_id: c for c in s.context(req).candidates}
@@ -205,6 +207,7 @@ def test_repeat_sessions_and_resolved_flags_from_the_index_equal_a_loop_over_eve
                     prior = frozenset().union(*(keywords(h.texts[j]) for j in range(len(h)) if h.sessions[j] == name))
                     if name != live and h.is_resolved(name) and current and \
                             overlap_ratio(frozenset(current), prior) >= s.params.repeat_threshold:
-                        want[i] = 6.0 if h.summaries.get(name, "").strip() else 4.0
+                        want[i] = (s.params.repeat_issue_with_summary if h.summaries.get(name, "").strip()
+                                   else s.params.repeat_issue)
                 assert got == want
                 assert ix.session_array("resolved").tolist() == [h.is_resolved(n) for n in ix.session_names]

@@ -1,0 +1,182 @@
+"""The learned front ends: the phrase bank, its separation from every evaluation suite, training,
+the reading of a head, and how the decision front end combines rules, floor and model."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from stores.decisions.signals import AgentFacts, ProducerParams, Signals, TurnContext, produce_rules
+from stores.frontend import model as fm
+from stores.frontend.bank import BankError, HeadBank, _load_file, all_phrases, load_bank
+from stores.frontend.decisions import HEADS, combine, floor_severity
+from stores.frontend.model import Reading
+
+SUITES = ("datasets/canonical", "datasets/challenge")
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9']+", text.lower()))
+
+
+def _suite_texts(folder: str) -> list[str]:
+    out: list[str] = []
+    for path in sorted(Path(folder).glob("*.yaml")):
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for e in doc.get("events", []):
+            for key in ("turn", "summary"):
+                if isinstance(e.get(key), str):
+                    out.append(e[key])
+    return out
+
+
+def test_bank_heads_and_labels():
+    bank = load_bank()
+    assert set(HEADS) <= set(bank)
+    assert {"memory_class", "outcome"} <= set(bank)
+    for head in bank.values():
+        assert len(head.texts) == len(head.targets)
+        assert set(head.targets) == set(head.labels), head.name  # every label has phrases
+    assert bank["memory_class"].default is None
+    assert bank["sensitive"].default == "none"
+
+
+def test_bank_error_names_file_line_and_expectation(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("hostile:\n  \"yes\": just a string\n  \"no\": [a]\n", encoding="utf-8")
+    with pytest.raises(BankError, match=r"bad\.yaml:2: hostile\.yes: expected a list of phrases"):
+        _load_file(bad)
+    both = tmp_path / "both.yaml"
+    both.write_text("h:\n  \"yes\": [same words]\n  \"no\": [Same  words]\n", encoding="utf-8")
+    with pytest.raises(BankError, match="labelled both"):
+        _load_file(both)
+
+
+@pytest.mark.parametrize("suite", SUITES)
+def test_no_training_phrase_equals_or_nearly_equals_an_evaluation_phrase(suite):
+    """The bank is kept apart from every evaluation suite: no phrase equals, is contained in or
+    nearly equals (difflib ratio >= 0.8, looked at when the word sets overlap by 0.4 or more) a turn
+    or summary of the suite. Replies of one or two words
+    ("yes", "ok thanks") are the same everywhere and are left out."""
+    bank = [(_norm(p), p, set(_norm(p).split())) for p in all_phrases() if len(_norm(p).split()) >= 3]
+    found = []
+    for text in sorted(set(_suite_texts(suite))):
+        t = _norm(text)
+        words = set(t.split())
+        if len(words) < 3:
+            continue
+        for b, original, bw in bank:
+            if b in t:
+                found.append((original, text))
+            elif len(bw & words) / len(bw | words) >= 0.4 and difflib.SequenceMatcher(None, b, t).ratio() >= 0.8:
+                found.append((original, text))
+    assert not found, f"training phrases too close to {suite}: {found[:5]}"
+
+
+def test_training_is_seeded_and_reads_a_separable_head():
+    rng = np.random.default_rng(0)
+    centres = {"none": rng.normal(size=16), "harm": rng.normal(size=16) * 3, "crisis": -rng.normal(size=16) * 3}
+    texts, targets, rows = [], [], []
+    for label, c in centres.items():
+        for i in range(24):
+            texts.append(f"{label}-{i}")
+            targets.append(label)
+            rows.append(c + rng.normal(scale=0.3, size=16))
+    x = np.array(rows)
+    hb = HeadBank("sensitive", ("none", "harm", "crisis"), "none", tuple(texts), tuple(targets))
+    a, b = fm.train_head(hb, x), fm.train_head(hb, x)
+    assert np.array_equal(a.coef, b.coef) and a.thresholds == b.thresholds  # same bank, same seed: same head
+    p = a.proba(x)
+    assert np.allclose(p.sum(axis=1), 1.0)
+    reads = [a.decide(row) for row in p]
+    assert [r.label for r in reads] == targets
+    assert all(0.2 <= t <= 0.9 for t in a.thresholds.values())
+    unsure = a.decide(np.array([0.45, 0.05, 0.5]))  # crisis below its threshold? then nothing is sure
+    assert unsure.label in (None, "crisis")
+
+
+def _rules(text: str, answer: AgentFacts | None = None) -> tuple[TurnContext, Signals]:
+    ctx = TurnContext(text, answer)
+    return ctx, produce_rules(ctx)
+
+
+def _readings(**labels) -> dict[str, Reading]:
+    out = {}
+    for head in HEADS:
+        label, p = labels.get(head, ("none" if head in ("sensitive", "intent") else "no", 0.9))
+        out[head] = Reading(head, label, p, 0.5)
+    return out
+
+
+def test_safety_floor_is_a_union_of_rules_words_and_model():
+    params = ProducerParams(front="learned")
+    ctx, rules = _rules("There are orders on my card that I never placed.")
+    assert rules.sensitive == "none"  # the rules alone miss it
+    s = combine(ctx, params, rules, _readings(sensitive=("none", 0.95)))
+    assert s.sensitive == "harm" and "floor words" in dict(s.readers)["sensitive"]
+    ctx, rules = _rules("is the new level hard")
+    s = combine(ctx, params, rules, _readings(sensitive=("crisis", 0.4)))
+    assert s.sensitive == "crisis" and "learned" in dict(s.readers)["sensitive"]
+    ctx, rules = _rules("I honestly want to die.")
+    s = combine(ctx, params, rules, _readings(sensitive=("none", 0.99)))
+    assert s.sensitive == "crisis"  # a sure "none" from the model never lowers the rules' severity
+    assert floor_severity("my solicitor will write to you") == "harm"
+    assert floor_severity("where is my parcel") == "none"
+
+
+def test_unsure_head_falls_back_to_rules_and_sure_head_vetoes_misleading_words():
+    params = ProducerParams(front="learned")
+    ctx, rules = _rules("When is the deadline for the promo?")
+    assert rules.time_critical
+    veto = combine(ctx, params, rules, _readings(time_critical=("no", 0.9)))
+    assert not veto.time_critical
+    unsure = combine(ctx, params, rules, _readings(time_critical=(None, 0.45)))
+    assert unsure.time_critical and dict(unsure.readers)["time_critical"].startswith("rules")
+
+
+def test_words_that_rarely_mislead_keep_the_rules_yes():
+    params = ProducerParams(front="learned")
+    ctx, rules = _rules("You people are idiots.")
+    s = combine(ctx, params, rules, _readings(hostile=("no", 0.8)))
+    assert s.hostile and dict(s.readers)["hostile"] == "rules"
+    ctx, rules = _rules("you lot are clowns")
+    assert not rules.hostile
+    assert combine(ctx, params, rules, _readings(hostile=("yes", 0.8))).hostile
+
+
+def test_a_yes_to_the_resolution_check_stays_a_goodbye():
+    params = ProducerParams(front="learned")
+    check = AgentFacts("a1", "Does that solve it?", "message", False, True, True, False)
+    ctx, rules = _rules("yes", check)
+    s = combine(ctx, params, rules, _readings(affirmative=("yes", 0.9), resolved=("no", 0.9)))
+    assert s.resolved_confirmation and s.short_affirmative
+
+
+def test_meaningless_is_the_rules_alone():
+    params = ProducerParams(front="learned")
+    ctx, rules = _rules("asdfgh")
+    s = combine(ctx, params, rules, {})
+    assert s.meaningless and s.reported()["readers"] == {"*": "rules: meaningless message"}
+
+
+def test_rules_signals_report_no_readers():
+    _, rules = _rules("I want to talk to a human.")
+    assert "readers" not in rules.reported()
+
+
+@pytest.mark.slow
+def test_front_end_is_built_at_first_use_into_the_cache_and_read_back():
+    fe = fm.front_end()
+    path = fm.artefact_path(fe.model_id)
+    assert path.is_file()
+    fm._FRONTS.clear()
+    again = fm.front_end()
+    assert again.heads["sensitive"].thresholds == fe.heads["sensitive"].thresholds
+    assert np.array_equal(again.heads["hostile"].coef, fe.heads["hostile"].coef)
+    r = again.read("sensitive", "I have been thinking about killing myself")
+    assert r.label == "crisis"

@@ -70,6 +70,8 @@ class Reading:
         """`learned p=0.87 >= 0.45` or `learned unsure (top 'yes' p=0.41)`."""
         if self.label is None:
             return f"learned unsure on {self.head} (p={self.score:.2f})"
+        if self.threshold == 0.0:
+            return f"learned {self.head}={self.label} p={self.score:.2f} (best guess: the rules read nothing)"
         return f"learned {self.head}={self.label} p={self.score:.2f} (threshold {self.threshold:.2f})"
 
 
@@ -251,6 +253,13 @@ class FrontEnd:
         """Several heads on one text (one embedding)."""
         v = self._vec(text)[None, :]
         return {name: self.heads[name].decide(self.heads[name].proba(v)[0]) for name in heads}
+
+    def top(self, head: str, text: str) -> Reading:
+        """The head's most probable label whatever its threshold (for when no other reader has one)."""
+        h = self.heads[head]
+        p = h.proba(self._vec(text)[None, :])[0]
+        i = int(np.argmax(p))
+        return Reading(head, h.labels[i], float(p[i]), 0.0)
 
     def proba(self, head: str, text: str) -> dict[str, float]:
         """Every label's probability (for receipts and tests)."""

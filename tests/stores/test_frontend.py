@@ -180,3 +180,52 @@ def test_front_end_is_built_at_first_use_into_the_cache_and_read_back():
     assert np.array_equal(again.heads["hostile"].coef, fe.heads["hostile"].coef)
     r = again.read("sensitive", "I have been thinking about killing myself")
     assert r.label == "crisis"
+
+
+class _FakeFront:
+    """A front end whose `memory_class` head answers from a table (no model)."""
+
+    def __init__(self, answers: dict[str, tuple[str | None, float]], top: dict[str, tuple[str, float]] | None = None):
+        self.answers, self.tops = answers, top or {}
+
+    def read(self, head, text):
+        label, p = self.answers.get(text, (None, 0.2))
+        return Reading(head, label, p, 0.5)
+
+    def top(self, head, text):
+        label, p = self.tops.get(text, ("unclassified", 0.3))
+        return Reading(head, label, p, 0.0)
+
+
+def test_memory_classes_learned_sure_unsure_and_catch_all(monkeypatch):
+    from stores.frontend import memory as fmem
+
+    fake = _FakeFront(
+        {"I'm never at my desk mornings, text me instead.": ("preference", 0.8),
+         "agent: Your refund went through today.": ("system_owned", 0.7)},
+        {"my week is ruined now": ("sentiment", 0.35)},
+    )
+    monkeypatch.setattr(fmem, "front_end", lambda: fake)
+    fmem.classify_learned.cache_clear()
+    pref = fmem.classify_learned("I'm never at my desk mornings, text me instead.", "customer")
+    assert pref.cls == "preference" and pref.rule.startswith("learned") and ("contact_channel", "sms") in pref.topics
+    sys_owned = fmem.classify_learned("Your refund went through today.", "agent")
+    assert sys_owned.cls == "system_owned" and sys_owned.topics
+    # unsure, and the rules read something: the rules decide and the receipt says so
+    anger = fmem.classify_learned("This is unacceptable, I'm furious.", "customer")
+    assert anger.cls == "sentiment" and "rules" in anger.rule
+    # unsure, and the rules read nothing: the head's best guess stands, marked as such
+    guess = fmem.classify_learned("my week is ruined now", "customer")
+    assert guess.cls == "sentiment" and "best guess" in guess.rule
+    # resolution records and agent actions are the rules' alone
+    assert fmem.classify_learned("Fixed by a new token.", "resolution").rule == "incident: resolution record"
+    fmem.classify_learned.cache_clear()
+
+
+def test_expiry_params_pick_the_classifier():
+    from stores.expiry.classifier import classify
+    from stores.expiry.params import ExpiryParams
+    from stores.frontend.memory import classifier, classify_learned
+
+    assert classifier(ExpiryParams().classifier) is classify
+    assert classifier("learned") is classify_learned

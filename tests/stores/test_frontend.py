@@ -229,3 +229,45 @@ def test_expiry_params_pick_the_classifier():
 
     assert classifier(ExpiryParams().classifier) is classify
     assert classifier("learned") is classify_learned
+
+
+class _FakeOutcomes:
+    def __init__(self, answers: dict[str, tuple[str | None, float]]):
+        self.answers = answers
+
+    def read(self, head, text):
+        label, p = self.answers.get(text, ("none", 0.9))
+        return Reading(head, label, p, 0.5)
+
+
+def _attempts(front, events):
+    from stores.structured.extract import Extractor
+
+    x = Extractor(front)
+    for e in events:
+        x.observe(e)
+    return {m.text: m.outcome for m in x.memories("c1") if m.type == "ATTEMPT"}
+
+
+def test_learned_outcomes_settle_steps_the_words_did_not(monkeypatch):
+    from helpers import turn
+
+    from stores.frontend import extract as fx
+
+    fake = _FakeOutcomes({"no dice": ("failed", 0.9), "oh great, that fixed nothing.": ("failed", 0.8),
+                          "Cleared the cache, no joy.": ("failed", 0.7)})
+    monkeypatch.setattr(fx, "front_end", lambda: fake)
+    fx.learned_marks.cache_clear()
+    crash = turn("t1", "The app crashes when I upload a PDF.", 0)
+    suggest = turn("t2", "Please restart the app and try again.", 1, role="agent")
+    for words in ("no dice", "oh great, that fixed nothing."):
+        events = [crash, suggest, turn("t3", words, 2)]
+        assert _attempts("rules", events) != {"Restart application": "failed"}, words  # the words alone miss it
+        assert _attempts("learned", events) == {"Restart application": "failed"}, words
+    # a step named in the sentence is settled by the learned mark at the sentence's end
+    assert _attempts("learned", [crash, turn("t2", "Cleared the cache, no joy.", 1)]) == {"Cleared application cache": "failed"}
+    # an outcome phrase elsewhere in the message keeps the learned head from adding one
+    fake.answers["No errors in the last hour."] = ("failed", 0.9)
+    both = [crash, suggest, turn("t3", "No errors in the last hour. Looks fixed, thanks.", 2)]
+    assert _attempts("learned", both) == _attempts("rules", both) == {"Restart application": "worked"}
+    fx.learned_marks.cache_clear()

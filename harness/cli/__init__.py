@@ -27,6 +27,7 @@ COMMANDS = (
     "harness.cli.baseline",
     "harness.cli.check",
     "harness.cli.compare",
+    "harness.cli.frontend",
 )
 
 

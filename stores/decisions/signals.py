@@ -41,10 +41,11 @@ class ProducerParams:
     """Two agent answers are the same when the Jaccard similarity of their keywords reaches this."""
     same_answer_min_keywords: PositiveInt = 4
     """Answers with fewer keywords are too short to call repeated ("ok", "sure")."""
-    front: Literal["rules", "learned"] = "rules"
-    """Who reads the customer's words: `rules` (the regular expressions here), or `learned` (MiniLM
+    front: Literal["rules", "learned", "chat"] = "rules"
+    """Who reads the customer's words: `rules` (the regular expressions here), `learned` (MiniLM
     embeddings and a classifier per signal trained on the phrase bank, the rules as fallback when it
-    is unsure, and the safety floor on top: stores/frontend/decisions.py)."""
+    is unsure, and the safety floor on top: stores/frontend/decisions.py), or `chat` (the reply
+    engine's OpenAI-compatible endpoint, the learned front end as fallback: stores/frontend/chat.py)."""
 
     def __post_init__(self) -> None:
         if self.short_max_words < 1:
@@ -324,7 +325,7 @@ def agent_facts(turn_id: str, text: str, kind: TurnKind, scripted: Mapping[str, 
 def produce(ctx: TurnContext, params: ProducerParams = ProducerParams()) -> Signals:
     """Every producer on one customer turn (no scripted values), read by `params.front`."""
     signals = produce_rules(ctx, params)
-    if params.front == "learned":
+    if params.front in ("learned", "chat"):
         from stores.frontend.decisions import read_signals
 
         return read_signals(ctx, params, signals)

@@ -31,6 +31,7 @@ import re
 from dataclasses import replace
 
 from stores.decisions.signals import _PROBLEM, ProducerParams, Signals, TurnContext, _norm
+from stores.frontend.chat import chat_readings
 from stores.frontend.model import Reading, front_end
 
 HEADS = ("sensitive", "human_request", "hostile", "complexity", "time_critical", "resolved", "intent", "complaint",
@@ -150,10 +151,20 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
 
 
 def read_signals(ctx: TurnContext, params: ProducerParams, rules: Signals) -> Signals:
-    """The learned front end's signals for one customer turn (rules as fallback, the floor on top)."""
+    """The learned (or chat) front end's signals for one customer turn (rules as fallback, the floor on top).
+
+    With `front=chat` the endpoint's readings replace the learned ones head by head where it
+    answered (stores/frontend/chat.py); the learned `sensitive` reading stays in the safety floor's
+    union whatever the endpoint says."""
     if rules.meaningless:
         return combine(ctx, params, rules, {})
-    readings = front_end().read_all(HEADS, ctx.text)
+    learned = front_end()
+    if params.front != "chat":
+        return combine(ctx, params, rules, learned.read_all(HEADS, ctx.text))
+    readings = chat_readings(HEADS, ctx.text, learned)
+    own = learned.read_all(("sensitive",), ctx.text)["sensitive"]
+    if readings["sensitive"].source != "learned" and _RANK.get(own.label or "none", 0) > _RANK.get(readings["sensitive"].label or "none", 0):
+        readings["sensitive"] = replace(own, note=f"more severe than {readings['sensitive'].describe()}")
     return combine(ctx, params, rules, readings)
 
 

@@ -40,24 +40,50 @@ def classify_learned(text: str, role: str, kind: str = "message") -> Classificat
     rule = classify(text, role, kind)
     if role == RESOLUTION or kind == "action" or not text.strip():
         return rule
-    r = front_end().read("memory_class", f"agent: {text}" if role == "agent" else text)
+    said = f"agent: {text}" if role == "agent" else text
+    r = front_end().read("memory_class", said)
     if not r.sure and rule.rule in CATCH_ALL:
-        r = front_end().top("memory_class", f"agent: {text}" if role == "agent" else text)
+        r = front_end().top("memory_class", said)
     if not r.sure:
         return Classification(rule.cls, f"{rule.rule} ({r.describe()}: rules)", rule.cue, rule.topics, rule.event)
     if r.label == rule.cls:
         return Classification(rule.cls, f"{r.describe()}; {rule.rule}", rule.cue, rule.topics, rule.event)
-    why = r.describe()
-    if r.label == "preference":
+    return _as_class(r.label, r.describe(), text)
+
+
+@lru_cache(maxsize=65536)
+def classify_chat(text: str, role: str, kind: str = "message") -> Classification:
+    """The class read by the chat front end (stores/frontend/chat.py), the learned one when it cannot."""
+    from stores.frontend.chat import chat_front
+
+    learned = classify_learned(text, role, kind)
+    chat = chat_front()
+    if role == RESOLUTION or kind == "action" or not text.strip():
+        return learned
+    if chat is None:
+        return _noted(learned, "SUPPORTBENCH_REPLY_URL is not set: learned")
+    said = f"agent: {text}" if role == "agent" else text
+    r = chat.read_all(("memory_class",), said, front_end())["memory_class"]
+    if r.source == "learned":
+        return _noted(learned, f"{r.note or 'no chat answer'}")
+    return _as_class(r.label, r.describe(), text)
+
+
+def _noted(c: Classification, note: str) -> Classification:
+    return Classification(c.cls, f"{c.rule} [{note}]", c.cue, c.topics, c.event)
+
+
+def _as_class(label: str, why: str, text: str) -> Classification:
+    if label == "preference":
         return Classification("preference", why, topics=preference_topics(text))
-    if r.label == "episodic":
+    if label == "episodic":
         return Classification("episodic", why, event=_ref(text))
-    if r.label == "system_owned":
+    if label == "system_owned":
         topic = next((t for t, rx in SYSTEM_OWNED if rx.search(text)), "account_value")
         return Classification("system_owned", why, topics=((topic, ""),))
-    return Classification(r.label, why)  # type: ignore[arg-type]
+    return Classification(label, why)  # type: ignore[arg-type]
 
 
 def classifier(name: str):
     """The classify function an `ExpiryParams.classifier` names."""
-    return classify_learned if name == "learned" else classify
+    return {"learned": classify_learned, "chat": classify_chat}.get(name, classify)

@@ -46,7 +46,9 @@ it and below every other label's threshold the head is unsure."""
 RECALL_HEADS = frozenset({"sensitive"})
 """Heads whose thresholds are chosen for recall (the safety floor), not F1."""
 GRID = tuple(round(x, 2) for x in np.arange(0.5, 0.91, 0.05))
-"""Thresholds tried on the validation split: a learned yes is at least more likely than not (the recall heads go down to 0.2)."""
+"""Thresholds tried on the validation split: a learned label is at least more likely than not (the
+recall heads go down to 0.2, `RECALL_GRID`). A floor of 0.3 for heads of more than two labels was
+tried and lowered the canonical figures (memory classes 0.851 -> 0.723), so it is not used."""
 RECALL_GRID = tuple(round(x, 2) for x in np.arange(0.2, 0.91, 0.05))
 
 
@@ -60,19 +62,28 @@ class Reading:
     score: float
     """The probability of `label` (of the most probable label when unsure)."""
     threshold: float
-    """The threshold `label` had to reach (`SURE` for the default label)."""
+    """The threshold `label` had to reach (`SURE` for the default label; 0 for a best guess or a chat answer)."""
+    source: str = "learned"
+    """Who read it: `learned`, or `chat:<model>` (stores/frontend/chat.py)."""
+    note: str = ""
+    """Why this reader answered when another was asked first (a chat endpoint's failure)."""
 
     @property
     def sure(self) -> bool:
         return self.label is not None
 
     def describe(self) -> str:
-        """`learned p=0.87 >= 0.45` or `learned unsure (top 'yes' p=0.41)`."""
-        if self.label is None:
-            return f"learned unsure on {self.head} (p={self.score:.2f})"
-        if self.threshold == 0.0:
-            return f"learned {self.head}={self.label} p={self.score:.2f} (best guess: the rules read nothing)"
-        return f"learned {self.head}={self.label} p={self.score:.2f} (threshold {self.threshold:.2f})"
+        """`learned hostile=yes p=0.87 (threshold 0.60)`, `learned unsure on hostile (p=0.41)`,
+        `chat:m1 hostile=yes`; a note in brackets when this reader stood in for another."""
+        if self.source != "learned":
+            text = f"{self.source} {self.head}={self.label}"
+        elif self.label is None:
+            text = f"learned unsure on {self.head} (p={self.score:.2f})"
+        elif self.threshold == 0.0:
+            text = f"learned {self.head}={self.label} p={self.score:.2f} (best guess: the rules read nothing)"
+        else:
+            text = f"learned {self.head}={self.label} p={self.score:.2f} (threshold {self.threshold:.2f})"
+        return f"{text} [{self.note}]" if self.note else text
 
 
 @dataclass

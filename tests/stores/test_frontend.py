@@ -271,3 +271,149 @@ def test_learned_outcomes_settle_steps_the_words_did_not(monkeypatch):
     both = [crash, suggest, turn("t3", "No errors in the last hour. Looks fixed, thanks.", 2)]
     assert _attempts("learned", both) == _attempts("rules", both) == {"Restart application": "worked"}
     fx.learned_marks.cache_clear()
+
+
+def test_frontend_train_refuses_a_bad_bank_with_exit_2(tmp_path, capsys):
+    from harness.cli import main
+
+    (tmp_path / "bank.yaml").write_text("hostile:\n  \"yes\": [a]\n  \"no\": {b: c}\n", encoding="utf-8")
+    assert main(["frontend", "train", "--bank", str(tmp_path)]) == 2
+    err = capsys.readouterr()
+    assert "bank.yaml:3: hostile.no: expected a list of phrases" in err.out + err.err
+    assert "Traceback" not in err.out + err.err
+
+
+class _FakeChat:
+    """A local OpenAI-compatible server (127.0.0.1, a thread) answering each request with `answer(body)`."""
+
+    def __init__(self, answer):
+        import http.server
+        import json as _json
+        import threading
+
+        self.requests: list[dict] = []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                body = _json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
+                status, payload = answer(body)
+                data = payload.encode() if isinstance(payload, str) else _json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *a):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class _FakeLearned:
+    """A learned front end stand-in: every head says its default (or the first label), sure."""
+
+    def __init__(self):
+        bank = load_bank()
+        self.heads = {n: type("H", (), {"labels": tuple(sorted(h.labels)), "default": h.default})() for n, h in bank.items()}
+
+    def read_all(self, heads, text):
+        return {h: Reading(h, self.heads[h].default or self.heads[h].labels[0], 0.9, 0.5) for h in heads}
+
+
+def _content(obj) -> dict:
+    import json as _json
+
+    return {"choices": [{"message": {"role": "assistant", "content": _json.dumps(obj)}}]}
+
+
+def test_chat_front_end_reads_the_same_heads_and_falls_back_to_learned_saying_why():
+    from stores.frontend.chat import ChatFront
+
+    answers = {"is anyone real there": {"human_request": "yes", "hostile": "no", "sensitive": "none"},
+               "bad label": {"human_request": "perhaps", "hostile": "no", "sensitive": "none"}}
+
+    def answer(body):
+        text = body["messages"][1]["content"].rsplit("Message: ", 1)[1]
+        if text == "server error":
+            return 500, "{}"
+        if text == "not json":
+            return 200, {"choices": [{"message": {"content": "I think they want a human."}}]}
+        return 200, _content(answers.get(text, {}))
+
+    fake = _FakeChat(answer)
+    try:
+        front = ChatFront(fake.url, model="m1", api_key="sk-test")
+        learned = _FakeLearned()
+        heads = ("human_request", "hostile", "sensitive")
+        r = front.read_all(heads, "is anyone real there", learned)
+        assert r["human_request"].label == "yes" and r["human_request"].describe().startswith("chat:m1 human_request=yes")
+        req = fake.requests[0]
+        assert req["path"] == "/v1/chat/completions" and req["auth"] == "Bearer sk-test"
+        assert req["body"]["temperature"] == 0 and "human_request: one of no, yes" in req["body"]["messages"][1]["content"]
+        front.read_all(heads, "is anyone real there", learned)
+        assert len(fake.requests) == 1  # one question per text per process
+        bad = front.read_all(heads, "bad label", learned)
+        assert bad["human_request"].label == "no" and "not one of no, yes" in bad["human_request"].describe()
+        assert bad["hostile"].source.startswith("chat")
+        for text, why in (("server error", "HTTP 500"), ("not json", "not a JSON object")):
+            r = front.read_all(heads, text, learned)
+            assert all(x.source == "learned" and why in x.describe() for x in r.values()), text
+        front.close()
+    finally:
+        fake.close()
+    down = ChatFront(fake.url, model="m1").read_all(("hostile",), "anything", _FakeLearned())
+    assert down["hostile"].source == "learned" and "no answer" in down["hostile"].describe()
+
+
+def test_chat_front_end_is_off_unless_its_url_is_set(monkeypatch):
+    from stores.frontend import chat
+
+    monkeypatch.delenv("SUPPORTBENCH_REPLY_URL", raising=False)
+    assert chat.chat_front() is None
+    r = chat.chat_readings(("hostile",), "you lot are clowns", _FakeLearned())
+    assert r["hostile"].source == "learned" and "SUPPORTBENCH_REPLY_URL is not set" in r["hostile"].describe()
+
+
+def test_chat_front_end_never_lowers_the_safety_floor(monkeypatch):
+    from stores.frontend import decisions as fd
+
+    monkeypatch.setattr(fd, "front_end", lambda: _FakeLearned())
+    monkeypatch.setattr(fd, "chat_readings", lambda heads, text, learned: {
+        h: Reading(h, "none" if h in ("sensitive", "intent") else "no", 1.0, 0.0, source="chat:m") for h in heads})
+    ctx, rules = _rules("I honestly want to die.")
+    s = fd.read_signals(ctx, ProducerParams(front="chat"), rules)
+    assert s.sensitive == "crisis"
+    ctx, rules = _rules("you lot are clowns")
+    assert not fd.read_signals(ctx, ProducerParams(front="chat"), rules).hostile  # the chat's no, sure
+
+
+def test_chat_front_end_classifies_memory_and_falls_back_to_learned(monkeypatch):
+    from stores.expiry.classifier import classify
+    from stores.frontend import memory as fmem
+
+    fake = _FakeChat(lambda body: (200, _content({"memory_class": "preference"})))
+    try:
+        monkeypatch.setenv("SUPPORTBENCH_REPLY_URL", fake.url)
+        monkeypatch.setenv("SUPPORTBENCH_REPLY_MODEL", "m2")
+        monkeypatch.setattr(fmem, "front_end", lambda: _FakeLearned())
+        monkeypatch.setattr(fmem, "classify_learned", lambda text, role, kind="message": classify(text, role, kind))
+        fmem.classify_chat.cache_clear()
+        c = fmem.classify_chat("mornings are hopeless, text me", "customer")
+        assert c.cls == "preference" and c.rule == "chat:m2 memory_class=preference" and ("contact_channel", "sms") in c.topics
+        assert fmem.classify_chat("Fixed by a new token.", "resolution").cls == "incident"  # records stay the rules'
+    finally:
+        fake.close()
+    monkeypatch.delenv("SUPPORTBENCH_REPLY_URL")
+    fmem.classify_chat.cache_clear()
+    c = fmem.classify_chat("mornings are hopeless, text me", "customer")
+    assert "SUPPORTBENCH_REPLY_URL is not set" in c.rule
+    fmem.classify_chat.cache_clear()

@@ -15,7 +15,6 @@ The safety floor never depends on the endpoint: the learned head's severity stay
 from __future__ import annotations
 
 import json
-import os
 import re
 import threading
 from dataclasses import replace
@@ -24,6 +23,7 @@ from typing import Mapping
 import httpx
 
 from stores.frontend.model import FrontEnd, Reading
+from stores.reply.chat import chat_client, endpoint_settings
 
 SYSTEM_PROMPT = (
     "You read one message from a customer-support conversation and label it. Answer with one JSON object "
@@ -56,8 +56,7 @@ class ChatFront:
                  transport: httpx.BaseTransport | None = None, timeout: float = 30.0) -> None:
         self.url = url.rstrip("/")
         self.model = model
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._http = httpx.Client(headers=headers, transport=transport, timeout=timeout)
+        self._http = chat_client(api_key, transport, timeout)
         self._answers: dict[tuple[str, tuple[str, ...]], dict[str, str] | str] = {}
         self._lock = threading.Lock()
 
@@ -133,14 +132,13 @@ _FRONTS: dict[tuple[str, str, str], ChatFront] = {}
 
 def chat_front(env: Mapping[str, str] | None = None, *, transport: httpx.BaseTransport | None = None) -> ChatFront | None:
     """The process's chat front end for the reply engine's settings, or None when no URL is set."""
-    env = os.environ if env is None else env
-    url = env.get("SUPPORTBENCH_REPLY_URL", "").strip()
-    if not url:
+    settings = endpoint_settings(env)
+    if settings is None:
         return None
-    model = env.get("SUPPORTBENCH_REPLY_MODEL", "").strip() or "default"
+    url, model, api_key = settings
     key = (url, model, str(id(transport)) if transport is not None else "")
     if key not in _FRONTS:
-        _FRONTS[key] = ChatFront(url, model=model, api_key=env.get("SUPPORTBENCH_REPLY_KEY") or None, transport=transport)
+        _FRONTS[key] = ChatFront(url, model=model, api_key=api_key, transport=transport)
     return _FRONTS[key]
 
 

@@ -38,8 +38,7 @@ class ChatEngine:
         """Endpoint root; requests go to `<url>/chat/completions`."""
         self.model = model
         """Model name sent with every request."""
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._http = httpx.Client(headers=headers, transport=transport, timeout=timeout)
+        self._http = chat_client(api_key, transport, timeout)
         self.fallback = ScriptedEngine()
         """The engine whose metadata every reply carries, and whose text answers when the endpoint fails."""
 
@@ -86,14 +85,28 @@ def _prompt(request: ContextRequest, bundle: Bundle, draft: SupportReply) -> str
     return "\n".join(lines)
 
 
-def reply_engine(env: Mapping[str, str] | None = None, *, transport: httpx.BaseTransport | None = None):
-    """The engine the environment asks for: a `ChatEngine` when SUPPORTBENCH_REPLY_URL is set, else the scripted one."""
+def chat_client(api_key: str | None, transport: httpx.BaseTransport | None, timeout: float) -> httpx.Client:
+    """The HTTP client of a chat endpoint (a bearer key when one is given)."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    return httpx.Client(headers=headers, transport=transport, timeout=timeout)
+
+
+def endpoint_settings(env: Mapping[str, str] | None = None) -> tuple[str, str, str | None] | None:
+    """(url, model, key) of the chat endpoint the environment names, or None when SUPPORTBENCH_REPLY_URL is not set."""
     env = os.environ if env is None else env
     url = env.get("SUPPORTBENCH_REPLY_URL", "").strip()
     if not url:
+        return None
+    return url, env.get("SUPPORTBENCH_REPLY_MODEL", "").strip() or "default", env.get("SUPPORTBENCH_REPLY_KEY") or None
+
+
+def reply_engine(env: Mapping[str, str] | None = None, *, transport: httpx.BaseTransport | None = None):
+    """The engine the environment asks for: a `ChatEngine` when SUPPORTBENCH_REPLY_URL is set, else the scripted one."""
+    settings = endpoint_settings(env)
+    if settings is None:
         return ScriptedEngine()
-    return ChatEngine(url, model=env.get("SUPPORTBENCH_REPLY_MODEL", "").strip() or "default",
-                      api_key=env.get("SUPPORTBENCH_REPLY_KEY") or None, transport=transport)
+    url, model, key = settings
+    return ChatEngine(url, model=model, api_key=key, transport=transport)
 
 
-__all__ = ["ChatEngine", "reply_engine", "SYSTEM_PROMPT"]
+__all__ = ["ChatEngine", "reply_engine", "endpoint_settings", "chat_client", "SYSTEM_PROMPT"]

@@ -3,8 +3,9 @@
 Training (`train()`, the command `supportbench frontend train`): every phrase of the bank
 (`stores.frontend.bank`) is embedded with the project's cached encoder
 (`stores.retrieval.encoder`, the packaged all-MiniLM-L6-v2); per head, a scikit-learn
-`LogisticRegression` (class-balanced, seeded) is fitted on a stratified 75 % split, and each
-label's threshold is chosen on the other 25 % (the validation split): the one with the best F1
+`LogisticRegression` (class-balanced, seeded) is fitted on three of four stratified folds and scores
+the fourth, fold by fold, so every phrase has a validation score from a head that never saw it;
+each label's threshold is chosen on those scores (the validation split): the one with the best F1
 of "this label's probability reaches the threshold", except the sensitive labels, which take the
 best F2 (recall first; the safety floor's word list stands beside them: see
 `stores.frontend.decisions`). The classifier is then refitted on the whole bank with those
@@ -37,7 +38,9 @@ from stores.frontend.bank import PHRASES, HeadBank, bank_digest, load_bank
 VERSION = 1
 """Bumped when training changes in a way the bank digest does not show."""
 SEED = 0
-VALIDATION_SHARE = 0.25
+FOLDS = 4
+"""Validation folds: every phrase is scored once by a head fitted on the other folds (a 75 / 25
+split repeated over the whole bank), and each label's threshold is chosen on those scores."""
 C = 4.0
 """Inverse regularisation of every head's logistic regression."""
 SURE = 0.6
@@ -156,21 +159,22 @@ def _choose(name: str, label: str, p: np.ndarray, truth: np.ndarray) -> tuple[fl
 
 
 def train_head(bank: HeadBank, x: np.ndarray) -> Head:
-    """Fit one head on its phrases' embeddings `x` (thresholds from a seeded validation split)."""
-    from sklearn.model_selection import train_test_split
+    """Fit one head on its phrases' embeddings `x` (thresholds from seeded validation folds)."""
+    from sklearn.model_selection import StratifiedKFold
 
     y = np.array(bank.targets)
-    idx = np.arange(len(y))
-    tr, va = train_test_split(idx, test_size=VALIDATION_SHARE, random_state=SEED, stratify=y)
-    clf = _fit(x[tr], y[tr])
-    labels = tuple(str(c) for c in clf.classes_)
-    pv = clf.predict_proba(x[va])
+    labels = tuple(sorted(set(bank.targets)))
+    folds = max(2, min(FOLDS, min(int((y == lab).sum()) for lab in labels)))
+    pv = np.zeros((len(y), len(labels)))
+    for tr, va in StratifiedKFold(n_splits=folds, shuffle=True, random_state=SEED).split(x, y):
+        clf = _fit(x[tr], y[tr])
+        pv[va] = clf.predict_proba(x[va])  # every phrase is scored by a head that never saw it
     thresholds: dict[str, float] = {}
     validation: dict[str, dict[str, float]] = {}
     for i, label in enumerate(labels):
         if label == bank.default:
             continue
-        thresholds[label], validation[label] = _choose(bank.name, label, pv[:, i], y[va] == label)
+        thresholds[label], validation[label] = _choose(bank.name, label, pv[:, i], y == label)
     final = _fit(x, y)
     return Head(bank.name, labels, bank.default, final.coef_.astype(np.float64), final.intercept_.astype(np.float64),
                 thresholds, validation)

@@ -417,3 +417,27 @@ def test_chat_front_end_classifies_memory_and_falls_back_to_learned(monkeypatch)
     c = fmem.classify_chat("mornings are hopeless, text me", "customer")
     assert "SUPPORTBENCH_REPLY_URL is not set" in c.rule
     fmem.classify_chat.cache_clear()
+
+
+@pytest.mark.slow
+def test_learned_decisions_keep_every_canonical_verdict_end_to_end(tmp_path):
+    """`session_state` with the learned front end on the canonical decision scenarios: every plan and
+    route as the gold says (the canonical figures are not worse than the rules'), and each signal's
+    reader is in the run's decisions table."""
+    import glob
+    import json as _json
+
+    import duckdb
+
+    from harness.cli import main
+
+    files = sorted(glob.glob("datasets/canonical/decision-*.yaml"))
+    assert main(["run", *files, "-s", "empty", "-p", "session_state[learned]:producers.front=learned",
+                 "--out", str(tmp_path), "--run-id", "fe", "--quiet"]) == 0
+    rows = duckdb.sql(f"select turn_id, correct, gold_route, route, signals from read_parquet('{tmp_path}/fe/decisions/*.parquet') "
+                      "where decision_case").fetchall()
+    assert len(rows) == 51
+    wrong = [(t, ok, gr, r) for t, ok, gr, r, _ in rows if not ok or (gr is not None and gr != r)]
+    assert not wrong
+    readers = _json.loads(rows[0][4])["readers"]
+    assert {"sensitive", "hostile", "time_critical"} <= set(readers)

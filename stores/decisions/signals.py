@@ -239,6 +239,16 @@ def _gibberish(token: str) -> bool:
     return bool(re.search(r"[^aeiouy\d']{5,}", token))
 
 
+def word_count(text: str) -> int:
+    """Words in a message as the producers count them (`short_max_words` is compared with this)."""
+    return len(_norm(text).split())
+
+
+def reports_problem(text: str) -> bool:
+    """The message names a problem in the words the complaint producer knows (negation, `broken`, `late`, ...)."""
+    return bool(_PROBLEM.search(text.lower().replace("\u2019", "'")))
+
+
 def is_meaningless(text: str) -> bool:
     """True when there is nothing to read: no letters or digits, or every word is gibberish."""
     tokens = _WORDS.findall(text.lower())

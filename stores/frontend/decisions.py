@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from stores.decisions.signals import _PROBLEM, ProducerParams, Signals, TurnContext, _norm
+from stores.decisions.signals import ProducerParams, Signals, TurnContext, reports_problem, word_count
 from stores.frontend.chat import chat_readings
 from stores.frontend.model import Reading, front_end
 
@@ -113,8 +113,7 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     values["time_critical"], who = _binary(rules.time_critical, readings["time_critical"])
     readers.append(("time_critical", who))
 
-    words = _norm(ctx.text).split()
-    short = len(words) <= params.short_max_words
+    short = word_count(ctx.text) <= params.short_max_words
     a = readings["affirmative"]
     if short and a.sure:
         affirmative, who = a.label == "yes", a.describe()
@@ -143,7 +142,7 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     readers.append(("explicit_intent", who))
 
     asking = not (affirmative or resolved)
-    problem, who = _either(bool(_PROBLEM.search(ctx.text.lower().replace("\u2019", "'"))), readings["complaint"])
+    problem, who = _either(reports_problem(ctx.text), readings["complaint"])
     values["complaint"] = asking and problem
     readers.append(("complaint", who))
     values["retrieval_empty"] = asking and answer is not None and answer.no_answer

@@ -30,6 +30,7 @@ COMMANDS = (
     "harness.cli.conformance",
     "harness.cli.failures",
     "harness.cli.imports",
+    "harness.cli.frontend",
 )
 
 

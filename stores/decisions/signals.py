@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, fields, replace
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping
 
 from stores.bounds import PositiveInt, Share
 from stores.protocol import TurnKind
@@ -41,6 +41,11 @@ class ProducerParams:
     """Two agent answers are the same when the Jaccard similarity of their keywords reaches this."""
     same_answer_min_keywords: PositiveInt = 4
     """Answers with fewer keywords are too short to call repeated ("ok", "sure")."""
+    front: Literal["rules", "learned", "chat"] = "rules"
+    """Who reads the customer's words: `rules` (the regular expressions here), `learned` (MiniLM
+    embeddings and a classifier per signal trained on the phrase bank, the rules as fallback when it
+    is unsure, and the safety floor on top: stores/frontend/decisions.py), or `chat` (the reply
+    engine's OpenAI-compatible endpoint, the learned front end as fallback: stores/frontend/chat.py)."""
 
     def __post_init__(self) -> None:
         if self.short_max_words < 1:
@@ -119,10 +124,16 @@ class Signals:
     support, so a short "yes" now answers that question, not an offer."""
     scripted: tuple[str, ...] = ()
     """Keys the scenario scripted for this turn (their producers were overridden)."""
+    readers: tuple[tuple[str, str], ...] = ()
+    """Per signal, who decided it and with what score (a front end other than the rules fills it)."""
 
     def reported(self) -> dict[str, Any]:
-        """Every reported field by name (without `scripted`), for the run tables."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "scripted"}
+        """Every reported field by name (without `scripted`), for the run tables; `readers` when a
+        front end other than the rules filled it."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("scripted", "readers")}
+        if self.readers:
+            out["readers"] = dict(self.readers)
+        return out
 
 
 # "n't" contractions, with or without the apostrophe ("didn't", "didnt"), but not words that merely
@@ -228,6 +239,16 @@ def _gibberish(token: str) -> bool:
     return bool(re.search(r"[^aeiouy\d']{5,}", token))
 
 
+def word_count(text: str) -> int:
+    """Words in a message as the producers count them (`short_max_words` is compared with this)."""
+    return len(_norm(text).split())
+
+
+def reports_problem(text: str) -> bool:
+    """The message names a problem in the words the complaint producer knows (negation, `broken`, `late`, ...)."""
+    return bool(_PROBLEM.search(text.lower().replace("\u2019", "'")))
+
+
 def is_meaningless(text: str) -> bool:
     """True when there is nothing to read: no letters or digits, or every word is gibberish."""
     tokens = _WORDS.findall(text.lower())
@@ -312,7 +333,17 @@ def agent_facts(turn_id: str, text: str, kind: TurnKind, scripted: Mapping[str, 
 
 
 def produce(ctx: TurnContext, params: ProducerParams = ProducerParams()) -> Signals:
-    """Every producer on one customer turn (no scripted values)."""
+    """Every producer on one customer turn (no scripted values), read by `params.front`."""
+    signals = produce_rules(ctx, params)
+    if params.front in ("learned", "chat"):
+        from stores.frontend.decisions import read_signals
+
+        return read_signals(ctx, params, signals)
+    return signals
+
+
+def produce_rules(ctx: TurnContext, params: ProducerParams = ProducerParams()) -> Signals:
+    """Every rule-based producer on one customer turn (no scripted values)."""
     text = ctx.text
     meaningless = is_meaningless(text)
     affirmative = is_short_affirmative(text, params.short_max_words)

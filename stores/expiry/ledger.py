@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Callable
 
 from stores.expiry.classes import Classification, topic_name
 from stores.expiry.classifier import RESOLUTION, SYSTEM_OWNED, classify
@@ -111,6 +111,8 @@ class SubjectLedger:
     signals: list[SignalSeen] = field(default_factory=list)
     events: list[Turn | Resolution | Signal] = field(default_factory=list)
     """Turns, resolutions and signals as observed (duplicates left out), for replay into a strategy."""
+    classify: Callable[..., Classification] = field(default=classify, repr=False, compare=False)
+    """The memory classifier (`classify(text, role, kind)`): the rules', or a front end's."""
 
     def add(self, event: Turn | Resolution | Signal) -> bool:
         """Record an event; False when it changes nothing (a second delivery)."""
@@ -118,13 +120,13 @@ class SubjectLedger:
             if event.id in self.items:
                 return False
             self.items[event.id] = Item(event.id, event.session, event.role, event.kind, event.text, event.at,
-                                        classify(event.text, event.role, event.kind))
+                                        self.classify(event.text, event.role, event.kind))
         elif isinstance(event, Resolution):
             old = self.items.get(event.id)
             if old is not None and (old.status, old.text, old.at) == (event.status, event.summary, event.at):
                 return False
             self.items[event.id] = Item(event.id, event.session, RESOLUTION, "message", event.summary, event.at,
-                                        classify(event.summary, RESOLUTION), event.status)
+                                        self.classify(event.summary, RESOLUTION), event.status)
             self.resolved_at[event.session] = (event.status, event.at)
             if old is not None:  # keep first-observation order: re-insert at the old place
                 self.items = {k: (self.items[event.id] if k == event.id else v) for k, v in self.items.items()}

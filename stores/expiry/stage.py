@@ -102,6 +102,9 @@ class ExpiryStage:
         self._ledgers: dict[str, SubjectLedger] = {}
         self._given: dict[str, list[int]] = {}
         """Per customer: positions in its ledger's events that the inner strategy holds, in order."""
+        from stores.frontend.memory import classifier
+
+        self._classify = classifier(self.expiry.classifier)
         self.rebuilds = 0
         """How many times a customer's memory was retracted and replayed (for the benchmark)."""
 
@@ -123,7 +126,7 @@ class ExpiryStage:
         else:
             ledger = self._ledgers.get(event.subject)
             if ledger is None:
-                ledger = self._ledgers[event.subject] = SubjectLedger(event.subject)
+                ledger = self._ledgers[event.subject] = SubjectLedger(event.subject, classify=self._classify)
             ledger.add(event)
         if self._full is not None:
             self._full.observe(event)

@@ -47,8 +47,7 @@ class ChatEngine:
         self.limits = Limits(deadline_s=timeout, max_bytes=max_bytes)
         """One reply's whole-call deadline and answer size cap (`stores.remote.wire`)."""
         key = (api_key or "").strip()
-        self._http = make_client(headers={"Authorization": f"Bearer {key}"} if key else {}, limits=self.limits,
-                                 transport=transport)
+        self._http = chat_client(key, transport, self.limits)
         self.fallback = ScriptedEngine()
         """The engine whose metadata every reply carries, and whose text answers when the endpoint fails."""
 
@@ -96,14 +95,29 @@ def _prompt(request: ContextRequest, bundle: Bundle, draft: SupportReply) -> str
     return "\n".join(lines)
 
 
-def reply_engine(env: Mapping[str, str] | None = None, *, transport: httpx.BaseTransport | None = None):
-    """The engine the environment asks for: a `ChatEngine` when SUPPORTBENCH_REPLY_URL is set, else the scripted one."""
+def chat_client(api_key: str | None, transport: httpx.BaseTransport | None, limits: Limits) -> httpx.Client:
+    """The HTTP client of a chat endpoint (a bearer key when one is given), bounded by `limits`
+    (`stores.remote.wire`: requests through `wire.request` get its whole-call deadline and size cap)."""
+    key = (api_key or "").strip()
+    return make_client(headers={"Authorization": f"Bearer {key}"} if key else {}, limits=limits, transport=transport)
+
+
+def endpoint_settings(env: Mapping[str, str] | None = None) -> tuple[str, str, str | None] | None:
+    """(url, model, key) of the chat endpoint the environment names, or None when SUPPORTBENCH_REPLY_URL is not set."""
     env = os.environ if env is None else env
     url = env.get("SUPPORTBENCH_REPLY_URL", "").strip()
     if not url:
+        return None
+    return url, env.get("SUPPORTBENCH_REPLY_MODEL", "").strip() or "default", env.get("SUPPORTBENCH_REPLY_KEY") or None
+
+
+def reply_engine(env: Mapping[str, str] | None = None, *, transport: httpx.BaseTransport | None = None):
+    """The engine the environment asks for: a `ChatEngine` when SUPPORTBENCH_REPLY_URL is set, else the scripted one."""
+    settings = endpoint_settings(env)
+    if settings is None:
         return ScriptedEngine()
-    return ChatEngine(url, model=env.get("SUPPORTBENCH_REPLY_MODEL", "").strip() or "default",
-                      api_key=env.get("SUPPORTBENCH_REPLY_KEY") or None, transport=transport)
+    url, model, key = settings
+    return ChatEngine(url, model=model, api_key=key, transport=transport)
 
 
-__all__ = ["ChatEngine", "reply_engine", "SYSTEM_PROMPT"]
+__all__ = ["ChatEngine", "reply_engine", "endpoint_settings", "chat_client", "SYSTEM_PROMPT"]

@@ -81,8 +81,12 @@ class _Customer:
 class Extractor:
     """Per-customer typed memories, updated event by event (see the module docstring for the rules)."""
 
-    def __init__(self) -> None:
+    def __init__(self, front: str = "rules") -> None:
+        """`front`: who reads outcome phrases in the customer's words, `rules` (the lexicon) or
+        `learned` (the lexicon, plus the learned head where the words say nothing or are sarcastic:
+        stores/frontend/extract.py)."""
         self._customers: dict[str, _Customer] = {}
+        self.front = front
 
     # ---- public -------------------------------------------------------------------------------
     def observe(self, event) -> list[Change]:
@@ -97,7 +101,7 @@ class Extractor:
         if c.seen.get(event.id) == signature:
             return []
         c.seen[event.id] = signature
-        run = _Run(c, event)
+        run = _Run(c, event, self.front)
         if isinstance(event, Resolution):
             run.resolution(event)
         elif event.role == "customer":
@@ -149,7 +153,8 @@ def _signature(event) -> str:
 class _Run:
     """The work of one event: which memories it touches, in order."""
 
-    def __init__(self, c: _Customer, event) -> None:
+    def __init__(self, c: _Customer, event, front: str = "rules") -> None:
+        self.front = front
         self.c = c
         self.event = event
         self.cid = event.subject
@@ -180,8 +185,13 @@ class _Run:
     def customer(self, t: Turn) -> None:
         message_steps: list[str] = []  # attempt ids this message names, in order
         settled: set[str] = set()
+        said = any(_read(x, True, False)[1] for x in sentences(t.text)) if self.front == "learned" else True
         for sentence in sentences(t.text):
             norm, marks, steps = _read(sentence, True, False)
+            if self.front == "learned":
+                from stores.frontend.extract import learned_marks
+
+                marks = learned_marks(sentence, norm, marks, add=not said)
             product = product_of(sentence)
             if product:
                 self._profile(f"product:{product.lower()}", f"Uses {product}", replace_sources=False)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 import numpy as np
 
@@ -60,6 +60,10 @@ class StructuredParams:
     """Tier weight of a resolved incident."""
     relevance_weight: NonNegative = 5.0
     """Points for full relevance to the task (search score, capped at 1); less than a tier gap, so tiers hold."""
+    front: Literal["rules", "learned"] = "rules"
+    """Who reads outcomes in the customer's words: `rules` (the lexicon), or `learned` (the lexicon
+    plus a head trained on the phrase bank where the words say nothing or are sarcastic:
+    stores/frontend/extract.py)."""
     hindsight_url: str = secret(env="HINDSIGHT_URL")
     """The Hindsight server (`http://127.0.0.1:8888`); from the environment, never written to a manifest."""
     hindsight_bank: str = secret(env="HINDSIGHT_BANK")
@@ -116,7 +120,7 @@ class Structured:
         self._owns_store = store is None
         self._store: MemoryStore | None = store
         self._scope: Scope | None = None
-        self.extractor = Extractor()
+        self.extractor = Extractor(self.params.front)
         self._session_of: dict[str, dict[str, str]] = {}
 
     def open(self, scope: Scope) -> None:

@@ -1,0 +1,145 @@
+"""The phrase bank: labelled training text of the learned front ends, kept in this package.
+
+`stores/frontend/phrases/*.yaml` holds, per head (a signal or a class), its labels and their
+phrases. The bank is training text only, written apart from every evaluation suite. A head's
+`default` label is the one that means "nothing to report" (`none`, `no`): the shared `neutral`
+list of a file is added to it for every head of that file that has such a label, and so are the
+other heads' phrases, unless the head is listed under the file's `isolated`.
+
+A bad bank fails with one error naming the file, the line and what was expected.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+PHRASES = Path(__file__).with_name("phrases")
+"""Where the bank lives."""
+
+DEFAULT_LABELS = ("none", "no")
+"""Labels that mean nothing to report, in the order looked for."""
+
+
+class BankError(ValueError):
+    """A phrase bank file that cannot be used (file, line, what was expected)."""
+
+
+@dataclass(frozen=True)
+class HeadBank:
+    """One head's labelled phrases."""
+
+    name: str
+    """The head (`sensitive`, `memory_class`, ...)."""
+    labels: tuple[str, ...]
+    """Its labels, the default first when it has one."""
+    default: str | None
+    """The label that means nothing to report (None: every label is a class, e.g. memory classes)."""
+    texts: tuple[str, ...]
+    """Training phrases."""
+    targets: tuple[str, ...]
+    """Their labels."""
+
+
+def _line(node) -> int:
+    return node.start_mark.line + 1
+
+
+def _load_file(path: Path) -> dict[str, HeadBank]:
+    text = path.read_text(encoding="utf-8")
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise BankError(f"{path.name}:{mark.line + 1 if mark else 1}: not valid YAML ({getattr(e, 'problem', e)})") from None
+    if not isinstance(root, yaml.MappingNode):
+        raise BankError(f"{path.name}:1: expected a mapping of heads to labels to phrase lists")
+
+    def phrases(node, where: str) -> list[str]:
+        if not isinstance(node, yaml.SequenceNode):
+            raise BankError(f"{path.name}:{_line(node)}: {where}: expected a list of phrases")
+        out = []
+        for item in node.value:
+            if not isinstance(item, yaml.ScalarNode) or not str(item.value).strip():
+                raise BankError(f"{path.name}:{_line(item)}: {where}: expected a non-empty phrase")
+            out.append(str(item.value).strip())
+        return out
+
+    neutral: list[str] = []
+    isolated: set[str] = set()
+    heads: dict[str, tuple[int, dict[str, list[str]]]] = {}
+    for key, value in root.value:
+        name = str(key.value)
+        if name == "neutral":
+            neutral = phrases(value, "neutral")
+            continue
+        if name == "isolated":
+            isolated = set(phrases(value, "isolated"))
+            continue
+        if not isinstance(value, yaml.MappingNode):
+            raise BankError(f"{path.name}:{_line(value)}: head {name!r}: expected a mapping of labels to phrase lists")
+        labels: dict[str, list[str]] = {}
+        for lk, lv in value.value:
+            labels[str(lk.value)] = phrases(lv, f"{name}.{lk.value}")
+        if len(labels) < 2:
+            raise BankError(f"{path.name}:{_line(value)}: head {name!r}: expected at least two labels, got {list(labels)}")
+        heads[name] = (_line(value), labels)
+    unknown = isolated - set(heads)
+    if unknown:
+        raise BankError(f"{path.name}: isolated names heads that are not in the file: {sorted(unknown)}")
+    out: dict[str, HeadBank] = {}
+    for name, (_, labels) in heads.items():
+        default = next((d for d in DEFAULT_LABELS if d in labels), None)
+        if default is not None:
+            others = [] if name in isolated else [
+                t for other, (_, ls) in heads.items() if other != name for items in ls.values() for t in items
+            ]
+            own = {" ".join(t.lower().split()) for items in labels.values() for t in items}
+            others = [t for t in others if " ".join(t.lower().split()) not in own]
+            labels = {default: [*labels[default], *neutral, *others], **{k: v for k, v in labels.items() if k != default}}
+        texts, targets = [], []
+        seen: dict[str, str] = {}
+        for label, items in labels.items():
+            for t in items:
+                key = " ".join(t.lower().split())
+                if key in seen and seen[key] != label:
+                    raise BankError(f"{path.name}: head {name!r}: phrase {t!r} is labelled both {seen[key]!r} and {label!r}")
+                if key in seen:
+                    continue
+                seen[key] = label
+                texts.append(t)
+                targets.append(label)
+        out[name] = HeadBank(name, tuple(labels), default, tuple(texts), tuple(targets))
+    return out
+
+
+@lru_cache(maxsize=4)
+def load_bank(folder: str = str(PHRASES)) -> dict[str, HeadBank]:
+    """Every head of every bank file in `folder` (a head named twice is an error)."""
+    out: dict[str, HeadBank] = {}
+    for path in sorted(Path(folder).glob("*.yaml")):
+        for name, head in _load_file(path).items():
+            if name in out:
+                raise BankError(f"{path.name}: head {name!r} is already defined in another bank file")
+            out[name] = head
+    if not out:
+        raise BankError(f"{folder}: no phrase bank files (*.yaml)")
+    return out
+
+
+def bank_digest(folder: str = str(PHRASES)) -> str:
+    """A hash of the bank's files (the trained artefact is keyed by it)."""
+    h = hashlib.sha256()
+    for path in sorted(Path(folder).glob("*.yaml")):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def all_phrases(folder: str = str(PHRASES)) -> list[str]:
+    """Every training phrase of the bank (for the no-overlap test against evaluation suites)."""
+    return [t for head in load_bank(folder).values() for t in head.texts]

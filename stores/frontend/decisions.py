@@ -1,0 +1,170 @@
+"""The learned front end of the decision signals, and the safety floor.
+
+`read_signals(ctx, params, rules)` takes what the rule-based producers reported on a customer turn
+(`stores.decisions.signals.produce`) and what the learned heads read in the same message
+(`stores.frontend.model`), and returns one `Signals`:
+
+- The safety floor (`sensitive`): the most severe of what the rules, the floor's own word list
+  (`FLOOR`: fraud or account takeover, legal threats, a minor at risk, threats, self-harm) and the
+  learned head say. Either reader is enough: the floor is a union, never a vote, and the learned
+  head's thresholds are the highest that still found every disclosure of its validation split.
+  A turn the floor marks escalates (the resolver's first rule), whatever else is on record.
+- Signals whose words rarely mislead (`human_request`, `hostile`, `complexity`, `complaint`, an
+  explicit intent):
+  the rules' yes stands, and the learned head adds what the words missed ("is anyone real there",
+  "you lot are clowns", "I just want out") when it is sure.
+- Signals whose words do mislead (`time_critical` on a promo's deadline, `resolved_confirmation`
+  and `short_affirmative` on sarcasm): the learned head's label when it is sure (its
+  probability reached its threshold, or "nothing to report" reached `SURE`), else the rule's value.
+- A meaningless message (keyboard mash) is the rules' alone.
+- Signals that are facts of the conversation rather than readings of the words stay the rules':
+  a short yes to the agent's "did that solve it?" confirms the fix, the agent's empty answer
+  before a new question is an empty retrieval, a repeated answer is repeated, short is short.
+
+`Signals.readers` records, per signal, who decided and with what score: `rules`, the floor's
+words, or `learned hostile=yes p=0.91 (threshold 0.55)`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from stores.decisions.signals import ProducerParams, Signals, TurnContext, reports_problem, word_count
+from stores.frontend.chat import chat_readings
+from stores.frontend.model import Reading, front_end
+
+HEADS = ("sensitive", "human_request", "hostile", "complexity", "time_critical", "resolved", "intent", "complaint",
+         "affirmative")
+"""The decision heads of the phrase bank (`phrases/decisions.yaml`)."""
+
+_RANK = {"none": 0, "harm": 1, "crisis": 2}
+
+FLOOR_CRISIS = re.compile(
+    r"\b(?:end(?:ing)? (?:it|things|everything)|(?:better|best) off dead|(?:don'?t|do not) want to (?:wake up|go on)|"
+    r"no point (?:in )?(?:living|going on)|(?:cut|cutting|harm|harming) myself|took (?:too many|all (?:my|the))|"
+    r"(?:jump|jumping) off|say(?:ing)? goodbye to (?:everyone|my family)|can'?t go on)\b"
+)
+FLOOR_HARM = re.compile(
+    r"\b(?:(?:never|didn'?t|did not|haven'?t|have not) (?:placed|made|ordered|bought|authori[sz]ed)|"
+    r"(?:wasn'?t|was not|not) (?:me|mine)\b.{0,30}\b(?:order|charge|purchase|payment)|"
+    r"(?:order|charge|purchase|payment)s?\b.{0,40}\b(?:wasn'?t|was not|weren'?t|were not) (?:me|mine)|"
+    r"hack(?:ed|er|ers|ing)?|account (?:was |got |has been )?(?:taken over|compromised|hijacked)|"
+    r"(?:took|taken|taking) over my (?:account|login|email)|locked me out|logging into my account|"
+    r"(?:stole|stolen|steal\w*) (?:my )?(?:card|identity|details|account|password)|identity theft|"
+    r"scam(?:med)? (?:me|my|him|her)|blackmail\w*|extort\w*|sextort\w*|groom\w*|"
+    r"(?:lawyer|solicitor|attorney)s?|legal action|lawsuit|sue (?:you|your)|suing|(?:see|take) you to court|"
+    r"(?:my|a|our) (?:\d+[- ]year[- ]old|child|kid|son|daughter|teen\w*)\b.{0,60}\b(?:messag\w*|photos?|pictures?|"
+    r"threat\w*|touch\w*|meet|adult|stranger|man|groom\w*)|"
+    r"(?:afraid|scared|frightened) (?:of|to go home|for)|(?:know|found out) where i live|"
+    r"(?:will|gonna|going to) (?:hurt|kill|find|come for) (?:me|you|us))\b"
+)
+"""The floor's words, beside the rules' crisis and harm words (stores.decisions.signals): written
+for the categories the rules did not name. A floor word is enough to escalate."""
+
+
+def floor_severity(text: str) -> str:
+    """`crisis`, `harm` or `none` from the floor's own words."""
+    low = text.lower().replace("\u2019", "'")
+    if FLOOR_CRISIS.search(low):
+        return "crisis"
+    if FLOOR_HARM.search(low):
+        return "harm"
+    return "none"
+
+
+def _either(rule: bool, r: Reading) -> tuple[bool, str]:
+    """The rules' yes stands; the head adds a yes when it is sure."""
+    if rule:
+        return True, "rules"
+    if r.label == "yes":
+        return True, r.describe()
+    return False, f"rules and {r.describe()}"
+
+
+def _binary(rule: bool, r: Reading) -> tuple[bool, str]:
+    """The head's label when it is sure, else the rules'."""
+    if r.sure:
+        return r.label == "yes", r.describe()
+    return rule, f"rules ({r.describe()})"
+
+
+def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: dict[str, Reading],
+            *, floor: str | None = None) -> Signals:
+    """The signals of one turn from the rules' and the heads' readings (see the module docstring);
+    `floor` is the floor's severity (read from the text when None)."""
+    if rules.meaningless:
+        return replace(rules, readers=(("*", "rules: meaningless message"),))
+    readers: list[tuple[str, str]] = []
+    floor = floor_severity(ctx.text) if floor is None else floor
+    s = readings["sensitive"]
+    learned_sev = s.label if s.label in ("harm", "crisis") else "none"
+    sev = max((rules.sensitive, floor, learned_sev), key=_RANK.__getitem__)
+    if sev != "none":
+        who = [n for n, v in (("rules", rules.sensitive), ("floor words", floor), (s.describe(), learned_sev)) if v == sev]
+        readers.append(("sensitive", " + ".join(who)))
+    else:
+        readers.append(("sensitive", f"none (rules, floor words and {s.describe()})"))
+
+    values: dict[str, object] = {"sensitive": sev}
+    for field in ("human_request", "hostile", "complexity"):
+        values[field], who = _either(getattr(rules, field), readings[field])
+        readers.append((field, who))
+    values["time_critical"], who = _binary(rules.time_critical, readings["time_critical"])
+    readers.append(("time_critical", who))
+
+    short = word_count(ctx.text) <= params.short_max_words
+    a = readings["affirmative"]
+    if short and a.sure:
+        affirmative, who = a.label == "yes", a.describe()
+    else:
+        affirmative, who = rules.short_affirmative, f"rules ({a.describe()})"
+    values["short_affirmative"] = affirmative
+    readers.append(("short_affirmative", who))
+
+    answer = ctx.answer
+    said_yes_to_check = answer is not None and answer.resolution_check and affirmative
+    r = readings["resolved"]
+    if said_yes_to_check:
+        resolved, who = True, "rules: a yes to the agent's resolution check"
+    else:
+        resolved, who = _binary(rules.resolved_confirmation, r)
+    values["resolved_confirmation"] = resolved
+    readers.append(("resolved_confirmation", who))
+
+    i = readings["intent"]
+    if rules.explicit_intent != "none":
+        values["explicit_intent"], who = rules.explicit_intent, "rules"
+    elif i.sure:
+        values["explicit_intent"], who = i.label, i.describe()
+    else:
+        values["explicit_intent"], who = rules.explicit_intent, f"rules ({i.describe()})"
+    readers.append(("explicit_intent", who))
+
+    asking = not (affirmative or resolved)
+    problem, who = _either(reports_problem(ctx.text), readings["complaint"])
+    values["complaint"] = asking and problem
+    readers.append(("complaint", who))
+    values["retrieval_empty"] = asking and answer is not None and answer.no_answer
+    return replace(rules, **values, readers=tuple(readers))
+
+
+def read_signals(ctx: TurnContext, params: ProducerParams, rules: Signals) -> Signals:
+    """The learned (or chat) front end's signals for one customer turn (rules as fallback, the floor on top).
+
+    With `front=chat` the endpoint's readings replace the learned ones head by head where it
+    answered (stores/frontend/chat.py); the learned `sensitive` reading stays in the safety floor's
+    union whatever the endpoint says."""
+    if rules.meaningless:
+        return combine(ctx, params, rules, {})
+    learned = front_end()
+    if params.front != "chat":
+        return combine(ctx, params, rules, learned.read_all(HEADS, ctx.text))
+    readings = chat_readings(HEADS, ctx.text, learned)
+    own = learned.read_all(("sensitive",), ctx.text)["sensitive"]
+    if readings["sensitive"].source != "learned" and _RANK.get(own.label or "none", 0) > _RANK.get(readings["sensitive"].label or "none", 0):
+        readings["sensitive"] = replace(own, note=f"more severe than {readings['sensitive'].describe()}")
+    return combine(ctx, params, rules, readings)
+
+
+__all__ = ["HEADS", "combine", "floor_severity", "read_signals"]

@@ -1,0 +1,89 @@
+"""The learned front end of the expiry stage's memory classifier.
+
+`classify_learned(text, role, kind)` reads one memory item like the rule-based classifier
+(`stores.expiry.classifier.classify`) and returns the same `Classification`:
+
+- Resolution records and agent actions are the rules' (their class follows from what they are).
+- Otherwise the learned `memory_class` head (phrase bank `phrases/memory.yaml`; an agent's words
+  are read as "agent: <text>") decides when it is sure, i.e. its class's probability reached
+  the threshold chosen on the validation split; the rules decide when it is unsure, unless the
+  rules themselves found nothing (`unclassified: no rule matched`, or the agent-message catch-all):
+  then the head's most probable class stands, since a guess with a score beats no reading. The
+  rule says which reader decided: `learned memory_class=preference p=0.83 (threshold 0.30)`.
+- What a class needs beyond its name is read by the rules' matchers, whoever chose the class: a
+  preference's topics and values, an episodic item's reference, a system-owned topic.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from stores.expiry.classes import Classification
+from stores.expiry.classifier import REF, RESOLUTION, SYSTEM_OWNED, classify, preference_topics
+from stores.frontend.model import front_end
+
+
+def _ref(text: str) -> str:
+    ref = REF.search(text)
+    if not ref:
+        return ""
+    return f"{ref.group(1).upper() if ref.group(1).lower() == 'rma' else ref.group(1)} {ref.group(2)}"
+
+
+CATCH_ALL = frozenset({"unclassified: no rule matched", "incident: agent message"})
+"""Rules that read no evidence in the words: the head's best guess replaces them."""
+
+
+@lru_cache(maxsize=65536)
+def classify_learned(text: str, role: str, kind: str = "message") -> Classification:
+    """The class of one memory item, read by the learned head with the rules as fallback."""
+    rule = classify(text, role, kind)
+    if role == RESOLUTION or kind == "action" or not text.strip():
+        return rule
+    said = f"agent: {text}" if role == "agent" else text
+    r = front_end().read("memory_class", said)
+    if not r.sure and rule.rule in CATCH_ALL:
+        r = front_end().top("memory_class", said)
+    if not r.sure:
+        return Classification(rule.cls, f"{rule.rule} ({r.describe()}: rules)", rule.cue, rule.topics, rule.event)
+    if r.label == rule.cls:
+        return Classification(rule.cls, f"{r.describe()}; {rule.rule}", rule.cue, rule.topics, rule.event)
+    return _as_class(r.label, r.describe(), text)
+
+
+@lru_cache(maxsize=65536)
+def classify_chat(text: str, role: str, kind: str = "message") -> Classification:
+    """The class read by the chat front end (stores/frontend/chat.py), the learned one when it cannot."""
+    from stores.frontend.chat import chat_front
+
+    learned = classify_learned(text, role, kind)
+    chat = chat_front()
+    if role == RESOLUTION or kind == "action" or not text.strip():
+        return learned
+    if chat is None:
+        return _noted(learned, "SUPPORTBENCH_REPLY_URL is not set: learned")
+    said = f"agent: {text}" if role == "agent" else text
+    r = chat.read_all(("memory_class",), said, front_end())["memory_class"]
+    if r.source == "learned":
+        return _noted(learned, f"{r.note or 'no chat answer'}")
+    return _as_class(r.label, r.describe(), text)
+
+
+def _noted(c: Classification, note: str) -> Classification:
+    return Classification(c.cls, f"{c.rule} [{note}]", c.cue, c.topics, c.event)
+
+
+def _as_class(label: str, why: str, text: str) -> Classification:
+    if label == "preference":
+        return Classification("preference", why, topics=preference_topics(text))
+    if label == "episodic":
+        return Classification("episodic", why, event=_ref(text))
+    if label == "system_owned":
+        topic = next((t for t, rx in SYSTEM_OWNED if rx.search(text)), "account_value")
+        return Classification("system_owned", why, topics=((topic, ""),))
+    return Classification(label, why)  # type: ignore[arg-type]
+
+
+def classifier(name: str):
+    """The classify function an `ExpiryParams.classifier` names."""
+    return {"learned": classify_learned, "chat": classify_chat}.get(name, classify)

@@ -1,0 +1,282 @@
+"""The learned front end: MiniLM sentence embeddings and one small classifier per head.
+
+Training (`train()`, the command `supportbench frontend train`): every phrase of the bank
+(`stores.frontend.bank`) is embedded with the project's cached encoder
+(`stores.retrieval.encoder`, the packaged all-MiniLM-L6-v2); per head, a scikit-learn
+`LogisticRegression` (class-balanced, seeded) is fitted on three of four stratified folds and scores
+the fourth, fold by fold, so every phrase has a validation score from a head that never saw it;
+each label's threshold is chosen on those scores (the validation split): the one with the best F1
+of "this label's probability reaches the threshold", except the sensitive labels, which take the
+best F2 (recall first; the safety floor's word list stands beside them: see
+`stores.frontend.decisions`). The classifier is then refitted on the whole bank with those
+thresholds. Same bank, same model, same seed: the same artefact.
+
+The artefact (weights, thresholds, validation figures) is a NumPy archive in the cache
+(`<cache>/frontend/`), keyed by the bank's digest, the model id and this module's own digest: built at first use
+when missing (a few seconds on 2 cores), never downloaded and never committed.
+
+Reading (`FrontEnd.read(head, text)`): the label whose probability reaches its threshold (the
+most probable of those), the default label when its probability reaches `sure`, else `None`:
+unsure, and the caller falls back to the rules. A `Reading` says which label, with what score.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from stores.cache import cache_root
+from stores.frontend.bank import PHRASES, HeadBank, bank_digest, load_bank
+
+VERSION = 1
+"""Bumped when training changes in a way the bank digest does not show."""
+SEED = 0
+FOLDS = 4
+"""Validation folds: every phrase is scored once by a head fitted on the other folds (a 75 / 25
+split repeated over the whole bank), and each label's threshold is chosen on those scores."""
+C = 4.0
+"""Inverse regularisation of every head's logistic regression."""
+SURE = 0.6
+"""The default label ('nothing to report') is trusted when its probability reaches this; below
+it and below every other label's threshold the head is unsure."""
+RECALL_HEADS = frozenset({"sensitive"})
+"""Heads whose thresholds are chosen for recall (the safety floor), not F1."""
+GRID = tuple(round(x, 2) for x in np.arange(0.5, 0.91, 0.05))
+"""Thresholds tried on the validation split: a learned label is at least more likely than not (the
+recall heads go down to 0.2, `RECALL_GRID`). A floor of 0.3 for heads of more than two labels was
+tried and lowered the canonical memory-class figures, so it is not used."""
+RECALL_GRID = tuple(round(x, 2) for x in np.arange(0.2, 0.91, 0.05))
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What one head read in one text."""
+
+    head: str
+    label: str | None
+    """The label, or None when the head is unsure (the caller falls back to the rules)."""
+    score: float
+    """The probability of `label` (of the most probable label when unsure)."""
+    threshold: float
+    """The threshold `label` had to reach (`SURE` for the default label; 0 for a best guess or a chat answer)."""
+    source: str = "learned"
+    """Who read it: `learned`, or `chat:<model>` (stores/frontend/chat.py)."""
+    note: str = ""
+    """Why this reader answered when another was asked first (a chat endpoint's failure)."""
+
+    @property
+    def sure(self) -> bool:
+        return self.label is not None
+
+    def describe(self) -> str:
+        """`learned hostile=yes p=0.87 (threshold 0.60)`, `learned unsure on hostile (p=0.41)`,
+        `chat:m1 hostile=yes`; a note in brackets when this reader stood in for another."""
+        if self.source != "learned":
+            text = f"{self.source} {self.head}={self.label}"
+        elif self.label is None:
+            text = f"learned unsure on {self.head} (p={self.score:.2f})"
+        elif self.threshold == 0.0:
+            text = f"learned {self.head}={self.label} p={self.score:.2f} (best guess: the rules read nothing)"
+        else:
+            text = f"learned {self.head}={self.label} p={self.score:.2f} (threshold {self.threshold:.2f})"
+        return f"{text} [{self.note}]" if self.note else text
+
+
+@dataclass
+class Head:
+    """One trained head: labels, weights, thresholds, validation figures."""
+
+    name: str
+    labels: tuple[str, ...]
+    default: str | None
+    coef: np.ndarray
+    intercept: np.ndarray
+    thresholds: dict[str, float]
+    validation: dict[str, dict[str, float]]
+    """Per label: precision, recall, f1, support on the validation split at its threshold."""
+
+    def proba(self, x: np.ndarray) -> np.ndarray:
+        """Class probabilities, rows of `x` (the same arithmetic as sklearn's predict_proba)."""
+        z = x @ self.coef.T + self.intercept
+        if len(self.labels) == 2:
+            p1 = 1.0 / (1.0 + np.exp(-z[:, 0]))
+            return np.stack([1.0 - p1, p1], axis=1)
+        z = z - z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
+
+    def decide(self, p: np.ndarray) -> Reading:
+        best, best_p = None, -1.0
+        for i, label in enumerate(self.labels):
+            if label == self.default:
+                continue
+            if p[i] >= self.thresholds[label] and p[i] > best_p:
+                best, best_p = label, float(p[i])
+        if best is not None:
+            return Reading(self.name, best, best_p, self.thresholds[best])
+        if self.default is not None:
+            d = self.labels.index(self.default)
+            if p[d] >= SURE:
+                return Reading(self.name, self.default, float(p[d]), SURE)
+        top = int(np.argmax(p))
+        return Reading(self.name, None, float(p[top]), self.thresholds.get(self.labels[top], SURE))
+
+
+def _fit(x: np.ndarray, y: np.ndarray):
+    from sklearn.linear_model import LogisticRegression
+
+    clf = LogisticRegression(C=C, max_iter=5000, class_weight="balanced", random_state=SEED)
+    clf.fit(x, y)
+    return clf
+
+
+def _choose(name: str, label: str, p: np.ndarray, truth: np.ndarray) -> tuple[float, dict[str, float]]:
+    """The threshold for one label on the validation split, and its figures there."""
+    best_key: tuple | None = None
+    chosen, chosen_figures = 0.5, {}
+    support = int(truth.sum())
+    for t in (RECALL_GRID if name in RECALL_HEADS else GRID):
+        pred = p >= t
+        tp = int((pred & truth).sum())
+        prec = tp / int(pred.sum()) if pred.sum() else 1.0
+        rec = tp / support if support else 1.0
+        f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+        # sensitive: the best F2 (recall weighs four times precision), ties to the higher threshold;
+        # else the best F1, ties to the threshold nearest 0.5
+        f2 = 5 * prec * rec / (4 * prec + rec) if prec + rec else 0.0
+        key = (f2, t) if name in RECALL_HEADS else (f1, -abs(t - 0.5))
+        if best_key is None or key > best_key:
+            best_key, chosen = key, float(t)
+            chosen_figures = {"precision": round(prec, 3), "recall": round(rec, 3), "f1": round(f1, 3), "support": support}
+    return chosen, chosen_figures
+
+
+def train_head(bank: HeadBank, x: np.ndarray) -> Head:
+    """Fit one head on its phrases' embeddings `x` (thresholds from seeded validation folds)."""
+    from sklearn.model_selection import StratifiedKFold
+
+    y = np.array(bank.targets)
+    labels = tuple(sorted(set(bank.targets)))
+    folds = max(2, min(FOLDS, min(int((y == lab).sum()) for lab in labels)))
+    pv = np.zeros((len(y), len(labels)))
+    for tr, va in StratifiedKFold(n_splits=folds, shuffle=True, random_state=SEED).split(x, y):
+        clf = _fit(x[tr], y[tr])
+        pv[va] = clf.predict_proba(x[va])  # every phrase is scored by a head that never saw it
+    thresholds: dict[str, float] = {}
+    validation: dict[str, dict[str, float]] = {}
+    for i, label in enumerate(labels):
+        if label == bank.default:
+            continue
+        thresholds[label], validation[label] = _choose(bank.name, label, pv[:, i], y == label)
+    final = _fit(x, y)
+    return Head(bank.name, labels, bank.default, final.coef_.astype(np.float64), final.intercept_.astype(np.float64),
+                thresholds, validation)
+
+
+def artefact_path(model_id: str, folder: str = str(PHRASES)) -> Path:
+    """Where the trained front end for this bank and model lives in the cache."""
+    slug = "".join(c if c.isalnum() or c in "-_." else "_" for c in model_id)
+    code = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:8]  # training changes retrain
+    return cache_root() / "frontend" / f"{slug}-v{VERSION}-{bank_digest(folder)}-{code}.npz"
+
+
+def train(model_id: str | None = None, folder: str = str(PHRASES)) -> tuple["FrontEnd", Path]:
+    """Train every head of the bank and write the artefact (write-then-rename); returns it and its path."""
+    from stores.retrieval.encoder import DEFAULT_MODEL, encoder
+
+    model_id = model_id or DEFAULT_MODEL
+    bank = load_bank(folder)
+    enc = encoder(model_id)
+    texts = sorted({t for h in bank.values() for t in h.texts})
+    enc.warm(texts)
+    heads = {}
+    for name, hb in bank.items():
+        heads[name] = train_head(hb, enc.encode(list(hb.texts)))
+    front = FrontEnd(model_id, heads)
+    path = artefact_path(model_id, folder)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.stem}-{os.getpid()}-{secrets.token_hex(4)}.npz")
+    arrays: dict[str, np.ndarray] = {}
+    meta = {"model": model_id, "version": VERSION, "heads": {}}
+    for name, h in heads.items():
+        arrays[f"{name}.coef"] = h.coef
+        arrays[f"{name}.intercept"] = h.intercept
+        meta["heads"][name] = {"labels": list(h.labels), "default": h.default, "thresholds": h.thresholds,
+                               "validation": h.validation, "phrases": len(bank[name].texts)}
+    arrays["meta"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
+    with open(tmp, "wb") as f:
+        np.savez(f, **arrays)
+    os.replace(tmp, path)
+    return front, path
+
+
+def _read_artefact(path: Path, model_id: str) -> "FrontEnd":
+    with np.load(path) as z:
+        meta = json.loads(bytes(z["meta"]).decode())
+        heads = {
+            name: Head(name, tuple(m["labels"]), m["default"], z[f"{name}.coef"], z[f"{name}.intercept"],
+                       {k: float(v) for k, v in m["thresholds"].items()}, m["validation"])
+            for name, m in meta["heads"].items()
+        }
+    return FrontEnd(model_id, heads)
+
+
+_FRONTS: dict[tuple[str, str], "FrontEnd"] = {}
+_LOCK = threading.Lock()
+
+
+def front_end(model_id: str | None = None, folder: str = str(PHRASES)) -> "FrontEnd":
+    """The process-wide trained front end: read from the cache, trained there first when missing."""
+    from stores.retrieval.encoder import DEFAULT_MODEL
+
+    model_id = model_id or DEFAULT_MODEL
+    path = artefact_path(model_id, folder)
+    key = (model_id, str(path))
+    with _LOCK:
+        fe = _FRONTS.get(key)
+        if fe is None:
+            fe = _read_artefact(path, model_id) if path.is_file() else train(model_id, folder)[0]
+            _FRONTS[key] = fe
+        return fe
+
+
+class FrontEnd:
+    """Trained heads over the project's cached sentence encoder."""
+
+    def __init__(self, model_id: str, heads: dict[str, Head]) -> None:
+        self.model_id = model_id
+        self.heads = heads
+
+    def _vec(self, text: str) -> np.ndarray:
+        from stores.retrieval.encoder import encoder
+
+        return encoder(self.model_id).encode([text])[0]
+
+    def read(self, head: str, text: str) -> Reading:
+        """What `head` reads in `text` (see the module docstring)."""
+        h = self.heads[head]
+        return h.decide(h.proba(self._vec(text)[None, :])[0])
+
+    def read_all(self, heads: tuple[str, ...], text: str) -> dict[str, Reading]:
+        """Several heads on one text (one embedding)."""
+        v = self._vec(text)[None, :]
+        return {name: self.heads[name].decide(self.heads[name].proba(v)[0]) for name in heads}
+
+    def top(self, head: str, text: str) -> Reading:
+        """The head's most probable label whatever its threshold (for when no other reader has one)."""
+        h = self.heads[head]
+        p = h.proba(self._vec(text)[None, :])[0]
+        i = int(np.argmax(p))
+        return Reading(head, h.labels[i], float(p[i]), 0.0)
+
+    def proba(self, head: str, text: str) -> dict[str, float]:
+        """Every label's probability (for receipts and tests)."""
+        h = self.heads[head]
+        return dict(zip(h.labels, (float(x) for x in h.proba(self._vec(text)[None, :])[0])))

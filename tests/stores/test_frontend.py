@@ -1,0 +1,443 @@
+"""The learned front ends: the phrase bank, its separation from every evaluation suite, training,
+the reading of a head, and how the decision front end combines rules, floor and model."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from stores.decisions.signals import AgentFacts, ProducerParams, Signals, TurnContext, produce_rules
+from stores.frontend import model as fm
+from stores.frontend.bank import BankError, HeadBank, _load_file, all_phrases, load_bank
+from stores.frontend.decisions import HEADS, combine, floor_severity
+from stores.frontend.model import Reading
+
+SUITES = ("datasets/canonical", "datasets/challenge")
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9']+", text.lower()))
+
+
+def _suite_texts(folder: str) -> list[str]:
+    out: list[str] = []
+    for path in sorted(Path(folder).glob("*.yaml")):
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for e in doc.get("events", []):
+            for key in ("turn", "summary"):
+                if isinstance(e.get(key), str):
+                    out.append(e[key])
+    return out
+
+
+def test_bank_heads_and_labels():
+    bank = load_bank()
+    assert set(HEADS) <= set(bank)
+    assert {"memory_class", "outcome"} <= set(bank)
+    for head in bank.values():
+        assert len(head.texts) == len(head.targets)
+        assert set(head.targets) == set(head.labels), head.name  # every label has phrases
+    assert bank["memory_class"].default is None
+    assert bank["sensitive"].default == "none"
+
+
+def test_bank_error_names_file_line_and_expectation(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("hostile:\n  \"yes\": just a string\n  \"no\": [a]\n", encoding="utf-8")
+    with pytest.raises(BankError, match=r"bad\.yaml:2: hostile\.yes: expected a list of phrases"):
+        _load_file(bad)
+    both = tmp_path / "both.yaml"
+    both.write_text("h:\n  \"yes\": [same words]\n  \"no\": [Same  words]\n", encoding="utf-8")
+    with pytest.raises(BankError, match="labelled both"):
+        _load_file(both)
+
+
+@pytest.mark.parametrize("suite", SUITES)
+def test_no_training_phrase_equals_or_nearly_equals_an_evaluation_phrase(suite):
+    """The bank is kept apart from every evaluation suite: no phrase equals, is contained in or
+    nearly equals (difflib ratio >= 0.8, looked at when the word sets overlap by 0.4 or more) a turn
+    or summary of the suite. Replies of one or two words
+    ("yes", "ok thanks") are the same everywhere and are left out."""
+    bank = [(_norm(p), p, set(_norm(p).split())) for p in all_phrases() if len(_norm(p).split()) >= 3]
+    found = []
+    for text in sorted(set(_suite_texts(suite))):
+        t = _norm(text)
+        words = set(t.split())
+        if len(words) < 3:
+            continue
+        for b, original, bw in bank:
+            if b in t:
+                found.append((original, text))
+            elif len(bw & words) / len(bw | words) >= 0.4 and difflib.SequenceMatcher(None, b, t).ratio() >= 0.8:
+                found.append((original, text))
+    assert not found, f"training phrases too close to {suite}: {found[:5]}"
+
+
+def test_training_is_seeded_and_reads_a_separable_head():
+    rng = np.random.default_rng(0)
+    centres = {"none": rng.normal(size=16), "harm": rng.normal(size=16) * 3, "crisis": -rng.normal(size=16) * 3}
+    texts, targets, rows = [], [], []
+    for label, c in centres.items():
+        for i in range(24):
+            texts.append(f"{label}-{i}")
+            targets.append(label)
+            rows.append(c + rng.normal(scale=0.3, size=16))
+    x = np.array(rows)
+    hb = HeadBank("sensitive", ("none", "harm", "crisis"), "none", tuple(texts), tuple(targets))
+    a, b = fm.train_head(hb, x), fm.train_head(hb, x)
+    assert np.array_equal(a.coef, b.coef) and a.thresholds == b.thresholds  # same bank, same seed: same head
+    p = a.proba(x)
+    assert np.allclose(p.sum(axis=1), 1.0)
+    reads = [a.decide(row) for row in p]
+    assert [r.label for r in reads] == targets
+    assert all(0.2 <= t <= 0.9 for t in a.thresholds.values())
+    unsure = a.decide(np.array([0.45, 0.05, 0.5]))  # crisis below its threshold? then nothing is sure
+    assert unsure.label in (None, "crisis")
+
+
+def _rules(text: str, answer: AgentFacts | None = None) -> tuple[TurnContext, Signals]:
+    ctx = TurnContext(text, answer)
+    return ctx, produce_rules(ctx)
+
+
+def _readings(**labels) -> dict[str, Reading]:
+    out = {}
+    for head in HEADS:
+        label, p = labels.get(head, ("none" if head in ("sensitive", "intent") else "no", 0.9))
+        out[head] = Reading(head, label, p, 0.5)
+    return out
+
+
+def test_safety_floor_is_a_union_of_rules_words_and_model():
+    params = ProducerParams(front="learned")
+    ctx, rules = _rules("There are orders on my card that I never placed.")
+    assert rules.sensitive == "none"  # the rules alone miss it
+    s = combine(ctx, params, rules, _readings(sensitive=("none", 0.95)))
+    assert s.sensitive == "harm" and "floor words" in dict(s.readers)["sensitive"]
+    ctx, rules = _rules("is the new level hard")
+    s = combine(ctx, params, rules, _readings(sensitive=("crisis", 0.4)))
+    assert s.sensitive == "crisis" and "learned" in dict(s.readers)["sensitive"]
+    ctx, rules = _rules("I honestly want to die.")
+    s = combine(ctx, params, rules, _readings(sensitive=("none", 0.99)))
+    assert s.sensitive == "crisis"  # a sure "none" from the model never lowers the rules' severity
+    assert floor_severity("my solicitor will write to you") == "harm"
+    assert floor_severity("where is my parcel") == "none"
+
+
+def test_unsure_head_falls_back_to_rules_and_sure_head_vetoes_misleading_words():
+    params = ProducerParams(front="learned")
+    ctx, rules = _rules("When is the deadline for the promo?")
+    assert rules.time_critical
+    veto = combine(ctx, params, rules, _readings(time_critical=("no", 0.9)))
+    assert not veto.time_critical
+    unsure = combine(ctx, params, rules, _readings(time_critical=(None, 0.45)))
+    assert unsure.time_critical and dict(unsure.readers)["time_critical"].startswith("rules")
+
+
+def test_words_that_rarely_mislead_keep_the_rules_yes():
+    params = ProducerParams(front="learned")
+    ctx, rules = _rules("You people are idiots.")
+    s = combine(ctx, params, rules, _readings(hostile=("no", 0.8)))
+    assert s.hostile and dict(s.readers)["hostile"] == "rules"
+    ctx, rules = _rules("you lot are clowns")
+    assert not rules.hostile
+    assert combine(ctx, params, rules, _readings(hostile=("yes", 0.8))).hostile
+
+
+def test_a_yes_to_the_resolution_check_stays_a_goodbye():
+    params = ProducerParams(front="learned")
+    check = AgentFacts("a1", "Does that solve it?", "message", False, True, True, False)
+    ctx, rules = _rules("yes", check)
+    s = combine(ctx, params, rules, _readings(affirmative=("yes", 0.9), resolved=("no", 0.9)))
+    assert s.resolved_confirmation and s.short_affirmative
+
+
+def test_meaningless_is_the_rules_alone():
+    params = ProducerParams(front="learned")
+    ctx, rules = _rules("asdfgh")
+    s = combine(ctx, params, rules, {})
+    assert s.meaningless and s.reported()["readers"] == {"*": "rules: meaningless message"}
+
+
+def test_rules_signals_report_no_readers():
+    _, rules = _rules("I want to talk to a human.")
+    assert "readers" not in rules.reported()
+
+
+@pytest.mark.slow
+def test_front_end_is_built_at_first_use_into_the_cache_and_read_back():
+    fe = fm.front_end()
+    path = fm.artefact_path(fe.model_id)
+    assert path.is_file()
+    fm._FRONTS.clear()
+    again = fm.front_end()
+    assert again.heads["sensitive"].thresholds == fe.heads["sensitive"].thresholds
+    assert np.array_equal(again.heads["hostile"].coef, fe.heads["hostile"].coef)
+    r = again.read("sensitive", "I have been thinking about killing myself")
+    assert r.label == "crisis"
+
+
+class _FakeFront:
+    """A front end whose `memory_class` head answers from a table (no model)."""
+
+    def __init__(self, answers: dict[str, tuple[str | None, float]], top: dict[str, tuple[str, float]] | None = None):
+        self.answers, self.tops = answers, top or {}
+
+    def read(self, head, text):
+        label, p = self.answers.get(text, (None, 0.2))
+        return Reading(head, label, p, 0.5)
+
+    def top(self, head, text):
+        label, p = self.tops.get(text, ("unclassified", 0.3))
+        return Reading(head, label, p, 0.0)
+
+
+def test_memory_classes_learned_sure_unsure_and_catch_all(monkeypatch):
+    from stores.frontend import memory as fmem
+
+    fake = _FakeFront(
+        {"I'm never at my desk mornings, text me instead.": ("preference", 0.8),
+         "agent: Your refund went through today.": ("system_owned", 0.7)},
+        {"my week is ruined now": ("sentiment", 0.35)},
+    )
+    monkeypatch.setattr(fmem, "front_end", lambda: fake)
+    fmem.classify_learned.cache_clear()
+    pref = fmem.classify_learned("I'm never at my desk mornings, text me instead.", "customer")
+    assert pref.cls == "preference" and pref.rule.startswith("learned") and ("contact_channel", "sms") in pref.topics
+    sys_owned = fmem.classify_learned("Your refund went through today.", "agent")
+    assert sys_owned.cls == "system_owned" and sys_owned.topics
+    # unsure, and the rules read something: the rules decide and the receipt says so
+    anger = fmem.classify_learned("This is unacceptable, I'm furious.", "customer")
+    assert anger.cls == "sentiment" and "rules" in anger.rule
+    # unsure, and the rules read nothing: the head's best guess stands, marked as such
+    guess = fmem.classify_learned("my week is ruined now", "customer")
+    assert guess.cls == "sentiment" and "best guess" in guess.rule
+    # resolution records and agent actions are the rules' alone
+    assert fmem.classify_learned("Fixed by a new token.", "resolution").rule == "incident: resolution record"
+    fmem.classify_learned.cache_clear()
+
+
+def test_expiry_params_pick_the_classifier():
+    from stores.expiry.classifier import classify
+    from stores.expiry.params import ExpiryParams
+    from stores.frontend.memory import classifier, classify_learned
+
+    assert classifier(ExpiryParams().classifier) is classify
+    assert classifier("learned") is classify_learned
+
+
+class _FakeOutcomes:
+    def __init__(self, answers: dict[str, tuple[str | None, float]]):
+        self.answers = answers
+
+    def read(self, head, text):
+        label, p = self.answers.get(text, ("none", 0.9))
+        return Reading(head, label, p, 0.5)
+
+
+def _attempts(front, events):
+    from stores.structured.extract import Extractor
+
+    x = Extractor(front)
+    for e in events:
+        x.observe(e)
+    return {m.text: m.outcome for m in x.memories("c1") if m.type == "ATTEMPT"}
+
+
+def test_learned_outcomes_settle_steps_the_words_did_not(monkeypatch):
+    from helpers import turn
+
+    from stores.frontend import extract as fx
+
+    fake = _FakeOutcomes({"no dice": ("failed", 0.9), "oh great, that fixed nothing.": ("failed", 0.8),
+                          "Cleared the cache, no joy.": ("failed", 0.7)})
+    monkeypatch.setattr(fx, "front_end", lambda: fake)
+    fx.learned_marks.cache_clear()
+    crash = turn("t1", "The app crashes when I upload a PDF.", 0)
+    suggest = turn("t2", "Please restart the app and try again.", 1, role="agent")
+    for words in ("no dice", "oh great, that fixed nothing."):
+        events = [crash, suggest, turn("t3", words, 2)]
+        assert _attempts("rules", events) != {"Restart application": "failed"}, words  # the words alone miss it
+        assert _attempts("learned", events) == {"Restart application": "failed"}, words
+    # a step named in the sentence is settled by the learned mark at the sentence's end
+    assert _attempts("learned", [crash, turn("t2", "Cleared the cache, no joy.", 1)]) == {"Cleared application cache": "failed"}
+    # an outcome phrase elsewhere in the message keeps the learned head from adding one
+    fake.answers["No errors in the last hour."] = ("failed", 0.9)
+    both = [crash, suggest, turn("t3", "No errors in the last hour. Looks fixed, thanks.", 2)]
+    assert _attempts("learned", both) == _attempts("rules", both) == {"Restart application": "worked"}
+    fx.learned_marks.cache_clear()
+
+
+def test_frontend_train_refuses_a_bad_bank_with_exit_2(tmp_path, capsys):
+    from harness.cli import main
+
+    (tmp_path / "bank.yaml").write_text("hostile:\n  \"yes\": [a]\n  \"no\": {b: c}\n", encoding="utf-8")
+    assert main(["frontend", "train", "--bank", str(tmp_path)]) == 2
+    err = capsys.readouterr()
+    assert "bank.yaml:3: hostile.no: expected a list of phrases" in err.out + err.err
+    assert "Traceback" not in err.out + err.err
+
+
+class _FakeChat:
+    """A local OpenAI-compatible server (127.0.0.1, a thread) answering each request with `answer(body)`."""
+
+    def __init__(self, answer):
+        import http.server
+        import json as _json
+        import threading
+
+        self.requests: list[dict] = []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                body = _json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
+                status, payload = answer(body)
+                data = payload.encode() if isinstance(payload, str) else _json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *a):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class _FakeLearned:
+    """A learned front end stand-in: every head says its default (or the first label), sure."""
+
+    def __init__(self):
+        bank = load_bank()
+        self.heads = {n: type("H", (), {"labels": tuple(sorted(h.labels)), "default": h.default})() for n, h in bank.items()}
+
+    def read_all(self, heads, text):
+        return {h: Reading(h, self.heads[h].default or self.heads[h].labels[0], 0.9, 0.5) for h in heads}
+
+
+def _content(obj) -> dict:
+    import json as _json
+
+    return {"choices": [{"message": {"role": "assistant", "content": _json.dumps(obj)}}]}
+
+
+def test_chat_front_end_reads_the_same_heads_and_falls_back_to_learned_saying_why():
+    from stores.frontend.chat import ChatFront
+
+    answers = {"is anyone real there": {"human_request": "yes", "hostile": "no", "sensitive": "none"},
+               "bad label": {"human_request": "perhaps", "hostile": "no", "sensitive": "none"}}
+
+    def answer(body):
+        text = body["messages"][1]["content"].rsplit("Message: ", 1)[1]
+        if text == "server error":
+            return 500, "{}"
+        if text == "not json":
+            return 200, {"choices": [{"message": {"content": "I think they want a human."}}]}
+        return 200, _content(answers.get(text, {}))
+
+    fake = _FakeChat(answer)
+    try:
+        front = ChatFront(fake.url, model="m1", api_key="sk-test")
+        learned = _FakeLearned()
+        heads = ("human_request", "hostile", "sensitive")
+        r = front.read_all(heads, "is anyone real there", learned)
+        assert r["human_request"].label == "yes" and r["human_request"].describe().startswith("chat:m1 human_request=yes")
+        req = fake.requests[0]
+        assert req["path"] == "/v1/chat/completions" and req["auth"] == "Bearer sk-test"
+        assert req["body"]["temperature"] == 0 and "human_request: one of no, yes" in req["body"]["messages"][1]["content"]
+        front.read_all(heads, "is anyone real there", learned)
+        assert len(fake.requests) == 1  # one question per text per process
+        bad = front.read_all(heads, "bad label", learned)
+        assert bad["human_request"].label == "no" and "not one of no, yes" in bad["human_request"].describe()
+        assert bad["hostile"].source.startswith("chat")
+        for text, why in (("server error", "HTTP 500"), ("not json", "not a JSON object")):
+            r = front.read_all(heads, text, learned)
+            assert all(x.source == "learned" and why in x.describe() for x in r.values()), text
+        front.close()
+    finally:
+        fake.close()
+    down = ChatFront(fake.url, model="m1").read_all(("hostile",), "anything", _FakeLearned())
+    assert down["hostile"].source == "learned" and "no answer" in down["hostile"].describe()
+
+
+def test_chat_front_end_is_off_unless_its_url_is_set(monkeypatch):
+    from stores.frontend import chat
+
+    monkeypatch.delenv("SUPPORTBENCH_REPLY_URL", raising=False)
+    assert chat.chat_front() is None
+    r = chat.chat_readings(("hostile",), "you lot are clowns", _FakeLearned())
+    assert r["hostile"].source == "learned" and "SUPPORTBENCH_REPLY_URL is not set" in r["hostile"].describe()
+
+
+def test_chat_front_end_never_lowers_the_safety_floor(monkeypatch):
+    from stores.frontend import decisions as fd
+
+    monkeypatch.setattr(fd, "front_end", lambda: _FakeLearned())
+    monkeypatch.setattr(fd, "chat_readings", lambda heads, text, learned: {
+        h: Reading(h, "none" if h in ("sensitive", "intent") else "no", 1.0, 0.0, source="chat:m") for h in heads})
+    ctx, rules = _rules("I honestly want to die.")
+    s = fd.read_signals(ctx, ProducerParams(front="chat"), rules)
+    assert s.sensitive == "crisis"
+    ctx, rules = _rules("you lot are clowns")
+    assert not fd.read_signals(ctx, ProducerParams(front="chat"), rules).hostile  # the chat's no, sure
+
+
+def test_chat_front_end_classifies_memory_and_falls_back_to_learned(monkeypatch):
+    from stores.expiry.classifier import classify
+    from stores.frontend import memory as fmem
+
+    fake = _FakeChat(lambda body: (200, _content({"memory_class": "preference"})))
+    try:
+        monkeypatch.setenv("SUPPORTBENCH_REPLY_URL", fake.url)
+        monkeypatch.setenv("SUPPORTBENCH_REPLY_MODEL", "m2")
+        monkeypatch.setattr(fmem, "front_end", lambda: _FakeLearned())
+        monkeypatch.setattr(fmem, "classify_learned", lambda text, role, kind="message": classify(text, role, kind))
+        fmem.classify_chat.cache_clear()
+        c = fmem.classify_chat("mornings are hopeless, text me", "customer")
+        assert c.cls == "preference" and c.rule == "chat:m2 memory_class=preference" and ("contact_channel", "sms") in c.topics
+        assert fmem.classify_chat("Fixed by a new token.", "resolution").cls == "incident"  # records stay the rules'
+    finally:
+        fake.close()
+    monkeypatch.delenv("SUPPORTBENCH_REPLY_URL")
+    fmem.classify_chat.cache_clear()
+    c = fmem.classify_chat("mornings are hopeless, text me", "customer")
+    assert "SUPPORTBENCH_REPLY_URL is not set" in c.rule
+    fmem.classify_chat.cache_clear()
+
+
+@pytest.mark.slow
+def test_learned_decisions_keep_every_canonical_verdict_end_to_end(tmp_path):
+    """`session_state` with the learned front end on the canonical decision scenarios: every plan and
+    route as the gold says (the canonical figures are not worse than the rules'), and each signal's
+    reader is in the run's decisions table."""
+    import glob
+    import json as _json
+
+    import duckdb
+
+    from harness.cli import main
+
+    files = sorted(glob.glob("datasets/canonical/decision-*.yaml"))
+    assert main(["run", *files, "-s", "empty", "-p", "session_state[learned]:producers.front=learned",
+                 "--out", str(tmp_path), "--run-id", "fe", "--quiet"]) == 0
+    rows = duckdb.sql(f"select turn_id, correct, gold_route, route, signals from read_parquet('{tmp_path}/fe/decisions/*.parquet') "
+                      "where decision_case").fetchall()
+    assert len(rows) == 51
+    wrong = [(t, ok, gr, r) for t, ok, gr, r, _ in rows if not ok or (gr is not None and gr != r)]
+    assert not wrong
+    readers = _json.loads(rows[0][4])["readers"]
+    assert {"sensitive", "hostile", "time_critical"} <= set(readers)

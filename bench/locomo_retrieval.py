@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness.format.loader import load_suite  # noqa: E402
 from harness.format.model import Probe  # noqa: E402
-from harness.run.replay import request_for  # noqa: E402
+from harness.replay.probes import request_for  # noqa: E402
 from stores.memory import IndexedMemory  # noqa: E402
 from stores.packing import pack  # noqa: E402
 from stores.protocol import Bundle, ContextRequest  # noqa: E402

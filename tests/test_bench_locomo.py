@@ -36,7 +36,7 @@ def story():
 
 
 def test_recall_is_the_share_of_the_gold_in_the_context_and_among_the_first_k(bench):
-    from harness.run.replay import request_for
+    from harness.replay.probes import request_for
     from stores.memory import MemoryStore
     from stores.packing import header_for
     from stores.tokens import count_tokens
@@ -63,7 +63,7 @@ def test_the_plain_bm25_loop_ranks_by_rank_bm25(bench):
     from rank_bm25 import BM25Okapi
 
     from harness.format.model import Probe
-    from harness.run.replay import request_for
+    from harness.replay.probes import request_for
 
     s, plain = story(), bench.PlainBM25()
     for ev in s.events:

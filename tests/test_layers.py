@@ -28,9 +28,10 @@ ALLOWED: dict[str, set[str]] = {
     "pages": {"harness.analysis", "harness.criteria", "harness.format", "harness.replay", "harness.run", "stores"},
     # the command line sits on everything the harness has
     "harness.cli": {"harness.analysis", "harness.ci", "harness.criteria", "harness.format", "harness.generate",
-                    "harness.run", "stores", "stores.decisions", "stores.expiry", "stores.retrieval"},
+                    "harness.importers", "harness.run", "stores", "stores.decisions", "stores.expiry", "stores.frontend",
+                    "stores.retrieval"},
     # regression gate over the analysis of runs
-    "harness.ci": {"harness.analysis", "harness.criteria", "harness.run", "stores"},
+    "harness.ci": {"harness.analysis", "harness.criteria", "harness.run", "stores", "stores.remote"},
     # reading runs: results, aggregation, comparison, the app's queries
     "harness.analysis": {"harness.criteria", "harness.format", "harness.replay", "harness.run", "stores",
                          "stores.decisions", "stores.expiry", "stores.reply", "stores.session", "stores.structured"},
@@ -43,17 +44,21 @@ ALLOWED: dict[str, set[str]] = {
     # replay on the simulated clock
     "harness.replay": {"harness.format", "stores", "stores.decisions", "stores.reply"},
     "harness.generate": {"harness.format", "stores"},
+    # other people's text into the scenario format
+    "harness.importers": {"harness.format", "stores"},
     # the scenario format
     "harness.format": {"stores", "stores.decisions"},
     # strategies and policies: never the harness
     "stores": {"stores.expiry", "stores.retrieval"},
-    "stores.decisions": STORES,
-    "stores.expiry": STORES,
+    "stores.decisions": {"stores", "stores.frontend"},
+    "stores.expiry": {"stores", "stores.frontend"},
+    # the learned and chat readers the seams above ask (their adapters live in each seam)
+    "stores.frontend": {"stores", "stores.remote", "stores.retrieval"},
     "stores.remote": STORES,
     "stores.retrieval": STORES,
     "stores.session": {"stores", "stores.retrieval"},
-    "stores.structured": {"stores", "stores.remote"},
-    "stores.reply": {"stores", "stores.structured"},
+    "stores.structured": {"stores", "stores.frontend", "stores.remote"},
+    "stores.reply": {"stores", "stores.remote", "stores.structured"},
 }
 
 

@@ -44,7 +44,7 @@ class ProducerParams:
     front: Literal["rules", "learned", "chat"] = "rules"
     """Who reads the customer's words: `rules` (the regular expressions here), `learned` (MiniLM
     embeddings and a classifier per signal trained on the phrase bank, the rules as fallback when it
-    is unsure, and the safety floor on top: stores/frontend/decisions.py), or `chat` (the reply
+    is unsure, and the safety floor on top: stores/decisions/learned.py), or `chat` (the reply
     engine's OpenAI-compatible endpoint, the learned front end as fallback: stores/frontend/chat.py)."""
 
     def __post_init__(self) -> None:
@@ -336,7 +336,7 @@ def produce(ctx: TurnContext, params: ProducerParams = ProducerParams()) -> Sign
     """Every producer on one customer turn (no scripted values), read by `params.front`."""
     signals = produce_rules(ctx, params)
     if params.front in ("learned", "chat"):
-        from stores.frontend.decisions import read_signals
+        from stores.decisions.learned import read_signals
 
         return read_signals(ctx, params, signals)
     return signals

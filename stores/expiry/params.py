@@ -50,7 +50,7 @@ class ExpiryParams:
     classifier: Literal["rules", "learned", "chat"] = "rules"
     """Who sorts items into classes: `rules` (stores/expiry/classifier.py), `learned` (MiniLM
     embeddings and a classifier trained on the phrase bank, the rules when it is unsure:
-    stores/frontend/memory.py), or `chat` (the reply engine's OpenAI-compatible endpoint, the
+    stores/expiry/learned.py), or `chat` (the reply engine's OpenAI-compatible endpoint, the
     learned classifier when it cannot answer)."""
 
     @property

@@ -102,7 +102,7 @@ class ExpiryStage:
         self._ledgers: dict[str, SubjectLedger] = {}
         self._given: dict[str, list[int]] = {}
         """Per customer: positions in its ledger's events that the inner strategy holds, in order."""
-        from stores.frontend.memory import classifier
+        from stores.expiry.learned import classifier
 
         self._classify = classifier(self.expiry.classifier)
         self.rebuilds = 0

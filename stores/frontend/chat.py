@@ -25,7 +25,7 @@ import httpx
 from stores.frontend.model import FrontEnd, Reading
 from stores.remote import wire
 from stores.remote.wire import DEFAULT_MAX_BYTES, Limits, WireError
-from stores.reply.chat import chat_client, endpoint_settings
+from stores.remote.chat_endpoint import chat_client, endpoint_settings
 
 SYSTEM_PROMPT = (
     "You read one message from a customer-support conversation and label it. Answer with one JSON object "

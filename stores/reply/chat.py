@@ -20,7 +20,8 @@ import httpx
 from stores.protocol import Bundle, ContextRequest
 from stores.redaction import redact_url, register, register_url
 from stores.remote import wire
-from stores.remote.wire import DEFAULT_MAX_BYTES, Limits, WireError, make_client
+from stores.remote.chat_endpoint import chat_client, endpoint_settings
+from stores.remote.wire import DEFAULT_MAX_BYTES, Limits, WireError
 from stores.reply.engine import ScriptedEngine
 from stores.reply.model import SupportReply
 from stores.structured.model import Memory
@@ -95,22 +96,6 @@ def _prompt(request: ContextRequest, bundle: Bundle, draft: SupportReply) -> str
     return "\n".join(lines)
 
 
-def chat_client(api_key: str | None, transport: httpx.BaseTransport | None, limits: Limits) -> httpx.Client:
-    """The HTTP client of a chat endpoint (a bearer key when one is given), bounded by `limits`
-    (`stores.remote.wire`: requests through `wire.request` get its whole-call deadline and size cap)."""
-    key = (api_key or "").strip()
-    return make_client(headers={"Authorization": f"Bearer {key}"} if key else {}, limits=limits, transport=transport)
-
-
-def endpoint_settings(env: Mapping[str, str] | None = None) -> tuple[str, str, str | None] | None:
-    """(url, model, key) of the chat endpoint the environment names, or None when SUPPORTBENCH_REPLY_URL is not set."""
-    env = os.environ if env is None else env
-    url = env.get("SUPPORTBENCH_REPLY_URL", "").strip()
-    if not url:
-        return None
-    return url, env.get("SUPPORTBENCH_REPLY_MODEL", "").strip() or "default", env.get("SUPPORTBENCH_REPLY_KEY") or None
-
-
 def reply_engine(env: Mapping[str, str] | None = None, *, transport: httpx.BaseTransport | None = None):
     """The engine the environment asks for: a `ChatEngine` when SUPPORTBENCH_REPLY_URL is set, else the scripted one."""
     settings = endpoint_settings(env)
@@ -120,4 +105,4 @@ def reply_engine(env: Mapping[str, str] | None = None, *, transport: httpx.BaseT
     return ChatEngine(url, model=model, api_key=key, transport=transport)
 
 
-__all__ = ["ChatEngine", "reply_engine", "endpoint_settings", "chat_client", "SYSTEM_PROMPT"]
+__all__ = ["ChatEngine", "reply_engine", "SYSTEM_PROMPT"]

@@ -84,7 +84,7 @@ class Extractor:
     def __init__(self, front: str = "rules") -> None:
         """`front`: who reads outcome phrases in the customer's words, `rules` (the lexicon) or
         `learned` (the lexicon, plus the learned head where the words say nothing or are sarcastic:
-        stores/frontend/extract.py)."""
+        stores/structured/learned.py)."""
         self._customers: dict[str, _Customer] = {}
         self.front = front
 
@@ -189,7 +189,7 @@ class _Run:
         for sentence in sentences(t.text):
             norm, marks, steps = _read(sentence, True, False)
             if self.front == "learned":
-                from stores.frontend.extract import learned_marks
+                from stores.structured.learned import learned_marks
 
                 marks = learned_marks(sentence, norm, marks, add=not said)
             product = product_of(sentence)

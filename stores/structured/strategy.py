@@ -63,7 +63,7 @@ class StructuredParams:
     front: Literal["rules", "learned"] = "rules"
     """Who reads outcomes in the customer's words: `rules` (the lexicon), or `learned` (the lexicon
     plus a head trained on the phrase bank where the words say nothing or are sarcastic:
-    stores/frontend/extract.py)."""
+    stores/structured/learned.py)."""
     hindsight_url: str = secret(env="HINDSIGHT_URL")
     """The Hindsight server (`http://127.0.0.1:8888`); from the environment, never written to a manifest."""
     hindsight_bank: str = secret(env="HINDSIGHT_BANK")

@@ -14,7 +14,7 @@ import yaml
 from stores.decisions.signals import AgentFacts, ProducerParams, Signals, TurnContext, produce_rules
 from stores.frontend import model as fm
 from stores.frontend.bank import BankError, HeadBank, _load_file, all_phrases, load_bank
-from stores.frontend.decisions import HEADS, combine, floor_severity
+from stores.decisions.learned import HEADS, combine, floor_severity
 from stores.frontend.model import Reading
 
 SUITES = ("datasets/canonical", "datasets/challenge")
@@ -225,7 +225,7 @@ def test_memory_classes_learned_sure_unsure_and_catch_all(monkeypatch):
 def test_expiry_params_pick_the_classifier():
     from stores.expiry.classifier import classify
     from stores.expiry.params import ExpiryParams
-    from stores.frontend.memory import classifier, classify_learned
+    from stores.expiry.learned import classifier, classify_learned
 
     assert classifier(ExpiryParams().classifier) is classify
     assert classifier("learned") is classify_learned

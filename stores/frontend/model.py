@@ -8,7 +8,7 @@ the fourth, fold by fold, so every phrase has a validation score from a head tha
 each label's threshold is chosen on those scores (the validation split): the one with the best F1
 of "this label's probability reaches the threshold", except the sensitive labels, which take the
 best F2 (recall first; the safety floor's word list stands beside them: see
-`stores.frontend.decisions`). The classifier is then refitted on the whole bank with those
+`stores.decisions.learned`). The classifier is then refitted on the whole bank with those
 thresholds. Same bank, same model, same seed: the same artefact.
 
 The artefact (weights, thresholds, validation figures) is a NumPy archive in the cache

@@ -198,7 +198,7 @@ class _FakeFront:
 
 
 def test_memory_classes_learned_sure_unsure_and_catch_all(monkeypatch):
-    from stores.frontend import memory as fmem
+    from stores.expiry import learned as fmem
 
     fake = _FakeFront(
         {"I'm never at my desk mornings, text me instead.": ("preference", 0.8),
@@ -252,7 +252,7 @@ def _attempts(front, events):
 def test_learned_outcomes_settle_steps_the_words_did_not(monkeypatch):
     from helpers import turn
 
-    from stores.frontend import extract as fx
+    from stores.structured import learned as fx
 
     fake = _FakeOutcomes({"no dice": ("failed", 0.9), "oh great, that fixed nothing.": ("failed", 0.8),
                           "Cleared the cache, no joy.": ("failed", 0.7)})
@@ -384,7 +384,7 @@ def test_chat_front_end_is_off_unless_its_url_is_set(monkeypatch):
 
 
 def test_chat_front_end_never_lowers_the_safety_floor(monkeypatch):
-    from stores.frontend import decisions as fd
+    from stores.decisions import learned as fd
 
     monkeypatch.setattr(fd, "front_end", lambda: _FakeLearned())
     monkeypatch.setattr(fd, "chat_readings", lambda heads, text, learned: {
@@ -398,7 +398,7 @@ def test_chat_front_end_never_lowers_the_safety_floor(monkeypatch):
 
 def test_chat_front_end_classifies_memory_and_falls_back_to_learned(monkeypatch):
     from stores.expiry.classifier import classify
-    from stores.frontend import memory as fmem
+    from stores.expiry import learned as fmem
 
     fake = _FakeChat(lambda body: (200, _content({"memory_class": "preference"})))
     try:

@@ -30,7 +30,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from stores.registry import CONTROLS
+from stores.registry import CONTROLS, SHORTCUTS
 
 from harness.analysis.results import Results
 from harness.criteria import groups, registry
@@ -299,6 +299,14 @@ def control_labels(res: Results, run: str | None = None) -> set[str]:
     return {r[0] for r in rows}
 
 
+def shortcut_labels(res: Results, run: str | None = None) -> list[str]:
+    """Labels of the run's shortcut controls (`stores.registry.SHORTCUTS`), in the order they are registered."""
+    run = res.pick_run(run)
+    rows = res.rows("SELECT DISTINCT strategy, strategy_name FROM scores WHERE run = ? AND list_contains(?::VARCHAR[], strategy_name)",
+                    [run, list(SHORTCUTS)])
+    return [label for label, name in sorted(rows, key=lambda r: (SHORTCUTS.index(r[1]), r[0]))]
+
+
 def comparison_of(strategies: Sequence[str], controls: set[str]) -> list[str]:
     """The strategies a comparison's shared criteria are decided by: every one shown but the
     controls (all of them when only controls are shown)."""
@@ -369,24 +377,16 @@ class SharedSpread:
     separated, an interval holding 0 that this suite does not tell them apart."""
 
 
-def shared_spread(res: Results, strategies: Sequence[str], criteria: Sequence[str], *, run: str | None = None,
-                  seed: int = 0, where: str = "TRUE", params: Sequence[Any] = (), axis: groups.Axis | None = None,
-                  resamples: int = RESAMPLES) -> SharedSpread:
-    """The shared total's 95 % interval per strategy and the paired intervals of the gaps between
-    neighbours in `strategies`' order (best first), over the `criteria` the total averages.
-
-    A resample's criterion mean is the criterion's metric over the drawn scenarios' cases (a
-    criterion with no case in that draw is left out of that resample's total, as `totals` leaves
-    out a criterion without cases). `where`/`params` narrow the score rows as in `aggregate`."""
-    run = res.pick_run(run)
-    per = res.df(_counts_sql(axis).format(where=where), [run, *params])
-    per = per[per["criterion"].isin(list(criteria)) & per["strategy"].isin(list(strategies))]
-    names = list(strategies)
-    unknown = SharedSpread({s: np.nan for s in names}, {s: np.nan for s in names}, [])  # nothing to resample
+def _resampled_total(per: pd.DataFrame, names: list[str], criteria: Sequence[str], key: str, seed: int,
+                     resamples: int) -> np.ndarray | None:
+    """(resamples + 1) x strategies: the equal-weight mean over `criteria` of each strategy's
+    criterion metric, in each cluster-bootstrap resample of scenarios (drawn from `seed` and `key`),
+    and last, on the whole run (every scenario once); None when no criterion has a case."""
+    per = per[per["criterion"].isin(list(criteria)) & per["strategy"].isin(names)]
     if per.empty or not names:
-        return unknown
+        return None
     scenarios = sorted(per["scenario"].unique())
-    W = resample_weights(len(scenarios), "shared total", seed, resamples)
+    W = np.vstack([resample_weights(len(scenarios), key, seed, resamples), np.ones((1, len(scenarios)))])
     means = []
     for c in criteria:
         sub = per[per["criterion"] == c]
@@ -403,10 +403,32 @@ def shared_spread(res: Results, strategies: Sequence[str], criteria: Sequence[st
         with np.errstate(invalid="ignore", divide="ignore"):
             means.append(np.where(drawn > 0, metric.summarize(sums)["mean"], np.nan))
     if not means:
-        return unknown
+        return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=RuntimeWarning)  # a resample with no case at all: NaN
-        total = np.nanmean(np.stack(means), axis=0)  # resamples x strategies
+        return np.nanmean(np.stack(means), axis=0)
+
+
+def _counts(res: Results, run: str | None, where: str, params: Sequence[Any], axis: groups.Axis | None) -> pd.DataFrame:
+    return res.df(_counts_sql(axis).format(where=where), [res.pick_run(run), *params])
+
+
+def shared_spread(res: Results, strategies: Sequence[str], criteria: Sequence[str], *, run: str | None = None,
+                  seed: int = 0, where: str = "TRUE", params: Sequence[Any] = (), axis: groups.Axis | None = None,
+                  resamples: int = RESAMPLES) -> SharedSpread:
+    """The shared total's 95 % interval per strategy and the paired intervals of the gaps between
+    neighbours in `strategies`' order (best first), over the `criteria` the total averages.
+
+    A resample's criterion mean is the criterion's metric over the drawn scenarios' cases (a
+    criterion with no case in that draw is left out of that resample's total, as `totals` leaves
+    out a criterion without cases). `where`/`params` narrow the score rows as in `aggregate`."""
+    names = list(strategies)
+    unknown = SharedSpread({s: np.nan for s in names}, {s: np.nan for s in names}, [])  # nothing to resample
+    per = _counts(res, run, where, params, axis)
+    total = _resampled_total(per, names, criteria, "shared total", seed, resamples)
+    if total is None:
+        return unknown
+    total = total[:-1]  # the resamples only
     lo, hi = _interval(total)
     gaps = []
     for j in range(len(names) - 1):
@@ -425,3 +447,98 @@ def order_sentence(gaps: Sequence[tuple[str, str, float, float]]) -> str:
              for a, b, lo, hi in gaps]
     return ("How sure the order is (one cluster bootstrap over scenarios for every shared criterion at once; an "
             "interval that holds 0 means this suite does not tell the two apart): " + "; ".join(parts) + ".")
+
+
+SHARED = "shared total"
+"""The `criterion` of the headline's `Separation` (the shared total)."""
+
+
+@dataclass(frozen=True)
+class Separation:
+    """Whether the best design on one criterion (or on the shared total) is separated from every
+    shortcut control: the paired interval of its mean minus each shortcut's lies above 0."""
+
+    criterion: str
+    """A criterion key, or `SHARED` for the shared total."""
+    best: str
+    """The design (a strategy that is no control) with the highest mean on it."""
+    best_mean: float
+    against: tuple[tuple[str, float, float, float], ...]
+    """(shortcut, its mean, lo, hi) for every shortcut that has a case of it: lo/hi bound the 95 %
+    paired cluster-bootstrap interval of best minus that shortcut."""
+
+    @property
+    def separated(self) -> bool:
+        """True when every shortcut's paired interval lies above 0 (vacuously, with no shortcut)."""
+        return all(lo > 0 for _, _, lo, _ in self.against)
+
+    @property
+    def unseparated(self) -> list[str]:
+        """The shortcuts the best design is not separated from."""
+        return [s for s, _, lo, _ in self.against if not lo > 0]
+
+    @property
+    def beaten_by(self) -> list[str]:
+        """The shortcuts whose mean is above the best design's (they beat every design)."""
+        return [s for s, m, _, _ in self.against if m > self.best_mean + 1e-12]
+
+
+def shortcut_separation(res: Results, designs: Sequence[str], shortcuts: Sequence[str], shared: Sequence[str],
+                        criteria: Sequence[str], *, run: str | None = None, seed: int = 0, where: str = "TRUE",
+                        params: Sequence[Any] = (), axis: groups.Axis | None = "strategy",
+                        resamples: int = RESAMPLES) -> list[Separation]:
+    """The separation verdicts of a run: first the shared total (over `shared`, the best design by
+    it against every shortcut), then each of `criteria` (the best design on that criterion against
+    every shortcut that supports it). Resamples are drawn per criterion as `aggregate` draws them
+    (the shared total's as `shared_spread` does), so every interval is paired. Empty when the run
+    has no design or no shortcut."""
+    designs, shortcuts = list(designs), list(shortcuts)
+    if not designs or not shortcuts:
+        return []
+    per = _counts(res, run, where, params, axis)
+    supported = per.assign(sup=per["n"] > per["unsupported"]).groupby(["strategy", "criterion"])["sup"].any()
+    out = []
+    for crit in [SHARED, *criteria]:
+        if crit == SHARED:
+            total = _resampled_total(per, designs + shortcuts, shared, "shared total", seed, resamples)
+            mine, theirs = designs, shortcuts
+        else:
+            mine = [s for s in designs if supported.get((s, crit), False)]
+            theirs = [s for s in shortcuts if supported.get((s, crit), False)]
+            total = _resampled_total(per, mine + theirs, [crit], crit, seed, resamples) if mine else None
+        if total is None:
+            continue
+        point = total[-1]
+        j = int(np.nanargmax(np.where(np.isnan(point[: len(mine)]), -np.inf, point[: len(mine)])))
+        against = []
+        for k, s in enumerate(theirs):
+            diff = total[:-1, j] - total[:-1, len(mine) + k]
+            lo, hi = _interval(diff[:, None])
+            against.append((s, float(point[len(mine) + k]), float(lo[0]), float(hi[0])))
+        out.append(Separation(crit, mine[j], float(point[j]), tuple(against)))
+    return out
+
+
+def separation_sentence(seps: Sequence[Separation]) -> str:
+    """The headline's verdict on the shortcut controls, one sentence; empty without any."""
+    head = next((s for s in seps if s.criterion == SHARED), None)
+    if head is None:
+        return ""
+    worst = max(head.against, key=lambda a: a[1])
+    if head.separated:
+        text = (f"The best design ({head.best}, shared total {head.best_mean:.3f}) is separated from every shortcut "
+                f"control: the closest, {worst[0]} ({worst[1]:.3f}), trails by a paired interval of [{worst[2]:.3f}, {worst[3]:.3f}].")
+    else:
+        text = (f"NOT SEPARATED: the best design ({head.best}, shared total {head.best_mean:.3f}) is not told apart from "
+                + ", ".join(f"{s} ({m:.3f}, paired interval [{lo:.3f}, {hi:.3f}])" for s, m, lo, hi in head.against if not lo > 0)
+                + ": on this suite a trivial rule does as well, so the order of the designs proves little.")
+    loose = [s for s in seps if s.criterion != SHARED and s.against and not s.separated]
+    if loose:
+        text += " Criteria where the best design is not separated from every shortcut: " + "; ".join(
+            f"{s.criterion} ({s.best} {s.best_mean:.2f} vs " + ", ".join(
+                f"{n} {m:.2f}" for n, m, lo, _ in s.against if not lo > 0) + ")" for s in loose) + "."
+    beaten = [s for s in seps if s.criterion != SHARED and s.beaten_by]
+    if beaten:
+        text += " A shortcut beats every design on " + "; ".join(
+            f"{s.criterion} ({', '.join(s.beaten_by)})" for s in beaten) + "."
+    return text

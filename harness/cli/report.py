@@ -68,7 +68,7 @@ def _cells(df: pd.DataFrame, gates: pd.DataFrame | None, comparison: list[str] |
 
 def as_json(run_id: str, df: pd.DataFrame, gates: pd.DataFrame | None = None,
             comparison: list[str] | None = None, policies: pd.DataFrame | None = None,
-            policy_gates: pd.DataFrame | None = None, spread: Any = None) -> dict[str, Any]:
+            policy_gates: pd.DataFrame | None = None, spread: Any = None, separations: list | None = None) -> dict[str, Any]:
     """`{"run": ID, "shared_criteria": [...], "strategies": {NAME: {KEY: cell, ..., "totals": {...}}},
     "policies": {NAME: {KEY: cell, ..., "totals": {...}}}}`.
 
@@ -97,7 +97,12 @@ def as_json(run_id: str, df: pd.DataFrame, gates: pd.DataFrame | None = None,
                 for a, b, lo, hi in spread.gaps]
     none = pd.DataFrame(columns=df.columns)
     pols, _ = _cells(policies if policies is not None else none, policy_gates, None, "policy")
-    return {"run": run_id, "shared_criteria": shared, "shared_gaps": gaps, "strategies": strategies, "policies": pols}
+    seps = [{"criterion": x.criterion, "best": x.best, "best_mean": _num(x.best_mean), "separated": x.separated,
+             "beaten_by": x.beaten_by,
+             "against": [{"shortcut": n, "mean": _num(m), "lo": _num(lo), "hi": _num(hi), "separated": bool(lo > 0)}
+                         for n, m, lo, hi in x.against]} for x in separations or []]
+    return {"run": run_id, "shared_criteria": shared, "shared_gaps": gaps, "shortcut_separation": seps,
+            "strategies": strategies, "policies": pols}
 
 
 def _f(x: Any, digits: int = 2) -> str:
@@ -219,7 +224,8 @@ def metric_note(criteria) -> str:
 
 def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int, gates: pd.DataFrame | None = None,
              comparison: list[str] | None = None, controls: set[str] = frozenset(),
-             policies: pd.DataFrame | None = None, policy_gates: pd.DataFrame | None = None, spread: Any = None) -> str:
+             policies: pd.DataFrame | None = None, policy_gates: pd.DataFrame | None = None, spread: Any = None,
+             separations: list | None = None) -> str:
     from harness.analysis.aggregate import RESAMPLES, order_sentence, shared_criteria
 
     lines = [f"# supportbench report: run {run_id}", ""]
@@ -250,6 +256,7 @@ def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int, g
     ]
     if spread is not None and spread.gaps:
         lines += [order_sentence(spread.gaps), ""]
+    lines += separation_md(separations or [])
     if gates is not None and len(gates):
         g_rows = gate_grid(df, gates, strategies)
         lines += ["## Gates", "",
@@ -259,8 +266,35 @@ def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int, g
         failures = gate_failures(gates, strategies)
         lines += ["", "Failing gate cases:" if failures else "Every strategy passes every gate.", "", *failures]
         lines += [""] if failures else []
-    lines += ["Controls (oracle, empty) are " + ("included." if include_controls else "left out (`--all` shows them)."), ""]
+    lines += ["Controls (oracle, empty and the shortcut controls) are "
+              + ("included." if include_controls else "left out (`--all` shows them)."), ""]
     return "\n".join(lines)
+
+
+def separation_md(seps: list) -> list[str]:
+    """The markdown section on the shortcut controls: the headline's verdict sentence, then per
+    criterion the best design, the closest shortcut and whether every shortcut is separated."""
+    from harness.analysis.aggregate import separation_sentence
+
+    if not seps:
+        return ["No shortcut controls ran, so nothing here shows the order is not won by a trivial rule "
+                "(`supportbench run` runs them by default).", ""]
+    lines = ["## Shortcut controls", "", separation_sentence(seps), "",
+             "| criterion | best design | closest shortcut | paired interval (best − shortcut) | separated from every shortcut |",
+             "| --- | --- | --- | --- | --- |"]
+    for s in seps:
+        if not s.against:
+            lines.append(f"| {s.criterion} | {s.best} {_f(s.best_mean)} | no shortcut supports it | – | yes |")
+            continue
+        name, mean, lo, hi = max(s.against, key=lambda a: a[1])
+        verdict = "yes" if s.separated else "NO: " + ", ".join(s.unseparated)
+        if s.beaten_by:
+            verdict += f" (beaten by {', '.join(s.beaten_by)})"
+        lines.append(f"| {s.criterion} | {s.best} {_f(s.best_mean)} | {name} {_f(mean)} | [{_f(lo, 3)}, {_f(hi, 3)}] | {verdict} |")
+    lines += ["", "Each interval is a 95 % paired cluster bootstrap over scenarios (the resamples of the criterion's "
+              "interval); separated means it lies above 0. The shortcut controls read only positions, roles, times and "
+              "the task's words (`stores.shortcuts`).", ""]
+    return lines
 
 
 def _policy_md(policies: pd.DataFrame, policy_gates: pd.DataFrame | None) -> list[str]:
@@ -285,7 +319,8 @@ def main(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from harness.analysis.aggregate import (aggregate, comparison_of, control_labels, gates, order_sentence, quality_criteria,
-                                            shared_criteria, shared_spread)
+                                            separation_sentence, shared_criteria, shared_spread, shortcut_labels,
+                                            shortcut_separation)
     from harness.analysis.results import Results, resolve_run
     from harness.run.runstore import write_text_atomic
 
@@ -306,8 +341,10 @@ def main(args: argparse.Namespace) -> int:
         compared = [s for s in ranked(df, comparison, controls) if s in set(comparison)]  # controls decide no order
         spread = (shared_spread(res, compared, shared_criteria(df, comparison), seed=seed, axis="strategy")
                   if not df.empty else None)
+        seps = (shortcut_separation(res, compared, shortcut_labels(res), shared_criteria(df, comparison),
+                                    quality_criteria(df), seed=seed) if not df.empty else [])
     run_id = manifest.get("run_id", path.name)
-    md = markdown(run_id, df, args.all, seed, gate_rows, comparison, controls, pol, pol_gates, spread)
+    md = markdown(run_id, df, args.all, seed, gate_rows, comparison, controls, pol, pol_gates, spread, seps)
     written = True
     try:
         write_text_atomic(path / "report.md", md)
@@ -315,7 +352,7 @@ def main(args: argparse.Namespace) -> int:
         written = False
         console.print(f"warning: could not write {path / 'report.md'}: {(e.strerror or str(e)).lower()}")
     if args.format == "json":
-        sys.stdout.write(json.dumps(as_json(run_id, df, gate_rows, comparison, pol, pol_gates, spread), indent=2, allow_nan=False) + "\n")
+        sys.stdout.write(json.dumps(as_json(run_id, df, gate_rows, comparison, pol, pol_gates, spread, seps), indent=2, allow_nan=False) + "\n")
         return 0
     if args.format == "md":
         sys.stdout.write(md)
@@ -353,6 +390,8 @@ def main(args: argparse.Namespace) -> int:
     out.print(table)
     if spread is not None and spread.gaps:
         out.print(order_sentence(spread.gaps), markup=False)
+    if seps:
+        out.print(separation_sentence(seps), markup=False)
     failing = [g for g in gate_rows.to_dict("records") if g["passed"] is False]
     for g in failing:
         c = g["cases"][0]

@@ -15,7 +15,7 @@ def test_json_is_exactly_the_documented_object(tmp_path, capsys):
     run = execute([outage_story()], parse_specs("oracle,empty,history_stuffing"), tmp_path, run_id="r")
     assert main(["report", str(run.path), "--format", "json"]) == 0
     obj = json.loads(capsys.readouterr().out)
-    assert set(obj) == {"run", "shared_criteria", "shared_gaps", "strategies", "policies"} and obj["run"] == "r"
+    assert set(obj) == {"run", "shared_criteria", "shared_gaps", "shortcut_separation", "strategies", "policies"} and obj["run"] == "r"
     assert obj["shared_gaps"] == []  # one strategy compared: no neighbours
     assert obj["policies"] == {}  # no decision policy in this run
     assert list(obj["strategies"]) == ["history_stuffing"]  # controls only with --all

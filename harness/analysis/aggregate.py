@@ -479,8 +479,15 @@ class Separation:
 
     @property
     def beaten_by(self) -> list[str]:
-        """The shortcuts whose mean is above the best design's (they beat every design)."""
-        return [s for s, m, _, _ in self.against if m > self.best_mean + 1e-12]
+        """The shortcuts that beat every design: their paired interval against the best design
+        lies below 0 (ahead, and separated the other way)."""
+        return [s for s, _, _, hi in self.against if hi < 0]
+
+    @property
+    def ahead(self) -> list[str]:
+        """The shortcuts whose mean is above the best design's, though not by a separated
+        margin (their interval holds 0): a tie on this suite, named so no lead is hidden."""
+        return [s for s, m, _, hi in self.against if m > self.best_mean + 1e-12 and not hi < 0]
 
 
 def shortcut_separation(res: Results, designs: Sequence[str], shortcuts: Sequence[str], shared: Sequence[str],
@@ -537,8 +544,13 @@ def separation_sentence(seps: Sequence[Separation]) -> str:
         text += " Criteria where the best design is not separated from every shortcut: " + "; ".join(
             f"{s.criterion} ({s.best} {s.best_mean:.2f} vs " + ", ".join(
                 f"{n} {m:.2f}" for n, m, lo, _ in s.against if not lo > 0) + ")" for s in loose) + "."
-    beaten = [s for s in seps if s.criterion != SHARED and s.beaten_by]
+    beaten = [s for s in seps if s.beaten_by]
     if beaten:
-        text += " A shortcut beats every design on " + "; ".join(
+        text += " A shortcut beats every design (separated) on " + "; ".join(
             f"{s.criterion} ({', '.join(s.beaten_by)})" for s in beaten) + "."
+    ahead = [s for s in seps if s.ahead]
+    if ahead:
+        text += " A shortcut is ahead of every design, within the interval, on " + "; ".join(
+            f"{s.criterion} ({', '.join(f'{n} {m:.3f}' for n, m, _, _ in s.against if n in s.ahead)} vs {s.best_mean:.3f})"
+            for s in ahead) + "."
     return text

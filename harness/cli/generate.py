@@ -22,7 +22,7 @@ def register(sub) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from harness.generate import REPORTED, generate_suite, label_counts
+    from harness.generate import REPORTED, generate_suite, label_counts, shortcut_shares
     from harness.format.loader import validate_paths
 
     if args.customers < 1:
@@ -57,6 +57,17 @@ def main(args: argparse.Namespace) -> int:
         + ", ".join(f"{k} {c[k]}" for k in REPORTED)
         + f"; health bands on {stats['health_labelled']} probes, {stats['health_skipped']} left without one "
         "(near a band edge, or the documented readings disagree)"
+    )
+    sh = shortcut_shares(files)
+    pct = lambda k, n: f"{sh.get(k, 0)} of {sh.get(n, 0)} ({sh.get(k, 0) / sh[n]:.0%})" if sh.get(n) else "none"  # noqa: E731
+    reps = stats["repeat_probes"]
+    console.print(
+        "against shortcuts: ordering pairs with a customer turn on top "
+        + pct("pairs_customer_top", "pairs")
+        + "; identity facts said as their session's first customer turn " + pct("identity_first", "identity")
+        + ", as its 2nd or 3rd " + pct("identity_2nd_3rd", "identity") + ", later " + pct("identity_later", "identity")
+        + "; repeats whose session is the one sharing the most keywords with the probe's turn "
+        + (f"{stats['repeat_max_overlap']} of {reps} ({stats['repeat_max_overlap'] / reps:.0%})" if reps else "none")
     )
     print(out)
     return 0

@@ -98,7 +98,7 @@ def as_json(run_id: str, df: pd.DataFrame, gates: pd.DataFrame | None = None,
     none = pd.DataFrame(columns=df.columns)
     pols, _ = _cells(policies if policies is not None else none, policy_gates, None, "policy")
     seps = [{"criterion": x.criterion, "best": x.best, "best_mean": _num(x.best_mean), "separated": x.separated,
-             "beaten_by": x.beaten_by,
+             "beaten_by": x.beaten_by, "ahead": x.ahead,
              "against": [{"shortcut": n, "mean": _num(m), "lo": _num(lo), "hi": _num(hi), "separated": bool(lo > 0)}
                          for n, m, lo, hi in x.against]} for x in separations or []]
     return {"run": run_id, "shared_criteria": shared, "shared_gaps": gaps, "shortcut_separation": seps,
@@ -290,6 +290,8 @@ def separation_md(seps: list) -> list[str]:
         verdict = "yes" if s.separated else "NO: " + ", ".join(s.unseparated)
         if s.beaten_by:
             verdict += f" (beaten by {', '.join(s.beaten_by)})"
+        elif s.ahead:
+            verdict += f" ({', '.join(s.ahead)} ahead within the interval)"
         lines.append(f"| {s.criterion} | {s.best} {_f(s.best_mean)} | {name} {_f(mean)} | [{_f(lo, 3)}, {_f(hi, 3)}] | {verdict} |")
     lines += ["", "Each interval is a 95 % paired cluster bootstrap over scenarios (the resamples of the criterion's "
               "interval); separated means it lies above 0. The shortcut controls read only positions, roles, times and "

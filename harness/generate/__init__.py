@@ -20,7 +20,7 @@ import yaml
 from harness.generate.compose import ScenarioWriter, State
 from harness.generate.plan import PROFILES, CustomerPlan, plan_customer
 
-__all__ = ["PROFILES", "generate_suite", "write_suite", "label_counts", "REPORTED"]
+__all__ = ["PROFILES", "generate_suite", "write_suite", "label_counts", "shortcut_shares", "REPORTED"]
 
 REPORTED = ("identity", "preferences", "superseded", "include", "exclude", "above",
             "repeat_of", "not_repeat_of", "fix_before", "health", "expired", "on", "forget")
@@ -67,6 +67,8 @@ def _scenario(seed: int, profile_name: str, group: list[int], stats: Counter | N
     if stats is not None:
         stats["health_labelled"] += w.health_labelled
         stats["health_skipped"] += w.health_skipped
+        stats["repeat_max_overlap"] += w.repeats_max_overlap[0]
+        stats["repeat_probes"] += w.repeats_max_overlap[1]
     return _document(seed, profile_name, plans, w)
 
 
@@ -131,7 +133,9 @@ def dump(doc: dict[str, Any]) -> str:
 def generate_suite(customers: int, seed: int = 0, profile: str = "realistic", stats: Counter | None = None) -> dict[str, str]:
     """`{file name: YAML text}` for `customers` generated customers. `stats`, when given, is
     incremented with `health_labelled` (probes given a health band) and `health_skipped` (probes
-    that could have carried one but were left without: near a band edge, or readings disagree)."""
+    that could have carried one but were left without: near a band edge, or readings disagree),
+    `repeat_probes` and `repeat_max_overlap` (those whose repeated session is the resolved session
+    sharing the most keywords with the probe's turn)."""
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r} (known: {', '.join(PROFILES)})")
     if customers < 1:
@@ -175,3 +179,35 @@ def label_counts(texts: dict[str, str] | list[str]) -> Counter:
             elif "forget" in ev:
                 c["forget"] += 1
     return c
+
+
+def shortcut_shares(texts: dict[str, str] | list[str]) -> dict[str, int]:
+    """What a trivial rule could exploit, counted from the YAML alone: ordering pairs (`above`
+    and `fix_before`) and those whose top item is a customer turn (`pairs`, `pairs_customer_top`);
+    identity gold (distinct ids) said as its session's first customer turn, as its 2nd or 3rd, or
+    later (`identity`, `identity_first`, `identity_2nd_3rd`, `identity_later`)."""
+    c: Counter = Counter()
+    for text in (texts.values() if isinstance(texts, dict) else texts):
+        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        role: dict[str, str] = {}
+        place: dict[str, int] = {}
+        spoken: Counter = Counter()
+        session, gold = None, set()
+        for ev in doc["events"]:
+            session = ev.get("session", session)
+            if "turn" in ev:
+                role[ev["id"]] = ev.get("role", "customer")
+                if role[ev["id"]] == "customer":
+                    spoken[session] += 1
+                    place[ev["id"]] = spoken[session]
+            elif "probe" in ev:
+                exp = ev.get("expect", {})
+                for first, _ in (*exp.get("above", ()), *exp.get("fix_before", ())):
+                    c["pairs"] += 1
+                    c["pairs_customer_top"] += role.get(first, "resolution") == "customer"
+                gold.update(exp.get("identity", ()))
+        for g in gold:
+            c["identity"] += 1
+            k = place.get(g, 0)
+            c["identity_first" if k == 1 else "identity_2nd_3rd" if k in (2, 3) else "identity_later"] += 1
+    return dict(c)

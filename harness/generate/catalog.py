@@ -39,6 +39,10 @@ class Issue:
     """Resolution summaries."""
     lookalike: str
     """The issue of the same area that shares its words but not its cause."""
+    own_fix: tuple[str, ...] = ()
+    """The working step as the customer tells it, having taken it on their side (kind: action)."""
+    topic: str = ""
+    """How a customer names the problem when asking about it later (a noun phrase)."""
 
 
 AREAS = ("connectors", "billing", "mobile app", "SSO", "exports", "API")
@@ -82,6 +86,10 @@ _add(Issue(
         "{wh} nightly load timed out because the warehouse takes 60-90s to resume from auto-suspend, longer than the 30s connect timeout. Fixed by raising connect_timeout to 120s.",
         "Connection timeout on the {wh} connector: slow warehouse resume after auto-suspend. connect_timeout raised from 30s to 120s; load succeeded.",
     ),
+    own_fix=(
+        "Update from our side: we raised connect_timeout on the {wh} connection from 30s to 120s ourselves and the nightly load went through.",
+    ),
+    topic="the nightly {wh} load timing out",
 ))
 _add(Issue(
     key="conn-auth", area="connectors", lookalike="conn-timeout",
@@ -114,6 +122,10 @@ _add(Issue(
         "{wh} connector authentication failure after the customer rotated the integration user's password. Fixed by updating the stored credentials and restoring the LOADER role.",
         "Sync failed on {wh} because the integration credentials were rotated. Re-authorized the connector; not a timeout problem.",
     ),
+    own_fix=(
+        "Our admin typed the rotated integration password into the {wh} connector and gave the user its LOADER role back; the nightly load ran clean.",
+    ),
+    topic="the authentication error on the {wh} connector",
 ))
 _add(Issue(
     key="bill-double", area="billing", lookalike="bill-tax",
@@ -147,6 +159,10 @@ _add(Issue(
         "Duplicate {month} subscription charge after a card update retried a payment that had succeeded. Second payment refunded and duplicate invoice voided.",
         "Charged twice for the {month} renewal; refunded the duplicate and voided the extra invoice.",
     ),
+    own_fix=(
+        "Our finance team used the refund button on the billing page for the second {month} payment and voided the duplicate invoice; the bank shows the refund pending.",
+    ),
+    topic="the double charge on our card",
 ))
 _add(Issue(
     key="bill-tax", area="billing", lookalike="bill-double",
@@ -179,6 +195,10 @@ _add(Issue(
         "Tax charged because the billing profile had no VAT ID for the new billing country. VAT ID added, credit note and corrected invoice issued.",
         "Wrong invoice amount due to missing tax exemption after a billing address change; fixed by adding the VAT number and re-issuing.",
     ),
+    own_fix=(
+        "We entered our VAT ID for the new country in the billing profile ourselves and downloaded the re-issued reverse-charge invoice; the tax line is gone.",
+    ),
+    topic="the tax added to our invoice",
 ))
 _add(Issue(
     key="mobile-crash", area="mobile app", lookalike="mobile-push",
@@ -212,6 +232,10 @@ _add(Issue(
         "Mobile app crash after sign-in on 5.4.0 ({os}). Fixed by updating to the 5.4.2 hotfix build.",
         "App closed at sign-in after the 5.4.0 update; resolved with the 5.4.2 hotfix from the store.",
     ),
+    own_fix=(
+        "I installed build 5.4.2 from the store myself and the app signs in normally now.",
+    ),
+    topic="the app crashing at sign-in",
 ))
 _add(Issue(
     key="mobile-push", area="mobile app", lookalike="mobile-crash",
@@ -244,6 +268,10 @@ _add(Issue(
         "No push notifications after an {os} update reset the app's notification permission. Re-enabled in system settings.",
         "Missing phone alerts: OS-level notification permission was off after the update; turned back on.",
     ),
+    own_fix=(
+        "I switched the app's notifications back on in the phone's {os} settings, the update had turned them off; the test alert came through.",
+    ),
+    topic="the missing push notifications on our phones",
 ))
 _add(Issue(
     key="sso-cert", area="SSO", lookalike="sso-provision",
@@ -277,6 +305,10 @@ _add(Issue(
         "SSO via {idp} failed with an invalid signature after the customer rotated the IdP signing certificate. Fixed by uploading the new certificate.",
         "SAML signature error after a {idp} certificate rotation; new certificate uploaded to the SAML settings.",
     ),
+    own_fix=(
+        "Our IT admin uploaded the new {idp} signing certificate to the SAML settings and sign-in works for everyone again.",
+    ),
+    topic="the {idp} signature error at sign-in",
 ))
 _add(Issue(
     key="sso-provision", area="SSO", lookalike="sso-cert",
@@ -309,6 +341,10 @@ _add(Issue(
         "New hires could not sign in through {idp}: their group was not assigned to SCIM provisioning, so no accounts existed. Group assigned.",
         "SSO 'user not found' for new employees; fixed by adding their {idp} group to provisioning. Not a certificate issue.",
     ),
+    own_fix=(
+        "Our IT admin added the new hires' group to the SCIM provisioning assignment in {idp}; their accounts got created and they can sign in.",
+    ),
+    topic="new hires unable to sign in through {idp}",
 ))
 _add(Issue(
     key="export-truncated", area="exports", lookalike="export-encoding",
@@ -342,6 +378,10 @@ _add(Issue(
         "CSV export capped at 10,000 rows because direct downloads are limited. Enabled background exports; full file delivered.",
         "Truncated export at 10k rows; resolved by running the export as an asynchronous job.",
     ),
+    own_fix=(
+        "I turned on background exports in the workspace settings and ran the full CSV export as a job; the emailed file has every row.",
+    ),
+    topic="the CSV export stopping at 10,000 rows",
 ))
 _add(Issue(
     key="export-encoding", area="exports", lookalike="export-truncated",
@@ -374,6 +414,10 @@ _add(Issue(
         "Accented characters garbled in CSV exports opened in Excel: encoding mismatch. Export set to UTF-8 with BOM.",
         "Broken characters in the tickets export; fixed by exporting UTF-8 with BOM. Not a row-limit problem.",
     ),
+    own_fix=(
+        "I set the export encoding to UTF-8 with BOM in the export settings; the accents show correctly in Excel now.",
+    ),
+    topic="the garbled accents in the CSV export",
 ))
 _add(Issue(
     key="webhook-signature", area="API", lookalike="api-rate",
@@ -407,6 +451,10 @@ _add(Issue(
         "Webhook signature mismatch (401) after the customer regenerated the signing secret but kept the old one on their receiver. Receiver updated.",
         "Webhooks refused because the receiver still used the old secret; new signing secret configured.",
     ),
+    own_fix=(
+        "We put the regenerated signing secret into our receiver's verification code and the events verify and process again.",
+    ),
+    topic="your webhooks failing our signature check",
 ))
 _add(Issue(
     key="api-rate", area="API", lookalike="webhook-signature",
@@ -439,6 +487,10 @@ _add(Issue(
         "429 rate limiting after the customer raised polling to every 10s across 40 workers. Moved to the batch endpoint with backoff.",
         "API calls rejected with 429: request volume over the rate limit. Fixed with bulk endpoint and Retry-After handling.",
     ),
+    own_fix=(
+        "We moved our client to your batch events endpoint and made it back off on Retry-After; no more 429s.",
+    ),
+    topic="the 429 errors on our API calls",
 ))
 
 OUTAGES: dict[str, dict[str, tuple[str, ...]]] = {
@@ -521,6 +573,11 @@ WORKS_NOW: tuple[str, ...] = (
     "That worked, everything is back to normal. Thank you!", "Confirmed, it works now. Thanks for the help.",
     "Yes, that fixed it. Much appreciated.", "All good now, thank you.",
 )
+ASK_LATER: tuple[str, ...] = (
+    "A question for next time: if {topic} comes back, what should we try first?",
+    "Should we ever run into {topic} again, which step do we start with?",
+)
+"""A later session's question about an earlier problem's fix (`{topic}`: `Issue.topic`)."""
 REPEAT_OPENERS: tuple[str, ...] = (
     "Hi again, I think we're seeing something we had before.", "Hello, we have a problem that looks familiar.",
     "Hi, sorry to bother you again.", "Hey, new week, new trouble.",

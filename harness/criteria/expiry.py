@@ -6,9 +6,10 @@ and why, and whether its classes agree with the turns' gold labels.
   `harness.criteria.bundle.present`) AND its receipt row must carry a reason that names an
   expiry rule (`stores.expiry.is_expiry_reason`, e.g. "expired: sentiment older than 7 days,
   said 2026-03-04") AND that rule must be the one of the item's gold class (its turn `label:`;
-  `stores.expiry.reason_class` reads which class's rule wrote a reason). Removal by the
-  catch-all for unclassified items is a classification miss, shown as such; an item without a
-  gold label passes with any rule but the catch-all. An item that is out only because the budget
+  `stores.expiry.reason_class` reads which class's rule wrote a reason). Removal of a labelled
+  item by the catch-all for unclassified items is a classification miss, shown as such; an item
+  without a gold label (the gold names no class: what fits none is the catch-all's) passes with
+  any expiry rule. An item that is out only because the budget
   or a rank cut-off left it out does not count: nothing decided it had expired. Strategies
   without the `expiry` capability (without the stage) are `unsupported`.
 - `expiry_classes` (scenarios with labelled turns, strategies with the `expiry` capability): the
@@ -70,11 +71,13 @@ def _wrong_rule(o: ProbeOutcome, item_id: str, reason: str) -> str | None:
     if reason == ORACLE_EXPIRED:
         return None
     gold = tuple(o.scenario.gold_of(item_id).label or ())
+    if not gold:  # the gold names no class (what fits none is the catch-all's): any expiry rule is its rule
+        return None
     got = reason_class(reason)
     if got == CATCH_ALL:
-        named = f"its gold class is {'/'.join(gold)}" if gold else "it has no gold class"
-        return f"{item_id} was removed by the catch-all for unclassified items ({reason!r}): a classification miss ({named})"
-    if gold and got not in gold:
+        return (f"{item_id} was removed by the catch-all for unclassified items ({reason!r}): a classification miss "
+                f"(its gold class is {'/'.join(gold)})")
+    if got not in gold:
         return f"{item_id} was removed by the {got or 'unknown'} rule ({reason!r}), but its gold class is {'/'.join(gold)}"
     return None
 
@@ -83,7 +86,7 @@ def _wrong_rule(o: ProbeOutcome, item_id: str, reason: str) -> str | None:
            applies=lambda p: bool(p.expect.expired))
 def expiry(o: ProbeOutcome) -> Score:
     """Share of the probe's `expired` ids that are out of the context and whose receipt row
-    names the expiry rule of their gold class (not the catch-all); passes when all are."""
+    names the expiry rule of their gold class (for a labelled item, not the catch-all); passes when all are."""
     v = view(o)
     reasons = _reasons(o)
     ids = list(o.probe.expect.expired)

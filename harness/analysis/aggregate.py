@@ -248,11 +248,13 @@ def gate_criteria(df: pd.DataFrame) -> list[str]:
 def shared_criteria(df: pd.DataFrame, comparison: Sequence[str] | None = None,
                     axis: groups.Axis = "strategy") -> list[str]:
     """The quality criteria every strategy of `comparison` (default: every strategy of `df`)
-    supports: the criteria the shared headline total compares them on."""
+    supports, of the groups that may enter the headline (`Group.headline`; the reply engine's
+    criteria are reported apart): the criteria the shared headline total compares them on."""
     members = set(comparison) if comparison else set(df["strategy"])
     d = df[df["strategy"].isin(members)]
     ok = d.assign(ok=supports(d)).groupby("criterion")["ok"].agg(lambda x: bool(x.all()) and len(x) == len(members))
-    return [c for c in quality_criteria(df, axis) if ok.get(c, False)]
+    headline = {c for c, g in zip(df["criterion"], df["grp"]) if groups.in_headline(g)}
+    return [c for c in quality_criteria(df, axis) if ok.get(c, False) and c in headline]
 
 
 def totals(df: pd.DataFrame, comparison: Sequence[str] | None = None, axis: groups.Axis = "strategy") -> pd.DataFrame:

@@ -284,7 +284,7 @@ def separation_md(seps: list) -> list[str]:
              "| --- | --- | --- | --- | --- |"]
     for s in seps:
         if not s.against:
-            lines.append(f"| {s.criterion} | {s.best} {_f(s.best_mean)} | no shortcut supports it | – | yes |")
+            lines.append(f"| {s.criterion} | {s.best} {_f(s.best_mean)} | no shortcut supports it | – | – |")
             continue
         name, mean, lo, hi = max(s.against, key=lambda a: a[1])
         verdict = "yes" if s.separated else "NO: " + ", ".join(s.unseparated)

@@ -26,7 +26,7 @@ def test_json_is_exactly_the_documented_object(tmp_path, capsys):
     assert set(cells["repeat_issue"]) == cell | {"precision", "recall"}
     assert set(cells["token_budget"]) == cell | {"gate"} and cells["token_budget"]["gate"] == {"passed": True, "failing": 0, "cases": []}
     assert cells["totals"]["coverage"] == [3, 3]  # recall, session ranking, repeat detection
-    assert set(cells["totals"]) == {"shared", "shared_lo", "shared_hi", "coverage", "core", "extra", "reply"}
+    assert set(cells["totals"]) == {"shared", "shared_lo", "shared_hi", "coverage", "core", "extra", "reply", "reply_engine"}
     assert cells["totals"]["shared_lo"] <= cells["totals"]["shared"] <= cells["totals"]["shared_hi"]
     assert 0 <= cells["recall"]["pass_lo"] <= cells["recall"]["pass_rate"] <= cells["recall"]["pass_hi"] <= 1
     assert cells["recall"]["pass_interval"] in ("wilson", "bootstrap")

@@ -22,9 +22,11 @@ bootstrap is done here, in numpy. The rules (docs/criteria.md, "Aggregation and 
 
 from __future__ import annotations
 
+import tomllib
 import warnings
 import zlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -245,16 +247,41 @@ def gate_criteria(df: pd.DataFrame) -> list[str]:
     return [c for c, g in dict.fromkeys(zip(df["criterion"], df["grp"])) if groups.is_gate(g)]
 
 
-def shared_criteria(df: pd.DataFrame, comparison: Sequence[str] | None = None,
-                    axis: groups.Axis = "strategy") -> list[str]:
-    """The quality criteria every strategy of `comparison` (default: every strategy of `df`)
-    supports, of the groups that may enter the headline (`Group.headline`; the reply engine's
-    criteria are reported apart): the criteria the shared headline total compares them on."""
+MIN_CASES = int(tomllib.loads((Path(__file__).parents[1] / "criteria" / "config.toml").read_text(encoding="utf-8"))
+                ["shared"]["min_cases"])
+"""A quality criterion with fewer cases than this in a run is left out of the shared total (`thin_criteria`)."""
+
+
+def thin_criteria(df: pd.DataFrame, comparison: Sequence[str] | None = None,
+                  axis: groups.Axis = "strategy") -> list[tuple[str, int]]:
+    """(criterion, cases) of the headline-group quality criteria with fewer than `MIN_CASES` cases
+    for some strategy of `comparison` in this run: flagged, and left out of the shared total
+    (unless every shared criterion is that thin: then none is left out, all are flagged)."""
+    members = set(comparison) if comparison else set(df["strategy"])
+    d = df[df["strategy"].isin(members)]
+    n = d.groupby("criterion")["n"].min()
+    return [(c, int(n[c])) for c in _supported_headline(df, comparison, axis) if 0 < n[c] < MIN_CASES]
+
+
+def _supported_headline(df: pd.DataFrame, comparison: Sequence[str] | None, axis: groups.Axis) -> list[str]:
+    """The quality criteria of headline groups that every strategy of `comparison` supports."""
     members = set(comparison) if comparison else set(df["strategy"])
     d = df[df["strategy"].isin(members)]
     ok = d.assign(ok=supports(d)).groupby("criterion")["ok"].agg(lambda x: bool(x.all()) and len(x) == len(members))
     headline = {c for c, g in zip(df["criterion"], df["grp"]) if groups.in_headline(g)}
     return [c for c in quality_criteria(df, axis) if ok.get(c, False) and c in headline]
+
+
+def shared_criteria(df: pd.DataFrame, comparison: Sequence[str] | None = None,
+                    axis: groups.Axis = "strategy") -> list[str]:
+    """The quality criteria every strategy of `comparison` (default: every strategy of `df`)
+    supports, of the groups that may enter the headline (`Group.headline`; the reply engine's
+    criteria are reported apart), with at least `MIN_CASES` cases (`thin_criteria`): the criteria
+    the shared headline total compares them on."""
+    shared = _supported_headline(df, comparison, axis)
+    thin = {c for c, _ in thin_criteria(df, comparison, axis)}
+    # a run where every criterion is thin (a handful of probes) keeps them all: they are flagged, none outweighs another
+    return [c for c in shared if c not in thin] or shared
 
 
 def totals(df: pd.DataFrame, comparison: Sequence[str] | None = None, axis: groups.Axis = "strategy") -> pd.DataFrame:

@@ -101,7 +101,10 @@ def as_json(run_id: str, df: pd.DataFrame, gates: pd.DataFrame | None = None,
              "beaten_by": x.beaten_by, "ahead": x.ahead,
              "against": [{"shortcut": n, "mean": _num(m), "lo": _num(lo), "hi": _num(hi), "separated": bool(lo > 0)}
                          for n, m, lo, hi in x.against]} for x in separations or []]
-    return {"run": run_id, "shared_criteria": shared, "shared_gaps": gaps, "shortcut_separation": seps,
+    from harness.analysis.aggregate import thin_criteria
+
+    thin = [{"criterion": c, "n": n, "left_out": c not in shared} for c, n in thin_criteria(df, comparison)] if not df.empty else []
+    return {"run": run_id, "shared_criteria": shared, "thin_criteria": thin, "shared_gaps": gaps, "shortcut_separation": seps,
             "strategies": strategies, "policies": pols}
 
 
@@ -226,7 +229,7 @@ def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int, g
              comparison: list[str] | None = None, controls: set[str] = frozenset(),
              policies: pd.DataFrame | None = None, policy_gates: pd.DataFrame | None = None, spread: Any = None,
              separations: list | None = None) -> str:
-    from harness.analysis.aggregate import RESAMPLES, order_sentence, shared_criteria
+    from harness.analysis.aggregate import MIN_CASES, RESAMPLES, order_sentence, shared_criteria, thin_criteria
 
     lines = [f"# supportbench report: run {run_id}", ""]
     has_policies = policies is not None and not policies.empty
@@ -256,6 +259,13 @@ def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int, g
     ]
     if spread is not None and spread.gaps:
         lines += [order_sentence(spread.gaps), ""]
+    thin = thin_criteria(df, comparison)
+    if thin:
+        left = not {c for c, _ in thin} & set(shared)
+        lines += [f"Fewer than {MIN_CASES} cases in this run: " + ", ".join(f"{c} (n={n})" for c, n in thin)
+                  + ("; left out of the shared total, which would otherwise weigh them as much as a criterion with "
+                     "hundreds of cases." if left else "; every shared criterion is that thin, so none is left out: "
+                     "read the total with that in mind."), ""]
     lines += separation_md(separations or [])
     if gates is not None and len(gates):
         g_rows = gate_grid(df, gates, strategies)
@@ -322,7 +332,7 @@ def main(args: argparse.Namespace) -> int:
 
     from harness.analysis.aggregate import (aggregate, comparison_of, control_labels, gates, order_sentence, quality_criteria,
                                             separation_sentence, shared_criteria, shared_spread, shortcut_labels,
-                                            shortcut_separation)
+                                            shortcut_separation, thin_criteria)
     from harness.analysis.results import Results, resolve_run
     from harness.run.runstore import write_text_atomic
 
@@ -394,6 +404,10 @@ def main(args: argparse.Namespace) -> int:
         out.print(order_sentence(spread.gaps), markup=False)
     if seps:
         out.print(separation_sentence(seps), markup=False)
+    thin = thin_criteria(df, comparison)
+    if thin:
+        out.print("fewer than the minimum cases in this run (flagged; left out of the shared total unless every shared "
+                  "criterion is): " + ", ".join(f"{c} (n={n})" for c, n in thin), markup=False)
     failing = [g for g in gate_rows.to_dict("records") if g["passed"] is False]
     for g in failing:
         c = g["cases"][0]

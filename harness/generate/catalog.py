@@ -8,11 +8,20 @@ and stay the same for that customer across sessions.
 
 Texts avoid urgency markers (docs/reference.md lists them) except where a turn is meant to
 be urgent; the generator checks that with its own marker list before computing health.
+
+Every list of interchangeable variants is split in two (`half`): the development half (even
+positions) that generated development suites use, and lexicons, phrase banks and rules may be
+tuned on; and the held-back half (odd positions) that only generated test suites use, so a
+leaderboard on a test suite is out of sample for anything tuned on text. A list with one variant,
+and the preference sentences (their order is the order a preference changes in), are shared by
+both halves; `tests/harness/test_generate.py` proves no lexicon alternative was written from the
+held-back half.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
+from types import SimpleNamespace
 
 
 @dataclass(frozen=True)
@@ -680,3 +689,66 @@ PREFERENCES: dict[str, tuple[str, ...]] = {
         "Please answer in German from now on, the new team reads German.",
     ),
 }
+
+
+REPEAT_GENERIC: tuple[str, ...] = (
+    "It started again this morning, same as the last time we talked.",
+    "We're stuck on this again, could you look at what's going on?",
+)
+"""Follow-ups of a repeat that name no issue word (used when no detail of the issue keeps the
+repeated session off the top of keyword overlap)."""
+
+SPLITS = ("dev", "test")
+"""The halves of the catalog: `dev` (development: tune on it) and `test` (held back)."""
+
+SHARED_LISTS = ("PREFERENCES",)
+"""Variant lists both halves use whole (the preference sentences: their order is the order of change)."""
+
+
+def _half(seq: tuple, split: str) -> tuple:
+    """Even positions for `dev`, odd for `test`; a list of one variant is shared by both."""
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r} (known: {', '.join(SPLITS)})")
+    return seq if len(seq) < 2 else tuple(seq[split == "test"::2])
+
+
+def half(split: str) -> SimpleNamespace:
+    """The catalog's texts as the generator writes one half: `ISSUES`, `OUTAGES`, `FACTS`,
+    `HOWTO`, `GREETINGS`, `ACKS`, `STILL_FAILING`, `WORKS_NOW`, `REPEAT_ACKS`, `ASK_LATER`,
+    `REPEAT_GENERIC` with each variant list halved, and `PREFERENCES` whole."""
+    texts = [f.name for f in fields(Issue) if f.type in ("tuple[str, ...]", tuple[str, ...])]
+    return SimpleNamespace(
+        ISSUES={k: replace(i, **{f: _half(getattr(i, f), split) for f in texts}) for k, i in ISSUES.items()},
+        OUTAGES={a: {k: _half(v, split) for k, v in o.items()} for a, o in OUTAGES.items()},
+        FACTS={t: replace(f, says=_half(f.says, split), restates=_half(f.restates, split), corrects=_half(f.corrects, split))
+               for t, f in FACTS.items()},
+        HOWTO=_half(HOWTO, split), GREETINGS=_half(GREETINGS, split), ACKS=_half(ACKS, split),
+        STILL_FAILING=_half(STILL_FAILING, split), WORKS_NOW=_half(WORKS_NOW, split), REPEAT_ACKS=_half(REPEAT_ACKS, split),
+        ASK_LATER=_half(ASK_LATER, split), REPEAT_GENERIC=_half(REPEAT_GENERIC, split), PREFERENCES=PREFERENCES,
+    )
+
+
+def held_back_texts() -> list[str]:
+    """Every template only the held-back half uses (slots unfilled)."""
+    dev = half("dev")
+    test = half("test")
+    out: list[str] = []
+
+    def walk(a, b) -> None:
+        if isinstance(a, tuple):
+            out.extend(t for t in b if t not in a and isinstance(t, str))
+            for x, y in zip(a, b):
+                if isinstance(x, tuple):
+                    walk(x, y)
+            if a and isinstance(a[0], tuple):  # HOWTO: tuples of (question, answer, summary)
+                out.extend(t for y in b if y not in a for t in y)
+        elif isinstance(a, dict):
+            for k in a:
+                walk(a[k], b[k])
+        elif isinstance(a, (Issue, Fact)):
+            for f in fields(a):
+                walk(getattr(a, f.name), getattr(b, f.name))
+
+    for name in vars(dev):
+        walk(getattr(dev, name), getattr(test, name))
+    return list(dict.fromkeys(t for t in out if isinstance(t, str)))

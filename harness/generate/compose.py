@@ -33,8 +33,8 @@ MIN = timedelta(minutes=1)
 
 SPAN = {"intro": 4, "howto": 3, "issue": 6, "issue_a": 3, "repeat": 5, "lookalike": 6, "abandoned": 2, "pref_change": 1}
 """About how many customer turns a session of each kind has (the introduction: after its
-greeting), plus one for its end: a profile fact (or, in the introduction, a preference) said in it comes after a number
-of the session's other customer turns drawn uniformly from 0 to this, so it can sit anywhere in
+greeting), plus one for its end: a profile fact (or, in the introduction, a preference) said in
+it comes after a number of the session's other customer turns drawn uniformly from 0 to this, so it can sit anywhere in
 the session (a rule that pins a position cannot find it); what is still unsaid when the session
 ends is said last."""
 ASK_LATER_P = 0.5
@@ -48,12 +48,6 @@ REPEAT_MAX_OVERLAP_P = 0.5
 """Share of repeat probes drawn so that the repeated session is the resolved session sharing the
 most task keywords with the probe's turn (where the texts allow it); in the others it is not, so
 ranking by keyword overlap alone finds the repeat only about half the time."""
-REPEAT_GENERIC = (
-    "It started again this morning, same as the last time we talked.",
-    "We're stuck on this again, could you look at what's going on?",
-)
-"""Follow-ups of a repeat that name no issue word (used when no detail of the issue keeps the
-repeated session off the top of keyword overlap)."""
 
 
 @dataclass
@@ -102,8 +96,10 @@ class State:
 class ScenarioWriter:
     """Renders one scenario file's sessions as event dicts with absolute times."""
 
-    def __init__(self, rng: random.Random, profile: Profile, start: datetime) -> None:
+    def __init__(self, rng: random.Random, profile: Profile, start: datetime, split: str = "test") -> None:
         self.rng = rng
+        self.C = C.half(split)
+        """The catalog half this file is written from (`catalog.half`: `test` is the held-back one)."""
         self.profile = profile
         self.clock = start
         self.events: list[dict[str, Any]] = []
@@ -238,7 +234,7 @@ class ScenarioWriter:
         tid = f"{session}-{tag}"
         self.probe_count += 1
         pid = f"p-{session}-{tag}"
-        exp = self._common(st, session, expect, key, area or (C.ISSUES[key].area if key in C.ISSUES else ""))
+        exp = self._common(st, session, expect, key, area or (self.C.ISSUES[key].area if key in self.C.ISSUES else ""))
         if health and not st.forgotten:
             band = clear_band(self.items.get(st.plan.subject, []), probe_at)
             if band:
@@ -257,7 +253,7 @@ class ScenarioWriter:
     def _common(self, st: State, session: str, expect: dict[str, Any], key: str, area: str) -> dict[str, Any]:
         exp = {k: list(v) if isinstance(v, (list, tuple)) else v for k, v in expect.items()}
         if not st.forgotten:
-            for topic, fact in C.FACTS.items():
+            for topic, fact in self.C.FACTS.items():
                 said = st.facts.get(topic)
                 if not area or area not in fact.areas or not said:
                     continue
@@ -325,7 +321,7 @@ class ScenarioWriter:
         """Queue the profile facts the plan puts in this session, each at a drawn place in it
         (`say_later`)."""
         for topic, mode, _ in sp.opts.get("facts", ()):
-            fact = C.FACTS[topic]
+            fact = self.C.FACTS[topic]
             text = self._fill(st, self._pick(getattr(fact, mode)))
             tag = f"fact-{topic}" + ("" if mode == "says" else f"-{mode}")
 
@@ -338,20 +334,20 @@ class ScenarioWriter:
     def _intro(self, st, sp, later):
         s = self.new_session(st, timedelta(0))
         st.intro_session = s
-        self.turn(st, s, self._pick(C.GREETINGS), "hello")  # a first contact opens with a greeting
+        self.turn(st, s, self._pick(self.C.GREETINGS), "hello")  # a first contact opens with a greeting
         self.facts(st, s, sp)
         for topic in st.plan.pref_topics:
             def say(topic=topic) -> None:
-                st.prefs[topic] = [self.turn(st, s, C.PREFERENCES[topic][0], f"pref-{topic}", label=("preference",), after=(1, 3))]
+                st.prefs[topic] = [self.turn(st, s, self.C.PREFERENCES[topic][0], f"pref-{topic}", label=("preference",), after=(1, 3))]
 
             self.say_later(s, "intro", say)
         # the couple of questions the greeting announces, so what the customer also says has room anywhere
-        (q, a, summary), (q2, a2, _) = self.rng.sample(C.HOWTO, 2)
+        (q, a, summary), (q2, a2, _) = self.rng.sample(self.C.HOWTO, 2)
         self.turn(st, s, q, "ask", after=(1, 3))
         self.turn(st, s, a, "answer", role="agent", after=self.first_response(st))
         self.turn(st, s, q2, "ask2", after=(1, 3))
         self.turn(st, s, a2, "answer2", role="agent")
-        self.turn(st, s, self._pick(C.ACKS), "thanks")
+        self.turn(st, s, self._pick(self.C.ACKS), "thanks")
         self.resolve(st, s, summary)
 
     def _howto(self, st, sp, later):
@@ -359,26 +355,26 @@ class ScenarioWriter:
             return self._ask_later(st, sp, st.deferred.pop(0))
         s = self.new_session(st)
         self.facts(st, s, sp)
-        q, a, summary = self._pick(C.HOWTO)
+        q, a, summary = self._pick(self.C.HOWTO)
         if self.rng.random() < self.profile.howto_probe_p:
             self.probe_on(st, s, q, "ask", {})
         else:
             self.turn(st, s, q, "ask")
         self.turn(st, s, a, "answer", role="agent", after=self.first_response(st))
-        self.turn(st, s, self._pick(C.ACKS), "thanks")
+        self.turn(st, s, self._pick(self.C.ACKS), "thanks")
         self.resolve(st, s, summary if self.rng.random() < 0.7 else "")
 
     def _ask_later(self, st, sp, rec: Record):
         """A how-to session that asks what to try first if an earlier, fixed problem comes back."""
-        issue = C.ISSUES[rec.key]
+        issue = self.C.ISSUES[rec.key]
         s = self.new_session(st)
         self.facts(st, s, sp)
-        ask = self._pick(C.ASK_LATER).replace("{topic}", issue.topic)
+        ask = self._pick(self.C.ASK_LATER).replace("{topic}", issue.topic)
         self.probe_on(st, s, self._fill(st, ask), "ask",
                       {"include": [rec.fix], "fix_before": [[rec.fix, rec.fail1], [rec.fix, rec.fail2]]}, key=rec.key)
         self.turn(st, s, "Start with the step that fixed it last time; the other things we tried then did not help.", "answer",
                   role="agent", after=self.first_response(st))
-        self.turn(st, s, self._pick(C.ACKS), "thanks")
+        self.turn(st, s, self._pick(self.C.ACKS), "thanks")
         self.resolve(st, s, f"Explained what to try first if {self._fill(st, issue.topic)} comes back.")
 
     def _report(self, st, s, issue: C.Issue, avoid: int = -1) -> tuple[str, int]:
@@ -390,7 +386,7 @@ class ScenarioWriter:
         return self.turn(st, s, text, "report"), v
 
     def _open_issue(self, st, sp) -> Record:
-        issue = C.ISSUES[sp.issue]
+        issue = self.C.ISSUES[sp.issue]
         s = self.new_session(st)
         self.facts(st, s, sp)
         report, v = self._report(st, s, issue)
@@ -406,16 +402,16 @@ class ScenarioWriter:
         return rec
 
     def _finish_issue(self, st, rec: Record, later, *, slow: bool = False) -> None:
-        issue = C.ISSUES[rec.key]
+        issue = self.C.ISSUES[rec.key]
         s = rec.session
         rec.fail2 = self.turn(st, s, self._fill(st, self._pick(issue.fail2)), "fail2", role="agent", kind="action", after=(5, 20))
-        self.turn(st, s, self._pick(C.STILL_FAILING), "still2")
+        self.turn(st, s, self._pick(self.C.STILL_FAILING), "still2")
         if issue.own_fix and self.rng.random() < OWN_FIX_P:  # the customer took the step that worked and says so
             rec.fix = self.turn(st, s, self._fill(st, self._pick(issue.own_fix)), "fix", kind="action", after=(20, 90))
             self.turn(st, s, "Thanks for letting us know what worked; I've noted it on the ticket.", "noted", role="agent")
         else:
             rec.fix = self.turn(st, s, self._fill(st, self._pick(issue.fix)), "fix", role="agent", kind="action", after=(5, 20))
-            self.turn(st, s, self._pick(C.WORKS_NOW), "works")
+            self.turn(st, s, self._pick(self.C.WORKS_NOW), "works")
         repeats_later = any(p.kind == "repeat" and p.issue == rec.key for p in later)
         asked = self.rng.random() < (0.35 if repeats_later else 0.7)
         if asked and any(p.kind == "howto" for p in later) and self.rng.random() < ASK_LATER_P:
@@ -435,15 +431,15 @@ class ScenarioWriter:
     def _issue(self, st, sp, later):
         rec = self._open_issue(st, sp)
         if self.rng.random() < 0.8:
-            self.probe_on(st, rec.session, self._pick(C.STILL_FAILING), "still1",
+            self.probe_on(st, rec.session, self._pick(self.C.STILL_FAILING), "still1",
                           {"include": [rec.report, rec.fail1]}, key=rec.key)
         else:
-            self.turn(st, rec.session, self._pick(C.STILL_FAILING), "still1")
+            self.turn(st, rec.session, self._pick(self.C.STILL_FAILING), "still1")
         self._finish_issue(st, rec, later)
 
     def _issue_a(self, st, sp, later):
         rec = self._open_issue(st, sp)
-        self.turn(st, rec.session, self._pick(C.STILL_FAILING), "still1")
+        self.turn(st, rec.session, self._pick(self.C.STILL_FAILING), "still1")
         self.turn(st, rec.session, "I've passed this to our engineering team with your logs and will update you here.", "handover", role="agent")
 
     def _issue_b(self, st, sp, later):
@@ -459,23 +455,23 @@ class ScenarioWriter:
         self._finish_issue(st, rec, later, slow=True)
 
     def _repeat(self, st, sp, later):
-        issue = C.ISSUES[sp.issue]
+        issue = self.C.ISSUES[sp.issue]
         orig = st.issues.get(sp.issue)
         if orig is None or not orig.resolved:
             return self._issue(st, sp, later)
         s = self.new_session(st)
         self.facts(st, s, sp)
         report, _ = self._report(st, s, issue, avoid=orig.report_variant)
-        self.turn(st, s, self._pick(C.REPEAT_ACKS), "ack", role="agent", after=self.first_response(st))
+        self.turn(st, s, self._pick(self.C.REPEAT_ACKS), "ack", role="agent", after=self.first_response(st))
         # today's agent first tries a workaround that fails again: the older documented fix must
         # still outrank this newer failed step (an ordering against recency)
         tried = {self.meta[i][4] for i in (orig.fail1, orig.fail2) if i}
         steps = [t for t in (*issue.fail1, *issue.fail2) if self._fill(st, t) not in tried] or list(issue.fail1)
         live = [self.turn(st, s, self._fill(st, self._pick(steps)), "workaround", role="agent", kind="action", after=(3, 10))]
-        self.turn(st, s, self._pick(C.STILL_FAILING), "still1")
+        self.turn(st, s, self._pick(self.C.STILL_FAILING), "still1")
         if self.rng.random() < 0.5:
             live.append(self.turn(st, s, self._fill(st, self._pick(steps)), "workaround2", role="agent", kind="action", after=(3, 10)))
-            self.turn(st, s, self._pick(C.STILL_FAILING), "still2")
+            self.turn(st, s, self._pick(self.C.STILL_FAILING), "still2")
         others = [r for r in st.closed if r.key != sp.issue and r.resolved]
         others.sort(key=lambda r: (r.key != issue.lookalike, -st.closed.index(r)))
         # closed tickets newer than the original (the look-alike first) must not outrank it
@@ -493,20 +489,20 @@ class ScenarioWriter:
         told = [self._fill(st, issue.details[i]) for i in detail]
         want = self.rng.random() < REPEAT_MAX_OVERLAP_P
         fits = [t for t in told if self.max_overlap(st, t) == orig.session] if want else \
-            [t for t in told + list(REPEAT_GENERIC) if self.max_overlap(st, t) != orig.session]
+            [t for t in told + list(self.C.REPEAT_GENERIC) if self.max_overlap(st, t) != orig.session]
         task = self._pick(fits or told)
         self.repeats_max_overlap[0] += self.max_overlap(st, task) == orig.session
         self.repeats_max_overlap[1] += 1
         self.probe_on(st, s, task, "detail", expect, key=sp.issue)
         fix = self.turn(st, s, self._fill(st, self._pick(issue.fix)), "fix", role="agent", kind="action", after=(3, 10))
-        self.turn(st, s, self._pick(C.WORKS_NOW), "works")
+        self.turn(st, s, self._pick(self.C.WORKS_NOW), "works")
         has_summary = self.rng.random() < 0.7
         self.resolve(st, s, f"Repeat of {orig.session}. " + self._fill(st, self._pick(issue.summary)) if has_summary else "")
         rec = Record(s, sp.issue, report, -1, -1, fix=fix, summary=has_summary, resolved=True)
         st.closed.append(rec)
 
     def _lookalike(self, st, sp, later):
-        issue = C.ISSUES[sp.issue]
+        issue = self.C.ISSUES[sp.issue]
         orig = st.issues.get(issue.lookalike)
         if orig is None or not orig.resolved:
             return
@@ -523,27 +519,27 @@ class ScenarioWriter:
         self.probe_on(st, s, self._fill(st, issue.details[dv]), "detail", expect, key=sp.issue)
         rec = Record(s, issue.key, report, v, dv)
         rec.fail1 = self.turn(st, s, self._fill(st, self._pick(issue.fail1)), "fail1", role="agent", kind="action", after=(5, 20))
-        self.turn(st, s, self._pick(C.STILL_FAILING), "still1")
+        self.turn(st, s, self._pick(self.C.STILL_FAILING), "still1")
         st.issues[issue.key] = rec
         self._finish_issue(st, rec, later)
 
     def _outage(self, st, sp, later):
         area = sp.issue
-        out = C.OUTAGES[area]
+        out = self.C.OUTAGES[area]
         s = self.new_session(st)
         inc = f"INC-{self.rng.randrange(1000, 9999)}"
         report = self.turn(st, s, self._fill(st, self._pick(out["report"])), "report")
         hhmm = (self.clock - timedelta(minutes=self.rng.randrange(15, 40))).strftime("%H:%M")
         ack_text = self._pick(out["ack"]).replace("{inc}", inc).replace("{hhmm}", hhmm)
         ack = self.turn(st, s, self._fill(st, ack_text), "ack", role="agent", after=(1, 4))
-        closed = sorted(st.closed, key=lambda r: (C.ISSUES[r.key].area != area, -st.closed.index(r)))
+        closed = sorted(st.closed, key=lambda r: (self.C.ISSUES[r.key].area != area, -st.closed.index(r)))
         expect: dict[str, Any] = {"include": [ack], "above": [], "exclude": []}
         if closed:
             c1 = closed[0]
             expect["above"].append([ack, c1.evidence()])
             if c1.fix:
                 expect["above"].append([report, c1.fix])
-            if C.ISSUES[c1.key].area == area:
+            if self.C.ISSUES[c1.key].area == area:
                 expect["not_repeat_of"] = [c1.session]
         else:
             expect["above"].append([ack, f"{st.intro_session}#resolution"])
@@ -555,7 +551,7 @@ class ScenarioWriter:
         st.incident = (report, ack)
 
     def _abandoned(self, st, sp, later):
-        issue = C.ISSUES[sp.issue]
+        issue = self.C.ISSUES[sp.issue]
         s = self.new_session(st)
         self.facts(st, s, sp)
         self._report(st, s, issue)
@@ -567,7 +563,7 @@ class ScenarioWriter:
     def _pref_change(self, st, sp, later):
         topic = sp.issue
         history = st.prefs.setdefault(topic, [])
-        variants = C.PREFERENCES[topic]
+        variants = self.C.PREFERENCES[topic]
         if len(history) >= len(variants):
             return
         s = self.new_session(st)
@@ -587,7 +583,7 @@ class ScenarioWriter:
         s = self.new_session(st)
         old = st.forgotten
         sample = [i for i in old if i.endswith(("-fact-account", "-fix", "-report"))][:4] or old[:2]
-        q, a, summary = self._pick(C.HOWTO)
+        q, a, summary = self._pick(self.C.HOWTO)
         self.probe_on(st, s, "Hi, we're back with a new team. " + q, "ask", {"exclude": sample}, health=False)
         self.turn(st, s, a, "answer", role="agent", after=self.first_response(st))
         self.resolve(st, s, summary)

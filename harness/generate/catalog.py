@@ -74,6 +74,8 @@ _add(Issue(
     details=(
         "Our warehouse is a small one that auto-suspends after a few minutes of inactivity.",
         "It only happens on the first run of the night; a manual re-run an hour later usually works.",
+        "The warehouse sits idle most of the evening before the load kicks off.",
+        "Nobody touches the warehouse overnight, so it is usually asleep when the job starts.",
     ),
     diagnosis=(
         "A suspended warehouse can take 60-90 seconds to wake up, longer than the default connect timeout. Let me check the connection settings.",
@@ -110,6 +112,8 @@ _add(Issue(
     details=(
         "Our IT team rotated a bunch of service account passwords on Monday, if that matters.",
         "The error started right after our admin changed the warehouse role for the integration user.",
+        "Our security team enforces a password change on service accounts every ninety days.",
+        "We recently moved the integration user into a new role as part of an access review.",
     ),
     diagnosis=(
         "An authentication error means the warehouse refused the integration user. Let me check the connection's credentials and role.",
@@ -147,6 +151,8 @@ _add(Issue(
     details=(
         "We updated the card on file a day before the renewal, in case that matters.",
         "Both payments are for exactly the same amount and a minute apart.",
+        "The first payment went through before we swapped the card, the second one after.",
+        "Our bank statement lists both debits with the same reference number.",
     ),
     diagnosis=(
         "I'm sorry about that. A card change right before renewal can retry a payment that had already gone through. Let me look at the payment log.",
@@ -183,6 +189,8 @@ _add(Issue(
     details=(
         "We moved our billing address to another country last quarter.",
         "Our accountant needs a corrected invoice before the books close.",
+        "Our company address changed when we opened the new office abroad.",
+        "Before the move the invoices never had any tax line on them.",
     ),
     diagnosis=(
         "Tax is added when the account has no valid tax ID for its billing country. Let me check the billing profile.",
@@ -220,6 +228,8 @@ _add(Issue(
     details=(
         "I'm on version 5.4.0, updated from the store yesterday.",
         "It happens on my phone and on my colleague's phone too.",
+        "The old version ran without trouble until the store pushed the new one.",
+        "Reinstalling did not change anything, it closes at the same moment.",
     ),
     diagnosis=(
         "Thanks. We've seen reports of a crash after sign-in in 5.4.0. Let me walk you through a few steps.",
@@ -256,6 +266,8 @@ _add(Issue(
     details=(
         "The notification switch inside the app is still on.",
         "Email notifications still arrive fine, only the phone is silent.",
+        "The phone's own settings page shows the app with alerts switched off.",
+        "Colleagues who have not updated their phones still get every alert.",
     ),
     diagnosis=(
         "Some phone updates reset the app's notification permission. Let me check a few settings with you.",
@@ -293,6 +305,8 @@ _add(Issue(
     details=(
         "Our IT team rotated the {idp} signing certificate yesterday evening.",
         "Password login still works for the two admins who have it.",
+        "Our identity team replaced the signing key as part of their yearly rotation.",
+        "The failures began right after our side published new federation metadata.",
     ),
     diagnosis=(
         "A signature error usually means the identity provider signs with a certificate we don't have yet. Let me check your SAML settings.",
@@ -329,6 +343,8 @@ _add(Issue(
     details=(
         "They show up in {idp} and have the app assigned, as far as I can tell.",
         "Everyone who joined before last month can still log in.",
+        "Everyone who started before this month can still sign in normally.",
+        "The new people were added to a fresh group in our directory.",
     ),
     diagnosis=(
         "'User not found' means the account was never created on our side. Let me check your provisioning setup.",
@@ -366,6 +382,8 @@ _add(Issue(
     details=(
         "We need the full history for our quarterly audit.",
         "I tried it on two browsers, same cut-off.",
+        "We have roughly forty thousand tickets for the period we need.",
+        "Smaller date ranges come out complete, only the full year gets cut.",
     ),
     diagnosis=(
         "Direct downloads are capped; large exports need to run as a background job. Let me check your export settings.",
@@ -402,6 +420,8 @@ _add(Issue(
     details=(
         "We open the file in Excel on Windows.",
         "It looks fine when I open it in a text editor.",
+        "The file looks right in a text editor but not when our team opens it in Excel.",
+        "Plain English names come out fine, only the accented letters are off.",
     ),
     diagnosis=(
         "That looks like an encoding mismatch between the file and the program opening it. Let me check the export options.",
@@ -439,6 +459,8 @@ _add(Issue(
     details=(
         "We regenerated the webhook secret in your dashboard last week.",
         "Nothing changed in our verification code.",
+        "We store the secret in our vault and the receiver reads it at start-up.",
+        "Our receiver has not been redeployed since before the change.",
     ),
     diagnosis=(
         "When the signature stops matching, it's almost always a secret mismatch. Let me check the webhook configuration.",
@@ -475,6 +497,8 @@ _add(Issue(
     details=(
         "We increased our polling to every 10 seconds last week.",
         "We run about 40 workers calling the API in parallel.",
+        "Our traffic roughly tripled when we onboarded a big client last week.",
+        "Each worker sends its own request for every single event.",
     ),
     diagnosis=(
         "429 means the rate limit is being hit. Let me look at your request volume.",

@@ -171,8 +171,7 @@ def test_what_a_trivial_rule_could_use_is_balanced(profile, customers, seed):
     assert sh["identity_2nd_3rd"] / sh["identity"] <= (0.7 if profile == "long-history" else 0.5), sh
     assert sh["identity_later"] / sh["identity"] >= (0.1 if profile == "long-history" else 0.25), sh
     assert sh["identity_first"] / sh["identity"] <= 0.3, sh
-    # the held-back half has one detail per issue, so a repeat's detail is its original's more often: up to ~0.65
-    assert stats["repeat_probes"] and 0.1 <= stats["repeat_max_overlap"] / stats["repeat_probes"] <= 0.7, stats
+    assert stats["repeat_probes"] and 0.1 <= stats["repeat_max_overlap"] / stats["repeat_probes"] <= 0.6, stats
 
 
 def test_generate_states_what_a_shortcut_could_use(tmp_path, capsys):

@@ -26,9 +26,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from stores.memory import MemoryStore, SubjectHistory
+from stores.memory import IndexedMemory, SubjectHistory
 from stores.packing import pack
-from stores.protocol import Bundle, ContextRequest, Event, NoParams
+from stores.protocol import Bundle, ContextRequest, NoParams
 from stores.text import keywords
 
 
@@ -49,22 +49,18 @@ def _pinned_first(h: SubjectHistory, request: ContextRequest, pinned: np.ndarray
     return pack(h, request, {"pinned": pin, "recency": np.where(pinned, 0.0, age)})
 
 
-class _Shortcut:
-    """What every shortcut shares: plain memory of the replayed history, no parameters."""
+class _Shortcut(IndexedMemory):
+    """What every shortcut shares: plain memory of the replayed history (nothing derived from
+    it), no parameters."""
 
     name: ClassVar[str] = ""
     Params = NoParams
     capabilities: ClassVar[frozenset[str]] = frozenset()
+    derived: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, params: NoParams | None = None) -> None:
+        super().__init__()
         self.params = params or NoParams()
-        self.memory = MemoryStore()
-
-    def observe(self, event: Event) -> None:
-        self.memory.observe(event)
-
-    def reset(self) -> None:
-        self.memory.reset()
 
     def context(self, request: ContextRequest) -> Bundle:
         return self.rank(self.memory.history(request.subject), request)

@@ -197,7 +197,7 @@ def filters() -> Filter:
     c1, c2, c3 = st.columns([2, 3, 2])
     sel_suites = url_multiselect("Suite", suites, "suite", where=c1, placeholder="all suites")
     sel_tags = url_multiselect("Tag", tags, "tag", where=c2, placeholder="all tags")
-    controls = url_toggle("Show controls (oracle, empty)", "controls", where=c3,
+    controls = url_toggle("Show controls (oracle, empty, shortcuts)", "controls", where=c3,
                           help="Controls exist to prove the scorers honest; they are kept out of the ranking by default.")
     return Filter(suites=tuple(sel_suites), tags=tuple(sel_tags), include_controls=controls)
 

@@ -26,7 +26,7 @@ def register(sub) -> None:
     p.add_argument("run", help="run folder, run id under the runs folder, or 'latest'")
     p.add_argument("--format", choices=["table", "md", "json"], default="table",
                    help="table (terminal), md (markdown), or json (the machine-readable object of docs/criteria.md)")
-    p.add_argument("--all", action="store_true", help="include the control strategies (oracle, empty)")
+    p.add_argument("--all", action="store_true", help="include the control strategies (oracle, empty and the shortcut controls)")
     p.add_argument("--seed", type=int, default=None, help="bootstrap seed (default: the run's seed)")
     p.add_argument("--runs", default=None, help="folder runs live in, for run ids and 'latest' (default: $SUPPORTBENCH_RUNS or runs/)")
     p.set_defaults(func=main)

@@ -68,8 +68,8 @@ def main(args: argparse.Namespace) -> int:
     console.print(
         "against shortcuts: ordering pairs with a customer turn on top "
         + pct("pairs_customer_top", "pairs")
-        + "; identity facts said as their session's first customer turn " + pct("identity_first", "identity")
-        + ", as its 2nd or 3rd " + pct("identity_2nd_3rd", "identity") + ", later " + pct("identity_later", "identity")
+        + "; identity facts said as their session's first customer turn " + pct("facts_first", "facts")
+        + ", as its 2nd or 3rd " + pct("facts_2nd_3rd", "facts") + ", later " + pct("facts_later", "facts")
         + "; repeats whose session is the one sharing the most keywords with the probe's turn "
         + (f"{stats['repeat_max_overlap']} of {reps} ({stats['repeat_max_overlap'] / reps:.0%})" if reps else "none")
     )

@@ -193,7 +193,7 @@ def shortcut_shares(texts: dict[str, str] | list[str]) -> dict[str, int]:
     """What a trivial rule could exploit, counted from the YAML alone: ordering pairs (`above`
     and `fix_before`) and those whose top item is a customer turn (`pairs`, `pairs_customer_top`);
     identity gold (distinct ids) said as its session's first customer turn, as its 2nd or 3rd, or
-    later (`identity`, `identity_first`, `identity_2nd_3rd`, `identity_later`)."""
+    later (`facts`, `facts_first`, `facts_2nd_3rd`, `facts_later`)."""
     c: Counter = Counter()
     for text in (texts.values() if isinstance(texts, dict) else texts):
         doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
@@ -215,7 +215,7 @@ def shortcut_shares(texts: dict[str, str] | list[str]) -> dict[str, int]:
                     c["pairs_customer_top"] += role.get(first, "resolution") == "customer"
                 gold.update(exp.get("identity", ()))
         for g in gold:
-            c["identity"] += 1
+            c["facts"] += 1
             k = place.get(g, 0)
-            c["identity_first" if k == 1 else "identity_2nd_3rd" if k in (2, 3) else "identity_later"] += 1
+            c["facts_first" if k == 1 else "facts_2nd_3rd" if k in (2, 3) else "facts_later"] += 1
     return dict(c)

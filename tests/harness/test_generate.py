@@ -168,9 +168,9 @@ def test_what_a_trivial_rule_could_use_is_balanced(profile, customers, seed):
     sh = shortcut_shares(generate_suite(customers, seed=seed, profile=profile, stats=stats))
     assert 0.35 <= sh["pairs_customer_top"] / sh["pairs"] <= 0.65, sh
     # short sessions (a long history's many how-tos have two customer turns) leave the 2nd and 3rd places more room
-    assert sh["identity_2nd_3rd"] / sh["identity"] <= (0.7 if profile == "long-history" else 0.5), sh
-    assert sh["identity_later"] / sh["identity"] >= (0.1 if profile == "long-history" else 0.25), sh
-    assert sh["identity_first"] / sh["identity"] <= 0.3, sh
+    assert sh["facts_2nd_3rd"] / sh["facts"] <= (0.7 if profile == "long-history" else 0.5), sh
+    assert sh["facts_later"] / sh["facts"] >= (0.1 if profile == "long-history" else 0.25), sh
+    assert sh["facts_first"] / sh["facts"] <= 0.3, sh
     assert stats["repeat_probes"] and 0.1 <= stats["repeat_max_overlap"] / stats["repeat_probes"] <= 0.6, stats
 
 

@@ -185,6 +185,9 @@ def render() -> None:
     score_section(cells, strategies, crit_keys, meta[meta["criterion"].isin(crit_keys)])
     open_section(strategies, crit_keys + gate_keys, titles)
     totals_section(totals)
+    verdict = q("shortcut_verdict", f)
+    if verdict:  # a board whose order a trivial rule matches says so under its totals
+        st.caption(verdict)
     gates_section(f, strategies, titles)
     decision_policies()
     scenario_section(f, strategies)

@@ -89,7 +89,7 @@ def selection(titles: dict[str, str]) -> Selection:
         e, g, h = st.columns([4, 2, 2], vertical_alignment="bottom")
         text = url_text("Search explanations and tasks", "q", where=e, placeholder="e.g. missing, budget, timeout")
         unsup = url_toggle("Include unsupported", "unsupported", where=g)
-        controls = url_toggle("Show controls (oracle, empty)", "controls", where=h,
+        controls = url_toggle("Show controls (oracle, empty, shortcuts)", "controls", where=h,
                               help="The controls fail by design (empty remembers nothing); they are left out unless "
                                    "shown here or picked by name under Strategy.")
         i, j = st.columns([2, 3], vertical_alignment="bottom")

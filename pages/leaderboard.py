@@ -185,6 +185,9 @@ def render() -> None:
     score_section(cells, strategies, crit_keys, meta[meta["criterion"].isin(crit_keys)])
     open_section(strategies, crit_keys + gate_keys, titles)
     totals_section(totals)
+    verdict = q("shortcut_verdict", f)
+    if verdict:  # a board whose order a trivial rule matches says so under its totals
+        st.caption(verdict)
     gates_section(f, strategies, titles)
     decision_policies()
     scenario_section(f, strategies)
@@ -198,7 +201,7 @@ def filters() -> Filter:
     c1, c2, c3 = st.columns([2, 3, 2])
     sel_suites = url_multiselect("Suite", suites, "suite", where=c1, placeholder="all suites")
     sel_tags = url_multiselect("Tag", tags, "tag", where=c2, placeholder="all tags")
-    controls = url_toggle("Show controls (oracle, empty)", "controls", where=c3,
+    controls = url_toggle("Show controls (oracle, empty, shortcuts)", "controls", where=c3,
                           help="Controls exist to prove the scorers honest; they are kept out of the ranking by default.")
     sel_probe_tags: list[str] = []
     if len(probe_tags):

@@ -23,7 +23,7 @@ def render() -> None:
     run = start("Distributions and trends")
     if run is None:
         return
-    controls = url_toggle("Show controls (oracle, empty)", "controls",
+    controls = url_toggle("Show controls (oracle, empty, shortcuts)", "controls",
                           help="Controls exist to prove the scorers honest; they are left out by default.")
     f = Filter(include_controls=controls)
     case_section(f)

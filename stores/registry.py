@@ -49,12 +49,22 @@ REGISTRY: dict[str, str] = {
     "structured": "stores.structured.strategy:Structured",
     "oracle": "stores.controls:Oracle",
     "empty": "stores.controls:Empty",
+    "first_turn_pin": "stores.shortcuts:FirstTurnPin",
+    "role_first": "stores.shortcuts:RoleFirst",
+    "nth_turn_pin": "stores.shortcuts:NthTurnPin",
+    "keyword_only": "stores.shortcuts:KeywordOnly",
+    "recency": "stores.shortcuts:Recency",
 }
 
-CONTROLS = frozenset({"oracle", "empty"})
-"""Strategies that exist to prove the scorers honest; kept out of leaderboards by default."""
+SHORTCUTS = ("first_turn_pin", "role_first", "nth_turn_pin", "keyword_only", "recency")
+"""Shortcut controls (`stores.shortcuts`): trivial rules every verdict must be separated from."""
 
-DEFAULT_STRATEGIES = ("history_stuffing", "tfidf", "embedding", "session_aware", "hybrid", "structured", "oracle", "empty")
+CONTROLS = frozenset({"oracle", "empty", *SHORTCUTS})
+"""Strategies that exist to prove the scorers honest (oracle, empty) or the verdict shortcut-proof
+(the shortcuts); kept out of leaderboards by default."""
+
+DEFAULT_STRATEGIES = ("history_stuffing", "tfidf", "embedding", "session_aware", "hybrid", "structured", "oracle", "empty",
+                      *SHORTCUTS)
 
 
 class SpecError(ValueError):

@@ -22,15 +22,17 @@ bootstrap is done here, in numpy. The rules (docs/criteria.md, "Aggregation and 
 
 from __future__ import annotations
 
+import tomllib
 import warnings
 import zlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
-from stores.registry import CONTROLS
+from stores.registry import CONTROLS, SHORTCUTS
 
 from harness.analysis.results import Results
 from harness.criteria import groups, registry
@@ -245,16 +247,42 @@ def gate_criteria(df: pd.DataFrame) -> list[str]:
     return [c for c, g in dict.fromkeys(zip(df["criterion"], df["grp"])) if groups.is_gate(g)]
 
 
-def shared_criteria(df: pd.DataFrame, comparison: Sequence[str] | None = None,
-                    axis: groups.Axis = "strategy") -> list[str]:
-    """The quality criteria every strategy of `comparison` (default: every strategy of `df`)
-    supports, of the groups that may decide it (`Group.shared`): the criteria the shared
-    headline total compares them on."""
+MIN_CASES = int(tomllib.loads((Path(__file__).parents[1] / "criteria" / "config.toml").read_text(encoding="utf-8"))
+                ["shared"]["min_cases"])
+"""A quality criterion with fewer cases than this in a run is left out of the shared total (`thin_criteria`)."""
+
+
+def thin_criteria(df: pd.DataFrame, comparison: Sequence[str] | None = None,
+                  axis: groups.Axis = "strategy") -> list[tuple[str, int]]:
+    """(criterion, cases) of the headline-group quality criteria with fewer than `MIN_CASES` cases
+    for some strategy of `comparison` in this run: flagged, and left out of the shared total
+    (unless every shared criterion is that thin: then none is left out, all are flagged)."""
+    members = set(comparison) if comparison else set(df["strategy"])
+    d = df[df["strategy"].isin(members)]
+    n = d.groupby("criterion")["n"].min()
+    return [(c, int(n[c])) for c in _supported_headline(df, comparison, axis) if 0 < n[c] < MIN_CASES]
+
+
+def _supported_headline(df: pd.DataFrame, comparison: Sequence[str] | None, axis: groups.Axis) -> list[str]:
+    """The quality criteria of headline groups that every strategy of `comparison` supports."""
     members = set(comparison) if comparison else set(df["strategy"])
     d = df[df["strategy"].isin(members)]
     ok = d.assign(ok=supports(d)).groupby("criterion")["ok"].agg(lambda x: bool(x.all()) and len(x) == len(members))
-    grp = dict(zip(df["criterion"], df["grp"]))
-    return [c for c in quality_criteria(df, axis) if ok.get(c, False) and groups.of(grp[c]).shared]
+    # a headline group (not the reply engine's) whose criteria count once (not the rank metrics, which re-read recall's gold)
+    headline = {c for c, g in zip(df["criterion"], df["grp"]) if groups.in_headline(g) and groups.of(g).shared}
+    return [c for c in quality_criteria(df, axis) if ok.get(c, False) and c in headline]
+
+
+def shared_criteria(df: pd.DataFrame, comparison: Sequence[str] | None = None,
+                    axis: groups.Axis = "strategy") -> list[str]:
+    """The quality criteria every strategy of `comparison` (default: every strategy of `df`)
+    supports, of the groups that may enter the headline (`Group.headline`; the reply engine's
+    criteria are reported apart), with at least `MIN_CASES` cases (`thin_criteria`): the criteria
+    the shared headline total compares them on."""
+    shared = _supported_headline(df, comparison, axis)
+    thin = {c for c, _ in thin_criteria(df, comparison, axis)}
+    # a run where every criterion is thin (a handful of probes) keeps them all: they are flagged, none outweighs another
+    return [c for c in shared if c not in thin] or shared
 
 
 def totals(df: pd.DataFrame, comparison: Sequence[str] | None = None, axis: groups.Axis = "strategy") -> pd.DataFrame:
@@ -301,6 +329,14 @@ def control_labels(res: Results, run: str | None = None) -> set[str]:
     rows = res.rows("SELECT DISTINCT strategy FROM scores WHERE run = ? AND list_contains(?::VARCHAR[], strategy_name)",
                     [run, sorted(CONTROLS)])
     return {r[0] for r in rows}
+
+
+def shortcut_labels(res: Results, run: str | None = None) -> list[str]:
+    """Labels of the run's shortcut controls (`stores.registry.SHORTCUTS`), in the order they are registered."""
+    run = res.pick_run(run)
+    rows = res.rows("SELECT DISTINCT strategy, strategy_name FROM scores WHERE run = ? AND list_contains(?::VARCHAR[], strategy_name)",
+                    [run, list(SHORTCUTS)])
+    return [label for label, name in sorted(rows, key=lambda r: (SHORTCUTS.index(r[1]), r[0]))]
 
 
 def comparison_of(strategies: Sequence[str], controls: set[str]) -> list[str]:
@@ -373,24 +409,16 @@ class SharedSpread:
     separated, an interval holding 0 that this suite does not tell them apart."""
 
 
-def shared_spread(res: Results, strategies: Sequence[str], criteria: Sequence[str], *, run: str | None = None,
-                  seed: int = 0, where: str = "TRUE", params: Sequence[Any] = (), axis: groups.Axis | None = None,
-                  resamples: int = RESAMPLES) -> SharedSpread:
-    """The shared total's 95 % interval per strategy and the paired intervals of the gaps between
-    neighbours in `strategies`' order (best first), over the `criteria` the total averages.
-
-    A resample's criterion mean is the criterion's metric over the drawn scenarios' cases (a
-    criterion with no case in that draw is left out of that resample's total, as `totals` leaves
-    out a criterion without cases). `where`/`params` narrow the score rows as in `aggregate`."""
-    run = res.pick_run(run)
-    per = res.df(_counts_sql(axis).format(where=where), [run, *params])
-    per = per[per["criterion"].isin(list(criteria)) & per["strategy"].isin(list(strategies))]
-    names = list(strategies)
-    unknown = SharedSpread({s: np.nan for s in names}, {s: np.nan for s in names}, [])  # nothing to resample
+def _resampled_total(per: pd.DataFrame, names: list[str], criteria: Sequence[str], key: str, seed: int,
+                     resamples: int) -> np.ndarray | None:
+    """(resamples + 1) x strategies: the equal-weight mean over `criteria` of each strategy's
+    criterion metric, in each cluster-bootstrap resample of scenarios (drawn from `seed` and `key`),
+    and last, on the whole run (every scenario once); None when no criterion has a case."""
+    per = per[per["criterion"].isin(list(criteria)) & per["strategy"].isin(names)]
     if per.empty or not names:
-        return unknown
+        return None
     scenarios = sorted(per["scenario"].unique())
-    W = resample_weights(len(scenarios), "shared total", seed, resamples)
+    W = np.vstack([resample_weights(len(scenarios), key, seed, resamples), np.ones((1, len(scenarios)))])
     means = []
     for c in criteria:
         sub = per[per["criterion"] == c]
@@ -407,10 +435,32 @@ def shared_spread(res: Results, strategies: Sequence[str], criteria: Sequence[st
         with np.errstate(invalid="ignore", divide="ignore"):
             means.append(np.where(drawn > 0, metric.summarize(sums)["mean"], np.nan))
     if not means:
-        return unknown
+        return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=RuntimeWarning)  # a resample with no case at all: NaN
-        total = np.nanmean(np.stack(means), axis=0)  # resamples x strategies
+        return np.nanmean(np.stack(means), axis=0)
+
+
+def _counts(res: Results, run: str | None, where: str, params: Sequence[Any], axis: groups.Axis | None) -> pd.DataFrame:
+    return res.df(_counts_sql(axis).format(where=where), [res.pick_run(run), *params])
+
+
+def shared_spread(res: Results, strategies: Sequence[str], criteria: Sequence[str], *, run: str | None = None,
+                  seed: int = 0, where: str = "TRUE", params: Sequence[Any] = (), axis: groups.Axis | None = None,
+                  resamples: int = RESAMPLES) -> SharedSpread:
+    """The shared total's 95 % interval per strategy and the paired intervals of the gaps between
+    neighbours in `strategies`' order (best first), over the `criteria` the total averages.
+
+    A resample's criterion mean is the criterion's metric over the drawn scenarios' cases (a
+    criterion with no case in that draw is left out of that resample's total, as `totals` leaves
+    out a criterion without cases). `where`/`params` narrow the score rows as in `aggregate`."""
+    names = list(strategies)
+    unknown = SharedSpread({s: np.nan for s in names}, {s: np.nan for s in names}, [])  # nothing to resample
+    per = _counts(res, run, where, params, axis)
+    total = _resampled_total(per, names, criteria, "shared total", seed, resamples)
+    if total is None:
+        return unknown
+    total = total[:-1]  # the resamples only
     lo, hi = _interval(total)
     gaps = []
     for j in range(len(names) - 1):
@@ -429,3 +479,110 @@ def order_sentence(gaps: Sequence[tuple[str, str, float, float]]) -> str:
              for a, b, lo, hi in gaps]
     return ("How sure the order is (one cluster bootstrap over scenarios for every shared criterion at once; an "
             "interval that holds 0 means this suite does not tell the two apart): " + "; ".join(parts) + ".")
+
+
+SHARED = "shared total"
+"""The `criterion` of the headline's `Separation` (the shared total)."""
+
+
+@dataclass(frozen=True)
+class Separation:
+    """Whether the best design on one criterion (or on the shared total) is separated from every
+    shortcut control: the paired interval of its mean minus each shortcut's lies above 0."""
+
+    criterion: str
+    """A criterion key, or `SHARED` for the shared total."""
+    best: str
+    """The design (a strategy that is no control) with the highest mean on it."""
+    best_mean: float
+    against: tuple[tuple[str, float, float, float], ...]
+    """(shortcut, its mean, lo, hi) for every shortcut that has a case of it: lo/hi bound the 95 %
+    paired cluster-bootstrap interval of best minus that shortcut."""
+
+    @property
+    def separated(self) -> bool:
+        """True when every shortcut's paired interval lies above 0 (vacuously, with no shortcut)."""
+        return all(lo > 0 for _, _, lo, _ in self.against)
+
+    @property
+    def unseparated(self) -> list[str]:
+        """The shortcuts the best design is not separated from."""
+        return [s for s, _, lo, _ in self.against if not lo > 0]
+
+    @property
+    def beaten_by(self) -> list[str]:
+        """The shortcuts that beat every design: their paired interval against the best design
+        lies below 0 (ahead, and separated the other way)."""
+        return [s for s, _, _, hi in self.against if hi < 0]
+
+    @property
+    def ahead(self) -> list[str]:
+        """The shortcuts whose mean is above the best design's, though not by a separated
+        margin (their interval holds 0): a tie on this suite, named so no lead is hidden."""
+        return [s for s, m, _, hi in self.against if m > self.best_mean + 1e-12 and not hi < 0]
+
+
+def shortcut_separation(res: Results, designs: Sequence[str], shortcuts: Sequence[str], shared: Sequence[str],
+                        criteria: Sequence[str], *, run: str | None = None, seed: int = 0, where: str = "TRUE",
+                        params: Sequence[Any] = (), axis: groups.Axis | None = "strategy",
+                        resamples: int = RESAMPLES) -> list[Separation]:
+    """The separation verdicts of a run: first the shared total (over `shared`, the best design by
+    it against every shortcut), then each of `criteria` (the best design on that criterion against
+    every shortcut that supports it). Resamples are drawn per criterion as `aggregate` draws them
+    (the shared total's as `shared_spread` does), so every interval is paired. Empty when the run
+    has no design or no shortcut."""
+    designs, shortcuts = list(designs), list(shortcuts)
+    if not designs or not shortcuts:
+        return []
+    per = _counts(res, run, where, params, axis)
+    supported = per.assign(sup=per["n"] > per["unsupported"]).groupby(["strategy", "criterion"])["sup"].any()
+    out = []
+    for crit in [SHARED, *criteria]:
+        if crit == SHARED:
+            total = _resampled_total(per, designs + shortcuts, shared, "shared total", seed, resamples)
+            mine, theirs = designs, shortcuts
+        else:
+            mine = [s for s in designs if supported.get((s, crit), False)]
+            theirs = [s for s in shortcuts if supported.get((s, crit), False)]
+            total = _resampled_total(per, mine + theirs, [crit], crit, seed, resamples) if mine else None
+        if total is None:
+            continue
+        point = total[-1]
+        j = int(np.nanargmax(np.where(np.isnan(point[: len(mine)]), -np.inf, point[: len(mine)])))
+        against = []
+        for k, s in enumerate(theirs):
+            diff = total[:-1, j] - total[:-1, len(mine) + k]
+            lo, hi = _interval(diff[:, None])
+            against.append((s, float(point[len(mine) + k]), float(lo[0]), float(hi[0])))
+        out.append(Separation(crit, mine[j], float(point[j]), tuple(against)))
+    return out
+
+
+def separation_sentence(seps: Sequence[Separation]) -> str:
+    """The headline's verdict on the shortcut controls, one sentence; empty without any."""
+    head = next((s for s in seps if s.criterion == SHARED), None)
+    if head is None:
+        return ""
+    worst = max(head.against, key=lambda a: a[1])
+    if head.separated:
+        text = (f"The best design ({head.best}, shared total {head.best_mean:.3f}) is separated from every shortcut "
+                f"control: the closest, {worst[0]} ({worst[1]:.3f}), trails by a paired interval of [{worst[2]:.3f}, {worst[3]:.3f}].")
+    else:
+        text = (f"NOT SEPARATED: the best design ({head.best}, shared total {head.best_mean:.3f}) is not told apart from "
+                + ", ".join(f"{s} ({m:.3f}, paired interval [{lo:.3f}, {hi:.3f}])" for s, m, lo, hi in head.against if not lo > 0)
+                + ": on this suite a trivial rule does as well, so the order of the designs proves little.")
+    loose = [s for s in seps if s.criterion != SHARED and s.against and not s.separated]
+    if loose:
+        text += " Criteria where the best design is not separated from every shortcut: " + "; ".join(
+            f"{s.criterion} ({s.best} {s.best_mean:.2f} vs " + ", ".join(
+                f"{n} {m:.2f}" for n, m, lo, _ in s.against if not lo > 0) + ")" for s in loose) + "."
+    beaten = [s for s in seps if s.beaten_by]
+    if beaten:
+        text += " A shortcut beats every design (separated) on " + "; ".join(
+            f"{s.criterion} ({', '.join(s.beaten_by)})" for s in beaten) + "."
+    ahead = [s for s in seps if s.ahead]
+    if ahead:
+        text += " A shortcut is ahead of every design, within the interval, on " + "; ".join(
+            f"{s.criterion} ({', '.join(f'{n} {m:.3f}' for n, m, _, _ in s.against if n in s.ahead)} vs {s.best_mean:.3f})"
+            for s in ahead) + "."
+    return text

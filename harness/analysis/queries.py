@@ -209,6 +209,28 @@ def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.Da
     return cells, out
 
 
+def shortcut_verdict(res: Results, f: Filter) -> str:
+    """The shortcut controls' verdict on the board (`harness.analysis.aggregate.separation_sentence`):
+    whether the best design shown is separated from every shortcut control of the run, on the
+    shared total and per criterion, under the filters `f` (whatever its controls toggle says);
+    empty when the run has no shortcut control or no design."""
+    from harness.analysis.aggregate import (aggregate, comparison_of, control_labels, quality_criteria, separation_sentence,
+                                            shared_criteria, shortcut_labels, shortcut_separation)
+
+    run = res.run_ids[0]
+    shortcuts = shortcut_labels(res, run)
+    if not shortcuts:  # nothing to compare against: no aggregation at all
+        return ""
+    where, params = replace(f, include_controls=True, alias="s").sql()
+    agg = aggregate(res, run=run, seed=run_seed(res), where=where, params=params, axis="strategy")
+    if agg.empty:
+        return ""
+    comparison = comparison_of(list(dict.fromkeys(agg["strategy"])), control_labels(res, run))
+    seps = shortcut_separation(res, comparison, shortcuts, shared_criteria(agg, comparison),
+                               quality_criteria(agg), run=run, seed=run_seed(res), where=where, params=params)
+    return separation_sentence(seps)
+
+
 def gate_table(res: Results, f: Filter = Filter()) -> pd.DataFrame:
     """The pass/fail gates over the filtered scores (`harness.analysis.aggregate.gates`): one row per
     (strategy, gate) with `n`, `failing`, `passed` and the first failing cases; controls as `f` says."""

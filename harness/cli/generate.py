@@ -18,11 +18,14 @@ def register(sub) -> None:
     p.add_argument("--out", required=True, help="folder to write the suite into (created; existing generated files replaced)")
     p.add_argument("--profile", choices=sorted(PROFILES), default="realistic",
                    help="small: a few sessions each; realistic (default); long-history: dozens of sessions each")
+    p.add_argument("--split", choices=["test", "dev"], default="test",
+                   help="test (default): texts from the catalog's held-back half, for leaderboards; dev: the development "
+                        "half, the only one lexicons and rules may be tuned on")
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
-    from harness.generate import REPORTED, generate_suite, label_counts
+    from harness.generate import REPORTED, generate_suite, label_counts, shortcut_shares
     from harness.format.loader import validate_paths
 
     if args.customers < 1:
@@ -35,7 +38,7 @@ def main(args: argparse.Namespace) -> int:
     from collections import Counter
 
     stats: Counter = Counter()
-    files = generate_suite(args.customers, args.seed, args.profile, stats)
+    files = generate_suite(args.customers, args.seed, args.profile, stats, split=args.split)
     tmp = out.with_name(f".{out.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
@@ -53,10 +56,22 @@ def main(args: argparse.Namespace) -> int:
     tmp.rename(out)
     c = label_counts(files)
     console.print(
-        f"wrote {c['scenarios']} scenario files ({c['subjects']} customers, {c['probes']} probes) to {out}: "
+        f"wrote {c['scenarios']} scenario files ({c['subjects']} customers, {c['probes']} probes, "
+        f"{'held-back' if args.split == 'test' else 'development'} half of the catalog) to {out}: "
         + ", ".join(f"{k} {c[k]}" for k in REPORTED)
         + f"; health bands on {stats['health_labelled']} probes, {stats['health_skipped']} left without one "
         "(near a band edge, or the documented readings disagree)"
+    )
+    sh = shortcut_shares(files)
+    pct = lambda k, n: f"{sh.get(k, 0)} of {sh.get(n, 0)} ({sh.get(k, 0) / sh[n]:.0%})" if sh.get(n) else "none"  # noqa: E731
+    reps = stats["repeat_probes"]
+    console.print(
+        "against shortcuts: ordering pairs with a customer turn on top "
+        + pct("pairs_customer_top", "pairs")
+        + "; identity facts said as their session's first customer turn " + pct("facts_first", "facts")
+        + ", as its 2nd or 3rd " + pct("facts_2nd_3rd", "facts") + ", later " + pct("facts_later", "facts")
+        + "; repeats whose session is the one sharing the most keywords with the probe's turn "
+        + (f"{stats['repeat_max_overlap']} of {reps} ({stats['repeat_max_overlap'] / reps:.0%})" if reps else "none")
     )
     say(f"{out}\n")
     return 0

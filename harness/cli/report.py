@@ -26,7 +26,7 @@ def register(sub) -> None:
     p.add_argument("run", help="run folder, run id under the runs folder, or 'latest'")
     p.add_argument("--format", choices=["table", "md", "json"], default="table",
                    help="table (terminal), md (markdown), or json (the machine-readable object of docs/criteria.md)")
-    p.add_argument("--all", action="store_true", help="include the control strategies (oracle, empty)")
+    p.add_argument("--all", action="store_true", help="include the control strategies (oracle, empty and the shortcut controls)")
     p.add_argument("--seed", type=int, default=None, help="bootstrap seed (default: the run's seed)")
     p.add_argument("--by-tag", action="store_true",
                    help="also break every table down by probe tag (a benchmark's question category, say)")
@@ -70,7 +70,7 @@ def _cells(df: pd.DataFrame, gates: pd.DataFrame | None, comparison: list[str] |
 
 def as_json(run_id: str, df: pd.DataFrame, gates: pd.DataFrame | None = None,
             comparison: list[str] | None = None, policies: pd.DataFrame | None = None,
-            policy_gates: pd.DataFrame | None = None, spread: Any = None) -> dict[str, Any]:
+            policy_gates: pd.DataFrame | None = None, spread: Any = None, separations: list | None = None) -> dict[str, Any]:
     """`{"run": ID, "shared_criteria": [...], "strategies": {NAME: {KEY: cell, ..., "totals": {...}}},
     "policies": {NAME: {KEY: cell, ..., "totals": {...}}}}`.
 
@@ -99,7 +99,15 @@ def as_json(run_id: str, df: pd.DataFrame, gates: pd.DataFrame | None = None,
                 for a, b, lo, hi in spread.gaps]
     none = pd.DataFrame(columns=df.columns)
     pols, _ = _cells(policies if policies is not None else none, policy_gates, None, "policy")
-    return {"run": run_id, "shared_criteria": shared, "shared_gaps": gaps, "strategies": strategies, "policies": pols}
+    seps = [{"criterion": x.criterion, "best": x.best, "best_mean": _num(x.best_mean), "separated": x.separated,
+             "beaten_by": x.beaten_by, "ahead": x.ahead,
+             "against": [{"shortcut": n, "mean": _num(m), "lo": _num(lo), "hi": _num(hi), "separated": bool(lo > 0)}
+                         for n, m, lo, hi in x.against]} for x in separations or []]
+    from harness.analysis.aggregate import thin_criteria
+
+    thin = [{"criterion": c, "n": n, "left_out": c not in shared} for c, n in thin_criteria(df, comparison)] if not df.empty else []
+    return {"run": run_id, "shared_criteria": shared, "thin_criteria": thin, "shared_gaps": gaps, "shortcut_separation": seps,
+            "strategies": strategies, "policies": pols}
 
 
 def _f(x: Any, digits: int = 2) -> str:
@@ -222,8 +230,8 @@ def metric_note(criteria) -> str:
 def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int, gates: pd.DataFrame | None = None,
              comparison: list[str] | None = None, controls: set[str] = frozenset(),
              policies: pd.DataFrame | None = None, policy_gates: pd.DataFrame | None = None, spread: Any = None,
-             by_tag: list | None = None, budget: pd.DataFrame | None = None) -> str:
-    from harness.analysis.aggregate import RESAMPLES, order_sentence, shared_criteria
+             by_tag: list | None = None, budget: pd.DataFrame | None = None, separations: list | None = None) -> str:
+    from harness.analysis.aggregate import MIN_CASES, RESAMPLES, order_sentence, shared_criteria, thin_criteria
 
     lines = [f"# supportbench report: run {run_id}", ""]
     has_policies = policies is not None and not policies.empty
@@ -253,6 +261,14 @@ def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int, g
     ]
     if spread is not None and spread.gaps:
         lines += [order_sentence(spread.gaps), ""]
+    thin = thin_criteria(df, comparison)
+    if thin:
+        left = not {c for c, _ in thin} & set(shared)
+        lines += [f"Fewer than {MIN_CASES} cases in this run: " + ", ".join(f"{c} (n={n})" for c, n in thin)
+                  + ("; left out of the shared total, which would otherwise weigh them as much as a criterion with "
+                     "hundreds of cases." if left else "; every shared criterion is that thin, so none is left out: "
+                     "read the total with that in mind."), ""]
+    lines += separation_md(separations or [])
     if gates is not None and len(gates):
         g_rows = gate_grid(df, gates, strategies)
         lines += ["## Gates", "",
@@ -264,7 +280,8 @@ def markdown(run_id: str, df: pd.DataFrame, include_controls: bool, seed: int, g
         lines += [""] if failures else []
     if budget is not None and len(budget):
         lines += budget_md(budget, strategies)
-    lines += ["Controls (oracle, empty) are " + ("included." if include_controls else "left out (`--all` shows them)."), ""]
+    lines += ["Controls (oracle, empty and the shortcut controls) are "
+              + ("included." if include_controls else "left out (`--all` shows them)."), ""]
     if by_tag is not None:
         lines += by_tag_md(by_tag, comparison, strategies) if by_tag else ["No probe in this run carries a tag.", ""]
     return "\n".join(lines)
@@ -294,6 +311,7 @@ def by_tag_md(frames, comparison: list[str] | None, strategies: list[str]) -> li
         _, rows = grid(df, comparison=comparison, strategies=shown)
         lines += [f"### `{tag}` ({n} probes)", "", "| criterion | " + " | ".join(shown) + " |", "| --- |" + " --- |" * len(shown)]
         lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows] + [""]
+    return lines
 
 
 def budget_md(budget: pd.DataFrame, strategies: list[str]) -> list[str]:
@@ -326,6 +344,34 @@ def budget_md(budget: pd.DataFrame, strategies: list[str]) -> list[str]:
     return lines
 
 
+def separation_md(seps: list) -> list[str]:
+    """The markdown section on the shortcut controls: the headline's verdict sentence, then per
+    criterion the best design, the closest shortcut and whether every shortcut is separated."""
+    from harness.analysis.aggregate import separation_sentence
+
+    if not seps:
+        return ["No shortcut controls ran, so nothing here shows the order is not won by a trivial rule "
+                "(`supportbench run` runs them by default).", ""]
+    lines = ["## Shortcut controls", "", separation_sentence(seps), "",
+             "| criterion | best design | closest shortcut | paired interval (best − shortcut) | separated from every shortcut |",
+             "| --- | --- | --- | --- | --- |"]
+    for s in seps:
+        if not s.against:
+            lines.append(f"| {s.criterion} | {s.best} {_f(s.best_mean)} | no shortcut supports it | – | – |")
+            continue
+        name, mean, lo, hi = max(s.against, key=lambda a: a[1])
+        verdict = "yes" if s.separated else "NO: " + ", ".join(s.unseparated)
+        if s.beaten_by:
+            verdict += f" (beaten by {', '.join(s.beaten_by)})"
+        elif s.ahead:
+            verdict += f" ({', '.join(s.ahead)} ahead within the interval)"
+        lines.append(f"| {s.criterion} | {s.best} {_f(s.best_mean)} | {name} {_f(mean)} | [{_f(lo, 3)}, {_f(hi, 3)}] | {verdict} |")
+    lines += ["", "Each interval is a 95 % paired cluster bootstrap over scenarios (the resamples of the criterion's "
+              "interval); separated means it lies above 0. The shortcut controls read only positions, roles, times and "
+              "the task's words (`stores.shortcuts`).", ""]
+    return lines
+
+
 def _policy_md(policies: pd.DataFrame, policy_gates: pd.DataFrame | None) -> list[str]:
     """The decision policies' leaderboard section of the markdown report: their quality criteria and
     totals, then their gates with the failing cases."""
@@ -348,7 +394,8 @@ def main(args: argparse.Namespace) -> int:
     from harness.cli.common import Table
 
     from harness.analysis.aggregate import (aggregate, comparison_of, control_labels, gates, order_sentence, quality_criteria,
-                                            shared_criteria, shared_spread)
+                                            separation_sentence, shared_criteria, shared_spread, shortcut_labels,
+                                            shortcut_separation, thin_criteria)
     from harness.analysis.budget import budget_use
     from harness.analysis.results import Results, resolve_run
     from harness.run.runstore import write_text_atomic
@@ -376,8 +423,10 @@ def main(args: argparse.Namespace) -> int:
 
             by_tag = tag_frames(res, probe_tag_counts(res), include_controls=args.all, seed=seed)
         budget = budget_use(res) if not df.empty else None
+        seps = (shortcut_separation(res, compared, shortcut_labels(res), shared_criteria(df, comparison),
+                                    quality_criteria(df), seed=seed) if not df.empty else [])
     run_id = manifest.get("run_id", path.name)
-    md = markdown(run_id, df, args.all, seed, gate_rows, comparison, controls, pol, pol_gates, spread, by_tag, budget)
+    md = markdown(run_id, df, args.all, seed, gate_rows, comparison, controls, pol, pol_gates, spread, by_tag, budget, seps)
     written = True
     try:
         write_text_atomic(path / "report.md", md)
@@ -385,7 +434,7 @@ def main(args: argparse.Namespace) -> int:
         written = False
         console.print(f"warning: could not write {path / 'report.md'}: {(e.strerror or str(e)).lower()}")
     if args.format == "json":
-        obj = as_json(run_id, df, gate_rows, comparison, pol, pol_gates, spread)
+        obj = as_json(run_id, df, gate_rows, comparison, pol, pol_gates, spread, seps)
         if by_tag is not None:
             obj["by_tag"] = {tag: {"probes": n, "strategies": _cells(d, None, comparison, "strategy")[0]} for tag, n, d in by_tag}
         sys.stdout.write(json.dumps(obj, indent=2, allow_nan=False) + "\n")
@@ -426,6 +475,12 @@ def main(args: argparse.Namespace) -> int:
     out.print(table)
     if spread is not None and spread.gaps:
         out.print(order_sentence(spread.gaps), markup=False)
+    if seps:
+        out.print(separation_sentence(seps), markup=False)
+    thin = thin_criteria(df, comparison)
+    if thin:
+        out.print("fewer than the minimum cases in this run (flagged; left out of the shared total unless every shared "
+                  "criterion is): " + ", ".join(f"{c} (n={n})" for c, n in thin), markup=False)
     for tag, n, d in by_tag or ():
         shown = [s for s in strategies if s in set(d["strategy"])]
         _, rows = grid(d, titled=False, comparison=comparison, strategies=shown)

@@ -5,9 +5,13 @@ and why, and whether its classes agree with the turns' gold labels.
   included, its line not in the text: the reading for what must stay out,
   `harness.criteria.bundle.present`) AND its receipt row must carry a reason that names an
   expiry rule (`stores.expiry.is_expiry_reason`, e.g. "expired: sentiment older than 7 days,
-  said 2026-03-04"). An item that is out only because the budget or a rank cut-off left it out
-  does not count: nothing decided it had expired. Strategies without the `expiry` capability
-  (without the stage) are `unsupported`.
+  said 2026-03-04") AND that rule must be the one of the item's gold class (its turn `label:`;
+  `stores.expiry.reason_class` reads which class's rule wrote a reason). Removal of a labelled
+  item by the catch-all for unclassified items is a classification miss, shown as such; an item
+  without a gold label (the gold names no class: what fits none is the catch-all's) passes with
+  any expiry rule. An item that is out only because the budget
+  or a rank cut-off left it out does not count: nothing decided it had expired. Strategies
+  without the `expiry` capability (without the stage) are `unsupported`.
 - `expiry_classes` (scenarios with labelled turns, strategies with the `expiry` capability): the
   share of labelled turns whose class, as the strategy gave it when it observed the turn
   (`ExpiryCapability.memory_class`, recorded by the replay), is one of the turn's labels. The
@@ -22,7 +26,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from stores.expiry import is_expiry_reason
+from stores.controls import ORACLE_EXPIRED
+from stores.expiry import is_expiry_reason, reason_class
 
 from harness.criteria import Score, criterion, ok_or_fail
 from harness.criteria.bundle import plural, present, quote, shown_rank, view
@@ -56,11 +61,32 @@ def _reasons(o: ProbeOutcome) -> dict[str, str]:
     return out
 
 
+CATCH_ALL = "unclassified"
+"""The class whose rule is the catch-all: an item removed by it was not classified at all."""
+
+
+def _wrong_rule(o: ProbeOutcome, item_id: str, reason: str) -> str | None:
+    """Why the rule that removed `item_id` is not the one its gold class names, or None when it
+    is (the oracle's receipt names the gold itself: it is the gold's rule by definition)."""
+    if reason == ORACLE_EXPIRED:
+        return None
+    gold = tuple(o.scenario.gold_of(item_id).label or ())
+    if not gold:  # the gold names no class (what fits none is the catch-all's): any expiry rule is its rule
+        return None
+    got = reason_class(reason)
+    if got == CATCH_ALL:
+        return (f"{item_id} was removed by the catch-all for unclassified items ({reason!r}): a classification miss "
+                f"(its gold class is {'/'.join(gold)})")
+    if got not in gold:
+        return f"{item_id} was removed by the {got or 'unknown'} rule ({reason!r}), but its gold class is {'/'.join(gold)}"
+    return None
+
+
 @criterion("expiry", title="memory expiry", group="expiry", requires="expiry",
            applies=lambda p: bool(p.expect.expired))
 def expiry(o: ProbeOutcome) -> Score:
     """Share of the probe's `expired` ids that are out of the context and whose receipt row
-    names the expiry rule that removed them; passes when all are."""
+    names the expiry rule of their gold class (for a labelled item, not the catch-all); passes when all are."""
     v = view(o)
     reasons = _reasons(o)
     ids = list(o.probe.expect.expired)
@@ -73,6 +99,8 @@ def expiry(o: ProbeOutcome) -> Score:
             problems.append(f"{g} is not in the receipt at all: it left without a reason")
         elif not is_expiry_reason(reason):
             problems.append(f"{g} is out, but its receipt says {reason or 'nothing'!r}, not an expiry rule")
+        elif (miss := _wrong_rule(o, g, reason)) is not None:
+            problems.append(miss)
         else:
             ok.append(f"{g}: {reason}")
     value = len(ok) / len(ids)

@@ -36,6 +36,10 @@ class Group:
     """Whose cases its criteria score: the score rows of a `policy` group are a decision policy's
     (the `strategy` column holds the policy's label), shown on the policy leaderboard, never in a
     strategy's totals."""
+    headline: bool = True
+    """Its criteria may enter the shared headline total. False for a family that judges
+    something besides the memory (the reply engine's reading of a context): reported with its own
+    total, apart from the memory headline."""
     gate: bool = False
     """Its criteria are pass/fail gates: every case must pass, shown as pass or fail with the
     failing cases, never averaged into a total (they say whether a strategy may ship at all, not
@@ -50,10 +54,13 @@ class Group:
 GROUPS: dict[str, Group] = {
     "core": Group("core", "core", total="total", total_title="total (core, equal weight)"),
     "extra": Group("extra", "extras", total="extra", total_title="total (extras)", marker=" ·extra"),
-    # seed 002: the typed memories a strategy holds and the reply its context leads to (one engine for all),
-    # kept out of the core total so the core comparison means what it meant before
-    "reply": Group("reply", "reply and typed memory", total="reply", total_title="total (reply and typed memory)",
-                   marker=" ·reply"),
+    # seed 002: the typed memories a strategy holds, kept out of the core total so the core comparison means
+    # what it meant before
+    "reply": Group("reply", "typed memory", total="reply", total_title="total (typed memory)", marker=" ·reply"),
+    # the reply the one scripted engine writes from a context: what it judges depends on the engine's rule-based
+    # reading of the context's words, not on the context alone, so it is reported apart from the memory headline
+    "reply_engine": Group("reply_engine", "reply engine", total="reply_engine",
+                          total_title="total (reply engine, not in the headline)", marker=" ·reply-engine", headline=False),
     # judged only for strategies behind the expiry stage (the rest are unsupported), so no total
     "expiry": Group("expiry", "expiry", total=None, marker=" ·expiry"),
     # recall@k and nDCG@10 as the public memory benchmarks report them: the same gold as `recall`, so no total
@@ -107,3 +114,10 @@ def is_gate(key: str | None) -> bool:
 def quality(axis: Axis = "strategy") -> list[Group]:
     """The groups of quality criteria of `axis` (every group but the gates), in order."""
     return [g for g in GROUPS.values() if not g.gate and g.axis == axis]
+
+
+def in_headline(key: str | None) -> bool:
+    """Whether a score row's group (`grp`) may feed the shared headline total (a quality group
+    whose `headline` is set)."""
+    g = of(key)
+    return not g.gate and g.headline

@@ -8,11 +8,20 @@ and stay the same for that customer across sessions.
 
 Texts avoid urgency markers (docs/reference.md lists them) except where a turn is meant to
 be urgent; the generator checks that with its own marker list before computing health.
+
+Every list of interchangeable variants is split in two (`half`): the development half (even
+positions) that generated development suites use, and lexicons, phrase banks and rules may be
+tuned on; and the held-back half (odd positions) that only generated test suites use, so a
+leaderboard on a test suite is out of sample for anything tuned on text. A list with one variant,
+and the preference sentences (their order is the order a preference changes in), are shared by
+both halves; `tests/harness/test_generate.py` proves no lexicon alternative was written from the
+held-back half.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
+from types import SimpleNamespace
 
 
 @dataclass(frozen=True)
@@ -39,6 +48,10 @@ class Issue:
     """Resolution summaries."""
     lookalike: str
     """The issue of the same area that shares its words but not its cause."""
+    own_fix: tuple[str, ...] = ()
+    """The working step as the customer tells it, having taken it on their side (kind: action)."""
+    topic: str = ""
+    """How a customer names the problem when asking about it later (a noun phrase)."""
 
 
 AREAS = ("connectors", "billing", "mobile app", "SSO", "exports", "API")
@@ -61,6 +74,8 @@ _add(Issue(
     details=(
         "Our warehouse is a small one that auto-suspends after a few minutes of inactivity.",
         "It only happens on the first run of the night; a manual re-run an hour later usually works.",
+        "The warehouse sits idle most of the evening before the load kicks off.",
+        "Nobody touches the warehouse overnight, so it is usually asleep when the job starts.",
     ),
     diagnosis=(
         "A suspended warehouse can take 60-90 seconds to wake up, longer than the default connect timeout. Let me check the connection settings.",
@@ -82,6 +97,10 @@ _add(Issue(
         "{wh} nightly load timed out because the warehouse takes 60-90s to resume from auto-suspend, longer than the 30s connect timeout. Fixed by raising connect_timeout to 120s.",
         "Connection timeout on the {wh} connector: slow warehouse resume after auto-suspend. connect_timeout raised from 30s to 120s; load succeeded.",
     ),
+    own_fix=(
+        "Update from our side: we raised connect_timeout on the {wh} connection from 30s to 120s ourselves and the nightly load went through.",
+    ),
+    topic="the nightly {wh} load timing out",
 ))
 _add(Issue(
     key="conn-auth", area="connectors", lookalike="conn-timeout",
@@ -93,6 +112,8 @@ _add(Issue(
     details=(
         "Our IT team rotated a bunch of service account passwords on Monday, if that matters.",
         "The error started right after our admin changed the warehouse role for the integration user.",
+        "Our security team enforces a password change on service accounts every ninety days.",
+        "We recently moved the integration user into a new role as part of an access review.",
     ),
     diagnosis=(
         "An authentication error means the warehouse refused the integration user. Let me check the connection's credentials and role.",
@@ -114,6 +135,10 @@ _add(Issue(
         "{wh} connector authentication failure after the customer rotated the integration user's password. Fixed by updating the stored credentials and restoring the LOADER role.",
         "Sync failed on {wh} because the integration credentials were rotated. Re-authorized the connector; not a timeout problem.",
     ),
+    own_fix=(
+        "Our admin typed the rotated integration password into the {wh} connector and gave the user its LOADER role back; the nightly load ran clean.",
+    ),
+    topic="the authentication error on the {wh} connector",
 ))
 _add(Issue(
     key="bill-double", area="billing", lookalike="bill-tax",
@@ -126,6 +151,8 @@ _add(Issue(
     details=(
         "We updated the card on file a day before the renewal, in case that matters.",
         "Both payments are for exactly the same amount and a minute apart.",
+        "The first payment went through before we swapped the card, the second one after.",
+        "Our bank statement lists both debits with the same reference number.",
     ),
     diagnosis=(
         "I'm sorry about that. A card change right before renewal can retry a payment that had already gone through. Let me look at the payment log.",
@@ -147,6 +174,10 @@ _add(Issue(
         "Duplicate {month} subscription charge after a card update retried a payment that had succeeded. Second payment refunded and duplicate invoice voided.",
         "Charged twice for the {month} renewal; refunded the duplicate and voided the extra invoice.",
     ),
+    own_fix=(
+        "Our finance team used the refund button on the billing page for the second {month} payment and voided the duplicate invoice; the bank shows the refund pending.",
+    ),
+    topic="the double charge on our card",
 ))
 _add(Issue(
     key="bill-tax", area="billing", lookalike="bill-double",
@@ -158,6 +189,8 @@ _add(Issue(
     details=(
         "We moved our billing address to another country last quarter.",
         "Our accountant needs a corrected invoice before the books close.",
+        "Our company address changed when we opened the new office abroad.",
+        "Before the move the invoices never had any tax line on them.",
     ),
     diagnosis=(
         "Tax is added when the account has no valid tax ID for its billing country. Let me check the billing profile.",
@@ -179,6 +212,10 @@ _add(Issue(
         "Tax charged because the billing profile had no VAT ID for the new billing country. VAT ID added, credit note and corrected invoice issued.",
         "Wrong invoice amount due to missing tax exemption after a billing address change; fixed by adding the VAT number and re-issuing.",
     ),
+    own_fix=(
+        "We entered our VAT ID for the new country in the billing profile ourselves and downloaded the re-issued reverse-charge invoice; the tax line is gone.",
+    ),
+    topic="the tax added to our invoice",
 ))
 _add(Issue(
     key="mobile-crash", area="mobile app", lookalike="mobile-push",
@@ -191,6 +228,8 @@ _add(Issue(
     details=(
         "I'm on version 5.4.0, updated from the store yesterday.",
         "It happens on my phone and on my colleague's phone too.",
+        "The old version ran without trouble until the store pushed the new one.",
+        "Reinstalling did not change anything, it closes at the same moment.",
     ),
     diagnosis=(
         "Thanks. We've seen reports of a crash after sign-in in 5.4.0. Let me walk you through a few steps.",
@@ -212,6 +251,10 @@ _add(Issue(
         "Mobile app crash after sign-in on 5.4.0 ({os}). Fixed by updating to the 5.4.2 hotfix build.",
         "App closed at sign-in after the 5.4.0 update; resolved with the 5.4.2 hotfix from the store.",
     ),
+    own_fix=(
+        "I installed build 5.4.2 from the store myself and the app signs in normally now.",
+    ),
+    topic="the app crashing at sign-in",
 ))
 _add(Issue(
     key="mobile-push", area="mobile app", lookalike="mobile-crash",
@@ -223,6 +266,8 @@ _add(Issue(
     details=(
         "The notification switch inside the app is still on.",
         "Email notifications still arrive fine, only the phone is silent.",
+        "The phone's own settings page shows the app with alerts switched off.",
+        "Colleagues who have not updated their phones still get every alert.",
     ),
     diagnosis=(
         "Some phone updates reset the app's notification permission. Let me check a few settings with you.",
@@ -244,6 +289,10 @@ _add(Issue(
         "No push notifications after an {os} update reset the app's notification permission. Re-enabled in system settings.",
         "Missing phone alerts: OS-level notification permission was off after the update; turned back on.",
     ),
+    own_fix=(
+        "I switched the app's notifications back on in the phone's {os} settings, the update had turned them off; the test alert came through.",
+    ),
+    topic="the missing push notifications on our phones",
 ))
 _add(Issue(
     key="sso-cert", area="SSO", lookalike="sso-provision",
@@ -256,6 +305,8 @@ _add(Issue(
     details=(
         "Our IT team rotated the {idp} signing certificate yesterday evening.",
         "Password login still works for the two admins who have it.",
+        "Our identity team replaced the signing key as part of their yearly rotation.",
+        "The failures began right after our side published new federation metadata.",
     ),
     diagnosis=(
         "A signature error usually means the identity provider signs with a certificate we don't have yet. Let me check your SAML settings.",
@@ -277,6 +328,10 @@ _add(Issue(
         "SSO via {idp} failed with an invalid signature after the customer rotated the IdP signing certificate. Fixed by uploading the new certificate.",
         "SAML signature error after a {idp} certificate rotation; new certificate uploaded to the SAML settings.",
     ),
+    own_fix=(
+        "Our IT admin uploaded the new {idp} signing certificate to the SAML settings and sign-in works for everyone again.",
+    ),
+    topic="the {idp} signature error at sign-in",
 ))
 _add(Issue(
     key="sso-provision", area="SSO", lookalike="sso-cert",
@@ -288,6 +343,8 @@ _add(Issue(
     details=(
         "They show up in {idp} and have the app assigned, as far as I can tell.",
         "Everyone who joined before last month can still log in.",
+        "Everyone who started before this month can still sign in normally.",
+        "The new people were added to a fresh group in our directory.",
     ),
     diagnosis=(
         "'User not found' means the account was never created on our side. Let me check your provisioning setup.",
@@ -309,6 +366,10 @@ _add(Issue(
         "New hires could not sign in through {idp}: their group was not assigned to SCIM provisioning, so no accounts existed. Group assigned.",
         "SSO 'user not found' for new employees; fixed by adding their {idp} group to provisioning. Not a certificate issue.",
     ),
+    own_fix=(
+        "Our IT admin added the new hires' group to the SCIM provisioning assignment in {idp}; their accounts got created and they can sign in.",
+    ),
+    topic="new hires unable to sign in through {idp}",
 ))
 _add(Issue(
     key="export-truncated", area="exports", lookalike="export-encoding",
@@ -321,6 +382,8 @@ _add(Issue(
     details=(
         "We need the full history for our quarterly audit.",
         "I tried it on two browsers, same cut-off.",
+        "We have roughly forty thousand tickets for the period we need.",
+        "Smaller date ranges come out complete, only the full year gets cut.",
     ),
     diagnosis=(
         "Direct downloads are capped; large exports need to run as a background job. Let me check your export settings.",
@@ -342,6 +405,10 @@ _add(Issue(
         "CSV export capped at 10,000 rows because direct downloads are limited. Enabled background exports; full file delivered.",
         "Truncated export at 10k rows; resolved by running the export as an asynchronous job.",
     ),
+    own_fix=(
+        "I turned on background exports in the workspace settings and ran the full CSV export as a job; the emailed file has every row.",
+    ),
+    topic="the CSV export stopping at 10,000 rows",
 ))
 _add(Issue(
     key="export-encoding", area="exports", lookalike="export-truncated",
@@ -353,6 +420,8 @@ _add(Issue(
     details=(
         "We open the file in Excel on Windows.",
         "It looks fine when I open it in a text editor.",
+        "The file looks right in a text editor but not when our team opens it in Excel.",
+        "Plain English names come out fine, only the accented letters are off.",
     ),
     diagnosis=(
         "That looks like an encoding mismatch between the file and the program opening it. Let me check the export options.",
@@ -374,6 +443,10 @@ _add(Issue(
         "Accented characters garbled in CSV exports opened in Excel: encoding mismatch. Export set to UTF-8 with BOM.",
         "Broken characters in the tickets export; fixed by exporting UTF-8 with BOM. Not a row-limit problem.",
     ),
+    own_fix=(
+        "I set the export encoding to UTF-8 with BOM in the export settings; the accents show correctly in Excel now.",
+    ),
+    topic="the garbled accents in the CSV export",
 ))
 _add(Issue(
     key="webhook-signature", area="API", lookalike="api-rate",
@@ -386,6 +459,8 @@ _add(Issue(
     details=(
         "We regenerated the webhook secret in your dashboard last week.",
         "Nothing changed in our verification code.",
+        "We store the secret in our vault and the receiver reads it at start-up.",
+        "Our receiver has not been redeployed since before the change.",
     ),
     diagnosis=(
         "When the signature stops matching, it's almost always a secret mismatch. Let me check the webhook configuration.",
@@ -407,6 +482,10 @@ _add(Issue(
         "Webhook signature mismatch (401) after the customer regenerated the signing secret but kept the old one on their receiver. Receiver updated.",
         "Webhooks refused because the receiver still used the old secret; new signing secret configured.",
     ),
+    own_fix=(
+        "We put the regenerated signing secret into our receiver's verification code and the events verify and process again.",
+    ),
+    topic="your webhooks failing our signature check",
 ))
 _add(Issue(
     key="api-rate", area="API", lookalike="webhook-signature",
@@ -418,6 +497,8 @@ _add(Issue(
     details=(
         "We increased our polling to every 10 seconds last week.",
         "We run about 40 workers calling the API in parallel.",
+        "Our traffic roughly tripled when we onboarded a big client last week.",
+        "Each worker sends its own request for every single event.",
     ),
     diagnosis=(
         "429 means the rate limit is being hit. Let me look at your request volume.",
@@ -439,6 +520,10 @@ _add(Issue(
         "429 rate limiting after the customer raised polling to every 10s across 40 workers. Moved to the batch endpoint with backoff.",
         "API calls rejected with 429: request volume over the rate limit. Fixed with bulk endpoint and Retry-After handling.",
     ),
+    own_fix=(
+        "We moved our client to your batch events endpoint and made it back off on Retry-After; no more 429s.",
+    ),
+    topic="the 429 errors on our API calls",
 ))
 
 OUTAGES: dict[str, dict[str, tuple[str, ...]]] = {
@@ -521,6 +606,11 @@ WORKS_NOW: tuple[str, ...] = (
     "That worked, everything is back to normal. Thank you!", "Confirmed, it works now. Thanks for the help.",
     "Yes, that fixed it. Much appreciated.", "All good now, thank you.",
 )
+ASK_LATER: tuple[str, ...] = (
+    "A question for next time: if {topic} comes back, what should we try first?",
+    "Should we ever run into {topic} again, which step do we start with?",
+)
+"""A later session's question about an earlier problem's fix (`{topic}`: `Issue.topic`)."""
 REPEAT_OPENERS: tuple[str, ...] = (
     "Hi again, I think we're seeing something we had before.", "Hello, we have a problem that looks familiar.",
     "Hi, sorry to bother you again.", "Hey, new week, new trouble.",
@@ -623,3 +713,66 @@ PREFERENCES: dict[str, tuple[str, ...]] = {
         "Please answer in German from now on, the new team reads German.",
     ),
 }
+
+
+REPEAT_GENERIC: tuple[str, ...] = (
+    "It started again this morning, same as the last time we talked.",
+    "We're stuck on this again, could you look at what's going on?",
+)
+"""Follow-ups of a repeat that name no issue word (used when no detail of the issue keeps the
+repeated session off the top of keyword overlap)."""
+
+SPLITS = ("dev", "test")
+"""The halves of the catalog: `dev` (development: tune on it) and `test` (held back)."""
+
+SHARED_LISTS = ("PREFERENCES",)
+"""Variant lists both halves use whole (the preference sentences: their order is the order of change)."""
+
+
+def _half(seq: tuple, split: str) -> tuple:
+    """Even positions for `dev`, odd for `test`; a list of one variant is shared by both."""
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r} (known: {', '.join(SPLITS)})")
+    return seq if len(seq) < 2 else tuple(seq[split == "test"::2])
+
+
+def half(split: str) -> SimpleNamespace:
+    """The catalog's texts as the generator writes one half: `ISSUES`, `OUTAGES`, `FACTS`,
+    `HOWTO`, `GREETINGS`, `ACKS`, `STILL_FAILING`, `WORKS_NOW`, `REPEAT_ACKS`, `ASK_LATER`,
+    `REPEAT_GENERIC` with each variant list halved, and `PREFERENCES` whole."""
+    texts = [f.name for f in fields(Issue) if f.type in ("tuple[str, ...]", tuple[str, ...])]
+    return SimpleNamespace(
+        ISSUES={k: replace(i, **{f: _half(getattr(i, f), split) for f in texts}) for k, i in ISSUES.items()},
+        OUTAGES={a: {k: _half(v, split) for k, v in o.items()} for a, o in OUTAGES.items()},
+        FACTS={t: replace(f, says=_half(f.says, split), restates=_half(f.restates, split), corrects=_half(f.corrects, split))
+               for t, f in FACTS.items()},
+        HOWTO=_half(HOWTO, split), GREETINGS=_half(GREETINGS, split), ACKS=_half(ACKS, split),
+        STILL_FAILING=_half(STILL_FAILING, split), WORKS_NOW=_half(WORKS_NOW, split), REPEAT_ACKS=_half(REPEAT_ACKS, split),
+        ASK_LATER=_half(ASK_LATER, split), REPEAT_GENERIC=_half(REPEAT_GENERIC, split), PREFERENCES=PREFERENCES,
+    )
+
+
+def held_back_texts() -> list[str]:
+    """Every template only the held-back half uses (slots unfilled)."""
+    dev = half("dev")
+    test = half("test")
+    out: list[str] = []
+
+    def walk(a, b) -> None:
+        if isinstance(a, tuple):
+            out.extend(t for t in b if t not in a and isinstance(t, str))
+            for x, y in zip(a, b):
+                if isinstance(x, tuple):
+                    walk(x, y)
+            if a and isinstance(a[0], tuple):  # HOWTO: tuples of (question, answer, summary)
+                out.extend(t for y in b if y not in a for t in y)
+        elif isinstance(a, dict):
+            for k in a:
+                walk(a[k], b[k])
+        elif isinstance(a, (Issue, Fact)):
+            for f in fields(a):
+                walk(getattr(a, f.name), getattr(b, f.name))
+
+    for name in vars(dev):
+        walk(getattr(dev, name), getattr(test, name))
+    return list(dict.fromkeys(t for t in out if isinstance(t, str)))

@@ -8,11 +8,11 @@
 
 from stores.expiry.classes import CLASSES, GOLD_LABELS, Classification, MemoryClass
 from stores.expiry.classifier import classify
-from stores.expiry.ledger import EXPIRY_PREFIXES, SubjectLedger, is_expiry_reason
+from stores.expiry.ledger import EXPIRY_PREFIXES, SubjectLedger, is_expiry_reason, reason_class
 from stores.expiry.params import ExpiryParams
 from stores.expiry.stage import ExpiryStage
 
 __all__ = [
     "CLASSES", "GOLD_LABELS", "Classification", "MemoryClass", "classify", "EXPIRY_PREFIXES", "SubjectLedger",
-    "is_expiry_reason", "ExpiryParams", "ExpiryStage",
+    "is_expiry_reason", "reason_class", "ExpiryParams", "ExpiryStage",
 ]

@@ -49,6 +49,29 @@ def is_expiry_reason(reason: str | None) -> bool:
     return bool(reason) and reason.startswith(EXPIRY_PREFIXES) and len(reason) > max(map(len, EXPIRY_PREFIXES))
 
 
+REASON_CLASSES: tuple[tuple[str, str], ...] = (
+    ("superseded by ", "preference"),
+    ("expired: preference ", "preference"),
+    ("expired: profile fact ", "profile"),
+    ("expired: system-owned fact ", "system_owned"),
+    ("not stored: system-owned fact", "system_owned"),
+    ("expired: episodic", "episodic"),
+    ("expired: sentiment ", "sentiment"),
+    ("not stored: sentiment", "sentiment"),
+    ("expired: incident record ", "incident"),
+    ("expired: unclassified ", "unclassified"),
+)
+"""Which class's rule wrote a receipt reason, by the reason's opening words (`verdicts` writes them)."""
+
+
+def reason_class(reason: str | None) -> str | None:
+    """The memory class whose expiry rule wrote `reason` (`unclassified`: the catch-all for items
+    the classifier placed nowhere), or None for a reason no class rule writes."""
+    if not reason:
+        return None
+    return next((c for prefix, c in REASON_CLASSES if reason.startswith(prefix)), None)
+
+
 def _day(t: datetime) -> str:
     return t.strftime("%Y-%m-%d")
 

@@ -330,7 +330,7 @@ SYMPTOM = re.compile(
     r"|stopped working|broken|broke|cannot|unable|will not|does not|doesn ?t|keeps? \w+ing|drops?|dropping"
     r"|slow|missing|wrong|declin\w*|locked out|expired|bounc\w*|stuck|(?:app|it|application) closes"
     r"|closes (?:itself|as soon as|right after|immediately|on its own)|charged (?:\w+ ){0,4}twice|double[- ]charged"
-    r"|empty|header row only|only (?:has|shows|contains|returns) the header"
+    r"|empty"
     r"|rejects?|refus\w*|aborts?|died|dies|blank|silent|loops?|looping|404|500|502|503)\b"
 )
 """A customer sentence that reports a problem (opens an incident when none is open in the session)."""
@@ -339,9 +339,9 @@ REPEAT_HINT = re.compile(r"\b(?:again|same as|same thing|back|before|familiar|li
 """Words that say a report repeats an earlier problem (lowers the bar to reopen a resolved incident)."""
 
 PREFERENCE = re.compile(
-    r"\b(?:prefer\w*|rather than|instead of|from now on|going forward|work(?:s)? best|are better|is fine now"
-    r"|please (?:reach|call|contact|message|email|send|answer|reply|copy|switch|use|write)|always copy|never by"
-    r"|only in|no \w+ (?:calls|emails) on|house rules)\b"
+    r"\b(?:prefer\w*|rather than|instead of|from now on|going forward|work(?:s)? best|are better"
+    r"|please (?:reach|call|contact|message|email|send|answer|reply|copy|switch|use|write)|never by"
+    r"|only in)\b"
 )
 _PREF_TOPICS: tuple[tuple[str, re.Pattern], ...] = (
     ("hours", re.compile(r"\b(?:mornings?|afternoons?|evenings?|\d+ ?(?:am|pm)|cet|utc|callbacks?|hours)\b")),
@@ -402,7 +402,7 @@ def product_of(original: str) -> str | None:
 def preference_topics(clause: str) -> tuple[str, ...]:
     """The topics a stated preference sets (`contact`, `hours`, `format`, `language`, ...); empty if none.
 
-    One sentence can set two ("phone is fine now, ideally afternoons": contact and hours)."""
+    One sentence can set two ("from now on phone, ideally afternoons": contact and hours)."""
     if not PREFERENCE.search(clause):
         return ()
     topics = tuple(topic for topic, pattern in _PREF_TOPICS if pattern.search(clause))

@@ -209,7 +209,7 @@ def test_the_report_orders_by_the_shared_total_and_shows_gates_as_pass_or_fail_w
     assert "- `b` · token_budget · `s0/p` (fail)" in md
     obj = as_json("r", df, g)["strategies"]
     assert obj["b"]["totals"] == {"shared": pytest.approx(0.9), "coverage": [2, 3], "core": pytest.approx(0.45),
-                                  "extra": pytest.approx(0.9), "reply": None}  # no reply case in this run
+                                  "extra": pytest.approx(0.9), "reply": None, "reply_engine": None}  # no reply case in this run
     assert obj["b"]["token_budget"]["gate"]["passed"] is False and obj["b"]["token_budget"]["gate"]["failing"] == 2
     assert [c["scenario"] for c in obj["b"]["token_budget"]["gate"]["cases"]] == ["s0", "s1"]
     assert obj["a"]["token_budget"]["gate"] == {"passed": True, "failing": 0, "cases": []}

@@ -125,3 +125,19 @@ def test_same_suite_runs_are_listed_oldest_first_with_edited_ones_marked():
         "else": {"started": "2026-02", "datasets": [{"suite": "t", "hash": "b"}]},
     }
     assert same_suite(m, "new") == [("old", False), ("mid", True), ("new", True)]
+
+
+def test_the_board_says_when_a_shortcut_control_matches_the_best_design(tmp_path):
+    from harness.analysis.queries import shortcut_verdict
+    from harness.format.loader import load_suite
+    from harness.generate import write_suite
+
+    write_suite(tmp_path / "suite", 6, seed=1, profile="small")
+    scenarios = load_suite([str(tmp_path / "suite")])
+    tied = execute(scenarios, parse_specs("history_stuffing,recency"), tmp_path / "runs", run_id="tied")
+    alone = execute(scenarios, parse_specs("history_stuffing,oracle"), tmp_path / "runs", run_id="alone")
+    with Results(tied.path) as res:  # history_stuffing ranks newest first: the recency rule is the same rule
+        verdict = shortcut_verdict(res, Filter(include_controls=False))
+    assert verdict.startswith("NOT SEPARATED: the best design (history_stuffing") and "recency" in verdict
+    with Results(alone.path) as res:
+        assert shortcut_verdict(res, Filter()) == ""  # no shortcut ran: nothing to say

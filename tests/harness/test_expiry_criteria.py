@@ -49,10 +49,27 @@ def scores_of(spec: str, s, key: str):
 
 
 def test_expired_items_out_of_the_context_with_their_rule_pass():
-    (sc,) = scores_of("history_stuffing:expiry=on", story(expired=("angry-1", "mar-2", "plan-1")), "expiry")
+    s = story(expired=("angry-1", "mar-2", "plan-1"))
+    s = replace(s, turn_gold={**s.turn_gold, "plan-1": TurnGold(label=("system_owned",))})  # the plan tier: another system's value
+    (sc,) = scores_of("history_stuffing:expiry=on", s, "expiry")
     assert (sc.status, sc.value) == ("ok", 1.0)
     assert "angry-1: expired: sentiment older than 7 days, said 2026-03-02" in sc.explanation
     assert "plan-1: not stored: system-owned fact (plan tier); pointer kept" in sc.explanation
+
+
+def test_an_item_removed_by_another_class_rule_or_the_catch_all_fails():
+    # the story labels the plan tier a profile fact; the classifier calls it system-owned and that rule removes it
+    (sc,) = scores_of("history_stuffing:expiry=on", story(expired=("angry-1", "plan-1")), "expiry")
+    assert sc.status == "fail" and sc.value == 0.5 and sc.evidence == ("plan-1",)
+    assert "plan-1 was removed by the system_owned rule" in sc.explanation and "its gold class is profile" in sc.explanation
+    odd = scenario([
+        turn("x-1", "Blue seven kettle.", 0, session="a"),  # fits no class: only the catch-all removes it
+        probe("p", "hello again", 500 * DAYS, session="b", budget=4000, expired=("x-1",)),
+        turn("b-1", "Hello again.", 500 * DAYS + 1, session="b"),
+    ], id="odd", subjects=("c1",))
+    (sc,) = scores_of("history_stuffing:expiry=on", replace(odd, turn_gold={"x-1": TurnGold(label=("episodic",))}), "expiry")
+    assert sc.status == "fail" and "catch-all for unclassified items" in sc.explanation
+    assert "a classification miss (its gold class is episodic)" in sc.explanation
 
 
 def test_an_item_that_is_only_out_of_the_budget_does_not_count_as_expired():

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from helpers import outage_story
 
 from harness.cli import main
@@ -15,7 +17,7 @@ def test_json_is_exactly_the_documented_object(tmp_path, capsys):
     run = execute([outage_story()], parse_specs("oracle,empty,history_stuffing"), tmp_path, run_id="r")
     assert main(["report", str(run.path), "--format", "json"]) == 0
     obj = json.loads(capsys.readouterr().out)
-    assert set(obj) == {"run", "shared_criteria", "shared_gaps", "strategies", "policies"} and obj["run"] == "r"
+    assert set(obj) == {"run", "shared_criteria", "thin_criteria", "shared_gaps", "shortcut_separation", "strategies", "policies"} and obj["run"] == "r"
     assert obj["shared_gaps"] == []  # one strategy compared: no neighbours
     assert obj["policies"] == {}  # no decision policy in this run
     assert list(obj["strategies"]) == ["history_stuffing"]  # controls only with --all
@@ -26,7 +28,7 @@ def test_json_is_exactly_the_documented_object(tmp_path, capsys):
     assert set(cells["repeat_issue"]) == cell | {"precision", "recall"}
     assert set(cells["token_budget"]) == cell | {"gate"} and cells["token_budget"]["gate"] == {"passed": True, "failing": 0, "cases": []}
     assert cells["totals"]["coverage"] == [3, 3]  # recall, session ranking, repeat detection
-    assert set(cells["totals"]) == {"shared", "shared_lo", "shared_hi", "coverage", "core", "extra", "reply"}
+    assert set(cells["totals"]) == {"shared", "shared_lo", "shared_hi", "coverage", "core", "extra", "reply", "reply_engine"}
     assert cells["totals"]["shared_lo"] <= cells["totals"]["shared"] <= cells["totals"]["shared_hi"]
     assert 0 <= cells["recall"]["pass_lo"] <= cells["recall"]["pass_rate"] <= cells["recall"]["pass_hi"] <= 1
     assert cells["recall"]["pass_interval"] in ("wilson", "bootstrap")
@@ -95,3 +97,24 @@ def test_the_markdown_says_which_neighbours_the_suite_separates(tmp_path, capsys
     assert "| shared total, 95 % interval |" in md and "How sure the order is" in md
     for g in gaps:
         assert f"{g['better']} over {g['next']}: gap interval" in md
+
+
+def test_a_criterion_with_too_few_cases_is_flagged_and_left_out_of_the_shared_total(tmp_path, capsys):
+    from harness.analysis.aggregate import MIN_CASES
+    from harness.format.loader import load_suite
+    from harness.generate import write_suite
+
+    write_suite(tmp_path / "suite", 2, seed=3, profile="small")  # 3 stale-suppression cases, 9 identity cases
+    scenarios = load_suite([str(tmp_path / "suite")])
+    run = execute(scenarios, parse_specs("history_stuffing,tfidf"), tmp_path / "runs", run_id="r")
+    assert main(["report", str(run.path), "--format", "json"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    thin = {t["criterion"]: t for t in obj["thin_criteria"]}
+    assert thin["stale_suppression"] == {"criterion": "stale_suppression", "n": 3, "left_out": True}
+    assert all(t["n"] < MIN_CASES and t["left_out"] for t in thin.values())
+    assert "identity_persistence" in obj["shared_criteria"] and not set(thin) & set(obj["shared_criteria"])
+    cells = obj["strategies"]["tfidf"]
+    shared = [cells[c]["mean"] for c in obj["shared_criteria"]]
+    assert cells["totals"]["shared"] == pytest.approx(sum(shared) / len(shared))
+    md = (run.path / "report.md").read_text()
+    assert f"Fewer than {MIN_CASES} cases in this run: " in md and "stale_suppression (n=3)" in md

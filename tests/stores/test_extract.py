@@ -145,7 +145,7 @@ def test_rule_5_profile_facts_are_kept_apart_from_troubleshooting():
 def test_a_newer_preference_on_the_same_topic_replaces_the_older_one():
     x = Extractor()
     x.observe(turn("p1", "Please reach me by email, not phone.", 0))
-    x.observe(turn("p2", "Small update: phone is fine now, ideally afternoons.", 600, session="s2"))
+    x.observe(turn("p2", "Small update: going forward phone is fine, ideally afternoons.", 600, session="s2"))
     x.observe(turn("p3", "From now on please call me instead of emailing.", 900, session="s3"))
     prefs = [m for m in x.memories("c1") if m.key.startswith("preference:")]
     assert sorted((m.key, m.source_ids) for m in prefs) == [("preference:contact", ("p3",)), ("preference:hours", ("p2",))]

@@ -20,7 +20,7 @@ import pytest
 from fault_server import FaultServer
 
 from harness.cli import main as cli
-from harness.run import replay
+from harness.replay import probes as replay
 
 MARKERS = {
     "hindsight_password": "HsPw-MARK-0a91",

@@ -45,6 +45,7 @@ HOMONYMS = {
                 "outcome and the probes table carry, and the reply engine's memories in the context",
     "known_fixes": "also a field of the reply engine's SupportReply (the seed's reply metadata)",
     "known_failures": "also a field of the reply engine's SupportReply (the seed's reply metadata)",
+    "identity": "also an HTTP content coding (`Accept-Encoding: identity`, asked of every remote service)",
 }
 """Keys that are also ordinary words of the code: only their gold uses count (a JSON path into
 the `expect` column, or a read of an `expect`/`gold` value)."""

@@ -80,7 +80,7 @@ def test_a_verdict_without_the_counts_its_metric_sums_is_a_scorer_error(monkeypa
 
 
 @pytest.mark.parametrize("kw, message", [
-    (dict(group="gates"), "unknown criterion group 'gates' (known: core, extra, reply, expiry, rank, gate, decisions, decision_gates)"),
+    (dict(group="gates"), "unknown criterion group 'gates' (known: core, extra, reply, reply_engine, expiry, rank, gate, decisions, decision_gates)"),
     (dict(level="turn"), "level must be one of probe, scenario"),
     (dict(metric=object()), "lacks name, headline, columns, counts, summarize, no_verdict"),
 ])

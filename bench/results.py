@@ -56,6 +56,9 @@ class Generator:
     """An environment variable that must be set (a service's URL), else the generator is skipped."""
     note: str = ""
     """A sentence under the heading: how to read it, where the prose about it is."""
+    own: bool = False
+    """Its one step writes the whole file itself (`--out {out}`), with its own header of run ids,
+    commands and load: the bench scripts that stamp their own pages."""
 
 
 GENERATORS: tuple[Generator, ...] = (
@@ -92,12 +95,25 @@ GENERATORS: tuple[Generator, ...] = (
         Step("python bench/profile_run.py --cprofile", "text"),), heavy=True, note="How to read it: [../scale.md](../scale.md)."),
     Generator("bench-long-history", "One long history: whole runs, and one customer with 100,000 events", (
         Step("python bench/long_history.py", "text"),), heavy=True, note="How to read it: [../scale.md](../scale.md)."),
+    Generator("embedding-load", "The embedding path beside a busy neighbour", (
+        Step("python bench/embedding_load.py --rounds 3 --out {out}"),), heavy=True, own=True),
+    Generator("frontends", "Front ends: rules against learned, canonical and challenge", (
+        Step("python bench/frontends.py --repeats 3 --out {out}"),), heavy=True, own=True),
+    Generator("controls", "The controls' promise: oracle, empty and the shortcut controls on every suite", (
+        Step("python bench/controls.py --out {out}"),), heavy=True, own=True),
+    Generator("external-data", "Leaderboards on LoCoMo and a LongMemEval-layout file", (
+        Step("python bench/external.py --locomo $SUPPORTBENCH_LOCOMO --out {out}"),), heavy=True, own=True,
+        needs="SUPPORTBENCH_LOCOMO"),
+    Generator("session-ranking", "Evidence recall on LoCoMo's test split beside a plain BM25 and MiniLM, and the canonical suite", (
+        Step("python bench/locomo_retrieval.py $SUPPORTBENCH_LOCOMO_TEST --label 'test split (the 8 conversations other "
+             "than 26 and 30), reported once' --canonical --out {out}"),), heavy=True, own=True,
+        needs="SUPPORTBENCH_LOCOMO_TEST"),
 )
 """Every generator, in the order `--list` shows them; the light ones are `make results`."""
 
 
-def _argv(command: str, runs: Path, run_id: str) -> list[str]:
-    words = shlex.split(command.format(runs=runs, id=run_id))
+def _argv(command: str, runs: Path, run_id: str, out: Path | None = None) -> list[str]:
+    words = [os.path.expandvars(w) for w in shlex.split(command.format(runs=runs, id=run_id, out=out))]
     if words[0] == "supportbench":
         return [sys.executable, "-m", "harness.cli", *words[1:]]
     if words[0] == "python":
@@ -121,6 +137,14 @@ def _commit() -> str:
 def generate(g: Generator, scratch: Path) -> str:
     """The file's text for `g`, running its steps in `scratch` (RuntimeError naming a failing step)."""
     run_id = f"{g.name}-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}"
+    if g.own:  # the bench stamps its own page: run it, keep what it wrote
+        out = scratch / f"{g.name}.md"
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+        for step in g.steps:
+            p = subprocess.run(_argv(step.command, scratch, run_id, out), cwd=ROOT, env=env, capture_output=True, text=True)
+            if p.returncode != 0 or not out.is_file():
+                raise RuntimeError(f"{g.name}: `{step.command}` exited {p.returncode}: {p.stderr.strip()[-800:]}")
+        return out.read_text()
     before, started, t0 = _load(), datetime.now(timezone.utc), time.monotonic()
     shown = []
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}

@@ -15,9 +15,12 @@ thread; and OpenMP's default wait policy lets idle threads spin on a core someon
   the run's worker processes, at least 1. `SUPPORTBENCH_TORCH_THREADS` overrides all of it, and a
   whole `OMP_NUM_THREADS` is honoured when ours is not set.
 
-numpy's BLAS (OpenBLAS, its own pthreads that also spin after each call) gets the same count
-(`limit_blas`): a matrix-vector product of 2,000 x 384 floats, the cosines of one probe against a
-long history, ran 2-8x slower on two BLAS threads than on one with the machine's other core busy.
+numpy's BLAS (OpenBLAS, its own pthreads that also spin after each call) is left at its own
+count on purpose: a matrix-vector product of 2,000 x 384 floats (one probe's cosines against a long
+history) ran 2-8x slower on two BLAS threads than on one with the other core busy, but the thread
+count changes the last bits of those cosines, and a count that followed the load would let the
+same run rank differently on a busy machine (seen: 7 canonical probes of `hybrid` moved at the
+6th decimal). Same inputs, same results comes first.
 
 The decision is made once, in the run process, and handed to its workers (`harness.run.workers`),
 whose own view of the load would count the run itself. The manifest keeps it
@@ -149,10 +152,3 @@ def plan_threads(workers: int = 1, *, load: float | None = None) -> ThreadPlan:
     free = max(1, usable - busy)
     return ThreadPlan(threads=max(1, free // workers), source="cores", **common)
 
-
-def limit_blas(threads: int) -> None:
-    """Cap the BLAS thread pools loaded in this process (numpy's OpenBLAS) at `threads`, for the
-    rest of the process (`threadpoolctl`); pools loaded later keep their own defaults."""
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(limits=max(1, int(threads)), user_api="blas")

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from stores.cache import cache_root
-from stores.cpu import affinity_cores, limit_blas, plan_threads
+from stores.cpu import affinity_cores, plan_threads
 
 # Nothing is downloaded at run time: the model hub is offline for this whole process, set
 # before sentence-transformers, transformers or huggingface_hub is imported (they read these
@@ -77,7 +77,6 @@ def set_worker_share(workers: int, threads: int | None = None) -> None:
     global _WORKERS, _THREADS
     _WORKERS = max(1, int(workers))
     _THREADS = max(1, int(threads)) if threads is not None else None
-    limit_blas(torch_threads())
 
 
 def cores() -> int:

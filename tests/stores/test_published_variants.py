@@ -1,8 +1,10 @@
 """`session_aware[published]` and `hybrid[published]` keep the published arithmetic exactly: their
 tables on the canonical suite equal the ones `session_aware` and `hybrid` wrote before the default
 ranking changed (recorded in tests/data/published_canonical.json as one digest per probe, of the
-candidates in rank order with their scores and components, the context, and the criteria's
-verdicts). A change anywhere in the published path names the probe that moved.
+candidates in rank order with their scores and components, the context and the handoff brief).
+A change anywhere in the published path names the probe that moved. The criteria's verdicts and
+the reply engine's wording are left out: they are other code (a new criterion, a changed reading
+of the words), judged by their own tests, not the published arithmetic.
 
 To record the digests again (only when the published arithmetic itself is meant to change):
 `python tests/stores/test_published_variants.py RUN` with a canonical run of the two variants.
@@ -30,12 +32,10 @@ def digests(run: Path, label: str) -> dict[str, str]:
     with Results(run) as res:
         cands = res.rows("""SELECT scenario, probe_id, rank, item_id, score, components, included, reason, tokens
                             FROM candidates WHERE strategy = ? ORDER BY scenario, probe_id, rank""", [label])
-        probes = res.rows("""SELECT scenario, probe_id, tokens, n_candidates, n_included, context, handoff, reply
+        probes = res.rows("""SELECT scenario, probe_id, tokens, n_candidates, n_included, context, handoff
                              FROM probes WHERE strategy = ? ORDER BY scenario, probe_id""", [label])
-        scores = res.rows("""SELECT scenario, probe_id, criterion, value, status, passed, explanation
-                             FROM scores WHERE strategy = ? ORDER BY scenario, probe_id, criterion""", [label])
     parts: dict[str, list] = {}
-    for rows in (cands, probes, scores):
+    for rows in (cands, probes):
         for r in rows:
             parts.setdefault(f"{r[0]}/{r[1]}", []).append([repr(x) for x in r[2:]])
     return {k: hashlib.sha256(json.dumps(v).encode()).hexdigest() for k, v in sorted(parts.items())}

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from harness.ci.compare import default_pairs
-from pages._shared import (start, case_key, criterion_titles, go as go_page, manifest, q, query, root, run_labels,
+from pages._shared import (url_page, visit_key, start, case_key, criterion_titles, go as go_page, manifest, q, query, root, run_labels,
                            url_keep, url_multiselect, url_pagination, url_seed, url_selectbox)
 
 MODES = {"runs": "Two runs", "strategies": "Two strategies in one run"}
@@ -33,13 +33,14 @@ def delta_chart(crit, titles) -> go.Figure:
     return fig
 
 
+@url_page
 def render() -> None:
     run = start("Compare")
     if run is None:
         return
     key = url_seed("mode", list(MODES), "runs")
     mode = st.segmented_control("Compare", list(MODES), format_func=MODES.get, key=key) or "runs"
-    url_keep("mode", mode)
+    url_keep("mode", mode, default="runs")
     if mode == "runs":
         picked = two_runs(run)
     else:
@@ -156,7 +157,7 @@ def flips_section(result, titles, case_run: str) -> None:
             event = st.dataframe(
                 page.assign(criterion=page["criterion"].map(lambda k: titles.get(k, k)))[
                     ["strategy", "criterion", "case", "status_a", "status_b", "value_a", "value_b", "delta", "explanation_b", "explanation_a"]],
-                hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key=f"flips_{param}",
+                hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key=visit_key(f"flips_{param}"),
                 column_config={"value_a": st.column_config.NumberColumn("A", format="%.2f"),
                                "value_b": st.column_config.NumberColumn("B", format="%.2f"),
                                "delta": st.column_config.NumberColumn("Δ", format="%+.2f"),

@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from harness.analysis.decisions import LOCKER_ACTS, fired, locker_table
-from pages._shared import criterion_titles, pct, q, start, url_multiselect, url_selectbox, url_toggle
+from pages._shared import url_page, criterion_titles, pct, q, start, url_multiselect, url_selectbox, url_toggle
 
 RED, AMBER = "background-color: #f8d7da", "background-color: #fff3cd"
 IRREVERSIBLE_WORDS = {
@@ -23,6 +23,7 @@ IRREVERSIBLE_WORDS = {
 }
 
 
+@url_page
 def render() -> None:
     if start("Decisions") is None:
         return

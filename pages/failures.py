@@ -19,7 +19,7 @@ from harness.analysis.queries import (FAILING, GOLD_MARK, OUT_MARK, Filter, gap_
                                       hit, memories_table, parse_expect, present, received_context, reply_view)
 from harness.criteria import groups
 from pages._expiry import case_turns, removed_panel
-from pages._shared import (start, go, STATUS_ICONS, case_key, clear_params, current_run, deferred_export, parse_case, wkey,
+from pages._shared import (url_page, param_get, drop_param, set_param, rerun, visit_key, start, go, STATUS_ICONS, case_key, clear_params, current_run, deferred_export, parse_case, wkey,
                            criterion_titles, q, url_keep, url_multiselect, url_pagination, url_seed, url_selectbox, url_text,
                            url_toggle)
 
@@ -49,11 +49,12 @@ class Selection:
         return self.filter, self.statuses, self.text
 
 
+@url_page
 def render() -> None:
     if start("Failures") is None:
         return
     titles = criterion_titles()
-    asked = st.query_params.get("case")  # before the list's case picker rewrites it
+    asked = param_get("case")  # before the list's case picker rewrites it
     sel = selection(titles)
     total = q("failures.count", *sel.args())
     summary(sel, total)
@@ -63,13 +64,13 @@ def render() -> None:
         case_list(sel, total, titles)
     else:
         st.success("No failing cases match these filters.")
-    opened = st.query_params.get("case")
+    opened = param_get("case")
     if asked and parse_case(asked) is None:
         not_a_case(asked)
     elif opened:
         open_case(opened)
     else:
-        st.query_params.pop("case", None)
+        drop_param("case")
 
 
 def selection(titles: dict[str, str]) -> Selection:
@@ -99,7 +100,7 @@ def selection(titles: dict[str, str]) -> Selection:
             "every case" if k == NO_GROUP else f"by {k}")) or NO_GROUP
         url_keep("group", group)
         if group == NO_GROUP:
-            st.query_params.pop("group", None)  # the default: links stay short
+            drop_param("group")  # the default: links stay short
     statuses = FAILING + (("unsupported",) if unsup else ())
     # a control picked by name is shown whatever the toggle says: the reader asked for it
     with_controls = controls or bool(set(f_strat) & controls_of)
@@ -135,7 +136,7 @@ def case_list(sel: Selection, total: int, titles: dict[str, str]) -> None:
     )
     event = st.dataframe(
         page[["icon", "strategy", "scenario", "probe", "crit", "value", "explanation", "task"]],
-        hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="failures_table",
+        hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key=visit_key("failures_table"),
         column_config={"icon": "status", "crit": "criterion", "value": st.column_config.NumberColumn("value", format="%.2f"),
                        "explanation": st.column_config.TextColumn("explanation", width="large")},
     )
@@ -149,7 +150,9 @@ def case_list(sel: Selection, total: int, titles: dict[str, str]) -> None:
         if st.session_state.get("_picked_row") != picked:
             st.session_state["_picked_row"] = picked
             st.session_state[wkey("case")] = picked
-    url_case = st.query_params.get("case")
+    else:
+        st.session_state["_picked_row"] = None  # a row clicked again after Back opens again
+    url_case = param_get("case")
     if url_case and parse_case(url_case) is None:
         url_case = None  # a malformed link is named by `open_case`, not offered
     options = [""] + keys + ([url_case] if url_case and url_case not in keys else [])
@@ -175,7 +178,7 @@ def group_list(sel: Selection, titles: dict[str, str]) -> None:
     shown = groups.assign(group=groups["group"].map(lambda k: titles.get(k, k)) if by == "criterion" else groups["group"])
     st.caption(f"{n} {by} group{'s' if n != 1 else ''} · click one to list its cases")
     event = st.dataframe(
-        shown, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key=f"groups_{by}",
+        shown, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key=visit_key(f"groups_{by}"),
         column_config={"group": by, "mean_value": st.column_config.NumberColumn("mean value", format="%.2f"),
                        "cases": st.column_config.ProgressColumn("cases", min_value=0, format="%d",
                                                                 max_value=int(groups["cases"].max()))},
@@ -186,8 +189,8 @@ def group_list(sel: Selection, titles: dict[str, str]) -> None:
         rows = []
     if rows:
         clear_params("group", by, "page", "gpage")
-        st.query_params[by] = str(groups["group"].iloc[rows[0]])
-        st.rerun()
+        set_param(by, str(groups["group"].iloc[rows[0]]))
+        rerun()
 
 
 # --- one case ------------------------------------------------------------------------------------

@@ -9,10 +9,12 @@ from __future__ import annotations
 import streamlit as st
 
 from harness.analysis.results import runs_root
+from pages._shared import url_page
 
 CANONICAL = "datasets/canonical"
 
 
+@url_page
 def render() -> None:
     st.title("supportbench")
     st.write(

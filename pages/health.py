@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from harness.run.timeline import MAX_DETAIL, MAX_IDS, shortened
-from pages._shared import (start, BAND_COLORS, clear_params, q, scenario_select, url_keep, url_multiselect, url_seed,
+from pages._shared import (url_page, param_get, start, BAND_COLORS, clear_params, q, scenario_select, url_keep, url_multiselect, url_seed,
                            url_selectbox, wkey)
 
 # (name, low, high) per band, from `harness.analysis.queries.health_bands` (the strategy's own thresholds);
@@ -73,6 +73,7 @@ def waterfall(row, bands: Bands) -> go.Figure:
     return fig
 
 
+@url_page
 def render() -> None:
     if start("Health") is None:
         return
@@ -108,7 +109,7 @@ def render() -> None:
         st.caption(f"Band thresholds differ between these strategies; the chart shows {shown[0]}'s.")
     moment = st.select_slider("Moment", moments, key=key,
                               format_func=lambda i: f"{ev_at[i]:%Y-%m-%d %H:%M} · after {ev_what[i]}")
-    url_keep("at", moment)
+    url_keep("at", moment, default=moments[-1])
 
     if len(gold):
         st.markdown("##### Gold bands at the probes")
@@ -144,7 +145,7 @@ def forget_moment_of_another_story(scenario: str | None, subject: str | None) ->
     that brings its own moment keeps it)."""
     owner = wkey("at") + "__of"
     mine = st.session_state.get(wkey("at") + "__url")
-    brought = st.query_params.get("at") not in (None, str(mine))
+    brought = param_get("at") not in (None, str(mine))
     if st.session_state.get(owner) not in (None, (scenario, subject)) and not brought:
         clear_params("at")
     st.session_state[owner] = (scenario, subject)

@@ -18,7 +18,7 @@ from harness.analysis.queries import Filter, total_columns
 from harness.criteria.groups import is_gate
 from harness.criteria.groups import totals as group_totals
 from pages._expiry import classes_panel
-from pages._shared import (start, go as go_page, manifest, pct, q, root, url_multiselect, url_pagination, url_selectbox,
+from pages._shared import (url_page, visit_key, param_get, start, go as go_page, manifest, pct, q, root, url_multiselect, url_pagination, url_selectbox,
                            url_toggle)
 
 FAILURES = "failures"
@@ -163,6 +163,7 @@ def heatmap(cells, strategies: list[str], crit_keys: list[str], meta) -> go.Figu
     return fig
 
 
+@url_page
 def render() -> None:
     run = start("Leaderboard")
     if run is None:
@@ -212,7 +213,7 @@ def score_section(cells, strategies, crit_keys, meta) -> None:
     st.caption(f"Mean per case, 0 (red) to 1 (green); unsupported and errors (‼) count as 0{shows}, and a cell whose cases "
                f"are all unsupported is grey.{apart} Hover for n and the 95% intervals; click a cell to open its failing cases.")
     event = st.plotly_chart(heatmap(cells, strategies, crit_keys, meta), on_select="rerun",
-                            selection_mode="points", key="heat", config={"displayModeBar": False})
+                            selection_mode="points", key=visit_key("heat"), config={"displayModeBar": False})
     clicked = cell_from_selection(event)
     if clicked:
         open_cell(cells, *clicked)
@@ -223,7 +224,7 @@ def open_cell(cells, strategy: str, criterion: str) -> None:
     row = cells[(cells["strategy"] == strategy) & (cells["criterion"] == criterion)]
     unsup = bool(len(row)) and int(row["unsupported"].iloc[0]) == int(row["n"].iloc[0]) > 0
     go_page(FAILURES, strategy=strategy, criterion=criterion, unsupported="1" if unsup else None,
-            controls="1" if st.query_params.get("controls") == "1" else None)
+            controls="1" if param_get("controls") == "1" else None)
 
 
 def open_section(strategies, crit_keys, titles) -> None:
@@ -234,7 +235,7 @@ def open_section(strategies, crit_keys, titles) -> None:
         crit = url_selectbox("Criterion", crit_keys, "criterion", where=b, format_func=lambda k: titles.get(k, k))
         if c.button("Open failing cases", icon=":material/report:", width="stretch"):
             go_page(FAILURES, strategy=strat, criterion=crit,
-                    controls="1" if st.query_params.get("controls") == "1" else None)
+                    controls="1" if param_get("controls") == "1" else None)
 
 
 def totals_section(totals) -> None:
@@ -351,7 +352,7 @@ def scenario_section(f: Filter, strategies: list[str]) -> None:
     cfg.update({"spread": st.column_config.NumberColumn("spread", format="%.2f", help="Best minus worst strategy"),
                 "failing": st.column_config.NumberColumn("failing cases"), "title": st.column_config.TextColumn("title")})
     event = st.dataframe(table[["scenario", "title", *shown, "spread", "failing"]], hide_index=True, width="stretch",
-                         on_select="rerun", selection_mode="single-row", key="scenario_table", column_config=cfg)
+                         on_select="rerun", selection_mode="single-row", key=visit_key("scenario_table"), column_config=cfg)
     rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
     if rows:
         go_page(FAILURES, scenario=table["scenario"].iloc[rows[0]],

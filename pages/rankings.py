@@ -21,7 +21,7 @@ from harness.analysis.contexts import BOTH, CHANGED, ONLY_A, ONLY_B, ONLY_LEFT, 
 from harness.analysis.queries import (BUDGET, CUTOFF, DROPPED, EXPIRED, GOLD_MARK, INCLUDED, OUT_MARK, components,
                                       gold_check, gold_marks, parse_expect, received_context)
 from pages._expiry import removed_panel
-from pages._shared import start, manifest, q, root, scenario_select, url_multiselect, url_pagination, url_selectbox
+from pages._shared import url_page, start, manifest, q, root, scenario_select, url_multiselect, url_pagination, url_selectbox
 
 RANK_PAGE = 15
 KIND_STYLE = {
@@ -154,6 +154,7 @@ def default_strategies(run: str, names: list[str], controls: set[str]) -> list[s
     return ranked[:3] or names[:3]
 
 
+@url_page
 def render() -> None:
     run = start("Rankings per turn")
     if run is None:

@@ -13,12 +13,13 @@ import streamlit as st
 
 from harness.analysis.queries import Filter
 from harness.analysis.trends import NO_VERDICT, same_suite
-from pages._shared import start, criterion_titles, q, run_manifests, url_selectbox, url_toggle
+from pages._shared import url_page, start, criterion_titles, q, run_manifests, url_selectbox, url_toggle
 
 TREND_RUNS = 12  # the newest runs of the suite a trend shows (each is one leaderboard computation, cached)
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 
 
+@url_page
 def render() -> None:
     run = start("Distributions and trends")
     if run is None:

@@ -178,6 +178,7 @@ CELL = """((strategy, criterion) => {
 
 def click_cell(browser: Chromium, strategy: str, criterion: str, corner: bool = False) -> None:
     """A real click on a heatmap cell (near its corner with `corner`: the whole cell answers, not only its middle)."""
+    wait_until(browser, "!!document.querySelector('.js-plotly-plot')?._fullLayout?.xaxis?._categories", "the heatmap drawn")
     at = browser.evaluate(f"({CELL})({json.dumps(strategy)}, {json.dumps(criterion)})")
     time.sleep(0.4)
     at = browser.evaluate(f"({CELL})({json.dumps(strategy)}, {json.dumps(criterion)})")
@@ -187,6 +188,15 @@ def click_cell(browser: Chromium, strategy: str, criterion: str, corner: bool = 
     browser.hover_at(x, y)
     time.sleep(0.3)
     browser.click_at(x, y)
+
+
+def wait_until(browser: Chromium, js: str, what: str, timeout: float = 120.0) -> None:
+    """Poll a JavaScript condition until it holds; the generous timeout only reports a hang."""
+    deadline = time.monotonic() + timeout
+    while not browser.evaluate(js):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not so after {timeout:.0f}s")
+        time.sleep(0.3)
 
 
 def test_a_leaderboard_cell_click_opens_its_failing_cases(server, desktop):
@@ -296,7 +306,7 @@ def test_the_health_moment_restarts_when_the_scenario_changes(server, desktop):
     deadline = time.monotonic() + 20
     while query(desktop.url()).get("scenario") != ["long-history"] and time.monotonic() < deadline:
         time.sleep(0.3)
-    assert query(desktop.url())["at"] != ["8"]
+    assert query(desktop.url()).get("at") != ["8"]
 
 
 # --- links -------------------------------------------------------------------------------------------
@@ -378,3 +388,54 @@ def test_a_deep_link_that_is_a_fresh_servers_first_request_runs_under_the_router
     missing = [v.title for v in router.VIEWS if v.title not in sidebar]
     assert not missing, f"navigation lacks {missing}; sidebar reads {sidebar[:300]!r}"
     assert "Run" in sidebar and picked == [f"{TIGHT} · test"], f"no run picker showing the linked run: {picked}; sidebar reads {sidebar[:300]!r}"
+
+
+# --- Back and Forward ------------------------------------------------------------------------------
+
+
+def back(browser: Chromium) -> None:
+    """The browser's Back button (what `history.back()` does)."""
+    browser.evaluate("history.back()")
+
+
+def history_length(browser: Chromium) -> int:
+    return int(browser.evaluate("history.length"))
+
+
+def test_back_walks_cell_list_case_and_back_to_the_leaderboard(server, chromium):
+    """One history entry per thing the reader opened: Back from a case shows the list it was opened
+    from (the case closed, not written back into the URL), Back again the Leaderboard; Forward
+    reopens the case."""
+    b = Chromium(chromium, *DESKTOP)
+    try:
+        b.open(link(server, "leaderboard", {"run": MAIN}), ["Score by criterion"], timeout=90)
+        start = history_length(b)
+        click_cell(b, "session_aware", "preference_surfacing", corner=True)
+        b.wait_url("/failures")
+        b.wait_for(["Failures", "· errors first"])
+        assert history_length(b) == start + 1, "opening the list is one history entry"
+        click_row(b, "Failures", 0)
+        b.wait_url("case=")
+        b.wait_for(["Transcript up to the probe"])
+        assert history_length(b) == start + 2, "opening a case is one history entry"
+        case_url = b.url()
+
+        back(b)
+        b.wait_for(["· errors first"], gone=["Transcript up to the probe"])
+        url = b.url()
+        assert urlparse(url).path == "/failures" and "case" not in query(url)
+        assert query(url)["criterion"] == ["preference_surfacing"]
+        time.sleep(1.5)  # a page that wrote the case back would do it now
+        assert "case" not in query(b.url()) and "Transcript up to the probe" not in b.text()
+
+        back(b)
+        b.wait_for(["Score by criterion"], gone=["· errors first"])
+        assert urlparse(b.url()).path == "/"
+
+        b.evaluate("history.forward()")
+        b.wait_for(["· errors first"], gone=["Score by criterion"])
+        b.evaluate("history.forward()")
+        b.wait_for(["Transcript up to the probe"])
+        assert query(b.url())["case"] == query(case_url)["case"]
+    finally:
+        b.close()

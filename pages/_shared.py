@@ -14,6 +14,7 @@ import json
 import importlib
 import logging
 import math
+import re
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -143,12 +144,22 @@ def run_summary(run: str) -> None:
     counts = m.get("counts", {})
     names = [s["label"] for s in m.get("strategies", [])]
     suites = ", ".join(sorted({str(d.get("suite", "?")) for d in m.get("datasets", [])}))
-    named = f"**{m['name']}** · " if m.get("name") else ""
+    named = f"**{plain(m['name'])}** · " if m.get("name") else ""
     policies = len(m.get("policies", []))
-    st.caption(f"{named}`{run}` · suite {suites or '?'} · {counts.get('scenarios', '?')} scenarios · "
-               f"{counts.get('probes', '?')} probes · {len(names)} strategies"
+    st.caption(f"{named}{code(run)} · suite {plain(suites or '?')} · {counts.get('scenarios', '?')} scenarios · "
+               f"{probe_count(counts)} · {len(names)} strategies"
                f"{f' · {policies} decision policies' if policies else ''} · started "
                f"{m.get('started', '')[:16].replace('T', ' ')} UTC")
+
+
+def probe_count(counts: dict) -> str:
+    """The run's probes in words: the manifest counts a probe once per strategy that answered it."""
+    answers, strategies = counts.get("probes"), counts.get("strategies")
+    if not isinstance(answers, int) or not isinstance(strategies, int) or strategies < 1:
+        return f"{answers if answers is not None else '?'} probe answers"
+    if answers % strategies:
+        return f"{answers:,} probe answers"
+    return f"{answers // strategies:,} probes × {strategies} strategies = {answers:,} probe answers"
 
 
 def missing_run(wanted: str, labels: dict[str, str], damaged: Sequence[Any] = ()) -> None:
@@ -158,10 +169,10 @@ def missing_run(wanted: str, labels: dict[str, str], damaged: Sequence[Any] = ()
     st.title("Run not found")
     broken = next((r for r in damaged if r.run_id == wanted), None)
     if broken is not None:
-        st.error(f"The link asks for run `{wanted}`, which is damaged and cannot be read: {broken.problem}. "
+        st.error(f"The link asks for run {code(wanted)}, which is damaged and cannot be read: {plain(broken.problem)}. "
                  "Nothing of another run is shown in its place.", icon=":material/search_off:")
     else:
-        st.error(f"The link asks for run `{wanted}`, which is not in the runs folder (`{root()}`). It may have been "
+        st.error(f"The link asks for run {code(wanted)}, which is not in the runs folder ({code(root())}). It may have been "
                  "deleted, renamed, or written on another machine. Nothing of another run is shown in its place.",
                  icon=":material/search_off:")
     pick = st.selectbox(f"Open one of the {len(labels)} runs that exist", list(labels), index=None,
@@ -503,6 +514,37 @@ def scenario_select(where=st) -> str | None:
     titles = dict(zip(scen["scenario"], scen["title"]))
     return url_selectbox("Scenario", list(scen["scenario"]), "scenario", where=where,
                          format_func=lambda s: f"{s} — {titles.get(s, '')}")
+
+
+# --- data as text -------------------------------------------------------------------------------
+
+# Scenario files, run names and a remote service's memories are untrusted: a turn reading
+# `![x](http://elsewhere/p.png)` drawn as Markdown makes the reviewer's browser fetch it, a link in
+# it is clickable and `:red[...]` is styled. Every piece of data that goes into Markdown (a text,
+# a caption, an alert, a title, a widget or expander label) goes through `plain` or `code` first;
+# tables, charts' values and `st.code` show text as it is.
+
+_MARKUP = re.compile(r"([!-/:-@\[-`{-~])")
+"""Every ASCII punctuation character: CommonMark lets a backslash make each one literal, which
+defeats images, links, autolinks (`http\\://`), emphasis, HTML, Streamlit's `:color[...]`
+directives, icons and emoji shortcodes, and `$` maths."""
+
+
+def plain(value: Any) -> str:
+    """`value` as literal text inside Markdown (every punctuation character escaped; line breaks
+    kept as line breaks)."""
+    text = "" if value is None else str(value)
+    return _MARKUP.sub(r"\\\1", text).replace("\n", "  \n")
+
+
+def code(value: Any) -> str:
+    """`value` as an inline code span, whatever backticks it holds (a fence longer than any run of
+    them inside); code spans show their text literally."""
+    text = ("" if value is None else str(value)).replace("\n", " ")
+    runs = [len(m) for m in re.findall(r"`+", text)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 # --- small display helpers -----------------------------------------------------------------------

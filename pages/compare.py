@@ -8,11 +8,13 @@ case (different suites) are said to, loudly, before any delta is shown.
 
 from __future__ import annotations
 
+import html
+
 import plotly.graph_objects as go
 import streamlit as st
 
 from harness.ci.compare import default_pairs
-from pages._shared import (url_page, visit_key, start, case_key, criterion_titles, go as go_page, manifest, q, query, root, run_labels,
+from pages._shared import (url_page, plain, code, visit_key, start, case_key, criterion_titles, go as go_page, manifest, q, query, root, run_labels,
                            url_keep, url_multiselect, url_pagination, url_seed, url_selectbox)
 
 MODES = {"runs": "Two runs", "strategies": "Two strategies in one run"}
@@ -25,7 +27,7 @@ def delta_chart(crit, titles) -> go.Figure:
     colors = ["#c62828" if d < 0 else ("#2e7d32" if d > 0 else "#9e9e9e") for d in crit["delta"]]
     fig = go.Figure(go.Bar(
         x=crit["delta"], y=labels, orientation="h", marker_color=colors,
-        hovertext=[f"{l}<br>A {a:.2f} → B {b:.2f} ({d:+.2f})" for l, a, b, d in zip(labels, crit["mean_a"], crit["mean_b"], crit["delta"])],
+        hovertext=[f"{html.escape(l)}<br>A {a:.2f} → B {b:.2f} ({d:+.2f})" for l, a, b, d in zip(labels, crit["mean_a"], crit["mean_b"], crit["delta"])],
         hoverinfo="text",
     ))
     fig.update_layout(height=80 + 22 * len(crit), margin=dict(l=10, r=10, t=10, b=10),
@@ -79,7 +81,7 @@ def two_runs(run: str):
     left = [("A", a["label"]) for a in strat_a if not any(p.startswith(a["label"] + ARROW) for p in chosen)]
     left += [("B", b["label"]) for b in strat_b if not any(p.endswith(ARROW + b["label"]) for p in chosen)]
     if left:
-        st.caption("Not compared (in no chosen pair): " + ", ".join(f"{side} `{name}`" for side, name in left))
+        st.caption("Not compared (in no chosen pair): " + ", ".join(f"{side} {code(name)}" for side, name in left))
     if not chosen:
         st.info("Pick at least one pair of strategies to compare.")
         return None
@@ -89,7 +91,7 @@ def two_runs(run: str):
 
 def overlap_ok(o, run_a: str, run_b: str) -> bool:
     """Say how many cases the runs share; False (nothing to compare) when they share none."""
-    suites = f"A ran {', '.join(o.suites_a) or '?'} ({o.a:,} cases), B ran {', '.join(o.suites_b) or '?'} ({o.b:,} cases)"
+    suites = f"A ran {plain(', '.join(o.suites_a) or '?')} ({o.a:,} cases), B ran {plain(', '.join(o.suites_b) or '?')} ({o.b:,} cases)"
     if o.shared == 0:
         st.error(f"**These runs share no case.** {suites}. A delta between them would compare different conversations, "
                  "not strategies: pick two runs of the same suite.", icon=":material/block:")
@@ -145,7 +147,7 @@ def deltas_section(result, titles) -> None:
 def flips_section(result, titles, case_run: str) -> None:
     """The flipped cases, regressions and improvements; a click on a row opens that case (as B saw it)."""
     st.subheader("Cases that flipped")
-    st.caption(f"Click a row to open the case as B saw it (run `{case_run}`).")
+    st.caption(f"Click a row to open the case as B saw it (run {code(case_run)}).")
     tab_r, tab_i = st.tabs([f"Regressions ({len(result.regressions)})", f"Improvements ({len(result.improvements)})"])
     for tab, df, param in ((tab_r, result.regressions, "rpage"), (tab_i, result.improvements, "ipage")):
         with tab:

@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from harness.analysis.decisions import LOCKER_ACTS, fired, locker_table
-from pages._shared import url_page, criterion_titles, pct, q, start, url_multiselect, url_selectbox, url_toggle
+from pages._shared import url_page, plain, code, criterion_titles, pct, q, start, url_multiselect, url_selectbox, url_toggle
 
 RED, AMBER = "background-color: #f8d7da", "background-color: #fff3cd"
 IRREVERSIBLE_WORDS = {
@@ -147,11 +147,11 @@ def _turn(turns: pd.DataFrame, chosen: list[str]) -> None:
         return
     rows = turns[turns["turn_id"] == turn]
     head = rows.iloc[0]
-    st.markdown(f"**{head['role']}** · {str(head['at'])[:16]} · session `{head['session']}`")
-    st.markdown(f"> {head['text']}")
+    st.markdown(f"**{plain(head['role'])}** · {str(head['at'])[:16]} · session {code(head['session'])}")
+    st.markdown(f"> {plain(head['text'])}")
     if head["role"] == "customer" and _text(head["gold_plan"]):
-        route = f", route `{head['gold_route']}`" if _text(head["gold_route"]) else ""
-        st.markdown(f"Gold: plan `{head['gold_plan']}`{route}")
+        route = f", route {code(head['gold_route'])}" if _text(head["gold_route"]) else ""
+        st.markdown(f"Gold: plan {code(head['gold_plan'])}{route}")
     if _yes(head["locker_down"]):
         st.warning("The locker is down at this turn (a `locker_down` fault is in force).")
     for col, (_, r) in zip(st.columns(len(chosen)), rows.set_index("policy").reindex(chosen).iterrows()):
@@ -160,41 +160,41 @@ def _turn(turns: pd.DataFrame, chosen: list[str]) -> None:
 
 
 def _policy_turn(r: pd.Series) -> None:
-    st.markdown(f"#### {r.name}")
+    st.markdown(f"#### {plain(r.name)}")
     if _text(r["error"]):
-        st.error(f"The policy raised: {r['error']}")
+        st.error(f"The policy raised: {plain(r['error'])}")
         return
     if r["role"] == "customer":
-        verdict = f"plan `{r['plan']}` (rule `{r['rule']}`): {r['why']}"
+        verdict = f"plan {code(r['plan'])} (rule {code(r['rule'])}): {plain(r['why'])}"
         if _text(r["proposed"]):
-            verdict += f" — the resolver proposed `{r['proposed']}`"
+            verdict += f" — the resolver proposed {code(r['proposed'])}"
         if _text(r["irreversible"]):
             st.error(f"Irreversible error: {IRREVERSIBLE_WORDS.get(r['irreversible'], r['irreversible'])}. {verdict}; "
-                     f"the gold plan is `{r['gold_plan']}`.")
+                     f"the gold plan is {code(r['gold_plan'])}.")
         elif _yes(r["decision_case"]) and not _yes(r["correct"]):
-            st.warning(f"Mismatch: {verdict}; the gold plan is `{r['gold_plan']}`.")
+            st.warning(f"Mismatch: {verdict}; the gold plan is {code(r['gold_plan'])}.")
         elif _yes(r["decision_case"]):
             st.success(verdict)
         else:
             st.info(f"{verdict} (not a decision case: the turn has no gold plan)")
         if _yes(r["locker_down"]) and r["plan"] in LOCKER_ACTS:
-            st.error(f"Fail open broken: `{r['plan']}` needs session state and was taken while the locker was down.")
-        route = f"route `{r['route']}` (rule `{r['route_rule']}`)"
+            st.error(f"Fail open broken: {code(r['plan'])} needs session state and was taken while the locker was down.")
+        route = f"route {code(r['route'])} (rule {code(r['route_rule'])})"
         if _text(r["gold_route"]):
-            route += " ✓" if r["route"] == r["gold_route"] else f" ✗ gold `{r['gold_route']}`"
+            route += " ✓" if r["route"] == r["gold_route"] else f" ✗ gold {code(r['gold_route'])}"
         st.markdown(route)
         if _text(r["escalation"]) not in ("", "none"):
-            st.markdown(f"escalation class: `{r['escalation']}`")
+            st.markdown(f"escalation class: {code(r['escalation'])}")
     scripted = set(fired(r["scripted"]))
     signals = fired(r["signals"])
     st.markdown("**Signals** (⋆ scripted)")
-    st.markdown(", ".join(f"`{k}`{'=' + str(v) if v is not True else ''}{' ⋆' if k in scripted else ''}"
+    st.markdown(", ".join(f"{code(k)}{'=' + plain(v) if v is not True else ''}{' ⋆' if k in scripted else ''}"
                           for k, v in signals.items()) or "none")
     if r["role"] == "customer":
         card = fired(r["card"])
         state = r["locker_state"]
-        st.markdown(f"**Card** (locker {state})")
-        st.markdown(", ".join(f"`{k}`{'=' + str(v) if v is not True else ''}" for k, v in card.items()) or "nothing set")
+        st.markdown(f"**Card** (locker {plain(state)})")
+        st.markdown(", ".join(f"{code(k)}{'=' + plain(v) if v is not True else ''}" for k, v in card.items()) or "nothing set")
     before, after = locker_table(r["locker_before"]), locker_table(r["locker_after"])
     st.markdown("**Locker before → after**")
     if r["locker_state"] == "unused":
@@ -209,7 +209,7 @@ def _policy_turn(r: pd.Series) -> None:
     if log is not None and len(log):
         st.markdown("**Log**")
         for line in log:
-            st.markdown(f"- {line}")
+            st.markdown(f"- {plain(line)}")
 
 
 if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)

@@ -19,7 +19,7 @@ from harness.analysis.queries import (FAILING, GOLD_MARK, OUT_MARK, Filter, gap_
                                       hit, memories_table, parse_expect, present, received_context, reply_view)
 from harness.criteria import groups
 from pages._expiry import case_turns, removed_panel
-from pages._shared import (url_page, param_get, drop_param, set_param, rerun, visit_key, start, go, STATUS_ICONS, case_key, clear_params, current_run, deferred_export, parse_case, wkey,
+from pages._shared import (url_page, plain, code, param_get, drop_param, set_param, rerun, visit_key, start, go, STATUS_ICONS, case_key, clear_params, current_run, deferred_export, parse_case, wkey,
                            criterion_titles, q, url_keep, url_multiselect, url_pagination, url_seed, url_selectbox, url_text,
                            url_toggle)
 
@@ -206,7 +206,7 @@ def open_case(value: str) -> None:
 
 
 def not_a_case(value: str) -> None:
-    st.warning(f"The link's case `{value[:80]}` is not a case: a case reads strategy|scenario|probe|criterion. "
+    st.warning(f"The link's case {code(value[:80])} is not a case: a case reads strategy|scenario|probe|criterion. "
                "Pick one from the table instead.", icon=":material/link_off:")
 
 
@@ -215,14 +215,14 @@ def render_case(strategy: str, scenario: str, probe_id: str, criterion: str) -> 
     titles = criterion_titles()
     score = q("score_row", strategy, scenario, probe_id, criterion)
     st.divider()
-    st.subheader(f"{scenario} · {probe_id or 'whole scenario'} · {titles.get(criterion, criterion)} · {strategy}")
+    st.subheader(plain(f"{scenario} · {probe_id or 'whole scenario'} · {titles.get(criterion, criterion)} · {strategy}"))
     if score.empty:
         st.warning("This case is not in the selected run.")
         return
     s = score.iloc[0]
     verdict(s)
     if groups.of(s.grp).axis == "policy":  # a decision policy's turn, not a probe: its evidence is on the Decisions page
-        st.caption(f"A decision case: `{strategy}` decided customer turn `{probe_id}`.")
+        st.caption(f"A decision case: {code(strategy)} decided customer turn {code(probe_id)}.")
         if st.button("Open the turn on the Decisions page", icon=":material/alt_route:"):
             go("decisions", scenario=scenario, policy=strategy, turn=probe_id)
         return
@@ -236,7 +236,8 @@ def render_case(strategy: str, scenario: str, probe_id: str, criterion: str) -> 
 
     left, right = st.columns([3, 2], gap="large")
     with left:
-        transcript_section(scenario, pr, cands, expect, context, budget)
+        evidence = frozenset(map(str, s.evidence)) if s.evidence is not None else frozenset()
+        transcript_section(scenario, pr, cands, expect, context, budget, evidence)
     with right:
         context_section(probe_id, pr, prow, cands, expect, context, budget)
         if probe_id:
@@ -247,15 +248,16 @@ def render_case(strategy: str, scenario: str, probe_id: str, criterion: str) -> 
 
 
 def verdict(s) -> None:
-    msg = f"**{s.status}** (value {'–' if pd.isna(s.value) else f'{s.value:.2f}'}): {s.explanation}"
+    msg = f"**{s.status}** (value {'–' if pd.isna(s.value) else f'{s.value:.2f}'}): {plain(s.explanation)}"
     icons = {"ok": ":material/check_circle:", "fail": ":material/cancel:", "error": ":material/error:"}
     {"ok": st.success, "fail": st.error, "error": st.error}.get(s.status, st.info)(msg, icon=icons.get(s.status, ":material/remove_circle:"))
     if s.evidence is not None and len(s.evidence):
-        st.caption("evidence: " + ", ".join(map(str, s.evidence)))
+        st.caption("evidence (a click shows it in the transcript): " + ", ".join(
+            f"[{plain(e)}](#{anchor(e)})" for e in map(str, s.evidence)))
 
 
 def transcript_section(scenario: str, pr: pd.DataFrame, cands: pd.DataFrame, expect: dict, context: str,
-                       budget: int | None = None) -> None:
+                       budget: int | None = None, evidence: frozenset[str] = frozenset()) -> None:
     """The conversation up to the probe, with a search box and a link down to the probe."""
     upto = int(pr["event_index"].iloc[0]) if len(pr) else None
     st.markdown("#### Transcript" + (" up to the probe" if upto is not None else ""))
@@ -264,7 +266,8 @@ def transcript_section(scenario: str, pr: pd.DataFrame, cands: pd.DataFrame, exp
     if upto is not None and not search:
         b.markdown(f"[↓ Jump to the probe](#{PROBE_ANCHOR})")
     session = str(pr["session"].iloc[0]) if len(pr) and pr["session"].iloc[0] else None
-    transcript(q("events", scenario, upto), cands, expect, context, probe_session=session, search=search, budget=budget)
+    transcript(q("events", scenario, upto), cands, expect, context, probe_session=session, search=search, budget=budget,
+               evidence=evidence)
 
 
 def context_section(probe_id: str, pr: pd.DataFrame, prow: pd.DataFrame, cands: pd.DataFrame, expect: dict,
@@ -273,7 +276,7 @@ def context_section(probe_id: str, pr: pd.DataFrame, prow: pd.DataFrame, cands: 
     if not probe_id:
         st.caption("A scenario-level criterion: no single context to show.")
     elif len(prow) and prow["error"].iloc[0]:
-        st.error(f"The strategy raised: {prow['error'].iloc[0]}")
+        st.error(f"The strategy raised: {plain(prow['error'].iloc[0])}")
     else:
         gold = gold_check(expect, cands, context, budget)
         if gold.empty:
@@ -305,12 +308,12 @@ def reply_panel(row: pd.Series) -> None:
         return
     st.markdown("#### The reply to this context")
     if view is None:
-        st.error(row["reply_error"])
+        st.error(plain(row["reply_error"]))
         return
     r = view.reply
     with st.container(border=True):
-        st.markdown(r.reply)
-    facts = [f"engine: {r.engine}" + (f" ({r.engine_note})" if r.engine_note else ""),
+        st.markdown(plain(r.reply))
+    facts = [f"engine: {plain(r.engine)}" + (f" ({plain(r.engine_note)})" if r.engine_note else ""),
              f"returning customer: {'yes' if r.is_returning_customer else 'no'}"]
     if r.escalate:
         facts.append("escalates")
@@ -319,8 +322,8 @@ def reply_panel(row: pd.Series) -> None:
     for title, items in (("Known fixes", r.known_fixes), ("Known failures (already tried)", r.known_failures),
                          ("Next step", r.next_steps)):
         if items:
-            lines.append(f"**{title}:** " + "; ".join(f"{t} :gray[({', '.join(r.sources.get(t, ())) or 'no source'})]"
-                                                      for t in items))
+            lines.append(f"**{title}:** " + "; ".join(
+                f"{plain(t)} :gray[\\({plain(', '.join(r.sources.get(t, ())) or 'no source')}\\)]" for t in items))
     if lines:
         st.markdown("  \n".join(lines))
     if len(view.used):
@@ -332,7 +335,7 @@ def reply_panel(row: pd.Series) -> None:
         with st.expander(f"Typed memories the strategy held ({len(mems)})", expanded=False):
             st.dataframe(mems, hide_index=True, width="stretch")
     elif row.get("memories_error"):
-        st.error(row["memories_error"])
+        st.error(plain(row["memories_error"]))
 
 
 def handoff_section(prow: pd.DataFrame) -> None:
@@ -340,36 +343,53 @@ def handoff_section(prow: pd.DataFrame) -> None:
         return
     st.markdown("#### Handoff brief")
     if prow["handoff_error"].iloc[0]:
-        st.error(prow["handoff_error"].iloc[0])
+        st.error(plain(prow["handoff_error"].iloc[0]))
         return
     used = prow["handoff_used_ids"].iloc[0]
     used = list(used) if used is not None else []
-    st.caption(f"{prow['handoff_tokens'].iloc[0]} tokens · built from {len(used)} items: {', '.join(used)}")
+    st.caption(f"{prow['handoff_tokens'].iloc[0]} tokens · built from {len(used)} items: {plain(', '.join(used))}")
     with st.container(border=True):
-        # the brief's own headings, two levels down so they read as sections of this panel
-        st.markdown(re.sub(r"^(#{1,3}) ", lambda m: "#" * (len(m.group(1)) + 3) + " ", prow["handoff"].iloc[0], flags=re.M))
+        st.markdown(brief_markdown(prow["handoff"].iloc[0]))
+
+
+def brief_markdown(brief: str) -> str:
+    """The handoff brief's own structure (its headings two levels down, so they read as sections of
+    the panel; its list items) with every piece of its text as text."""
+    out = []
+    for line in str(brief).split("\n"):
+        head = re.match(r"^(#{1,3}) (.*)$", line)
+        item = re.match(r"^(\s*)[-*] (.*)$", line)
+        if head:
+            out.append("#" * (len(head.group(1)) + 3) + " " + plain(head.group(2)))
+        elif item:
+            out.append(f"{item.group(1)}- {plain(item.group(2))}")
+        else:
+            out.append(plain(line))
+    return "\n".join(out)
 
 
 # --- the transcript --------------------------------------------------------------------------------
 
 
 def transcript(ev: pd.DataFrame, cands: pd.DataFrame, expect: dict, context: str | None = None, *,
-               probe_session: str | None = None, search: str = "", budget: int | None = None) -> None:
+               probe_session: str | None = None, search: str = "", budget: int | None = None,
+               evidence: frozenset[str] = frozenset()) -> None:
     """Turns as chat messages with session boundaries, resolutions, gaps, and context badges
     (what counts as in the context is the criteria's rule, `harness.analysis.queries.gold_view`,
     over the context cut at the probe's `budget`).
 
     Sessions before the probe's own are collapsed, one line per event (a 300-turn history opens
-    at the probe, not 300 messages down); with `search`, only the events whose text has it are
-    shown, in full, wherever they are."""
+    at the probe, not 300 messages down), except a session holding an item of the verdict's
+    `evidence`: it is open, and the item is marked and anchored (the verdict's evidence ids link
+    to it). With `search`, only the events whose text has it are shown, in full, wherever they are."""
     v = gold_view(cands, context, budget)
     marks = gold_marks(expect)
     if search:
         hits = ev[ev["text"].fillna("").str.contains(re.escape(search), case=False, regex=True)]
-        st.caption(f"{len(hits)} of {len(ev)} events mention “{search}”")
+        st.caption(f"{len(hits)} of {len(ev)} events mention “{plain(search)}”")
         for r in hits.itertuples(index=False):
-            st.caption(f"Session `{r.session or '–'}` · {r.subject_name or r.subject} · {r.at:%Y-%m-%d %H:%M} UTC")
-            event_full(r, v, marks, highlight=search)
+            st.caption(f"Session {code(r.session or '–')} · {plain(r.subject_name or r.subject)} · {r.at:%Y-%m-%d %H:%M} UTC")
+            event_full(r, v, marks, highlight=search, evidence=evidence)
         return
     rows = list(ev.itertuples(index=False))  # once: per-session frames cost more than the sessions' text
     start = len(rows)
@@ -380,11 +400,17 @@ def transcript(ev: pd.DataFrame, cands: pd.DataFrame, expect: dict, context: str
         sessions: dict[str, list] = {}
         for r in earlier:
             sessions.setdefault(r.session or "", []).append(r)
+        held = sum(1 for grp in sessions.values() if any(r.item_id in evidence for r in grp))
         st.caption(f"{len(sessions)} earlier session{'s' if len(sessions) != 1 else ''} ({len(earlier)} events), "
-                   "collapsed: open one to read it")
+                   "collapsed: open one to read it" + (f"; {held} holding the verdict's evidence, open" if held else ""))
         for grp in sessions.values():
-            with st.expander(session_label(grp, v, marks)):
-                st.markdown(compact(grp, v, marks))
+            if any(r.item_id in evidence for r in grp):
+                with st.expander(session_label(grp, v, marks), expanded=True, icon=":material/flag:"):
+                    for r in grp:
+                        event_full(r, v, marks, evidence=evidence)
+            else:
+                with st.expander(session_label(grp, v, marks)):
+                    st.markdown(compact(grp, v, marks))
     prev_at, prev_session = (earlier[-1].at if earlier else None), None
     last = rows[-1].event_index if rows else None
     for r in current:
@@ -393,11 +419,17 @@ def transcript(ev: pd.DataFrame, cands: pd.DataFrame, expect: dict, context: str
                         unsafe_allow_html=True)
         prev_at = r.at
         if r.kind in ("turn", "resolve") and r.session != prev_session:
-            st.markdown(f"**Session `{r.session}`** · {r.subject_name or r.subject} · {r.at:%Y-%m-%d %H:%M} UTC")
+            st.markdown(f"**Session {code(r.session)}** · {plain(r.subject_name or r.subject)} · {r.at:%Y-%m-%d %H:%M} UTC")
             prev_session = r.session
         if r.kind == "probe" and r.event_index == last:  # the case's probe ends the transcript
             st.markdown(f"<div id='{PROBE_ANCHOR}'></div>", unsafe_allow_html=True)
-        event_full(r, v, marks)
+        event_full(r, v, marks, evidence=evidence)
+
+
+def anchor(item_id: str) -> str:
+    """The HTML id the transcript puts before an event (letters, digits, `-` and `_` only: whatever
+    an item id holds, the anchor is never markup)."""
+    return "ev-" + "".join(c if c.isascii() and (c.isalnum() or c in "-_") else f"_{ord(c):x}_" for c in str(item_id))
 
 
 def event_text(r) -> str:
@@ -409,28 +441,40 @@ def event_text(r) -> str:
     return r.text if isinstance(r.text, str) else ""
 
 
-def event_full(r, v, marks: dict[str, str], highlight: str = "") -> None:
+def marked(text: str, highlight: str = "") -> str:
+    """`text` as Markdown text, with each occurrence of `highlight` in bold."""
+    if not highlight:
+        return plain(text)
+    parts = re.split(f"({re.escape(highlight)})", text, flags=re.I)
+    return "".join(f"**{plain(p)}**" if i % 2 else plain(p) for i, p in enumerate(parts) if p)
+
+
+EVIDENCE_BADGE = ":violet-badge[:material/flag: evidence of this verdict]"
+
+
+def event_full(r, v, marks: dict[str, str], highlight: str = "", evidence: frozenset[str] = frozenset()) -> None:
     """One event as the reader sees it in the open part of the transcript."""
     badge = badges(r.item_id, v, marks)
-    text = event_text(r)
-    if highlight:
-        text = re.sub(re.escape(highlight), lambda m: f"**{m.group(0)}**", text, flags=re.I)
+    if r.item_id in evidence:
+        st.markdown(f"<div id='{anchor(r.item_id)}'></div>", unsafe_allow_html=True)
+        badge = f"{EVIDENCE_BADGE} {badge}"
+    text = marked(event_text(r), highlight)
     if r.kind == "turn":
         avatar = ":material/person:" if r.role == "customer" else ":material/support_agent:"
         with st.chat_message("user" if r.role == "customer" else "assistant", avatar=avatar):
             kind = " · _action_" if r.turn_kind == "action" else ""
-            st.markdown(f"{text}\n\n:gray[`{r.item_id}` · {r.at:%H:%M}{kind}] {badge}")
+            st.markdown(f"{text}\n\n:gray[{code(r.item_id)} · {r.at:%H:%M}{kind}] {badge}")
     elif r.kind == "resolve":
         box = st.success if r.status == "resolved" else st.warning
-        box(f"**Session {r.session} {r.status}**: {text or '(no summary)'}  \n:gray[`{r.item_id}`] {badge}",
+        box(f"**Session {plain(r.session)} {plain(r.status)}**: {text or '(no summary)'}  \n:gray[{code(r.item_id)}] {badge}",
             icon=":material/task_alt:")
     elif r.kind == "probe":
-        st.info(f"**Probe `{r.item_id}`**: the agent is about to answer — _{text}_ (budget {r.budget} tokens)",
+        st.info(f"**Probe {code(r.item_id)}**: the agent is about to answer — _{text}_ (budget {r.budget} tokens)",
                 icon=":material/search:")
     elif r.kind == "forget":
-        st.warning(f"**Forget {r.subject}**: nothing of this customer may appear from here on.", icon=":material/delete:")
+        st.warning(f"**Forget {plain(r.subject)}**: nothing of this customer may appear from here on.", icon=":material/delete:")
     else:
-        st.caption(f"{r.kind} `{r.item_id}` · {text}")
+        st.caption(f"{plain(r.kind)} {code(r.item_id)} · {text}")
 
 
 def session_label(grp: list, v, marks: dict[str, str]) -> str:
@@ -441,10 +485,10 @@ def session_label(grp: list, v, marks: dict[str, str]) -> str:
     gold = [r.item_id for r in grp if marks.get(r.item_id, "").startswith(GOLD_MARK)]
     out = [r.item_id for r in grp if marks.get(r.item_id, "").startswith(OUT_MARK)]
     inc = sum(1 for r in grp if hit(v, r.item_id))
-    parts = [f"Session {first.session or '(no session)'}", str(first.subject_name or first.subject or ""),
+    parts = [f"Session {plain(first.session or '(no session)')}", plain(first.subject_name or first.subject or ""),
              f"{first.at:%Y-%m-%d}", f"{turns} turn{'s' if turns != 1 else ''}"]
     if ended:
-        parts.append(str(ended[-1]))
+        parts.append(plain(ended[-1]))
     if gold:
         parts.append(f"{GOLD_MARK} {len(gold)} gold ({sum(1 for i in gold if hit(v, i))} in context)")
     if out:
@@ -459,16 +503,16 @@ def compact(grp: list, v, marks: dict[str, str]) -> str:
     lines = []
     for r in grp:
         badge = badges(r.item_id, v, marks)
-        text = event_text(r).replace("\n", " ")
+        text = plain(event_text(r).replace("\n", " "))
         if r.kind == "turn":
             who = "customer" if r.role == "customer" else ("agent action" if r.turn_kind == "action" else "agent")
-            lines.append(f"- **{who}** {r.at:%m-%d %H:%M} · {text} :gray[`{r.item_id}`] {badge}")
+            lines.append(f"- **{who}** {r.at:%m-%d %H:%M} · {text} :gray[{code(r.item_id)}] {badge}")
         elif r.kind == "resolve":
-            lines.append(f"- **{r.status}** {r.at:%m-%d %H:%M} · {text or '(no summary)'} :gray[`{r.item_id}`] {badge}")
+            lines.append(f"- **{plain(r.status)}** {r.at:%m-%d %H:%M} · {text or '(no summary)'} :gray[{code(r.item_id)}] {badge}")
         elif r.kind == "probe":
-            lines.append(f"- *probe `{r.item_id}`* {r.at:%m-%d %H:%M} · {text}")
+            lines.append(f"- *probe {code(r.item_id)}* {r.at:%m-%d %H:%M} · {text}")
         else:
-            lines.append(f"- *{r.kind}* {r.at:%m-%d %H:%M} · {r.subject or ''} {text}")
+            lines.append(f"- *{plain(r.kind)}* {r.at:%m-%d %H:%M} · {plain(r.subject or '')} {text}")
     return "\n".join(lines)
 
 

@@ -3,6 +3,7 @@ and the gold bands from the probes overlaid so disagreement is visible."""
 
 from __future__ import annotations
 
+import html
 import json
 
 import pandas as pd
@@ -10,7 +11,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from harness.run.timeline import MAX_DETAIL, MAX_IDS, shortened
-from pages._shared import (url_page, param_get, start, BAND_COLORS, clear_params, q, scenario_select, url_keep, url_multiselect, url_seed,
+from pages._shared import (url_page, plain, param_get, start, BAND_COLORS, clear_params, q, scenario_select, url_keep, url_multiselect, url_seed,
                            url_selectbox, wkey)
 
 # (name, low, high) per band, from `harness.analysis.queries.health_bands` (the strategy's own thresholds);
@@ -30,7 +31,7 @@ def timeline(tl: pd.DataFrame, gold: pd.DataFrame, moment, bands: Bands) -> go.F
                       annotation_text=band_label(name), annotation_position="top left",
                       annotation_font_color=BAND_COLORS[name])
     for i, (strat, grp) in enumerate(tl.groupby("strategy", sort=True)):
-        hover = [f"<b>{strat}</b> {r.at:%Y-%m-%d %H:%M}<br>score {r.score:.0f} ({band_label(r.band)})<br>after {r.kind} {r.item_id}"
+        hover = [f"<b>{strat}</b> {r.at:%Y-%m-%d %H:%M}<br>score {r.score:.0f} ({band_label(r.band)})<br>after {r.kind} {html.escape(str(r.item_id))}"
                  for r in grp.itertuples()]
         fig.add_trace(go.Scatter(x=grp["at"], y=grp["score"], mode="lines+markers", name=strat, line_shape="hv",
                                  hovertext=hover, hoverinfo="text", line=dict(color=LINE_COLORS[i % len(LINE_COLORS)])))
@@ -60,7 +61,7 @@ def waterfall(row, bands: Bands) -> go.Figure:
     text = [f"{row['base']:.0f}"] + [f"{f['impact']:+.0f}" for f in factors] + [f"{row['score']:.0f}"]
     fig = go.Figure(go.Waterfall(
         x=x, y=y, measure=["absolute"] + ["relative"] * len(factors) + ["total"], text=text, textposition="outside",
-        hovertext=[f"base {row['base']:.0f}"] + [f"{f['signal']}: {f['impact']:+.0f}<br>{f['detail']}" for f in factors]
+        hovertext=[f"base {row['base']:.0f}"] + [f"{html.escape(str(f['signal']))}: {f['impact']:+.0f}<br>{html.escape(str(f['detail']))}" for f in factors]
         + [f"score {row['score']:.0f} ({band_label(row['band'])})"], hoverinfo="text",
         increasing=dict(marker=dict(color="#2e7d32")), decreasing=dict(marker=dict(color="#c62828")),
         totals=dict(marker=dict(color=BAND_COLORS.get(row["band"], "#555"))),
@@ -106,7 +107,7 @@ def render() -> None:
     st.plotly_chart(timeline(tl, gold, ev_at.get(st.session_state[key]), bands), key="health_timeline",
                     config={"displayModeBar": False})
     if any(q("health_bands", s) != bands for s in shown[1:]):
-        st.caption(f"Band thresholds differ between these strategies; the chart shows {shown[0]}'s.")
+        st.caption(f"Band thresholds differ between these strategies; the chart shows {plain(shown[0])}'s.")
     moment = st.select_slider("Moment", moments, key=key,
                               format_func=lambda i: f"{ev_at[i]:%Y-%m-%d %H:%M} · after {ev_what[i]}")
     url_keep("at", moment, default=moments[-1])
@@ -126,7 +127,7 @@ def render() -> None:
     cols = st.columns(len(at_moment))
     for col, (_, row) in zip(cols, at_moment.iterrows()):
         with col:
-            st.markdown(f"**{row['strategy']}**: {row['score']:.0f} · :{_color(row['band'])}-badge[{band_label(row['band'])}]")
+            st.markdown(f"**{plain(row['strategy'])}**: {row['score']:.0f} · :{_color(row['band'])}-badge[{band_label(row['band'])}]")
             st.plotly_chart(waterfall(row, q("health_bands", row["strategy"])), key=f"wf_{row['strategy']}", config={"displayModeBar": False})
             listed = json.loads(row["factors"] or "[]")
             ids_cut = any("source_ids_left_out" in f for f in listed)

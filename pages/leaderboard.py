@@ -18,7 +18,7 @@ from harness.analysis.queries import Filter, total_columns
 from harness.criteria.groups import is_gate
 from harness.criteria.groups import totals as group_totals
 from pages._expiry import classes_panel
-from pages._shared import (url_page, visit_key, param_get, start, go as go_page, manifest, pct, q, root, url_multiselect, url_pagination, url_selectbox,
+from pages._shared import (url_page, plain, code, probe_count, visit_key, param_get, start, go as go_page, manifest, pct, q, root, url_multiselect, url_pagination, url_selectbox,
                            url_toggle)
 
 FAILURES = "failures"
@@ -170,7 +170,7 @@ def render() -> None:
         return
     m = manifest(run, root())
     counts = m.get("counts", {})
-    st.caption(f"Run `{run}` · {counts.get('scenarios', '?')} scenarios · {counts.get('probes', '?')} probes · "
+    st.caption(f"Run {code(run)} · {counts.get('scenarios', '?')} scenarios · {probe_count(counts)} · "
                f"started {m.get('started', '')[:19].replace('T', ' ')} UTC")
     f = filters()
     cells, totals = q("leaderboard", f)
@@ -322,10 +322,10 @@ def gates_section(f: Filter, strategies: list[str], titles: dict[str, str]) -> N
     st.dataframe(gate_view(gates, strategies, titles), hide_index=True, width="stretch")
     failing = gates[gates["passed"] == False]  # noqa: E712 (None means no case)
     for g in failing.itertuples(index=False):
-        with st.expander(f"{g.strategy} fails {titles.get(g.criterion, g.criterion)}: {g.failing} of {g.n} cases"):
+        with st.expander(f"{plain(g.strategy)} fails {plain(titles.get(g.criterion, g.criterion))}: {g.failing} of {g.n} cases"):
             for c in g.cases:
                 where = f"{c['scenario']}/{c['probe_id']}" if c["probe_id"] else c["scenario"]
-                st.markdown(f"- `{where}` ({c['status']}): {c['explanation']}")
+                st.markdown(f"- {code(where)} ({plain(c['status'])}): {plain(c['explanation'])}")
             if g.failing > len(g.cases):
                 st.caption(f"and {g.failing - len(g.cases)} more")
 

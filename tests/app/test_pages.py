@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from urllib.parse import parse_qs
 
 import pandas as pd
 import pytest
@@ -30,9 +31,27 @@ def open_page(page: str, **params) -> AppTest:
 
 
 def texts(at: AppTest) -> str:
+    """What the page's Markdown elements read as (the data in them is escaped to stay text:
+    `pages._shared.plain`; the escapes are taken off here)."""
     parts = [e.value for kind in ("title", "subheader", "markdown", "caption", "info", "success", "error", "warning")
              for e in getattr(at, kind)]
-    return "\n".join(str(p) for p in parts)
+    return unescape("\n".join(str(p) for p in parts))
+
+
+def unescape(markdown: str) -> str:
+    """Markdown with its backslash escapes taken off (what a reader sees of escaped text)."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
+
+
+def follow(at: AppTest) -> AppTest:
+    """Do what the browser does with `pages._shared.go`: open the address its script names (a
+    link to another page of the app, with its selection)."""
+    body = next((e.proto.body for e in at.get("html") if "pushState" in e.proto.body), None)
+    assert body is not None, "the page asked the browser to open nothing"
+    address = json.loads(re.search(r"new URL\((\".*?\"), document.baseURI\)", body).group(1))
+    path, _, qs = address.removeprefix("./").partition("?")
+    params = {k: v[0] if len(v) == 1 else v for k, v in parse_qs(qs).items()}
+    return open_page(path or PAGES[0], **params)  # a fresh session: AppTest cannot switch to a page by its URL path
 
 
 def figures(at: AppTest) -> list[dict]:
@@ -135,7 +154,7 @@ def test_leaderboard_gates_show_a_failing_gate_with_its_cases(tmp_path, monkeypa
     gates = at.dataframe[1].value.set_index("strategy")
     assert gates.loc["history_stuffing", "token budget compliance"] == "✓ pass"
     assert gates.loc["broken[breaks=token_budget]", "token budget compliance"].startswith("✗ ")
-    assert any("broken[breaks=token_budget] fails token budget compliance" in e.label for e in at.expander)
+    assert any("broken[breaks=token_budget] fails token budget compliance" in unescape(e.label) for e in at.expander)
     assert "tokens against a budget of" in texts(at)
 
 
@@ -174,7 +193,7 @@ def test_leaderboard_cell_choice_opens_matching_failures(app_runs):
     at = open_page("leaderboard")
     at.selectbox(key=_key(at, "strategy")).set_value("session_aware")
     at.selectbox(key=_key(at, "criterion")).set_value("preference_surfacing")
-    at.button[0].click().run()
+    at = follow(at.button[0].click().run())
     no_exception(at)
     assert at.title[0].value == "Failures"
     assert at.query_params["strategy"] == "session_aware"
@@ -466,7 +485,10 @@ def test_a_long_transcript_collapses_earlier_sessions_and_searches(app_runs):
     assert [lab.split(" · ")[0] for lab in labels] == [f"Session w{i}" for i in range(6)]
     assert "[↓ Jump to the probe](#the-probe)" in texts(at)
     chats = len(at.chat_message)
-    assert chats == 1, "only the probe's own session is drawn as chat messages"
+    opened = [e for e in at.expander if e.label.startswith("Session ") and e.proto.expanded]
+    assert [e.label.split(" · ")[0] for e in opened] == ["Session w5"], "only the session holding the evidence is open"
+    assert chats == 1 + len(opened[0].chat_message), "the probe's session and the evidence's are drawn as chat messages"
+    assert "evidence (a click shows it in the transcript): [w5#resolution](#ev-w5_23_resolution)" in texts(at)
     at = open_page("failures", case=case, tq="batch 7")
     assert "1 of 44 events mention “batch 7”" in texts(at) and len(at.chat_message) == 1
     assert "**batch 7**" in at.chat_message[0].markdown[0].value

@@ -530,10 +530,18 @@ defeats images, links, autolinks (`http\\://`), emphasis, HTML, Streamlit's `:co
 directives, icons and emoji shortcodes, and `$` maths."""
 
 
+WORD_JOINER = "\u2060"
+"""An invisible character that breaks an address in data: Streamlit's Markdown turns any text that
+reads `http://…`, `www.…` or `name@host.tld` into a link after the escapes are read, so such text
+gets this character after its `:` (before `//`), its `www` and before its `@`."""
+_ADDRESS = re.compile(r"(:)(?=//)|(?i:(\bwww))(?=\.)|(?=@)")
+
+
 def plain(value: Any) -> str:
-    """`value` as literal text inside Markdown (every punctuation character escaped; line breaks
-    kept as line breaks)."""
+    """`value` as literal text inside Markdown (every punctuation character escaped, addresses
+    broken by an invisible character so they are not made links; line breaks kept)."""
     text = "" if value is None else str(value)
+    text = _ADDRESS.sub(lambda m: (m.group(0) or "") + WORD_JOINER, text)
     return _MARKUP.sub(r"\\\1", text).replace("\n", "  \n")
 
 

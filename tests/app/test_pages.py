@@ -40,7 +40,7 @@ def texts(at: AppTest) -> str:
 
 def unescape(markdown: str) -> str:
     """Markdown with its backslash escapes taken off (what a reader sees of escaped text)."""
-    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown).replace("\u2060", "")
 
 
 def follow(at: AppTest) -> AppTest:

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from harness.ci.compare import default_pairs
-from pages._shared import (url_page, plain, code, visit_key, start, case_key, criterion_titles, go as go_page, manifest, q, query, root, run_labels,
+from pages._shared import (url_page, current_run, plain, code, visit_key, start, case_key, criterion_titles, go as go_page, manifest, q, query, root, run_labels,
                            url_keep, url_multiselect, url_pagination, url_seed, url_selectbox)
 
 MODES = {"runs": "Two runs", "strategies": "Two strategies in one run"}
@@ -49,11 +49,11 @@ def render() -> None:
         picked = two_strategies(run)
     if picked is None:
         return
-    result, case_run = picked
+    result, case_run, run_a = picked
     titles = criterion_titles(case_run)
     headline(result)
     deltas_section(result, titles)
-    flips_section(result, titles, case_run)
+    flips_section(result, titles, case_run, run_a)
 
 
 def two_runs(run: str):
@@ -70,14 +70,15 @@ def two_runs(run: str):
     overlap = query("case_overlap", (run_a, run_b), root(), run_a, run_b)
     if not overlap_ok(overlap, run_a, run_b):
         return None
-    strat_a = manifest(run_a, root()).get("strategies", [])
-    strat_b = manifest(run_b, root()).get("strategies", [])
+    # strategies, then decision policies: a policy variant's regressions are cases like any other
+    strat_a = [s for key in ("strategies", "policies") for s in manifest(run_a, root()).get(key, [])]
+    strat_b = [s for key in ("strategies", "policies") for s in manifest(run_b, root()).get(key, [])]
     options = [f"{a['label']}{ARROW}{b['label']}" for a in strat_a for b in strat_b]
     default = [f"{a}{ARROW}{b}" for a, b in default_pairs(strat_a, strat_b)]
     chosen = url_multiselect("Pairs (strategy of A → strategy of B)", options, "pair", default=default,
                              placeholder="pick pairs to compare",
-                             help="By default each strategy of B is paired with the one of A of the same label, "
-                                  "else with A's strategy of the same name (a variant with its base). Add any pair.")
+                             help="By default each strategy (or decision policy) of B is paired with the one of A of "
+                                  "the same label, else with A's of the same name (a variant with its base). Add any pair.")
     left = [("A", a["label"]) for a in strat_a if not any(p.startswith(a["label"] + ARROW) for p in chosen)]
     left += [("B", b["label"]) for b in strat_b if not any(p.endswith(ARROW + b["label"]) for p in chosen)]
     if left:
@@ -86,12 +87,16 @@ def two_runs(run: str):
         st.info("Pick at least one pair of strategies to compare.")
         return None
     pairs = tuple(tuple(p.split(ARROW, 1)) for p in chosen)
-    return query("compare_pairs", (run_a, run_b), root(), run_a, run_b, pairs), run_b
+    return query("compare_pairs", (run_a, run_b), root(), run_a, run_b, pairs), run_b, run_a
 
 
 def overlap_ok(o, run_a: str, run_b: str) -> bool:
-    """Say how many cases the runs share; False (nothing to compare) when they share none."""
+    """Say how many cases the runs share, and when they ran different suites; False (nothing to
+    compare) when they share no case."""
     suites = f"A ran {plain(', '.join(o.suites_a) or '?')} ({o.a:,} cases), B ran {plain(', '.join(o.suites_b) or '?')} ({o.b:,} cases)"
+    if o.shared and set(o.suites_a) != set(o.suites_b):
+        st.warning(f"**These runs are of different suites.** {suites}. Deltas compare the cases they share only; a "
+                   "suite's other conversations are not in them.", icon=":material/warning:")
     if o.shared == 0:
         st.error(f"**These runs share no case.** {suites}. A delta between them would compare different conversations, "
                  "not strategies: pick two runs of the same suite.", icon=":material/block:")
@@ -111,7 +116,7 @@ def two_strategies(run: str):
     if sb is None:
         st.info("This run has only one strategy.")
         return None
-    return query("compare", (run,), root(), run, run, strategy_a=sa, strategy_b=sb), run
+    return query("compare", (run,), root(), run, run, strategy_a=sa, strategy_b=sb), run, run
 
 
 def headline(result) -> None:
@@ -144,10 +149,13 @@ def deltas_section(result, titles) -> None:
             st.dataframe(result.one_sided.head(500), hide_index=True, width="stretch")
 
 
-def flips_section(result, titles, case_run: str) -> None:
-    """The flipped cases, regressions and improvements; a click on a row opens that case (as B saw it)."""
+def flips_section(result, titles, case_run: str, run_a: str) -> None:
+    """The flipped cases, regressions and improvements; a click on a row opens that case with both
+    sides (A and B), on the Failures page of run B, its list narrowed to the flip's strategy,
+    criterion and scenario."""
     st.subheader("Cases that flipped")
-    st.caption(f"Click a row to open the case as B saw it (run {code(case_run)}).")
+    switch = "" if case_run == current_run() else f"; the sidebar then shows run B, {code(case_run)}"
+    st.caption(f"Click a row to open the case with both sides, A's and B's{switch}.")
     tab_r, tab_i = st.tabs([f"Regressions ({len(result.regressions)})", f"Improvements ({len(result.improvements)})"])
     for tab, df, param in ((tab_r, result.regressions, "rpage"), (tab_i, result.improvements, "ipage")):
         with tab:
@@ -169,8 +177,10 @@ def flips_section(result, titles, case_run: str) -> None:
             rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
             if rows:
                 r = page.iloc[rows[0]]
-                strat = r["strategy"].split(" -> ")[-1]  # a pair's label is `a -> b`: B's case is b's
-                go_page("failures", run=case_run, case=case_key(strat, r["scenario"], r["probe_id"], r["criterion"]))
+                strat_a, _, strat = r["strategy"].rpartition(" -> ")  # a pair's label is `a -> b`: B's case is b's
+                go_page("failures", run=case_run, case=case_key(strat, r["scenario"], r["probe_id"], r["criterion"]),
+                        vs=run_a, vsstrat=strat_a or strat, strategy=strat, criterion=r["criterion"],
+                        scenario=r["scenario"], unsupported="1" if "unsupported" in (r["status_a"], r["status_b"]) else None)
 
 
 if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)

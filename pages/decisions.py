@@ -13,8 +13,11 @@ import pandas as pd
 import streamlit as st
 
 from harness.analysis.decisions import LOCKER_ACTS, fired, locker_table
-from pages._shared import url_page, plain, code, criterion_titles, pct, q, start, url_multiselect, url_selectbox, url_toggle
+from pages._shared import url_page, plain, code, visit_key, wkey, criterion_titles, pct, q, start, url_multiselect, url_selectbox, url_toggle
 
+# Session-state key: the turn whose overview row was last clicked (opened once, not on every rerun).
+# A comment, not a docstring: Streamlit's magic would print a bare string of a page file.
+PICKED = "_decisions_picked_row"
 RED, AMBER = "background-color: #f8d7da", "background-color: #fff3cd"
 IRREVERSIBLE_WORDS = {
     "false_transfer": "false transfer",
@@ -100,6 +103,7 @@ def _overview(turns: pd.DataFrame, chosen: list[str], only: bool) -> None:
     styles: dict[int, dict] = {}
     for r in turns.itertuples(index=False):
         row = rows.setdefault(r.event_index, {
+            "_turn": r.turn_id if r.kind == "turn" else None,
             "#": r.event_index,
             "turn": r.turn_id if r.kind == "turn" else f"fault: {r.fault}",
             "who": r.role if r.kind == "turn" else "system",
@@ -123,14 +127,22 @@ def _overview(turns: pd.DataFrame, chosen: list[str], only: bool) -> None:
     # the plans side by side first, so the comparison fits the screen; then routes, then rules
     columns = ["#", "turn", "who", "text", "gold plan", *chosen, "gold route", *(f"{p} · route" for p in chosen),
                *(f"{p} · rule" for p in chosen)]
-    df = pd.DataFrame([rows[i] for i in keep]).reindex(columns=columns).fillna("")
+    df = pd.DataFrame([rows[i] for i in keep]).reindex(columns=columns).fillna("")  # `_turn` stays out of sight
     style = pd.DataFrame("", index=df.index, columns=df.columns)
     for pos, i in enumerate(keep):
         for col, css in styles.get(i, {}).items():
             style.loc[pos, col] = css
-    st.caption("✓ matches the gold · ✗ differs (amber), red: an irreversible error · ‼ the policy raised")
-    st.dataframe(df.style.apply(lambda _: style, axis=None), hide_index=True, width="stretch",
-                 column_config={"text": st.column_config.TextColumn("text", width="medium")})
+    st.caption("✓ matches the gold · ✗ differs (amber), red: an irreversible error · ‼ the policy raised · "
+               "click a turn's row to open it below")
+    event = st.dataframe(df.style.apply(lambda _: style, axis=None), hide_index=True, width="stretch",
+                         on_select="rerun", selection_mode="single-row", key=visit_key("decision_rows"),
+                         column_config={"text": st.column_config.TextColumn("text", width="medium")})
+    picked = [rows[keep[i]].get("_turn") for i in (event.selection.rows if event is not None else [])]
+    opened = picked[0] if picked else None
+    if opened != st.session_state.get(PICKED):  # a new click (not the same selection on a later rerun)
+        st.session_state[PICKED] = opened
+        if opened:
+            st.session_state[wkey("turn")] = opened
 
 
 def _turn(turns: pd.DataFrame, chosen: list[str]) -> None:

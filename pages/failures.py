@@ -19,7 +19,7 @@ from harness.analysis.queries import (FAILING, GOLD_MARK, OUT_MARK, Filter, gap_
                                       hit, memories_table, parse_expect, present, received_context, reply_view)
 from harness.criteria import groups
 from pages._expiry import case_turns, removed_panel
-from pages._shared import (url_page, plain, code, param_get, drop_param, set_param, rerun, visit_key, start, go, STATUS_ICONS, case_key, clear_params, current_run, deferred_export, parse_case, wkey,
+from pages._shared import (url_page, run_labels, plain, code, param_get, drop_param, set_param, rerun, visit_key, start, go, STATUS_ICONS, case_key, clear_params, current_run, deferred_export, parse_case, wkey,
                            criterion_titles, q, url_keep, url_multiselect, url_pagination, url_seed, url_selectbox, url_text,
                            url_toggle)
 
@@ -68,6 +68,8 @@ def render() -> None:
     if asked and parse_case(asked) is None:
         not_a_case(asked)
     elif opened:
+        if param_get("vs") and parse_case(opened) is not None:
+            a_vs_b(parse_case(opened), param_get("vs"), param_get("vsstrat"))
         open_case(opened)
     else:
         drop_param("case")
@@ -193,6 +195,68 @@ def group_list(sel: Selection, titles: dict[str, str]) -> None:
         rerun()
 
 
+# --- one case, two sides (a flip opened from Compare) ------------------------------------------------
+
+
+def a_vs_b(case: tuple[str, str, str, str], run_a: str, strategy_a: str | None) -> None:
+    """The case as run A (`?vs=`, strategy `?vsstrat=`) and as this run (B) saw it, side by side:
+    verdict, what moved in the context, the context and the reply; the full B case follows."""
+    strategy, scenario, probe_id, criterion = case
+    run_b = current_run()
+    strategy_a = strategy_a or strategy
+    labels = run_labels()
+    st.divider()
+    st.subheader("A vs B: " + plain(f"{scenario} · {probe_id or 'whole scenario'} · {criterion_titles().get(criterion, criterion)}"))
+    if run_a not in labels:
+        st.warning(f"The link compares with run {code(run_a)}, which is not in the runs folder: only this run's side is "
+                   "shown.", icon=":material/link_off:")
+        return
+    a, b = st.columns(2, gap="large")
+    sides = ((a, "A", run_a, strategy_a), (b, "B", run_b, strategy))
+    bundles = {}
+    for col, side, run, strat in sides:
+        with col:
+            st.markdown(f"**{side}** · {plain(labels.get(run, run))} · strategy {code(strat)}")
+            score = q("score_row", strat, scenario, probe_id, criterion, run=run)
+            if score.empty:
+                st.info(f"Run {side} has no verdict for this case.")
+                continue
+            verdict(score.iloc[0], evidence_links=False)
+            if probe_id and groups.of(score.iloc[0].grp).axis != "policy":
+                cands = q("candidates", strat, scenario, probe_id, run=run)
+                prow = q("probe_rows", scenario, probe_id, (strat,), run=run)
+                bundles[side] = (cands, prow)
+    if len(bundles) == 2:
+        moved_section(*bundles["A"], *bundles["B"], sides)
+    st.caption("The case as run B saw it follows, in full.")
+
+
+def moved_section(cands_a: pd.DataFrame, prow_a: pd.DataFrame, cands_b: pd.DataFrame, prow_b: pd.DataFrame, sides) -> None:
+    """What moved between A's context and B's: the items only one of them included, then the two
+    contexts and replies side by side."""
+    inc_a = set(cands_a.loc[cands_a["included"], "item_id"]) if len(cands_a) else set()
+    inc_b = set(cands_b.loc[cands_b["included"], "item_id"]) if len(cands_b) else set()
+    only_a, only_b = sorted(inc_a - inc_b), sorted(inc_b - inc_a)
+    if only_a or only_b:
+        st.markdown("**What moved:** " + "; ".join(
+            part for part in (f"in A's context only: {', '.join(code(i) for i in only_a)}" if only_a else "",
+                              f"in B's context only: {', '.join(code(i) for i in only_b)}" if only_b else "") if part))
+    else:
+        st.markdown("**What moved:** nothing in the context; the same items were included on both sides.")
+    for col, (side, prow) in zip(st.columns(2, gap="large"), (("A", prow_a), ("B", prow_b))):
+        with col:
+            if not len(prow):
+                continue
+            row = prow.iloc[0]
+            st.caption(f"{side}: {row['tokens']} tokens")
+            with st.expander(f"{side}'s context", expanded=False):
+                st.code(row["context"] or "(empty)", language=None, wrap_lines=True)
+            view = reply_view(row.get("reply"))
+            if view is not None:
+                with st.container(border=True):
+                    st.markdown(f"**{side}'s reply:** {plain(view.reply.reply)}")
+
+
 # --- one case ------------------------------------------------------------------------------------
 
 
@@ -247,13 +311,15 @@ def render_case(strategy: str, scenario: str, probe_id: str, criterion: str) -> 
         handoff_section(prow)
 
 
-def verdict(s) -> None:
+def verdict(s, evidence_links: bool = True) -> None:
     msg = f"**{s.status}** (value {'–' if pd.isna(s.value) else f'{s.value:.2f}'}): {plain(s.explanation)}"
     icons = {"ok": ":material/check_circle:", "fail": ":material/cancel:", "error": ":material/error:"}
     {"ok": st.success, "fail": st.error, "error": st.error}.get(s.status, st.info)(msg, icon=icons.get(s.status, ":material/remove_circle:"))
-    if s.evidence is not None and len(s.evidence):
+    if s.evidence is not None and len(s.evidence) and evidence_links:
         st.caption("evidence (a click shows it in the transcript): " + ", ".join(
             f"[{plain(e)}](#{anchor(e)})" for e in map(str, s.evidence)))
+    elif s.evidence is not None and len(s.evidence):
+        st.caption("evidence: " + ", ".join(code(e) for e in map(str, s.evidence)))
 
 
 def transcript_section(scenario: str, pr: pd.DataFrame, cands: pd.DataFrame, expect: dict, context: str,

@@ -222,11 +222,13 @@ def test_a_scenario_row_click_opens_that_scenarios_failures(server, desktop):
     assert query(url)["scenario"] == ["billing-repeat"]
 
 
-def click_row(browser: Chromium, heading: str, row: int) -> None:
-    """Click the selection box of `row` in the first table under the heading `heading` (a canvas grid:
-    rows are at fixed heights under a header row)."""
+def click_row(browser: Chromium, heading: str, row: int, prefix: bool = False) -> None:
+    """Click the selection box of `row` in the first table under the heading `heading` (or the text
+    starting so, with `prefix`) (a canvas grid: rows are at fixed heights under a header row)."""
     at = browser.evaluate(f"""(() => {{
-      const h = [...document.querySelectorAll('h1,h2,h3,h4,p,span')].find(e => e.innerText.trim() === {json.dumps(heading)});
+      const want = {json.dumps(heading)}, prefix = {json.dumps(prefix)};
+      const h = [...document.querySelectorAll('h1,h2,h3,h4,p,span')].find(e => prefix ? e.innerText.trim().startsWith(want)
+                                                                               : e.innerText.trim() === want);
       const all = [...document.querySelectorAll('[data-testid=stDataFrame]')];
       const t = all.find(d => h.compareDocumentPosition(d) & Node.DOCUMENT_POSITION_FOLLOWING);
       t.scrollIntoView({{block: 'center'}});
@@ -289,13 +291,32 @@ def test_a_transcript_search_filters_it_and_goes_into_the_url(server, desktop):
     assert query(desktop.url())["tq"] == ["batch 7"]
 
 
-def test_a_flipped_case_click_opens_it(server, desktop):
+def test_a_flipped_case_click_opens_both_sides_filtered_to_the_flip(server, desktop):
     desktop.open(link(server, "compare", {"run": MAIN, "mode": "runs", "a": TIGHT, "b": MAIN}), ["Cases that flipped"], timeout=90)
     click_row(desktop, "Cases that flipped", 0)
     url = desktop.wait_url("/failures")
-    case = query(url)["case"][0]
-    assert case.count("|") == 3 and query(url)["run"] == [MAIN]
-    desktop.wait_for(["Transcript up to the probe"])
+    q = query(url)
+    strategy, scenario, _probe, criterion = q["case"][0].split("|")
+    assert q["run"] == [MAIN] and q["vs"] == [TIGHT]
+    assert q["strategy"] == [strategy] and q["criterion"] == [criterion] and q["scenario"] == [scenario]  # the list: the flip's
+    text = desktop.wait_for(["A vs B:", "What moved:", "Transcript up to the probe"])
+    assert f"A · {TIGHT}" in text and f"B · {MAIN}" in text  # both runs named, not a silent switch
+    assert "A's context" in text and "B's context" in text
+
+
+def test_a_decisions_row_click_opens_that_turn(server, desktop):
+    from fixture_runs import decision_scenarios
+
+    from stores.protocol import Turn
+
+    scen = next(s for s in decision_scenarios() if s.id == "decision-routing")
+    turns = [e.id for e in scen.events if isinstance(e, Turn)]
+    desktop.open(link(server, "decisions", {"run": MAIN, "scenario": scen.id}), ["One turn", "click a turn's row"], timeout=90)
+    for row in (0, 1):
+        click_row(desktop, "✓ matches the gold", row, prefix=True)
+        wait_until(desktop, "[...document.querySelectorAll('[data-testid=stSelectbox] input[aria-label=\"Turn\"]')]"
+                   f".some(i => i.value.startsWith({json.dumps(turns[row] + ' — ')}))", f"the Turn picker showing {turns[row]}")
+        desktop.wait_for(["Locker before → after"])
 
 
 def test_the_health_moment_restarts_when_the_scenario_changes(server, desktop):

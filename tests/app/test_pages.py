@@ -579,3 +579,13 @@ def test_an_over_budget_context_is_shown_as_the_criteria_judge_it_cut_at_the_bud
     assert "Week 0 message 0" in returned and "Week 0 message 0" not in seen  # the oldest history is past the cut
     assert count_text_tokens(seen) <= 300 < count_text_tokens(returned)
     assert "The strategy returned, before the cut:" in texts(at)
+
+
+def test_compare_pairs_decision_policies_like_strategies(app_runs):
+    """A policy variant's regressions are cases like any other: the policies are paired by default."""
+    at = open_page("compare", mode="runs", a=TIGHT, b=MAIN)
+    no_exception(at)
+    pairs = at.multiselect(key=_key(at, "pair")).value
+    assert {"session_state → session_state", "per_message → per_message"} <= set(pairs)
+    crit = at.dataframe[0].value
+    assert {"session_state", "per_message"} <= set(crit["strategy"])  # a pair of equal labels is named once

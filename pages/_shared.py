@@ -450,8 +450,11 @@ def url_pagination(total: int, param: str = "page", *, page_size: int = PAGE_SIZ
     start = url if 1 <= url <= pages else 1
     # The page count is part of the key: new filters start again at the URL's page (or 1).
     wk = f"{key}_{pages}"
-    if arriving():
-        st.session_state.pop(wk, None)  # the URL's page (its `default`), not the one last shown
+    goto = st.session_state.pop(key + "__goto", None)  # a page another control asked for (next case)
+    if isinstance(goto, int) and 1 <= goto <= pages:
+        start = goto
+    if arriving() or goto is not None:
+        st.session_state.pop(wk, None)  # the URL's (or asked) page, its `default`, not the one last shown
     page = int(where.pagination(pages, default=start, key=wk)) if pages > 1 else 1
     st.session_state[key + "__url"] = page
     if page > 1:

@@ -19,7 +19,7 @@ from harness.analysis.queries import (FAILING, GOLD_MARK, OUT_MARK, Filter, gap_
                                       hit, memories_table, parse_expect, present, received_context, reply_view)
 from harness.criteria import groups
 from pages._expiry import case_turns, removed_panel
-from pages._shared import (url_page, run_labels, plain, code, param_get, drop_param, set_param, rerun, visit_key, start, go, STATUS_ICONS, case_key, clear_params, current_run, deferred_export, parse_case, wkey,
+from pages._shared import (url_page, url_fragment, PAGE_SIZE, run_labels, plain, code, param_get, drop_param, set_param, rerun, visit_key, start, go, STATUS_ICONS, case_key, clear_params, current_run, deferred_export, parse_case, wkey,
                            criterion_titles, q, url_keep, url_multiselect, url_pagination, url_seed, url_selectbox, url_text,
                            url_toggle)
 
@@ -54,25 +54,59 @@ def render() -> None:
     if start("Failures") is None:
         return
     titles = criterion_titles()
-    asked = param_get("case")  # before the list's case picker rewrites it
     sel = selection(titles)
     total = q("failures.count", *sel.args())
     summary(sel, total)
+    list_and_case(sel, total, titles)
+
+
+@url_fragment
+def list_and_case(sel: Selection, total: int, titles: dict[str, str]) -> None:
+    """The list and the open case: a fragment, so a click on a row reruns only this part (the
+    filters above are not redrawn and their queries not asked again)."""
+    asked = param_get("case")  # before the list's case picker rewrites it
+    listed = None
     if total and sel.group != NO_GROUP:
         group_list(sel, titles)
     elif total:
-        case_list(sel, total, titles)
+        listed = case_list(sel, total, titles)
     else:
         st.success("No failing cases match these filters.")
     opened = param_get("case")
     if asked and parse_case(asked) is None:
         not_a_case(asked)
     elif opened:
+        if listed is not None:
+            neighbours(sel, total, opened, *listed)
         if param_get("vs") and parse_case(opened) is not None:
             a_vs_b(parse_case(opened), param_get("vs"), param_get("vsstrat"))
         open_case(opened)
     else:
         drop_param("case")
+
+
+def neighbours(sel: Selection, total: int, opened: str, keys: list[str], offset: int) -> None:
+    """Previous and next case of the selection, in its order (across the list's pages)."""
+    if opened not in keys:
+        return
+    at = offset + keys.index(opened)
+
+    def key_at(i: int) -> str:
+        if offset <= i < offset + len(keys):
+            return keys[i - offset]
+        r = q("failures.page", *sel.args(), limit=1, offset=i, order=sel.order).iloc[0]
+        return case_key(r.strategy, r.scenario, r.probe_id, r.criterion)
+
+    def open_at(i: int) -> None:  # a button's callback: before the rerun draws the list
+        st.session_state[wkey("case")] = key_at(i)
+        page = i // PAGE_SIZE + 1
+        if page != offset // PAGE_SIZE + 1:
+            st.session_state[wkey("page") + "__goto"] = page
+
+    a, b, c = st.columns([1, 3, 1], vertical_alignment="center")
+    a.button("← previous case", on_click=open_at, args=(at - 1,), disabled=at == 0, width="stretch", key="case_prev")
+    b.caption(f"Case {at + 1:,} of {total:,} in this selection")
+    c.button("next case →", on_click=open_at, args=(at + 1,), disabled=at + 1 >= total, width="stretch", key="case_next")
 
 
 def selection(titles: dict[str, str]) -> Selection:
@@ -127,7 +161,7 @@ def summary(sel: Selection, total: int) -> None:
         )
 
 
-def case_list(sel: Selection, total: int, titles: dict[str, str]) -> None:
+def case_list(sel: Selection, total: int, titles: dict[str, str]) -> tuple[list[str], int]:
     """One page of the cases (ordered over all of them); a click on a row opens it below."""
     limit, offset = url_pagination(total, "page")
     page = q("failures.page", *sel.args(), limit=limit, offset=offset, order=sel.order)
@@ -169,6 +203,7 @@ def case_list(sel: Selection, total: int, titles: dict[str, str]) -> None:
         return f"{sc} · {p or 'whole scenario'} · {titles.get(c, c)} · {s}"
 
     url_selectbox("Open a case", options, "case", format_func=label)
+    return keys, offset
 
 
 def group_list(sel: Selection, titles: dict[str, str]) -> None:

@@ -268,6 +268,7 @@ def test_the_export_downloads_every_case_of_the_selection(server, desktop, downl
 
 def test_the_jump_link_brings_the_probe_into_view(server, desktop):
     desktop.open(link(server, "failures", {"run": MAIN, "case": LONG_CASE}), ["Jump to the probe"], timeout=90)
+    wait_until(desktop, "!!document.getElementById('the-probe')", "the probe's anchor drawn")
     at = desktop.locate("↓ Jump to the probe")  # scrolled into view; the probe is further down, out of sight
     probe = "document.getElementById('the-probe').getBoundingClientRect().top"
     assert desktop.evaluate(probe) > DESKTOP[1]
@@ -277,10 +278,11 @@ def test_the_jump_link_brings_the_probe_into_view(server, desktop):
 
 
 def test_an_earlier_session_opens_when_clicked(server, desktop):
-    text = desktop.open(link(server, "failures", {"run": MAIN, "case": LONG_CASE}), ["Session w5"], timeout=90)
-    assert "Week 5 message 35" not in text  # collapsed
-    desktop.click_text("Session w5", prefix=True)
-    desktop.wait_for(["Week 5 message 35"])
+    text = desktop.open(link(server, "failures", {"run": MAIN, "case": LONG_CASE}), ["Session w4"], timeout=90)
+    assert "Week 4 message 29" not in text  # collapsed
+    assert "Week 5 message 35" in text  # open: w5 holds the verdict's evidence (its resolution)
+    desktop.click_text("Session w4", prefix=True)
+    desktop.wait_for(["Week 4 message 29"])
 
 
 def test_a_transcript_search_filters_it_and_goes_into_the_url(server, desktop):
@@ -460,3 +462,16 @@ def test_back_walks_cell_list_case_and_back_to_the_leaderboard(server, chromium)
         assert query(b.url())["case"] == query(case_url)["case"]
     finally:
         b.close()
+
+
+def test_next_and_previous_walk_the_cases_of_the_selection(server, desktop):
+    desktop.open(link(server, "failures", {"run": MAIN, "strategy": "session_aware"}), ["· errors first"], timeout=90)
+    click_row(desktop, "Failures", 0)
+    desktop.wait_for(["Case 1 of", "Transcript up to the probe"])
+    first = query(desktop.wait_url("case="))["case"]
+    desktop.click_text("next case →")
+    desktop.wait_for(["Case 2 of"])
+    wait_until(desktop, f"!location.search.includes({json.dumps(urlencode({'case': first[0]})[5:])})", "the URL naming the next case")
+    desktop.click_text("← previous case")
+    desktop.wait_for(["Case 1 of"])
+    wait_until(desktop, f"location.search.includes({json.dumps(urlencode({'case': first[0]})[5:])})", "the URL naming the first case")

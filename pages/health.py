@@ -24,6 +24,10 @@ def band_label(b: str | None) -> str:
     return {"at_risk": "at risk"}.get(b or "", b or "–")
 
 
+DASHES = ("solid", "dash", "dot", "dashdot", "longdash")
+MARKERS = ("circle", "diamond", "square", "triangle-up", "x")
+
+
 def timeline(tl: pd.DataFrame, gold: pd.DataFrame, moment, bands: Bands) -> go.Figure:
     fig = go.Figure()
     for name, lo, hi in bands:
@@ -33,8 +37,13 @@ def timeline(tl: pd.DataFrame, gold: pd.DataFrame, moment, bands: Bands) -> go.F
     for i, (strat, grp) in enumerate(tl.groupby("strategy", sort=True)):
         hover = [f"<b>{strat}</b> {r.at:%Y-%m-%d %H:%M}<br>score {r.score:.0f} ({band_label(r.band)})<br>after {r.kind} {html.escape(str(r.item_id))}"
                  for r in grp.itertuples()]
+        # each line its own dash, marker and width (widest first): a strategy scoring the same as another
+        # is still seen under it
         fig.add_trace(go.Scatter(x=grp["at"], y=grp["score"], mode="lines+markers", name=strat, line_shape="hv",
-                                 hovertext=hover, hoverinfo="text", line=dict(color=LINE_COLORS[i % len(LINE_COLORS)])))
+                                 hovertext=hover, hoverinfo="text",
+                                 marker=dict(symbol=MARKERS[i % len(MARKERS)], size=9 - min(i, 4)),
+                                 line=dict(color=LINE_COLORS[i % len(LINE_COLORS)], dash=DASHES[i % len(DASHES)],
+                                           width=max(1.5, 4 - i))))
     g = gold.drop_duplicates("probe_id")
     if len(g):
         rng = {name: (lo, hi) for name, lo, hi in bands}
@@ -55,13 +64,22 @@ def timeline(tl: pd.DataFrame, gold: pd.DataFrame, moment, bands: Bands) -> go.F
 
 
 def waterfall(row, bands: Bands) -> go.Figure:
+    """Base, each factor's impact, and the score. Plotly draws a total bar at the running sum, so a
+    score the 0-100 scale capped gets a bar of its own for the cap (else the last bar would stand at
+    the uncapped sum, labelled with the capped score)."""
     factors = json.loads(row["factors"] or "[]")
-    x = ["base"] + [f["signal"] for f in factors] + ["score"]
-    y = [row["base"]] + [f["impact"] for f in factors] + [row["score"]]
-    text = [f"{row['base']:.0f}"] + [f"{f['impact']:+.0f}" for f in factors] + [f"{row['score']:.0f}"]
+    steps = [(f["signal"], f["impact"], f"{html.escape(str(f['signal']))}: {f['impact']:+.0f}<br>{html.escape(str(f['detail']))}")
+             for f in factors]
+    cap = row["score"] - (row["base"] + sum(f["impact"] for f in factors))
+    if abs(cap) >= 0.5:
+        steps.append(("capped at 100" if cap < 0 else "floored at 0", cap,
+                      f"the score is kept within 0-100: {cap:+.0f}"))
+    x = ["base"] + [name for name, _, _ in steps] + ["score"]
+    y = [row["base"]] + [impact for _, impact, _ in steps] + [row["score"]]
+    text = [f"{row['base']:.0f}"] + [f"{impact:+.0f}" for _, impact, _ in steps] + [f"{row['score']:.0f}"]
     fig = go.Figure(go.Waterfall(
-        x=x, y=y, measure=["absolute"] + ["relative"] * len(factors) + ["total"], text=text, textposition="outside",
-        hovertext=[f"base {row['base']:.0f}"] + [f"{html.escape(str(f['signal']))}: {f['impact']:+.0f}<br>{html.escape(str(f['detail']))}" for f in factors]
+        x=x, y=y, measure=["absolute"] + ["relative"] * len(steps) + ["total"], text=text, textposition="outside",
+        hovertext=[f"base {row['base']:.0f}"] + [hover for _, _, hover in steps]
         + [f"score {row['score']:.0f} ({band_label(row['band'])})"], hoverinfo="text",
         increasing=dict(marker=dict(color="#2e7d32")), decreasing=dict(marker=dict(color="#c62828")),
         totals=dict(marker=dict(color=BAND_COLORS.get(row["band"], "#555"))),

@@ -589,3 +589,21 @@ def test_compare_pairs_decision_policies_like_strategies(app_runs):
     assert {"session_state → session_state", "per_message → per_message"} <= set(pairs)
     crit = at.dataframe[0].value
     assert {"session_state", "per_message"} <= set(crit["strategy"])  # a pair of equal labels is named once
+
+
+def test_a_capped_health_score_gets_a_cap_bar_so_the_last_bar_stands_at_the_score():
+    from pages.health import waterfall
+
+    row = {"base": 80.0, "score": 100.0, "band": "healthy",
+           "factors": json.dumps([{"signal": "resolved_session", "impact": 30.0, "detail": "a resolution"},
+                                  {"signal": "positive", "impact": 10.0, "detail": "thanks"}])}
+    trace = waterfall(row, [("healthy", 70, 100)]).data[0]
+    assert list(trace.x) == ["base", "resolved_session", "positive", "capped at 100", "score"]
+    assert sum(trace.y[:-1]) == 100.0 and trace.text[-1] == "100"  # plotly's total bar is the running sum
+
+
+def test_an_unknown_filter_in_a_link_is_named_not_dropped_silently(app_runs):
+    at = open_page("failures", strategy=["session_aware", "no_such_strategy"], criterion="recall")
+    no_exception(at)
+    assert "no_such_strategy" in texts(at) and "this run does not have" in texts(at)
+    assert at.multiselect(key=_key(at, "strategy")).value == ["session_aware"]

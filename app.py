@@ -41,7 +41,7 @@ import streamlit as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # `pages` and `harness` from any cwd
 
-from pages import compare, decisions, failures, get_started, health, leaderboard, rankings, trends  # noqa: E402
+from pages import compare, decisions, failures, get_started, glossary, health, leaderboard, rankings, trends  # noqa: E402
 from pages._safety import damaged_notice, guarded, run_listing  # noqa: E402
 from pages._shared import CURRENT_PAGE, go, missing_run, run_summary, url_selectbox  # noqa: E402
 
@@ -74,6 +74,7 @@ VIEWS: tuple[View, ...] = (
     View("compare", "Compare runs", ":material/compare_arrows:", compare.render),
     View("trends", "Distributions and trends", ":material/insights:", trends.render),
     View("decisions", "Decisions", ":material/alt_route:", decisions.render),
+    View("glossary", "Glossary", ":material/menu_book:", glossary.render),
 )
 
 # The only page while there is no run.

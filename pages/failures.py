@@ -320,6 +320,10 @@ def render_case(strategy: str, scenario: str, probe_id: str, criterion: str) -> 
         return
     s = score.iloc[0]
     verdict(s)
+    judges = criterion_sentence(criterion)
+    if judges:
+        st.caption(f"**What {plain(titles.get(criterion, criterion))} judges:** {plain(judges)} "
+                   "(every criterion is listed on the Glossary page)")
     if groups.of(s.grp).axis == "policy":  # a decision policy's turn, not a probe: its evidence is on the Decisions page
         st.caption(f"A decision case: {code(strategy)} decided customer turn {code(probe_id)}.")
         if st.button("Open the turn on the Decisions page", icon=":material/alt_route:"):
@@ -344,6 +348,15 @@ def render_case(strategy: str, scenario: str, probe_id: str, criterion: str) -> 
         else:
             case_turns(score.iloc[0]["meta"])
         handoff_section(prow)
+
+
+def criterion_sentence(key: str) -> str:
+    """The first paragraph of the criterion's registered description, on one line ('' if unknown)."""
+    from harness.criteria import registry
+    from pages.glossary import sentence
+
+    c = registry().get(key)
+    return sentence(c.description) if c is not None else ""
 
 
 def verdict(s, evidence_links: bool = True) -> None:

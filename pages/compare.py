@@ -9,6 +9,7 @@ case (different suites) are said to, loudly, before any delta is shown.
 from __future__ import annotations
 
 import html
+import re
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -21,16 +22,31 @@ MODES = {"runs": "Two runs", "strategies": "Two strategies in one run"}
 ARROW = " → "
 
 
+def wrap_label(label: str, width: int = 24) -> str:
+    """A strategy or pair label for a chart axis, HTML-escaped, broken after ` -> `, spaces, commas
+    and before `[` so no line is much longer than `width`."""
+    parts, line = [], ""
+    for piece in re.split(r"(?<=-> )|(?<=[ ,_])|(?=\[)", label):
+        if line and len(line) + len(piece) > width:
+            parts.append(line)
+            line = ""
+        line += piece
+    parts.append(line)
+    return "<br>".join(html.escape(p) for p in parts if p)
+
+
 def delta_chart(crit, titles) -> go.Figure:
     crit = crit.dropna(subset=["delta"])
-    labels = [f"{titles.get(c, c)} · {s}" for s, c in zip(crit["strategy"], crit["criterion"])]
+    # on two lines (criterion, then the strategy or pair, its variant's parameters wrapped): a phone
+    # leaves the labels about half its width, and one long line was cut
+    labels = [f"{html.escape(titles.get(c, c))}<br>{wrap_label(s)}" for s, c in zip(crit["strategy"], crit["criterion"])]
     colors = ["#c62828" if d < 0 else ("#2e7d32" if d > 0 else "#9e9e9e") for d in crit["delta"]]
     fig = go.Figure(go.Bar(
         x=crit["delta"], y=labels, orientation="h", marker_color=colors,
-        hovertext=[f"{html.escape(l)}<br>A {a:.2f} → B {b:.2f} ({d:+.2f})" for l, a, b, d in zip(labels, crit["mean_a"], crit["mean_b"], crit["delta"])],
+        hovertext=[f"{l}<br>A {a:.2f} → B {b:.2f} ({d:+.2f})" for l, a, b, d in zip(labels, crit["mean_a"], crit["mean_b"], crit["delta"])],
         hoverinfo="text",
     ))
-    fig.update_layout(height=80 + 22 * len(crit), margin=dict(l=10, r=10, t=10, b=10),
+    fig.update_layout(height=80 + 34 * len(crit), margin=dict(l=10, r=10, t=10, b=10),
                       xaxis=dict(title="B − A (mean)", zeroline=True, zerolinewidth=2), yaxis=dict(autorange="reversed"))
     return fig
 

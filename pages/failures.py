@@ -132,8 +132,9 @@ def selection(titles: dict[str, str]) -> Selection:
         i, j = st.columns([2, 3], vertical_alignment="bottom")
         order = url_selectbox("Order (over all cases)", list(ORDERS), "order", where=i, format_func=lambda k: ORDERS[k][0])
         key = url_seed("group", [NO_GROUP, *GROUPS], NO_GROUP)
-        group = j.segmented_control("List", [NO_GROUP, *GROUPS], key=key, format_func=lambda k: (
-            "every case" if k == NO_GROUP else f"by {k}")) or NO_GROUP
+        # short option words: the control does not wrap, and on a phone (390 px) longer ones were cut off
+        group = j.segmented_control("List the cases one by one, or grouped by", [NO_GROUP, *GROUPS], key=key,
+                                    format_func=lambda k: "one by one" if k == NO_GROUP else k) or NO_GROUP
         url_keep("group", group)
         if group == NO_GROUP:
             drop_param("group")  # the default: links stay short

@@ -23,6 +23,7 @@ from pages._shared import (url_page, plain, code, probe_count, visit_key, param_
 
 FAILURES = "failures"
 # Comments, not docstrings, at module level: a page file run as a script (see app.py) would print them.
+UNSUPPORTED_TEXT = "n/a"  # short enough for a phone's cell (a 390 px screen gives each about 50 px)
 NEUTRAL = "#e6e6e6"  # the fill of a cell that is not a score: no case of the criterion, or every case unsupported
 SCORE, UNSUPPORTED, NO_CASE = "score", "unsupported", "none"  # what a cell holds (its click target's customdata[2])
 
@@ -117,7 +118,7 @@ def heatmap(cells, strategies: list[str], crit_keys: list[str], meta) -> go.Figu
             zr.append(r.mean if score else None)
             tr.append((f"{r.mean:.2f}" + (" ‼" if r.errors else "")) if score else "")
             nzr.append(None if score else 0)
-            ntr.append("" if score else ("unsupported" if kind == UNSUPPORTED else "–"))
+            ntr.append("" if score else (UNSUPPORTED_TEXT if kind == UNSUPPORTED else "–"))
             px.append(s)
             py.append(c)
             cds.append([s, c, kind])
@@ -211,7 +212,7 @@ def score_section(cells, strategies, crit_keys, meta) -> None:
     others = [g for g in dict.fromkeys(meta["group_title"]) if g != head.title]
     apart = f" Criteria in italics ({', '.join(others)}) are outside the {head.title} total." if others else ""
     st.caption(f"Mean per case, 0 (red) to 1 (green); unsupported and errors (‼) count as 0{shows}, and a cell whose cases "
-               f"are all unsupported is grey.{apart} Hover for n and the 95% intervals; click a cell to open its failing cases.")
+               f"are all unsupported is grey and reads {UNSUPPORTED_TEXT}.{apart} Hover for n and the 95% intervals; click a cell to open its failing cases.")
     event = st.plotly_chart(heatmap(cells, strategies, crit_keys, meta), on_select="rerun",
                             selection_mode="points", key=visit_key("heat"), config={"displayModeBar": False})
     clicked = cell_from_selection(event)

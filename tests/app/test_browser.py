@@ -476,3 +476,30 @@ def test_next_and_previous_walk_the_cases_of_the_selection(server, desktop):
     desktop.click_text("← previous case")
     desktop.wait_for(["Case 1 of"])
     wait_until(desktop, f"location.search.includes({json.dumps(urlencode({'case': first[0]})[5:])})", "the URL naming the first case")
+
+
+def test_on_a_phone_labels_and_controls_fit(server, browser):
+    """390 px: every heatmap cell's text inside its cell, Compare's axis labels inside the chart, and
+    every option of the Failures list control on screen."""
+    browser.viewport(*PHONE, mobile=True)
+    try:
+        browser.open(link(server, "leaderboard", {"run": MAIN, "controls": "1"}), ["Score by criterion"], timeout=90)
+        wait_until(browser, "!!document.querySelector('.js-plotly-plot')?._fullLayout", "the heatmap drawn")
+        wide = browser.evaluate("""(() => { const gd = document.querySelector('.js-plotly-plot'), xa = gd._fullLayout.xaxis;
+            const cell = xa._length / xa._categories.length;
+            return [...gd.querySelectorAll('.heatmaplayer text, g.textpoint text, .hm text')].map(t => t.getBBox().width)
+              .filter(w => w > cell); })()""")
+        assert not wide, f"cell texts wider than their cell: {wide}"
+        browser.open(link(server, "compare", {"run": MAIN, "mode": "runs", "a": TIGHT, "b": MAIN}), ["Per-criterion deltas"],
+                     timeout=90)
+        wait_until(browser, "!!document.querySelector('.js-plotly-plot')?._fullLayout", "the deltas drawn")
+        cut = browser.evaluate("""(() => { const gd = document.querySelector('.js-plotly-plot'), box = gd.getBoundingClientRect();
+            return [...gd.querySelectorAll('.ytick text')].map(t => t.getBoundingClientRect())
+              .filter(r => r.left < box.left - 1 || r.right > box.right + 1).length; })()""")
+        assert cut == 0, f"{cut} axis labels cut"
+        browser.open(link(server, "failures", {"run": MAIN}), ["one by one", "· errors first"], timeout=90)
+        off = browser.evaluate("""[...document.querySelectorAll('[data-testid=stButtonGroup] button')]
+            .filter(b => b.getBoundingClientRect().right > window.innerWidth + 1).map(b => b.innerText)""")
+        assert not off, f"list options off screen: {off}"
+    finally:
+        browser.viewport(*DESKTOP)

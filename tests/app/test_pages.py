@@ -171,7 +171,7 @@ def test_leaderboard_unsupported_cells_are_neutral_not_a_zero(app_runs):
     neutral, scores, _ = figures(at)[0]["data"]
     row = neutral["y"].index("health")
     col = neutral["x"].index("history_stuffing")
-    assert scores["z"][row][col] is None and neutral["text"][row][col] == "unsupported"
+    assert scores["z"][row][col] is None and neutral["text"][row][col] == "n/a"
     assert neutral["colorscale"][0][1] == neutral["colorscale"][-1][1]  # one grey, whatever the value
 
 

@@ -41,9 +41,19 @@ def delta_chart(crit, titles) -> go.Figure:
     # leaves the labels about half its width, and one long line was cut
     labels = [f"{html.escape(titles.get(c, c))}<br>{wrap_label(s)}" for s, c in zip(crit["strategy"], crit["criterion"])]
     colors = ["#c62828" if d < 0 else ("#2e7d32" if d > 0 else "#9e9e9e") for d in crit["delta"]]
+    lo = crit["lo"] if "lo" in crit else crit["delta"] * float("nan")
+    hi = crit["hi"] if "hi" in crit else crit["delta"] * float("nan")
+    # whiskers around the bar: the paired interval, shifted onto the bar's own delta (the two differ only
+    # when one side has cases the other lacks)
+    centre = crit["paired_delta"] if "paired_delta" in crit else crit["delta"]
+    ci = [f" · 95% interval {l:+.2f} to {h:+.2f} over {int(n)} paired cases" if l == l else ""
+          for l, h, n in zip(lo, hi, crit["n_paired"] if "n_paired" in crit else [0] * len(crit))]
     fig = go.Figure(go.Bar(
         x=crit["delta"], y=labels, orientation="h", marker_color=colors,
-        hovertext=[f"{l}<br>A {a:.2f} → B {b:.2f} ({d:+.2f})" for l, a, b, d in zip(labels, crit["mean_a"], crit["mean_b"], crit["delta"])],
+        error_x=dict(type="data", symmetric=False, array=(hi - centre).fillna(0).clip(lower=0),
+                     arrayminus=(centre - lo).fillna(0).clip(lower=0), color="#424242", thickness=1.5, width=4),
+        hovertext=[f"{l}<br>A {a:.2f} → B {b:.2f} ({d:+.2f}){c}"
+                   for l, a, b, d, c in zip(labels, crit["mean_a"], crit["mean_b"], crit["delta"], ci)],
         hoverinfo="text",
     ))
     fig.update_layout(height=80 + 34 * len(crit), margin=dict(l=10, r=10, t=10, b=10),
@@ -65,10 +75,11 @@ def render() -> None:
         picked = two_strategies(run)
     if picked is None:
         return
-    result, case_run, run_a = picked
+    result, case_run, run_a, pairs = picked
     titles = criterion_titles(case_run)
     headline(result)
-    deltas_section(result, titles)
+    intervals = query("delta_intervals", tuple(dict.fromkeys((run_a, case_run))), root(), run_a, case_run, pairs)
+    deltas_section(result, titles, intervals)
     flips_section(result, titles, case_run, run_a)
 
 
@@ -103,7 +114,7 @@ def two_runs(run: str):
         st.info("Pick at least one pair of strategies to compare.")
         return None
     pairs = tuple(tuple(p.split(ARROW, 1)) for p in chosen)
-    return query("compare_pairs", (run_a, run_b), root(), run_a, run_b, pairs), run_b, run_a
+    return query("compare_pairs", (run_a, run_b), root(), run_a, run_b, pairs), run_b, run_a, pairs
 
 
 def overlap_ok(o, run_a: str, run_b: str) -> bool:
@@ -132,7 +143,7 @@ def two_strategies(run: str):
     if sb is None:
         st.info("This run has only one strategy.")
         return None
-    return query("compare", (run,), root(), run, run, strategy_a=sa, strategy_b=sb), run, run
+    return query("compare", (run,), root(), run, run, strategy_a=sa, strategy_b=sb), run, run, ((sa, sb),)
 
 
 def headline(result) -> None:
@@ -144,8 +155,10 @@ def headline(result) -> None:
     m4.metric("cases on one side only", len(result.one_sided))
 
 
-def deltas_section(result, titles) -> None:
-    crit = result.criteria
+def deltas_section(result, titles, intervals) -> None:
+    """The per-criterion deltas (B − A of each side's own mean), with the 95% interval of the mean
+    per-case difference over the cases both sides judged where the metric is a mean of cases."""
+    crit = result.criteria.merge(intervals, on=["strategy", "criterion"], how="left")
     st.subheader("Per-criterion deltas")
     changed = crit.dropna(subset=["delta"])
     moved = changed[changed["delta"].abs() > 1e-9].sort_values("delta")
@@ -156,10 +169,14 @@ def deltas_section(result, titles) -> None:
         st.success("No criterion moved.")
     else:
         st.plotly_chart(delta_chart(moved, titles), key="deltas", config={"displayModeBar": False})
+    st.caption("Bars: B − A of each side's mean; whiskers: the 95% interval of the mean per-case difference over the "
+               "cases both runs judged (normal approximation; none for a criterion whose figure is not a mean of cases, "
+               "such as an F1). A whisker that crosses 0 is a change the cases do not settle.")
     with st.expander(f"All {len(crit)} strategy × criterion rows"):
         st.dataframe(crit.assign(criterion=crit["criterion"].map(lambda k: titles.get(k, k))), hide_index=True, width="stretch",
                      column_config={k: st.column_config.NumberColumn(format="%.3f")
-                                    for k in ("mean_a", "mean_b", "delta", "pass_rate_a", "pass_rate_b", "pass_rate_delta")})
+                                    for k in ("mean_a", "mean_b", "delta", "pass_rate_a", "pass_rate_b", "pass_rate_delta",
+                                              "paired_delta", "lo", "hi")})
     if len(result.one_sided):
         with st.expander(f"{len(result.one_sided):,} cases on one side only"):
             st.dataframe(result.one_sided.head(500), hide_index=True, width="stretch")

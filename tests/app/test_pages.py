@@ -607,3 +607,24 @@ def test_an_unknown_filter_in_a_link_is_named_not_dropped_silently(app_runs):
     no_exception(at)
     assert "no_such_strategy" in texts(at) and "this run does not have" in texts(at)
     assert at.multiselect(key=_key(at, "strategy")).value == ["session_aware"]
+
+
+def test_compare_shows_the_paired_interval_of_each_mean_delta(app_runs):
+    from harness.analysis.queries import delta_intervals
+    from harness.analysis.results import Results
+
+    at = open_page("compare", mode="runs", a=TIGHT, b=MAIN)
+    no_exception(at)
+    crit = at.dataframe[0].value.set_index(["strategy", "criterion"])
+    row = crit.loc[("session_aware", "recall")]
+    assert row["n_paired"] > 1 and row["lo"] <= row["paired_delta"] <= row["hi"]
+    assert pd.isna(crit.loc[("session_aware", "repeat-issue detection"), "lo"])  # an F1 is not a mean of cases: no interval
+    with Results([app_runs["tight"], app_runs["main"]]) as res:  # the interval is the normal one over per-case differences
+        scores = res.df("SELECT run, scenario, probe_id, coalesce(value, 0) AS v FROM scores "
+                        "WHERE strategy = 'session_aware' AND criterion = 'recall'")
+        d = delta_intervals(res, TIGHT, MAIN, (("session_aware", "session_aware"),))
+    wide = scores.pivot_table(index=["scenario", "probe_id"], columns="run", values="v").dropna()
+    diff = wide[MAIN] - wide[TIGHT]
+    got = d.set_index("criterion").loc["recall"]
+    assert got["n_paired"] == len(diff) and abs(got["paired_delta"] - diff.mean()) < 1e-9
+    assert abs(got["hi"] - got["paired_delta"] - 1.96 * diff.std(ddof=1) / len(diff) ** 0.5) < 1e-9

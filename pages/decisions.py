@@ -14,6 +14,7 @@ import streamlit as st
 
 from harness.analysis.decisions import LOCKER_ACTS, fired, locker_table
 from pages._shared import url_page, plain, code, visit_key, wkey, criterion_titles, pct, q, start, url_multiselect, url_selectbox, url_toggle
+from pages.glossary import plain_label
 
 # Session-state key: the turn whose overview row was last clicked (opened once, not on every rerun).
 # A comment, not a docstring: Streamlit's magic would print a bare string of a page file.
@@ -177,7 +178,7 @@ def _policy_turn(r: pd.Series) -> None:
         st.error(f"The policy raised: {plain(r['error'])}")
         return
     if r["role"] == "customer":
-        verdict = f"plan {code(r['plan'])} (rule {code(r['rule'])}): {plain(r['why'])}"
+        verdict = f"plan **{plain(plain_label(r['plan']))}** {code(r['plan'])} (rule {code(r['rule'])}): {plain(r['why'])}"
         if _text(r["proposed"]):
             verdict += f" — the resolver proposed {code(r['proposed'])}"
         if _text(r["irreversible"]):
@@ -205,7 +206,7 @@ def _policy_turn(r: pd.Series) -> None:
     if r["role"] == "customer":
         card = fired(r["card"])
         state = r["locker_state"]
-        st.markdown(f"**Card** (locker {plain(state)})")
+        st.markdown(f"**What the policy knew** (its card; the locker was {plain(state)})")
         st.markdown(", ".join(f"{code(k)}{'=' + plain(v) if v is not True else ''}" for k, v in card.items()) or "nothing set")
     before, after = locker_table(r["locker_before"]), locker_table(r["locker_after"])
     st.markdown("**Locker before → after**")

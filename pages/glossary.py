@@ -46,6 +46,31 @@ TERMS = (
 )
 
 
+# Raw ids the pages show, in plain words (the id stays on hover and in the tables): the health model's
+# factors (stores/session/health.py) and the decision plans (stores/decisions/vocabulary.py).
+PLAIN = {
+    "unresolved_issues": "open sessions",
+    "repeated_issue": "the issue came back",
+    "urgency": "urgent turns",
+    "idle_open_issue": "open issue idle 7 days",
+    "sla_resolution_breach": "resolved after 24 h",
+    "slow_first_response": "slow first response",
+    "recent_resolution": "resolved in the last 7 days",
+    "high_resolution_rate": "most sessions resolved",
+    "continue": "keep talking",
+    "clarify": "ask what they need",
+    "offer_live": "offer live support",
+    "transfer": "transfer",
+    "escalate": "escalate",
+    "csat": "survey and close",
+}
+
+
+def plain_label(raw: str) -> str:
+    """A raw id in plain words (the id itself when there are none)."""
+    return PLAIN.get(raw, raw)
+
+
 def sentence(text: str) -> str:
     """A description's first paragraph on one line."""
     return re.sub(r"\s+", " ", (text or "").split("\n\n")[0]).strip()
@@ -68,6 +93,9 @@ def render() -> None:
     st.subheader("Other words")
     st.dataframe(pd.DataFrame(TERMS, columns=["term", "meaning"]), hide_index=True, width="stretch",
                  column_config={"meaning": st.column_config.TextColumn("meaning", width="large")})
+    st.subheader("Ids shown in plain words")
+    st.caption("Health factors and decision plans: the pages show the words; the id is on hover and in the tables.")
+    st.dataframe(pd.DataFrame(list(PLAIN.items()), columns=["id", "shown as"]), hide_index=True, width="stretch")
 
 
 if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)

@@ -13,6 +13,7 @@ import streamlit as st
 from harness.run.timeline import MAX_DETAIL, MAX_IDS, shortened
 from pages._shared import (url_page, plain, param_get, start, BAND_COLORS, clear_params, q, scenario_select, url_keep, url_multiselect, url_seed,
                            url_selectbox, wkey)
+from pages.glossary import plain_label
 
 # (name, low, high) per band, from `harness.analysis.queries.health_bands` (the strategy's own thresholds);
 # a comment, not a docstring: Streamlit's magic would print a bare string on the page
@@ -68,8 +69,9 @@ def waterfall(row, bands: Bands) -> go.Figure:
     score the 0-100 scale capped gets a bar of its own for the cap (else the last bar would stand at
     the uncapped sum, labelled with the capped score)."""
     factors = json.loads(row["factors"] or "[]")
-    steps = [(f["signal"], f["impact"], f"{html.escape(str(f['signal']))}: {f['impact']:+.0f}<br>{html.escape(str(f['detail']))}")
-             for f in factors]
+    steps = [(plain_label(f["signal"]), f["impact"],
+              f"{html.escape(plain_label(f['signal']))} ({html.escape(str(f['signal']))}): {f['impact']:+.0f}<br>"
+              f"{html.escape(str(f['detail']))}") for f in factors]
     cap = row["score"] - (row["base"] + sum(f["impact"] for f in factors))
     if abs(cap) >= 0.5:
         steps.append(("capped at 100" if cap < 0 else "floored at 0", cap,

@@ -594,11 +594,12 @@ def test_compare_pairs_decision_policies_like_strategies(app_runs):
 def test_a_capped_health_score_gets_a_cap_bar_so_the_last_bar_stands_at_the_score():
     from pages.health import waterfall
 
-    row = {"base": 80.0, "score": 100.0, "band": "healthy",
-           "factors": json.dumps([{"signal": "resolved_session", "impact": 30.0, "detail": "a resolution"},
-                                  {"signal": "positive", "impact": 10.0, "detail": "thanks"}])}
+    row = {"base": 90.0, "score": 100.0, "band": "healthy",
+           "factors": json.dumps([{"signal": "recent_resolution", "impact": 10.0, "detail": "resolved 2 days ago"},
+                                  {"signal": "high_resolution_rate", "impact": 10.0, "detail": "3 of 3 resolved"}])}
     trace = waterfall(row, [("healthy", 70, 100)]).data[0]
-    assert list(trace.x) == ["base", "resolved_session", "positive", "capped at 100", "score"]
+    assert list(trace.x) == ["base", "resolved in the last 7 days", "most sessions resolved", "capped at 100", "score"]
+    assert "(recent_resolution)" in trace.hovertext[1]  # the id on hover
     assert sum(trace.y[:-1]) == 100.0 and trace.text[-1] == "100"  # plotly's total bar is the running sum
 
 

@@ -58,7 +58,7 @@ VIEWS = [
      ["Decisions", "Policy leaderboard", "One turn", "Irreversible error: false transfer", "affirmative_without_offer"], None),
     ("decisions-turn", "decisions", {"scenario": "decision-locker-down-mid-chat", "turn": "down-yes"},
      ["The locker is down at this turn", "Locker before", "unreadable (down)"], "One turn"),
-    ("glossary", "glossary", {}, ["Glossary", "Criteria", "preference surfacing", "fail open"], None),
+    ("glossary", "glossary", {}, ["Glossary", "Totals", "Criteria", "Other words", "Ids shown in plain words"], None),
 ]
 PHONE_VIEWS = [
     ("leaderboard-phone", "leaderboard", {}, ["Leaderboard", "Score by criterion"], "Score by criterion"),

@@ -629,3 +629,15 @@ def test_compare_shows_the_paired_interval_of_each_mean_delta(app_runs):
     got = d.set_index("criterion").loc["recall"]
     assert got["n_paired"] == len(diff) and abs(got["paired_delta"] - diff.mean()) < 1e-9
     assert abs(got["hi"] - got["paired_delta"] - 1.96 * diff.std(ddof=1) / len(diff) ** 0.5) < 1e-9
+
+
+def test_the_glossary_names_every_criterion_total_and_raw_id(app_runs):
+    from harness.criteria import registry
+
+    at = open_page("glossary")
+    no_exception(at)
+    totals, criteria, terms, ids = (d.value for d in at.dataframe)
+    assert "total (core, equal weight)" in set(totals["total"])
+    assert set(criteria["id"]) == set(registry()) and criteria["judges"].str.len().min() > 20
+    assert {"coverage", "fail open", "shared total"} <= set(terms["term"])
+    assert dict(zip(ids["id"], ids["shown as"]))["offer_live"] == "offer live support"

@@ -95,6 +95,8 @@ GENERATORS: tuple[Generator, ...] = (
         Step("python bench/profile_run.py --cprofile", "text"),), heavy=True, note="How to read it: [../scale.md](../scale.md)."),
     Generator("bench-long-history", "One long history: whole runs, and one customer with 100,000 events", (
         Step("python bench/long_history.py", "text"),), heavy=True, note="How to read it: [../scale.md](../scale.md)."),
+    Generator("app_speed", "The app in a browser: first Leaderboard paint and a row click to its case", (
+        Step("python bench/app_speed.py --fixture --repeat 3 --clicks 4 --out {out}"),), heavy=True, own=True),
     Generator("embedding-load", "The embedding path beside a busy neighbour", (
         Step("python bench/embedding_load.py --rounds 3 --out {out}"),), heavy=True, own=True),
     Generator("frontends", "Front ends: rules against learned, canonical and challenge", (

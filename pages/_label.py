@@ -77,6 +77,6 @@ def label_section(run: str, scenario: str, probe: str, prow: pd.Series, ev: pd.D
 
 
 if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see app.py)
-    from pages._shared import hand_over
+    from pages._router import hand_over
 
     hand_over()

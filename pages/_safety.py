@@ -31,10 +31,11 @@ def damaged_notice(damaged: list[RunInfo]) -> None:
     """Name the runs the picker leaves out, and why (in the sidebar)."""
     if not damaged:
         return
+    from pages._shared import code, plain
     n = len(damaged)
     with st.expander(f"{n} damaged run{'s' if n != 1 else ''} not shown", icon=":material/warning:"):
         for r in damaged:
-            st.caption(f"`{r.run_id}`: {r.problem}")
+            st.caption(f"{code(r.run_id)}: {plain(r.problem)}")
 
 
 def guarded(render: Callable[[], None], what: str = "this page") -> None:

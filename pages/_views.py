@@ -50,6 +50,7 @@ VIEWS: tuple[View, ...] = (
     View("compare", "Compare runs", ":material/compare_arrows:"),
     View("trends", "Distributions and trends", ":material/insights:"),
     View("decisions", "Decisions", ":material/alt_route:"),
+    View("glossary", "Glossary", ":material/menu_book:"),
 )
 """The pages shown when there is a run; the first is the default (the app's root URL)."""
 

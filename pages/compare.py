@@ -8,49 +8,79 @@ case (different suites) are said to, loudly, before any delta is shown.
 
 from __future__ import annotations
 
+import html
+import re
+
 import plotly.graph_objects as go
 import streamlit as st
 
 from harness.analysis.compare import default_pairs
-from pages._shared import (start, case_key, criterion_titles, go as go_page, manifest, q, query, root, run_labels,
+from pages._shared import (url_page, current_run, plain, code, visit_key, start, case_key, criterion_titles, go as go_page, manifest, q, query, root, run_labels,
                            url_keep, url_multiselect, url_pagination, url_seed, url_selectbox)
 
 MODES = {"runs": "Two runs", "strategies": "Two strategies in one run"}
 ARROW = " → "
 
 
+def wrap_label(label: str, width: int = 24) -> str:
+    """A strategy or pair label for a chart axis, HTML-escaped, broken after ` -> `, spaces, commas
+    and before `[` so no line is much longer than `width`."""
+    parts, line = [], ""
+    for piece in re.split(r"(?<=-> )|(?<=[ ,_])|(?=\[)", label):
+        if line and len(line) + len(piece) > width:
+            parts.append(line)
+            line = ""
+        line += piece
+    parts.append(line)
+    return "<br>".join(html.escape(p) for p in parts if p)
+
+
 def delta_chart(crit, titles) -> go.Figure:
     crit = crit.dropna(subset=["delta"])
-    labels = [f"{titles.get(c, c)} · {s}" for s, c in zip(crit["strategy"], crit["criterion"])]
+    # on two lines (criterion, then the strategy or pair, its variant's parameters wrapped): a phone
+    # leaves the labels about half its width, and one long line was cut
+    labels = [f"{html.escape(titles.get(c, c))}<br>{wrap_label(s)}" for s, c in zip(crit["strategy"], crit["criterion"])]
     colors = ["#c62828" if d < 0 else ("#2e7d32" if d > 0 else "#9e9e9e") for d in crit["delta"]]
+    lo = crit["lo"] if "lo" in crit else crit["delta"] * float("nan")
+    hi = crit["hi"] if "hi" in crit else crit["delta"] * float("nan")
+    # whiskers around the bar: the paired interval, shifted onto the bar's own delta (the two differ only
+    # when one side has cases the other lacks)
+    centre = crit["paired_delta"] if "paired_delta" in crit else crit["delta"]
+    ci = [f" · 95% interval {l:+.2f} to {h:+.2f} over {int(n)} paired cases" if l == l else ""
+          for l, h, n in zip(lo, hi, crit["n_paired"] if "n_paired" in crit else [0] * len(crit))]
     fig = go.Figure(go.Bar(
         x=crit["delta"], y=labels, orientation="h", marker_color=colors,
-        hovertext=[f"{l}<br>A {a:.2f} → B {b:.2f} ({d:+.2f})" for l, a, b, d in zip(labels, crit["mean_a"], crit["mean_b"], crit["delta"])],
+        error_x=dict(type="data", symmetric=False, array=(hi - centre).fillna(0).clip(lower=0),
+                     arrayminus=(centre - lo).fillna(0).clip(lower=0), color="#424242", thickness=1.5, width=4),
+        hovertext=[f"{l}<br>A {a:.2f} → B {b:.2f} ({d:+.2f}){c}"
+                   for l, a, b, d, c in zip(labels, crit["mean_a"], crit["mean_b"], crit["delta"], ci)],
         hoverinfo="text",
     ))
-    fig.update_layout(height=80 + 22 * len(crit), margin=dict(l=10, r=10, t=10, b=10),
+    fig.update_layout(height=80 + 34 * len(crit), margin=dict(l=10, r=10, t=10, b=10),
                       xaxis=dict(title="B − A (mean)", zeroline=True, zerolinewidth=2), yaxis=dict(autorange="reversed"))
     return fig
 
 
+@url_page
 def render() -> None:
     run = start("Compare")
     if run is None:
         return
     key = url_seed("mode", list(MODES), "runs")
     mode = st.segmented_control("Compare", list(MODES), format_func=MODES.get, key=key) or "runs"
-    url_keep("mode", mode)
+    url_keep("mode", mode, default="runs")
     if mode == "runs":
         picked = two_runs(run)
     else:
         picked = two_strategies(run)
     if picked is None:
         return
-    result, case_run = picked
+    result, case_run, run_a, pairs = picked
     titles = criterion_titles(case_run)
     headline(result)
-    deltas_section(result, titles)
-    flips_section(result, titles, case_run)
+    intervals = query("delta_intervals", tuple(dict.fromkeys((run_a, case_run))), root(), run_a, case_run, pairs)
+    deltas_section(result, titles, intervals)
+    flips_section(result, titles, case_run, run_a)
 
 
 def two_runs(run: str):
@@ -67,28 +97,33 @@ def two_runs(run: str):
     overlap = query("case_overlap", (run_a, run_b), root(), run_a, run_b)
     if not overlap_ok(overlap, run_a, run_b):
         return None
-    strat_a = manifest(run_a, root()).get("strategies", [])
-    strat_b = manifest(run_b, root()).get("strategies", [])
+    # strategies, then decision policies: a policy variant's regressions are cases like any other
+    strat_a = [s for key in ("strategies", "policies") for s in manifest(run_a, root()).get(key, [])]
+    strat_b = [s for key in ("strategies", "policies") for s in manifest(run_b, root()).get(key, [])]
     options = [f"{a['label']}{ARROW}{b['label']}" for a in strat_a for b in strat_b]
     default = [f"{a}{ARROW}{b}" for a, b in default_pairs(strat_a, strat_b)]
     chosen = url_multiselect("Pairs (strategy of A → strategy of B)", options, "pair", default=default,
                              placeholder="pick pairs to compare",
-                             help="By default each strategy of B is paired with the one of A of the same label, "
-                                  "else with A's strategy of the same name (a variant with its base). Add any pair.")
+                             help="By default each strategy (or decision policy) of B is paired with the one of A of "
+                                  "the same label, else with A's of the same name (a variant with its base). Add any pair.")
     left = [("A", a["label"]) for a in strat_a if not any(p.startswith(a["label"] + ARROW) for p in chosen)]
     left += [("B", b["label"]) for b in strat_b if not any(p.endswith(ARROW + b["label"]) for p in chosen)]
     if left:
-        st.caption("Not compared (in no chosen pair): " + ", ".join(f"{side} `{name}`" for side, name in left))
+        st.caption("Not compared (in no chosen pair): " + ", ".join(f"{side} {code(name)}" for side, name in left))
     if not chosen:
         st.info("Pick at least one pair of strategies to compare.")
         return None
     pairs = tuple(tuple(p.split(ARROW, 1)) for p in chosen)
-    return query("compare_pairs", (run_a, run_b), root(), run_a, run_b, pairs), run_b
+    return query("compare_pairs", (run_a, run_b), root(), run_a, run_b, pairs), run_b, run_a, pairs
 
 
 def overlap_ok(o, run_a: str, run_b: str) -> bool:
-    """Say how many cases the runs share; False (nothing to compare) when they share none."""
-    suites = f"A ran {', '.join(o.suites_a) or '?'} ({o.a:,} cases), B ran {', '.join(o.suites_b) or '?'} ({o.b:,} cases)"
+    """Say how many cases the runs share, and when they ran different suites; False (nothing to
+    compare) when they share no case."""
+    suites = f"A ran {plain(', '.join(o.suites_a) or '?')} ({o.a:,} cases), B ran {plain(', '.join(o.suites_b) or '?')} ({o.b:,} cases)"
+    if o.shared and set(o.suites_a) != set(o.suites_b):
+        st.warning(f"**These runs are of different suites.** {suites}. Deltas compare the cases they share only; a "
+                   "suite's other conversations are not in them.", icon=":material/warning:")
     if o.shared == 0:
         st.error(f"**These runs share no case.** {suites}. A delta between them would compare different conversations, "
                  "not strategies: pick two runs of the same suite.", icon=":material/block:")
@@ -108,7 +143,7 @@ def two_strategies(run: str):
     if sb is None:
         st.info("This run has only one strategy.")
         return None
-    return query("compare", (run,), root(), run, run, strategy_a=sa, strategy_b=sb), run
+    return query("compare", (run,), root(), run, run, strategy_a=sa, strategy_b=sb), run, run, ((sa, sb),)
 
 
 def headline(result) -> None:
@@ -120,8 +155,10 @@ def headline(result) -> None:
     m4.metric("cases on one side only", len(result.one_sided))
 
 
-def deltas_section(result, titles) -> None:
-    crit = result.criteria
+def deltas_section(result, titles, intervals) -> None:
+    """The per-criterion deltas (B − A of each side's own mean), with the 95% interval of the mean
+    per-case difference over the cases both sides judged where the metric is a mean of cases."""
+    crit = result.criteria.merge(intervals, on=["strategy", "criterion"], how="left")
     st.subheader("Per-criterion deltas")
     changed = crit.dropna(subset=["delta"])
     moved = changed[changed["delta"].abs() > 1e-9].sort_values("delta")
@@ -132,19 +169,26 @@ def deltas_section(result, titles) -> None:
         st.success("No criterion moved.")
     else:
         st.plotly_chart(delta_chart(moved, titles), key="deltas", config={"displayModeBar": False})
+    st.caption("Bars: B − A of each side's mean; whiskers: the 95% interval of the mean per-case difference over the "
+               "cases both runs judged (normal approximation; none for a criterion whose figure is not a mean of cases, "
+               "such as an F1). A whisker that crosses 0 is a change the cases do not settle.")
     with st.expander(f"All {len(crit)} strategy × criterion rows"):
         st.dataframe(crit.assign(criterion=crit["criterion"].map(lambda k: titles.get(k, k))), hide_index=True, width="stretch",
                      column_config={k: st.column_config.NumberColumn(format="%.3f")
-                                    for k in ("mean_a", "mean_b", "delta", "pass_rate_a", "pass_rate_b", "pass_rate_delta")})
+                                    for k in ("mean_a", "mean_b", "delta", "pass_rate_a", "pass_rate_b", "pass_rate_delta",
+                                              "paired_delta", "lo", "hi")})
     if len(result.one_sided):
         with st.expander(f"{len(result.one_sided):,} cases on one side only"):
             st.dataframe(result.one_sided.head(500), hide_index=True, width="stretch")
 
 
-def flips_section(result, titles, case_run: str) -> None:
-    """The flipped cases, regressions and improvements; a click on a row opens that case (as B saw it)."""
+def flips_section(result, titles, case_run: str, run_a: str) -> None:
+    """The flipped cases, regressions and improvements; a click on a row opens that case with both
+    sides (A and B), on the Failures page of run B, its list narrowed to the flip's strategy,
+    criterion and scenario."""
     st.subheader("Cases that flipped")
-    st.caption(f"Click a row to open the case as B saw it (run `{case_run}`).")
+    switch = "" if case_run == current_run() else f"; the sidebar then shows run B, {code(case_run)}"
+    st.caption(f"Click a row to open the case with both sides, A's and B's{switch}.")
     tab_r, tab_i = st.tabs([f"Regressions ({len(result.regressions)})", f"Improvements ({len(result.improvements)})"])
     for tab, df, param in ((tab_r, result.regressions, "rpage"), (tab_i, result.improvements, "ipage")):
         with tab:
@@ -156,7 +200,7 @@ def flips_section(result, titles, case_run: str) -> None:
             event = st.dataframe(
                 page.assign(criterion=page["criterion"].map(lambda k: titles.get(k, k)))[
                     ["strategy", "criterion", "case", "status_a", "status_b", "value_a", "value_b", "delta", "explanation_b", "explanation_a"]],
-                hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key=f"flips_{param}",
+                hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key=visit_key(f"flips_{param}"),
                 column_config={"value_a": st.column_config.NumberColumn("A", format="%.2f"),
                                "value_b": st.column_config.NumberColumn("B", format="%.2f"),
                                "delta": st.column_config.NumberColumn("Δ", format="%+.2f"),
@@ -166,8 +210,10 @@ def flips_section(result, titles, case_run: str) -> None:
             rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
             if rows:
                 r = page.iloc[rows[0]]
-                strat = r["strategy"].split(" -> ")[-1]  # a pair's label is `a -> b`: B's case is b's
-                go_page("failures", run=case_run, case=case_key(strat, r["scenario"], r["probe_id"], r["criterion"]))
+                strat_a, _, strat = r["strategy"].rpartition(" -> ")  # a pair's label is `a -> b`: B's case is b's
+                go_page("failures", run=case_run, case=case_key(strat, r["scenario"], r["probe_id"], r["criterion"]),
+                        vs=run_a, vsstrat=strat_a or strat, strategy=strat, criterion=r["criterion"],
+                        scenario=r["scenario"], unsupported="1" if "unsupported" in (r["status_a"], r["status_b"]) else None)
 
 
 if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see pages/_router.py)

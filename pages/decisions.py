@@ -13,8 +13,12 @@ import pandas as pd
 import streamlit as st
 
 from harness.analysis.decisions import LOCKER_ACTS, fired, locker_table
-from pages._shared import criterion_titles, pct, q, start, url_multiselect, url_selectbox, url_toggle
+from pages._shared import url_page, plain, code, visit_key, wkey, criterion_titles, pct, q, start, url_multiselect, url_selectbox, url_toggle
+from pages.glossary import plain_label
 
+# Session-state key: the turn whose overview row was last clicked (opened once, not on every rerun).
+# A comment, not a docstring: Streamlit's magic would print a bare string of a page file.
+PICKED = "_decisions_picked_row"
 RED, AMBER = "background-color: #f8d7da", "background-color: #fff3cd"
 IRREVERSIBLE_WORDS = {
     "false_transfer": "false transfer",
@@ -23,6 +27,7 @@ IRREVERSIBLE_WORDS = {
 }
 
 
+@url_page
 def render() -> None:
     if start("Decisions") is None:
         return
@@ -99,6 +104,7 @@ def _overview(turns: pd.DataFrame, chosen: list[str], only: bool) -> None:
     styles: dict[int, dict] = {}
     for r in turns.itertuples(index=False):
         row = rows.setdefault(r.event_index, {
+            "_turn": r.turn_id if r.kind == "turn" else None,
             "#": r.event_index,
             "turn": r.turn_id if r.kind == "turn" else f"fault: {r.fault}",
             "who": r.role if r.kind == "turn" else "system",
@@ -122,14 +128,22 @@ def _overview(turns: pd.DataFrame, chosen: list[str], only: bool) -> None:
     # the plans side by side first, so the comparison fits the screen; then routes, then rules
     columns = ["#", "turn", "who", "text", "gold plan", *chosen, "gold route", *(f"{p} · route" for p in chosen),
                *(f"{p} · rule" for p in chosen)]
-    df = pd.DataFrame([rows[i] for i in keep]).reindex(columns=columns).fillna("")
+    df = pd.DataFrame([rows[i] for i in keep]).reindex(columns=columns).fillna("")  # `_turn` stays out of sight
     style = pd.DataFrame("", index=df.index, columns=df.columns)
     for pos, i in enumerate(keep):
         for col, css in styles.get(i, {}).items():
             style.loc[pos, col] = css
-    st.caption("✓ matches the gold · ✗ differs (amber), red: an irreversible error · ‼ the policy raised")
-    st.dataframe(df.style.apply(lambda _: style, axis=None), hide_index=True, width="stretch",
-                 column_config={"text": st.column_config.TextColumn("text", width="medium")})
+    st.caption("✓ matches the gold · ✗ differs (amber), red: an irreversible error · ‼ the policy raised · "
+               "click a turn's row to open it below")
+    event = st.dataframe(df.style.apply(lambda _: style, axis=None), hide_index=True, width="stretch",
+                         on_select="rerun", selection_mode="single-row", key=visit_key("decision_rows"),
+                         column_config={"text": st.column_config.TextColumn("text", width="medium")})
+    picked = [rows[keep[i]].get("_turn") for i in (event.selection.rows if event is not None else [])]
+    opened = picked[0] if picked else None
+    if opened != st.session_state.get(PICKED):  # a new click (not the same selection on a later rerun)
+        st.session_state[PICKED] = opened
+        if opened:
+            st.session_state[wkey("turn")] = opened
 
 
 def _turn(turns: pd.DataFrame, chosen: list[str]) -> None:
@@ -146,11 +160,11 @@ def _turn(turns: pd.DataFrame, chosen: list[str]) -> None:
         return
     rows = turns[turns["turn_id"] == turn]
     head = rows.iloc[0]
-    st.markdown(f"**{head['role']}** · {str(head['at'])[:16]} · session `{head['session']}`")
-    st.markdown(f"> {head['text']}")
+    st.markdown(f"**{plain(head['role'])}** · {str(head['at'])[:16]} · session {code(head['session'])}")
+    st.markdown(f"> {plain(head['text'])}")
     if head["role"] == "customer" and _text(head["gold_plan"]):
-        route = f", route `{head['gold_route']}`" if _text(head["gold_route"]) else ""
-        st.markdown(f"Gold: plan `{head['gold_plan']}`{route}")
+        route = f", route {code(head['gold_route'])}" if _text(head["gold_route"]) else ""
+        st.markdown(f"Gold: plan {code(head['gold_plan'])}{route}")
     if _yes(head["locker_down"]):
         st.warning("The locker is down at this turn (a `locker_down` fault is in force).")
     for col, (_, r) in zip(st.columns(len(chosen)), rows.set_index("policy").reindex(chosen).iterrows()):
@@ -159,41 +173,41 @@ def _turn(turns: pd.DataFrame, chosen: list[str]) -> None:
 
 
 def _policy_turn(r: pd.Series) -> None:
-    st.markdown(f"#### {r.name}")
+    st.markdown(f"#### {plain(r.name)}")
     if _text(r["error"]):
-        st.error(f"The policy raised: {r['error']}")
+        st.error(f"The policy raised: {plain(r['error'])}")
         return
     if r["role"] == "customer":
-        verdict = f"plan `{r['plan']}` (rule `{r['rule']}`): {r['why']}"
+        verdict = f"plan **{plain(plain_label(r['plan']))}** {code(r['plan'])} (rule {code(r['rule'])}): {plain(r['why'])}"
         if _text(r["proposed"]):
-            verdict += f" — the resolver proposed `{r['proposed']}`"
+            verdict += f" — the resolver proposed {code(r['proposed'])}"
         if _text(r["irreversible"]):
             st.error(f"Irreversible error: {IRREVERSIBLE_WORDS.get(r['irreversible'], r['irreversible'])}. {verdict}; "
-                     f"the gold plan is `{r['gold_plan']}`.")
+                     f"the gold plan is {code(r['gold_plan'])}.")
         elif _yes(r["decision_case"]) and not _yes(r["correct"]):
-            st.warning(f"Mismatch: {verdict}; the gold plan is `{r['gold_plan']}`.")
+            st.warning(f"Mismatch: {verdict}; the gold plan is {code(r['gold_plan'])}.")
         elif _yes(r["decision_case"]):
             st.success(verdict)
         else:
             st.info(f"{verdict} (not a decision case: the turn has no gold plan)")
         if _yes(r["locker_down"]) and r["plan"] in LOCKER_ACTS:
-            st.error(f"Fail open broken: `{r['plan']}` needs session state and was taken while the locker was down.")
-        route = f"route `{r['route']}` (rule `{r['route_rule']}`)"
+            st.error(f"Fail open broken: {code(r['plan'])} needs session state and was taken while the locker was down.")
+        route = f"route {code(r['route'])} (rule {code(r['route_rule'])})"
         if _text(r["gold_route"]):
-            route += " ✓" if r["route"] == r["gold_route"] else f" ✗ gold `{r['gold_route']}`"
+            route += " ✓" if r["route"] == r["gold_route"] else f" ✗ gold {code(r['gold_route'])}"
         st.markdown(route)
         if _text(r["escalation"]) not in ("", "none"):
-            st.markdown(f"escalation class: `{r['escalation']}`")
+            st.markdown(f"escalation class: {code(r['escalation'])}")
     scripted = set(fired(r["scripted"]))
     signals = fired(r["signals"])
     st.markdown("**Signals** (⋆ scripted)")
-    st.markdown(", ".join(f"`{k}`{'=' + str(v) if v is not True else ''}{' ⋆' if k in scripted else ''}"
+    st.markdown(", ".join(f"{code(k)}{'=' + plain(v) if v is not True else ''}{' ⋆' if k in scripted else ''}"
                           for k, v in signals.items()) or "none")
     if r["role"] == "customer":
         card = fired(r["card"])
         state = r["locker_state"]
-        st.markdown(f"**Card** (locker {state})")
-        st.markdown(", ".join(f"`{k}`{'=' + str(v) if v is not True else ''}" for k, v in card.items()) or "nothing set")
+        st.markdown(f"**What the policy knew** (its card; the locker was {plain(state)})")
+        st.markdown(", ".join(f"{code(k)}{'=' + plain(v) if v is not True else ''}" for k, v in card.items()) or "nothing set")
     before, after = locker_table(r["locker_before"]), locker_table(r["locker_after"])
     st.markdown("**Locker before → after**")
     if r["locker_state"] == "unused":
@@ -208,7 +222,7 @@ def _policy_turn(r: pd.Series) -> None:
     if log is not None and len(log):
         st.markdown("**Log**")
         for line in log:
-            st.markdown(f"- {line}")
+            st.markdown(f"- {plain(line)}")
 
 
 if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see pages/_router.py)

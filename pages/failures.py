@@ -19,7 +19,7 @@ from harness.analysis.queries import (FAILING, GOLD_MARK, OUT_MARK, Filter, gap_
                                       hit, memories_table, parse_expect, present, received_context, reply_view)
 from harness.criteria import groups
 from pages._expiry import case_turns, removed_panel
-from pages._shared import (start, go, STATUS_ICONS, case_key, clear_params, current_run, deferred_export, parse_case, wkey,
+from pages._shared import (url_page, url_fragment, PAGE_SIZE, run_labels, plain, code, param_get, drop_param, set_param, rerun, visit_key, start, go, STATUS_ICONS, case_key, clear_params, current_run, deferred_export, parse_case, wkey,
                            criterion_titles, q, url_keep, url_multiselect, url_pagination, url_seed, url_selectbox, url_text,
                            url_toggle)
 
@@ -49,27 +49,64 @@ class Selection:
         return self.filter, self.statuses, self.text
 
 
+@url_page
 def render() -> None:
     if start("Failures") is None:
         return
     titles = criterion_titles()
-    asked = st.query_params.get("case")  # before the list's case picker rewrites it
     sel = selection(titles)
     total = q("failures.count", *sel.args())
     summary(sel, total)
+    list_and_case(sel, total, titles)
+
+
+@url_fragment
+def list_and_case(sel: Selection, total: int, titles: dict[str, str]) -> None:
+    """The list and the open case: a fragment, so a click on a row reruns only this part (the
+    filters above are not redrawn and their queries not asked again)."""
+    asked = param_get("case")  # before the list's case picker rewrites it
+    listed = None
     if total and sel.group != NO_GROUP:
         group_list(sel, titles)
     elif total:
-        case_list(sel, total, titles)
+        listed = case_list(sel, total, titles)
     else:
         st.success("No failing cases match these filters.")
-    opened = st.query_params.get("case")
+    opened = param_get("case")
     if asked and parse_case(asked) is None:
         not_a_case(asked)
     elif opened:
+        if listed is not None:
+            neighbours(sel, total, opened, *listed)
+        if param_get("vs") and parse_case(opened) is not None:
+            a_vs_b(parse_case(opened), param_get("vs"), param_get("vsstrat"))
         open_case(opened)
     else:
-        st.query_params.pop("case", None)
+        drop_param("case")
+
+
+def neighbours(sel: Selection, total: int, opened: str, keys: list[str], offset: int) -> None:
+    """Previous and next case of the selection, in its order (across the list's pages)."""
+    if opened not in keys:
+        return
+    at = offset + keys.index(opened)
+
+    def key_at(i: int) -> str:
+        if offset <= i < offset + len(keys):
+            return keys[i - offset]
+        r = q("failures.page", *sel.args(), limit=1, offset=i, order=sel.order).iloc[0]
+        return case_key(r.strategy, r.scenario, r.probe_id, r.criterion)
+
+    def open_at(i: int) -> None:  # a button's callback: before the rerun draws the list
+        st.session_state[wkey("case")] = key_at(i)
+        page = i // PAGE_SIZE + 1
+        if page != offset // PAGE_SIZE + 1:
+            st.session_state[wkey("page") + "__goto"] = page
+
+    a, b, c = st.columns([1, 3, 1], vertical_alignment="center")
+    a.button("← previous case", on_click=open_at, args=(at - 1,), disabled=at == 0, width="stretch", key="case_prev")
+    b.caption(f"Case {at + 1:,} of {total:,} in this selection")
+    c.button("next case →", on_click=open_at, args=(at + 1,), disabled=at + 1 >= total, width="stretch", key="case_next")
 
 
 def selection(titles: dict[str, str]) -> Selection:
@@ -95,11 +132,12 @@ def selection(titles: dict[str, str]) -> Selection:
         i, j = st.columns([2, 3], vertical_alignment="bottom")
         order = url_selectbox("Order (over all cases)", list(ORDERS), "order", where=i, format_func=lambda k: ORDERS[k][0])
         key = url_seed("group", [NO_GROUP, *GROUPS], NO_GROUP)
-        group = j.segmented_control("List", [NO_GROUP, *GROUPS], key=key, format_func=lambda k: (
-            "every case" if k == NO_GROUP else f"by {k}")) or NO_GROUP
+        # short option words: the control does not wrap, and on a phone (390 px) longer ones were cut off
+        group = j.segmented_control("List the cases one by one, or grouped by", [NO_GROUP, *GROUPS], key=key,
+                                    format_func=lambda k: "one by one" if k == NO_GROUP else k) or NO_GROUP
         url_keep("group", group)
         if group == NO_GROUP:
-            st.query_params.pop("group", None)  # the default: links stay short
+            drop_param("group")  # the default: links stay short
     statuses = FAILING + (("unsupported",) if unsup else ())
     # a control picked by name is shown whatever the toggle says: the reader asked for it
     with_controls = controls or bool(set(f_strat) & controls_of)
@@ -124,7 +162,7 @@ def summary(sel: Selection, total: int) -> None:
         )
 
 
-def case_list(sel: Selection, total: int, titles: dict[str, str]) -> None:
+def case_list(sel: Selection, total: int, titles: dict[str, str]) -> tuple[list[str], int]:
     """One page of the cases (ordered over all of them); a click on a row opens it below."""
     limit, offset = url_pagination(total, "page")
     page = q("failures.page", *sel.args(), limit=limit, offset=offset, order=sel.order)
@@ -135,7 +173,7 @@ def case_list(sel: Selection, total: int, titles: dict[str, str]) -> None:
     )
     event = st.dataframe(
         page[["icon", "strategy", "scenario", "probe", "crit", "value", "explanation", "task"]],
-        hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="failures_table",
+        hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key=visit_key("failures_table"),
         column_config={"icon": "status", "crit": "criterion", "value": st.column_config.NumberColumn("value", format="%.2f"),
                        "explanation": st.column_config.TextColumn("explanation", width="large")},
     )
@@ -149,7 +187,9 @@ def case_list(sel: Selection, total: int, titles: dict[str, str]) -> None:
         if st.session_state.get("_picked_row") != picked:
             st.session_state["_picked_row"] = picked
             st.session_state[wkey("case")] = picked
-    url_case = st.query_params.get("case")
+    else:
+        st.session_state["_picked_row"] = None  # a row clicked again after Back opens again
+    url_case = param_get("case")
     if url_case and parse_case(url_case) is None:
         url_case = None  # a malformed link is named by `open_case`, not offered
     options = [""] + keys + ([url_case] if url_case and url_case not in keys else [])
@@ -164,6 +204,7 @@ def case_list(sel: Selection, total: int, titles: dict[str, str]) -> None:
         return f"{sc} · {p or 'whole scenario'} · {titles.get(c, c)} · {s}"
 
     url_selectbox("Open a case", options, "case", format_func=label)
+    return keys, offset
 
 
 def group_list(sel: Selection, titles: dict[str, str]) -> None:
@@ -175,7 +216,7 @@ def group_list(sel: Selection, titles: dict[str, str]) -> None:
     shown = groups.assign(group=groups["group"].map(lambda k: titles.get(k, k)) if by == "criterion" else groups["group"])
     st.caption(f"{n} {by} group{'s' if n != 1 else ''} · click one to list its cases")
     event = st.dataframe(
-        shown, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key=f"groups_{by}",
+        shown, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key=visit_key(f"groups_{by}"),
         column_config={"group": by, "mean_value": st.column_config.NumberColumn("mean value", format="%.2f"),
                        "cases": st.column_config.ProgressColumn("cases", min_value=0, format="%d",
                                                                 max_value=int(groups["cases"].max()))},
@@ -186,8 +227,70 @@ def group_list(sel: Selection, titles: dict[str, str]) -> None:
         rows = []
     if rows:
         clear_params("group", by, "page", "gpage")
-        st.query_params[by] = str(groups["group"].iloc[rows[0]])
-        st.rerun()
+        set_param(by, str(groups["group"].iloc[rows[0]]))
+        rerun()
+
+
+# --- one case, two sides (a flip opened from Compare) ------------------------------------------------
+
+
+def a_vs_b(case: tuple[str, str, str, str], run_a: str, strategy_a: str | None) -> None:
+    """The case as run A (`?vs=`, strategy `?vsstrat=`) and as this run (B) saw it, side by side:
+    verdict, what moved in the context, the context and the reply; the full B case follows."""
+    strategy, scenario, probe_id, criterion = case
+    run_b = current_run()
+    strategy_a = strategy_a or strategy
+    labels = run_labels()
+    st.divider()
+    st.subheader("A vs B: " + plain(f"{scenario} · {probe_id or 'whole scenario'} · {criterion_titles().get(criterion, criterion)}"))
+    if run_a not in labels:
+        st.warning(f"The link compares with run {code(run_a)}, which is not in the runs folder: only this run's side is "
+                   "shown.", icon=":material/link_off:")
+        return
+    a, b = st.columns(2, gap="large")
+    sides = ((a, "A", run_a, strategy_a), (b, "B", run_b, strategy))
+    bundles = {}
+    for col, side, run, strat in sides:
+        with col:
+            st.markdown(f"**{side}** · {plain(labels.get(run, run))} · strategy {code(strat)}")
+            score = q("score_row", strat, scenario, probe_id, criterion, run=run)
+            if score.empty:
+                st.info(f"Run {side} has no verdict for this case.")
+                continue
+            verdict(score.iloc[0], evidence_links=False)
+            if probe_id and groups.of(score.iloc[0].grp).axis != "policy":
+                cands = q("candidates", strat, scenario, probe_id, run=run)
+                prow = q("probe_rows", scenario, probe_id, (strat,), run=run)
+                bundles[side] = (cands, prow)
+    if len(bundles) == 2:
+        moved_section(*bundles["A"], *bundles["B"], sides)
+    st.caption("The case as run B saw it follows, in full.")
+
+
+def moved_section(cands_a: pd.DataFrame, prow_a: pd.DataFrame, cands_b: pd.DataFrame, prow_b: pd.DataFrame, sides) -> None:
+    """What moved between A's context and B's: the items only one of them included, then the two
+    contexts and replies side by side."""
+    inc_a = set(cands_a.loc[cands_a["included"], "item_id"]) if len(cands_a) else set()
+    inc_b = set(cands_b.loc[cands_b["included"], "item_id"]) if len(cands_b) else set()
+    only_a, only_b = sorted(inc_a - inc_b), sorted(inc_b - inc_a)
+    if only_a or only_b:
+        st.markdown("**What moved:** " + "; ".join(
+            part for part in (f"in A's context only: {', '.join(code(i) for i in only_a)}" if only_a else "",
+                              f"in B's context only: {', '.join(code(i) for i in only_b)}" if only_b else "") if part))
+    else:
+        st.markdown("**What moved:** nothing in the context; the same items were included on both sides.")
+    for col, (side, prow) in zip(st.columns(2, gap="large"), (("A", prow_a), ("B", prow_b))):
+        with col:
+            if not len(prow):
+                continue
+            row = prow.iloc[0]
+            st.caption(f"{side}: {row['tokens']} tokens")
+            with st.expander(f"{side}'s context", expanded=False):
+                st.code(row["context"] or "(empty)", language=None, wrap_lines=True)
+            view = reply_view(row.get("reply"))
+            if view is not None:
+                with st.container(border=True):
+                    st.markdown(f"**{side}'s reply:** {plain(view.reply.reply)}")
 
 
 # --- one case ------------------------------------------------------------------------------------
@@ -203,7 +306,7 @@ def open_case(value: str) -> None:
 
 
 def not_a_case(value: str) -> None:
-    st.warning(f"The link's case `{value[:80]}` is not a case: a case reads strategy|scenario|probe|criterion. "
+    st.warning(f"The link's case {code(value[:80])} is not a case: a case reads strategy|scenario|probe|criterion. "
                "Pick one from the table instead.", icon=":material/link_off:")
 
 
@@ -212,14 +315,18 @@ def render_case(strategy: str, scenario: str, probe_id: str, criterion: str) -> 
     titles = criterion_titles()
     score = q("score_row", strategy, scenario, probe_id, criterion)
     st.divider()
-    st.subheader(f"{scenario} · {probe_id or 'whole scenario'} · {titles.get(criterion, criterion)} · {strategy}")
+    st.subheader(plain(f"{scenario} · {probe_id or 'whole scenario'} · {titles.get(criterion, criterion)} · {strategy}"))
     if score.empty:
         st.warning("This case is not in the selected run.")
         return
     s = score.iloc[0]
     verdict(s)
+    judges = criterion_sentence(criterion)
+    if judges:
+        st.caption(f"**What {plain(titles.get(criterion, criterion))} judges:** {plain(judges)} "
+                   "(every criterion is listed on the Glossary page)")
     if groups.of(s.grp).axis == "policy":  # a decision policy's turn, not a probe: its evidence is on the Decisions page
-        st.caption(f"A decision case: `{strategy}` decided customer turn `{probe_id}`.")
+        st.caption(f"A decision case: {code(strategy)} decided customer turn {code(probe_id)}.")
         if st.button("Open the turn on the Decisions page", icon=":material/alt_route:"):
             go("decisions", scenario=scenario, policy=strategy, turn=probe_id)
         return
@@ -233,7 +340,8 @@ def render_case(strategy: str, scenario: str, probe_id: str, criterion: str) -> 
 
     left, right = st.columns([3, 2], gap="large")
     with left:
-        transcript_section(scenario, pr, cands, expect, context, budget)
+        evidence = frozenset(map(str, s.evidence)) if s.evidence is not None else frozenset()
+        transcript_section(scenario, pr, cands, expect, context, budget, evidence)
     with right:
         context_section(probe_id, pr, prow, cands, expect, context, budget)
         if probe_id:
@@ -243,16 +351,28 @@ def render_case(strategy: str, scenario: str, probe_id: str, criterion: str) -> 
         handoff_section(prow)
 
 
-def verdict(s) -> None:
-    msg = f"**{s.status}** (value {'–' if pd.isna(s.value) else f'{s.value:.2f}'}): {s.explanation}"
+def criterion_sentence(key: str) -> str:
+    """The first paragraph of the criterion's registered description, on one line ('' if unknown)."""
+    from harness.criteria import registry
+    from pages.glossary import sentence
+
+    c = registry().get(key)
+    return sentence(c.description) if c is not None else ""
+
+
+def verdict(s, evidence_links: bool = True) -> None:
+    msg = f"**{s.status}** (value {'–' if pd.isna(s.value) else f'{s.value:.2f}'}): {plain(s.explanation)}"
     icons = {"ok": ":material/check_circle:", "fail": ":material/cancel:", "error": ":material/error:"}
     {"ok": st.success, "fail": st.error, "error": st.error}.get(s.status, st.info)(msg, icon=icons.get(s.status, ":material/remove_circle:"))
-    if s.evidence is not None and len(s.evidence):
-        st.caption("evidence: " + ", ".join(map(str, s.evidence)))
+    if s.evidence is not None and len(s.evidence) and evidence_links:
+        st.caption("evidence (a click shows it in the transcript): " + ", ".join(
+            f"[{plain(e)}](#{anchor(e)})" for e in map(str, s.evidence)))
+    elif s.evidence is not None and len(s.evidence):
+        st.caption("evidence: " + ", ".join(code(e) for e in map(str, s.evidence)))
 
 
 def transcript_section(scenario: str, pr: pd.DataFrame, cands: pd.DataFrame, expect: dict, context: str,
-                       budget: int | None = None) -> None:
+                       budget: int | None = None, evidence: frozenset[str] = frozenset()) -> None:
     """The conversation up to the probe, with a search box and a link down to the probe."""
     upto = int(pr["event_index"].iloc[0]) if len(pr) else None
     st.markdown("#### Transcript" + (" up to the probe" if upto is not None else ""))
@@ -261,7 +381,8 @@ def transcript_section(scenario: str, pr: pd.DataFrame, cands: pd.DataFrame, exp
     if upto is not None and not search:
         b.markdown(f"[↓ Jump to the probe](#{PROBE_ANCHOR})")
     session = str(pr["session"].iloc[0]) if len(pr) and pr["session"].iloc[0] else None
-    transcript(q("events", scenario, upto), cands, expect, context, probe_session=session, search=search, budget=budget)
+    transcript(q("events", scenario, upto), cands, expect, context, probe_session=session, search=search, budget=budget,
+               evidence=evidence)
 
 
 def context_section(probe_id: str, pr: pd.DataFrame, prow: pd.DataFrame, cands: pd.DataFrame, expect: dict,
@@ -270,7 +391,7 @@ def context_section(probe_id: str, pr: pd.DataFrame, prow: pd.DataFrame, cands: 
     if not probe_id:
         st.caption("A scenario-level criterion: no single context to show.")
     elif len(prow) and prow["error"].iloc[0]:
-        st.error(f"The strategy raised: {prow['error'].iloc[0]}")
+        st.error(f"The strategy raised: {plain(prow['error'].iloc[0])}")
     else:
         gold = gold_check(expect, cands, context, budget)
         if gold.empty:
@@ -302,12 +423,12 @@ def reply_panel(row: pd.Series) -> None:
         return
     st.markdown("#### The reply to this context")
     if view is None:
-        st.error(row["reply_error"])
+        st.error(plain(row["reply_error"]))
         return
     r = view.reply
     with st.container(border=True):
-        st.markdown(r.reply)
-    facts = [f"engine: {r.engine}" + (f" ({r.engine_note})" if r.engine_note else ""),
+        st.markdown(plain(r.reply))
+    facts = [f"engine: {plain(r.engine)}" + (f" ({plain(r.engine_note)})" if r.engine_note else ""),
              f"returning customer: {'yes' if r.is_returning_customer else 'no'}"]
     if r.escalate:
         facts.append("escalates")
@@ -316,8 +437,8 @@ def reply_panel(row: pd.Series) -> None:
     for title, items in (("Known fixes", r.known_fixes), ("Known failures (already tried)", r.known_failures),
                          ("Next step", r.next_steps)):
         if items:
-            lines.append(f"**{title}:** " + "; ".join(f"{t} :gray[({', '.join(r.sources.get(t, ())) or 'no source'})]"
-                                                      for t in items))
+            lines.append(f"**{title}:** " + "; ".join(
+                f"{plain(t)} :gray[\\({plain(', '.join(r.sources.get(t, ())) or 'no source')}\\)]" for t in items))
     if lines:
         st.markdown("  \n".join(lines))
     if len(view.used):
@@ -329,7 +450,7 @@ def reply_panel(row: pd.Series) -> None:
         with st.expander(f"Typed memories the strategy held ({len(mems)})", expanded=False):
             st.dataframe(mems, hide_index=True, width="stretch")
     elif row.get("memories_error"):
-        st.error(row["memories_error"])
+        st.error(plain(row["memories_error"]))
 
 
 def handoff_section(prow: pd.DataFrame) -> None:
@@ -337,36 +458,53 @@ def handoff_section(prow: pd.DataFrame) -> None:
         return
     st.markdown("#### Handoff brief")
     if prow["handoff_error"].iloc[0]:
-        st.error(prow["handoff_error"].iloc[0])
+        st.error(plain(prow["handoff_error"].iloc[0]))
         return
     used = prow["handoff_used_ids"].iloc[0]
     used = list(used) if used is not None else []
-    st.caption(f"{prow['handoff_tokens'].iloc[0]} tokens · built from {len(used)} items: {', '.join(used)}")
+    st.caption(f"{prow['handoff_tokens'].iloc[0]} tokens · built from {len(used)} items: {plain(', '.join(used))}")
     with st.container(border=True):
-        # the brief's own headings, two levels down so they read as sections of this panel
-        st.markdown(re.sub(r"^(#{1,3}) ", lambda m: "#" * (len(m.group(1)) + 3) + " ", prow["handoff"].iloc[0], flags=re.M))
+        st.markdown(brief_markdown(prow["handoff"].iloc[0]))
+
+
+def brief_markdown(brief: str) -> str:
+    """The handoff brief's own structure (its headings two levels down, so they read as sections of
+    the panel; its list items) with every piece of its text as text."""
+    out = []
+    for line in str(brief).split("\n"):
+        head = re.match(r"^(#{1,3}) (.*)$", line)
+        item = re.match(r"^(\s*)[-*] (.*)$", line)
+        if head:
+            out.append("#" * (len(head.group(1)) + 3) + " " + plain(head.group(2)))
+        elif item:
+            out.append(f"{item.group(1)}- {plain(item.group(2))}")
+        else:
+            out.append(plain(line))
+    return "\n".join(out)
 
 
 # --- the transcript --------------------------------------------------------------------------------
 
 
 def transcript(ev: pd.DataFrame, cands: pd.DataFrame, expect: dict, context: str | None = None, *,
-               probe_session: str | None = None, search: str = "", budget: int | None = None) -> None:
+               probe_session: str | None = None, search: str = "", budget: int | None = None,
+               evidence: frozenset[str] = frozenset()) -> None:
     """Turns as chat messages with session boundaries, resolutions, gaps, and context badges
     (what counts as in the context is the criteria's rule, `harness.analysis.queries.gold_view`,
     over the context cut at the probe's `budget`).
 
     Sessions before the probe's own are collapsed, one line per event (a 300-turn history opens
-    at the probe, not 300 messages down); with `search`, only the events whose text has it are
-    shown, in full, wherever they are."""
+    at the probe, not 300 messages down), except a session holding an item of the verdict's
+    `evidence`: it is open, and the item is marked and anchored (the verdict's evidence ids link
+    to it). With `search`, only the events whose text has it are shown, in full, wherever they are."""
     v = gold_view(cands, context, budget)
     marks = gold_marks(expect)
     if search:
         hits = ev[ev["text"].fillna("").str.contains(re.escape(search), case=False, regex=True)]
-        st.caption(f"{len(hits)} of {len(ev)} events mention “{search}”")
+        st.caption(f"{len(hits)} of {len(ev)} events mention “{plain(search)}”")
         for r in hits.itertuples(index=False):
-            st.caption(f"Session `{r.session or '–'}` · {r.subject_name or r.subject} · {r.at:%Y-%m-%d %H:%M} UTC")
-            event_full(r, v, marks, highlight=search)
+            st.caption(f"Session {code(r.session or '–')} · {plain(r.subject_name or r.subject)} · {r.at:%Y-%m-%d %H:%M} UTC")
+            event_full(r, v, marks, highlight=search, evidence=evidence)
         return
     rows = list(ev.itertuples(index=False))  # once: per-session frames cost more than the sessions' text
     start = len(rows)
@@ -377,11 +515,17 @@ def transcript(ev: pd.DataFrame, cands: pd.DataFrame, expect: dict, context: str
         sessions: dict[str, list] = {}
         for r in earlier:
             sessions.setdefault(r.session or "", []).append(r)
+        held = sum(1 for grp in sessions.values() if any(r.item_id in evidence for r in grp))
         st.caption(f"{len(sessions)} earlier session{'s' if len(sessions) != 1 else ''} ({len(earlier)} events), "
-                   "collapsed: open one to read it")
+                   "collapsed: open one to read it" + (f"; {held} holding the verdict's evidence, open" if held else ""))
         for grp in sessions.values():
-            with st.expander(session_label(grp, v, marks)):
-                st.markdown(compact(grp, v, marks))
+            if any(r.item_id in evidence for r in grp):
+                with st.expander(session_label(grp, v, marks), expanded=True, icon=":material/flag:"):
+                    for r in grp:
+                        event_full(r, v, marks, evidence=evidence)
+            else:
+                with st.expander(session_label(grp, v, marks)):
+                    st.markdown(compact(grp, v, marks))
     prev_at, prev_session = (earlier[-1].at if earlier else None), None
     last = rows[-1].event_index if rows else None
     for r in current:
@@ -390,11 +534,17 @@ def transcript(ev: pd.DataFrame, cands: pd.DataFrame, expect: dict, context: str
                         unsafe_allow_html=True)
         prev_at = r.at
         if r.kind in ("turn", "resolve") and r.session != prev_session:
-            st.markdown(f"**Session `{r.session}`** · {r.subject_name or r.subject} · {r.at:%Y-%m-%d %H:%M} UTC")
+            st.markdown(f"**Session {code(r.session)}** · {plain(r.subject_name or r.subject)} · {r.at:%Y-%m-%d %H:%M} UTC")
             prev_session = r.session
         if r.kind == "probe" and r.event_index == last:  # the case's probe ends the transcript
             st.markdown(f"<div id='{PROBE_ANCHOR}'></div>", unsafe_allow_html=True)
-        event_full(r, v, marks)
+        event_full(r, v, marks, evidence=evidence)
+
+
+def anchor(item_id: str) -> str:
+    """The HTML id the transcript puts before an event (letters, digits, `-` and `_` only: whatever
+    an item id holds, the anchor is never markup)."""
+    return "ev-" + "".join(c if c.isascii() and (c.isalnum() or c in "-_") else f"_{ord(c):x}_" for c in str(item_id))
 
 
 def event_text(r) -> str:
@@ -406,28 +556,40 @@ def event_text(r) -> str:
     return r.text if isinstance(r.text, str) else ""
 
 
-def event_full(r, v, marks: dict[str, str], highlight: str = "") -> None:
+def marked(text: str, highlight: str = "") -> str:
+    """`text` as Markdown text, with each occurrence of `highlight` in bold."""
+    if not highlight:
+        return plain(text)
+    parts = re.split(f"({re.escape(highlight)})", text, flags=re.I)
+    return "".join(f"**{plain(p)}**" if i % 2 else plain(p) for i, p in enumerate(parts) if p)
+
+
+EVIDENCE_BADGE = ":violet-badge[:material/flag: evidence of this verdict]"
+
+
+def event_full(r, v, marks: dict[str, str], highlight: str = "", evidence: frozenset[str] = frozenset()) -> None:
     """One event as the reader sees it in the open part of the transcript."""
     badge = badges(r.item_id, v, marks)
-    text = event_text(r)
-    if highlight:
-        text = re.sub(re.escape(highlight), lambda m: f"**{m.group(0)}**", text, flags=re.I)
+    if r.item_id in evidence:
+        st.markdown(f"<div id='{anchor(r.item_id)}'></div>", unsafe_allow_html=True)
+        badge = f"{EVIDENCE_BADGE} {badge}"
+    text = marked(event_text(r), highlight)
     if r.kind == "turn":
         avatar = ":material/person:" if r.role == "customer" else ":material/support_agent:"
         with st.chat_message("user" if r.role == "customer" else "assistant", avatar=avatar):
             kind = " · _action_" if r.turn_kind == "action" else ""
-            st.markdown(f"{text}\n\n:gray[`{r.item_id}` · {r.at:%H:%M}{kind}] {badge}")
+            st.markdown(f"{text}\n\n:gray[{code(r.item_id)} · {r.at:%H:%M}{kind}] {badge}")
     elif r.kind == "resolve":
         box = st.success if r.status == "resolved" else st.warning
-        box(f"**Session {r.session} {r.status}**: {text or '(no summary)'}  \n:gray[`{r.item_id}`] {badge}",
+        box(f"**Session {plain(r.session)} {plain(r.status)}**: {text or '(no summary)'}  \n:gray[{code(r.item_id)}] {badge}",
             icon=":material/task_alt:")
     elif r.kind == "probe":
-        st.info(f"**Probe `{r.item_id}`**: the agent is about to answer — _{text}_ (budget {r.budget} tokens)",
+        st.info(f"**Probe {code(r.item_id)}**: the agent is about to answer — _{text}_ (budget {r.budget} tokens)",
                 icon=":material/search:")
     elif r.kind == "forget":
-        st.warning(f"**Forget {r.subject}**: nothing of this customer may appear from here on.", icon=":material/delete:")
+        st.warning(f"**Forget {plain(r.subject)}**: nothing of this customer may appear from here on.", icon=":material/delete:")
     else:
-        st.caption(f"{r.kind} `{r.item_id}` · {text}")
+        st.caption(f"{plain(r.kind)} {code(r.item_id)} · {text}")
 
 
 def session_label(grp: list, v, marks: dict[str, str]) -> str:
@@ -438,10 +600,10 @@ def session_label(grp: list, v, marks: dict[str, str]) -> str:
     gold = [r.item_id for r in grp if marks.get(r.item_id, "").startswith(GOLD_MARK)]
     out = [r.item_id for r in grp if marks.get(r.item_id, "").startswith(OUT_MARK)]
     inc = sum(1 for r in grp if hit(v, r.item_id))
-    parts = [f"Session {first.session or '(no session)'}", str(first.subject_name or first.subject or ""),
+    parts = [f"Session {plain(first.session or '(no session)')}", plain(first.subject_name or first.subject or ""),
              f"{first.at:%Y-%m-%d}", f"{turns} turn{'s' if turns != 1 else ''}"]
     if ended:
-        parts.append(str(ended[-1]))
+        parts.append(plain(ended[-1]))
     if gold:
         parts.append(f"{GOLD_MARK} {len(gold)} gold ({sum(1 for i in gold if hit(v, i))} in context)")
     if out:
@@ -456,16 +618,16 @@ def compact(grp: list, v, marks: dict[str, str]) -> str:
     lines = []
     for r in grp:
         badge = badges(r.item_id, v, marks)
-        text = event_text(r).replace("\n", " ")
+        text = plain(event_text(r).replace("\n", " "))
         if r.kind == "turn":
             who = "customer" if r.role == "customer" else ("agent action" if r.turn_kind == "action" else "agent")
-            lines.append(f"- **{who}** {r.at:%m-%d %H:%M} · {text} :gray[`{r.item_id}`] {badge}")
+            lines.append(f"- **{who}** {r.at:%m-%d %H:%M} · {text} :gray[{code(r.item_id)}] {badge}")
         elif r.kind == "resolve":
-            lines.append(f"- **{r.status}** {r.at:%m-%d %H:%M} · {text or '(no summary)'} :gray[`{r.item_id}`] {badge}")
+            lines.append(f"- **{plain(r.status)}** {r.at:%m-%d %H:%M} · {text or '(no summary)'} :gray[{code(r.item_id)}] {badge}")
         elif r.kind == "probe":
-            lines.append(f"- *probe `{r.item_id}`* {r.at:%m-%d %H:%M} · {text}")
+            lines.append(f"- *probe {code(r.item_id)}* {r.at:%m-%d %H:%M} · {text}")
         else:
-            lines.append(f"- *{r.kind}* {r.at:%m-%d %H:%M} · {r.subject or ''} {text}")
+            lines.append(f"- *{plain(r.kind)}* {r.at:%m-%d %H:%M} · {plain(r.subject or '')} {text}")
     return "\n".join(lines)
 
 

@@ -3,6 +3,7 @@ and the gold bands from the probes overlaid so disagreement is visible."""
 
 from __future__ import annotations
 
+import html
 import json
 
 import pandas as pd
@@ -10,8 +11,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from harness.replay.timeline import MAX_DETAIL, MAX_IDS, shortened
-from pages._shared import (start, BAND_COLORS, clear_params, q, scenario_select, url_keep, url_multiselect, url_seed,
+from pages._shared import (url_page, plain, param_get, start, BAND_COLORS, clear_params, q, scenario_select, url_keep, url_multiselect, url_seed,
                            url_selectbox, wkey)
+from pages.glossary import plain_label
 
 # (name, low, high) per band, from `harness.analysis.queries.health_bands` (the strategy's own thresholds);
 # a comment, not a docstring: Streamlit's magic would print a bare string on the page
@@ -23,6 +25,10 @@ def band_label(b: str | None) -> str:
     return {"at_risk": "at risk"}.get(b or "", b or "–")
 
 
+DASHES = ("solid", "dash", "dot", "dashdot", "longdash")
+MARKERS = ("circle", "diamond", "square", "triangle-up", "x")
+
+
 def timeline(tl: pd.DataFrame, gold: pd.DataFrame, moment, bands: Bands) -> go.Figure:
     fig = go.Figure()
     for name, lo, hi in bands:
@@ -30,10 +36,15 @@ def timeline(tl: pd.DataFrame, gold: pd.DataFrame, moment, bands: Bands) -> go.F
                       annotation_text=band_label(name), annotation_position="top left",
                       annotation_font_color=BAND_COLORS[name])
     for i, (strat, grp) in enumerate(tl.groupby("strategy", sort=True)):
-        hover = [f"<b>{strat}</b> {r.at:%Y-%m-%d %H:%M}<br>score {r.score:.0f} ({band_label(r.band)})<br>after {r.kind} {r.item_id}"
+        hover = [f"<b>{strat}</b> {r.at:%Y-%m-%d %H:%M}<br>score {r.score:.0f} ({band_label(r.band)})<br>after {r.kind} {html.escape(str(r.item_id))}"
                  for r in grp.itertuples()]
+        # each line its own dash, marker and width (widest first): a strategy scoring the same as another
+        # is still seen under it
         fig.add_trace(go.Scatter(x=grp["at"], y=grp["score"], mode="lines+markers", name=strat, line_shape="hv",
-                                 hovertext=hover, hoverinfo="text", line=dict(color=LINE_COLORS[i % len(LINE_COLORS)])))
+                                 hovertext=hover, hoverinfo="text",
+                                 marker=dict(symbol=MARKERS[i % len(MARKERS)], size=9 - min(i, 4)),
+                                 line=dict(color=LINE_COLORS[i % len(LINE_COLORS)], dash=DASHES[i % len(DASHES)],
+                                           width=max(1.5, 4 - i))))
     g = gold.drop_duplicates("probe_id")
     if len(g):
         rng = {name: (lo, hi) for name, lo, hi in bands}
@@ -54,13 +65,23 @@ def timeline(tl: pd.DataFrame, gold: pd.DataFrame, moment, bands: Bands) -> go.F
 
 
 def waterfall(row, bands: Bands) -> go.Figure:
+    """Base, each factor's impact, and the score. Plotly draws a total bar at the running sum, so a
+    score the 0-100 scale capped gets a bar of its own for the cap (else the last bar would stand at
+    the uncapped sum, labelled with the capped score)."""
     factors = json.loads(row["factors"] or "[]")
-    x = ["base"] + [f["signal"] for f in factors] + ["score"]
-    y = [row["base"]] + [f["impact"] for f in factors] + [row["score"]]
-    text = [f"{row['base']:.0f}"] + [f"{f['impact']:+.0f}" for f in factors] + [f"{row['score']:.0f}"]
+    steps = [(plain_label(f["signal"]), f["impact"],
+              f"{html.escape(plain_label(f['signal']))} ({html.escape(str(f['signal']))}): {f['impact']:+.0f}<br>"
+              f"{html.escape(str(f['detail']))}") for f in factors]
+    cap = row["score"] - (row["base"] + sum(f["impact"] for f in factors))
+    if abs(cap) >= 0.5:
+        steps.append(("capped at 100" if cap < 0 else "floored at 0", cap,
+                      f"the score is kept within 0-100: {cap:+.0f}"))
+    x = ["base"] + [name for name, _, _ in steps] + ["score"]
+    y = [row["base"]] + [impact for _, impact, _ in steps] + [row["score"]]
+    text = [f"{row['base']:.0f}"] + [f"{impact:+.0f}" for _, impact, _ in steps] + [f"{row['score']:.0f}"]
     fig = go.Figure(go.Waterfall(
-        x=x, y=y, measure=["absolute"] + ["relative"] * len(factors) + ["total"], text=text, textposition="outside",
-        hovertext=[f"base {row['base']:.0f}"] + [f"{f['signal']}: {f['impact']:+.0f}<br>{f['detail']}" for f in factors]
+        x=x, y=y, measure=["absolute"] + ["relative"] * len(steps) + ["total"], text=text, textposition="outside",
+        hovertext=[f"base {row['base']:.0f}"] + [hover for _, _, hover in steps]
         + [f"score {row['score']:.0f} ({band_label(row['band'])})"], hoverinfo="text",
         increasing=dict(marker=dict(color="#2e7d32")), decreasing=dict(marker=dict(color="#c62828")),
         totals=dict(marker=dict(color=BAND_COLORS.get(row["band"], "#555"))),
@@ -73,6 +94,7 @@ def waterfall(row, bands: Bands) -> go.Figure:
     return fig
 
 
+@url_page
 def render() -> None:
     if start("Health") is None:
         return
@@ -105,10 +127,10 @@ def render() -> None:
     st.plotly_chart(timeline(tl, gold, ev_at.get(st.session_state[key]), bands), key="health_timeline",
                     config={"displayModeBar": False})
     if any(q("health_bands", s) != bands for s in shown[1:]):
-        st.caption(f"Band thresholds differ between these strategies; the chart shows {shown[0]}'s.")
+        st.caption(f"Band thresholds differ between these strategies; the chart shows {plain(shown[0])}'s.")
     moment = st.select_slider("Moment", moments, key=key,
                               format_func=lambda i: f"{ev_at[i]:%Y-%m-%d %H:%M} · after {ev_what[i]}")
-    url_keep("at", moment)
+    url_keep("at", moment, default=moments[-1])
 
     if len(gold):
         st.markdown("##### Gold bands at the probes")
@@ -125,7 +147,7 @@ def render() -> None:
     cols = st.columns(len(at_moment))
     for col, (_, row) in zip(cols, at_moment.iterrows()):
         with col:
-            st.markdown(f"**{row['strategy']}**: {row['score']:.0f} · :{_color(row['band'])}-badge[{band_label(row['band'])}]")
+            st.markdown(f"**{plain(row['strategy'])}**: {row['score']:.0f} · :{_color(row['band'])}-badge[{band_label(row['band'])}]")
             st.plotly_chart(waterfall(row, q("health_bands", row["strategy"])), key=f"wf_{row['strategy']}", config={"displayModeBar": False})
             listed = json.loads(row["factors"] or "[]")
             ids_cut = any("source_ids_left_out" in f for f in listed)
@@ -144,7 +166,7 @@ def forget_moment_of_another_story(scenario: str | None, subject: str | None) ->
     that brings its own moment keeps it)."""
     owner = wkey("at") + "__of"
     mine = st.session_state.get(wkey("at") + "__url")
-    brought = st.query_params.get("at") not in (None, str(mine))
+    brought = param_get("at") not in (None, str(mine))
     if st.session_state.get(owner) not in (None, (scenario, subject)) and not brought:
         clear_params("at")
     st.session_state[owner] = (scenario, subject)

@@ -18,11 +18,12 @@ from harness.analysis.queries import Filter, total_columns
 from harness.criteria.groups import is_gate
 from harness.criteria.groups import totals as group_totals
 from pages._expiry import classes_panel
-from pages._shared import (start, go as go_page, manifest, pct, q, root, url_multiselect, url_pagination, url_selectbox,
+from pages._shared import (url_page, plain, code, probe_count, visit_key, param_get, start, go as go_page, manifest, pct, q, root, url_multiselect, url_pagination, url_selectbox,
                            url_toggle)
 
 FAILURES = "failures"
 # Comments, not docstrings, at module level: a page file run as a script (see pages/_router.py) would print them.
+UNSUPPORTED_TEXT = "n/a"  # short enough for a phone's cell (a 390 px screen gives each about 50 px)
 NEUTRAL = "#e6e6e6"  # the fill of a cell that is not a score: no case of the criterion, or every case unsupported
 SCORE, UNSUPPORTED, NO_CASE = "score", "unsupported", "none"  # what a cell holds (its click target's customdata[2])
 
@@ -117,7 +118,7 @@ def heatmap(cells, strategies: list[str], crit_keys: list[str], meta) -> go.Figu
             zr.append(r.mean if score else None)
             tr.append((f"{r.mean:.2f}" + (" ‼" if r.errors else "")) if score else "")
             nzr.append(None if score else 0)
-            ntr.append("" if score else ("unsupported" if kind == UNSUPPORTED else "–"))
+            ntr.append("" if score else (UNSUPPORTED_TEXT if kind == UNSUPPORTED else "–"))
             px.append(s)
             py.append(c)
             cds.append([s, c, kind])
@@ -163,13 +164,14 @@ def heatmap(cells, strategies: list[str], crit_keys: list[str], meta) -> go.Figu
     return fig
 
 
+@url_page
 def render() -> None:
     run = start("Leaderboard")
     if run is None:
         return
     m = manifest(run, root())
     counts = m.get("counts", {})
-    st.caption(f"Run `{run}` · {counts.get('scenarios', '?')} scenarios · {counts.get('probes', '?')} probes · "
+    st.caption(f"Run {code(run)} · {counts.get('scenarios', '?')} scenarios · {probe_count(counts)} · "
                f"started {m.get('started', '')[:19].replace('T', ' ')} UTC")
     f = filters()
     cells, totals = q("leaderboard", f)
@@ -222,9 +224,9 @@ def score_section(cells, strategies, crit_keys, meta) -> None:
     others = [g for g in dict.fromkeys(meta["group_title"]) if g != head.title]
     apart = f" Criteria in italics ({', '.join(others)}) are outside the {head.title} total." if others else ""
     st.caption(f"Mean per case, 0 (red) to 1 (green); unsupported and errors (‼) count as 0{shows}, and a cell whose cases "
-               f"are all unsupported is grey.{apart} Hover for n and the 95% intervals; click a cell to open its failing cases.")
+               f"are all unsupported is grey and reads {UNSUPPORTED_TEXT}.{apart} Hover for n and the 95% intervals; click a cell to open its failing cases.")
     event = st.plotly_chart(heatmap(cells, strategies, crit_keys, meta), on_select="rerun",
-                            selection_mode="points", key="heat", config={"displayModeBar": False})
+                            selection_mode="points", key=visit_key("heat"), config={"displayModeBar": False})
     clicked = cell_from_selection(event)
     if clicked:
         open_cell(cells, *clicked)
@@ -235,7 +237,7 @@ def open_cell(cells, strategy: str, criterion: str) -> None:
     row = cells[(cells["strategy"] == strategy) & (cells["criterion"] == criterion)]
     unsup = bool(len(row)) and int(row["unsupported"].iloc[0]) == int(row["n"].iloc[0]) > 0
     go_page(FAILURES, strategy=strategy, criterion=criterion, unsupported="1" if unsup else None,
-            controls="1" if st.query_params.get("controls") == "1" else None)
+            controls="1" if param_get("controls") == "1" else None)
 
 
 def open_section(strategies, crit_keys, titles) -> None:
@@ -246,7 +248,7 @@ def open_section(strategies, crit_keys, titles) -> None:
         crit = url_selectbox("Criterion", crit_keys, "criterion", where=b, format_func=lambda k: titles.get(k, k))
         if c.button("Open failing cases", icon=":material/report:", width="stretch"):
             go_page(FAILURES, strategy=strat, criterion=crit,
-                    controls="1" if st.query_params.get("controls") == "1" else None)
+                    controls="1" if param_get("controls") == "1" else None)
 
 
 def totals_section(totals) -> None:
@@ -340,10 +342,10 @@ def gates_section(f: Filter, strategies: list[str], titles: dict[str, str]) -> N
     st.dataframe(gate_view(gates, strategies, titles), hide_index=True, width="stretch")
     failing = gates[gates["passed"] == False]  # noqa: E712 (None means no case)
     for g in failing.itertuples(index=False):
-        with st.expander(f"{g.strategy} fails {titles.get(g.criterion, g.criterion)}: {g.failing} of {g.n} cases"):
+        with st.expander(f"{plain(g.strategy)} fails {plain(titles.get(g.criterion, g.criterion))}: {g.failing} of {g.n} cases"):
             for c in g.cases:
                 where = f"{c['scenario']}/{c['probe_id']}" if c["probe_id"] else c["scenario"]
-                st.markdown(f"- `{where}` ({c['status']}): {c['explanation']}")
+                st.markdown(f"- {code(where)} ({plain(c['status'])}): {plain(c['explanation'])}")
             if g.failing > len(g.cases):
                 st.caption(f"and {g.failing - len(g.cases)} more")
 
@@ -370,7 +372,7 @@ def scenario_section(f: Filter, strategies: list[str]) -> None:
     cfg.update({"spread": st.column_config.NumberColumn("spread", format="%.2f", help="Best minus worst strategy"),
                 "failing": st.column_config.NumberColumn("failing cases"), "title": st.column_config.TextColumn("title")})
     event = st.dataframe(table[["scenario", "title", *shown, "spread", "failing"]], hide_index=True, width="stretch",
-                         on_select="rerun", selection_mode="single-row", key="scenario_table", column_config=cfg)
+                         on_select="rerun", selection_mode="single-row", key=visit_key("scenario_table"), column_config=cfg)
     rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
     if rows:
         go_page(FAILURES, scenario=table["scenario"].iloc[rows[0]],

@@ -22,7 +22,7 @@ from harness.analysis.queries import (BUDGET, CUTOFF, DROPPED, EXPIRED, GOLD_MAR
                                       gold_check, gold_marks, parse_expect, received_context)
 from pages._expiry import removed_panel
 from pages._label import label_section
-from pages._shared import start, manifest, q, root, scenario_select, url_multiselect, url_pagination, url_selectbox
+from pages._shared import url_page, plain, code, start, manifest, q, root, scenario_select, url_multiselect, url_pagination, url_selectbox
 
 RANK_PAGE = 15
 KIND_STYLE = {
@@ -74,7 +74,7 @@ def candidate_label(r, marks: dict[str, str]) -> str:
     """A candidate's row label: its gold mark (◆ expected, ⊘ must stay out), rank and id."""
     mark = marks.get(r.item_id, "")
     prefix = f"{GOLD_MARK} " if mark.startswith(GOLD_MARK) else (f"{OUT_MARK} " if mark.startswith(OUT_MARK) else "")
-    return f"{prefix}#{r.rank} {r.item_id}"
+    return f"{prefix}#{r.rank} {html.escape(str(r.item_id))}"
 
 
 # component colours, fixed here (not left to the theme) so the legend under the chart can name them
@@ -105,7 +105,7 @@ def ranking_chart(cands: pd.DataFrame, budget: int, marks: dict[str, str]) -> go
         ))
     fig.add_trace(go.Scatter(
         y=labels, x=cands["score"], mode="markers", name="score", marker=dict(symbol="line-ns-open", size=14, color="black"),
-        hovertext=[f"<b>#{r.rank} {r.item_id}</b> score {r.score:.3f}<br>{_what_happened(r)} · {r.tokens} tokens"
+        hovertext=[f"<b>#{r.rank} {html.escape(str(r.item_id))}</b> score {r.score:.3f}<br>{html.escape(_what_happened(r))} · {r.tokens} tokens"
                    f"<br>{_wrap(r.text, 60)}" for r in cands.itertuples(index=False)],
         hoverinfo="text",
     ))
@@ -155,6 +155,7 @@ def default_strategies(run: str, names: list[str], controls: set[str]) -> list[s
     return ranked[:3] or names[:3]
 
 
+@url_page
 def render() -> None:
     run = start("Rankings per turn")
     if run is None:
@@ -169,6 +170,9 @@ def render() -> None:
     c1, c2 = st.columns([2, 3])
     probe = url_selectbox("Probe", probe_ids, "probe", where=c1, format_func=lambda p: f"{p} — {tasks.get(p, '')}" + (" · unlabelled" if p in waiting else ""))
     strat_df = q("strategies")
+    # decision policies answer customer turns, not probes: they have no ranking to show here
+    policies = {p.get("label") for p in manifest(run, root()).get("policies", [])}
+    strat_df = strat_df[~strat_df["strategy"].isin(policies)]
     names = list(strat_df["strategy"])
     default = default_strategies(run, names, set(strat_df.loc[strat_df["control"], "strategy"]))
     chosen = url_multiselect("Strategies side by side", names, "strategies", default=default, where=c2,
@@ -185,7 +189,7 @@ def render() -> None:
     prow = probes[probes["probe_id"] == probe].iloc[0]
     expect = parse_expect(prow["expect"])
     marks = gold_marks(expect)
-    st.markdown(f"**Probe `{probe}`** at {prow['at']:%Y-%m-%d %H:%M} UTC · _{prow['task']}_ · budget **{prow['budget']}** tokens")
+    st.markdown(f"**Probe {code(probe)}** at {prow['at']:%Y-%m-%d %H:%M} UTC · _{plain(prow['task'])}_ · budget **{prow['budget']}** tokens")
     st.caption(f"{GOLD_MARK} a gold item (expected in the context) · {OUT_MARK} must stay out · faded on a band: left out, "
                "and why (dropped for budget, dropped by the rank cutoff, expired before ranking)")
     if expect:
@@ -202,11 +206,11 @@ def render() -> None:
     cols = st.columns(len(chosen), gap="medium")
     for col, strat in zip(cols, chosen):
         with col:
-            st.markdown(f"#### {strat}")
+            st.markdown(f"#### {plain(strat)}")
             if strat not in rows.index:
                 st.warning("No row for this probe.")
             elif rows.loc[strat, "error"]:
-                st.error(f"raised: {rows.loc[strat, 'error']}")
+                st.error(f"raised: {plain(rows.loc[strat, 'error'])}")
             else:
                 ranking_column(strat, rows.loc[strat], cands[strat], expect, marks, int(prow["budget"]),
                                slice(offset, offset + limit))

@@ -7,18 +7,21 @@ by scenario, and per run the Leaderboard's own totals for that run.
 
 from __future__ import annotations
 
+import html
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from harness.analysis.queries import Filter
 from harness.analysis.trends import NO_VERDICT, same_suite
-from pages._shared import start, criterion_titles, q, run_manifests, url_selectbox, url_toggle
+from pages._shared import url_page, plain, start, criterion_titles, q, run_manifests, url_selectbox, url_toggle
 
 TREND_RUNS = 12  # the newest runs of the suite a trend shows (each is one leaderboard computation, cached)
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 
 
+@url_page
 def render() -> None:
     run = start("Distributions and trends")
     if run is None:
@@ -42,7 +45,7 @@ def case_section(f: Filter) -> None:
     if hist.empty:
         st.caption("No case of this criterion.")
         return
-    st.caption(f"Share of each strategy's cases of {titles.get(crit, crit)} by value; “{NO_VERDICT}” are unsupported or "
+    st.caption(f"Share of each strategy's cases of {plain(titles.get(crit, crit))} by value; “{NO_VERDICT}” are unsupported or "
                "errored cases (they count as 0 in totals). A mean hides whether a strategy is mostly right or mostly half right.")
     st.plotly_chart(histogram(hist), key="case_hist", config={"displayModeBar": False})
 
@@ -83,7 +86,7 @@ def trend_section(run: str, f: Filter) -> None:
     runs = same_suite(manifests, run)[-TREND_RUNS:]
     suites = ", ".join(sorted({str(d.get("suite", "?")) for d in manifests[run].get("datasets", [])}))
     if len(runs) < 2:
-        st.caption(f"This is the only run of suite {suites}: write another (`supportbench run ... --name ...`) to see a trend.")
+        st.caption(f"This is the only run of suite {plain(suites)}: write another (`supportbench run ... --name ...`) to see a trend.")
         return
     head, head_title = "shared", "shared"  # the Leaderboard's headline (`harness.analysis.aggregate.totals`)
     rows = []
@@ -96,7 +99,7 @@ def trend_section(run: str, f: Filter) -> None:
                          "strategy": t.strategy, "total": getattr(t, head), "same_content": same_content})
     df = pd.DataFrame(rows)
     edited = sorted({r for r, same in runs if not same})
-    st.caption(f"The {head_title} total of each strategy in each of the {len(runs)} newest runs of suite {suites} (the "
+    st.caption(f"The {head_title} total of each strategy in each of the {len(runs)} newest runs of suite {plain(suites)} (the "
                "Leaderboard's headline for that run: the mean over the quality criteria every strategy of that run "
                "supports, so a run with other strategies may average other criteria); strategies are matched by label, "
                "so a variant is a line of its own."
@@ -107,7 +110,7 @@ def trend_section(run: str, f: Filter) -> None:
         fig.add_trace(go.Scatter(
             x=grp["label"], y=grp["total"], name=strat, mode="lines+markers", line=dict(color=COLORS[i % len(COLORS)]),
             marker=dict(size=9, symbol=["circle" if s else "circle-open" for s in grp["same_content"]]),
-            hovertext=[f"<b>{strat}</b> · {r.label}<br>{head_title} total {r.total:.2f}<br>started {r.started} UTC"
+            hovertext=[f"<b>{html.escape(strat)}</b> · {html.escape(r.label)}<br>{head_title} total {r.total:.2f}<br>started {r.started} UTC"
                        + ("" if r.same_content else "<br>its scenarios differ from this run's") for r in grp.itertuples()],
             hoverinfo="text",
         ))

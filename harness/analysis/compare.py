@@ -200,8 +200,9 @@ def compare_pairs(res_a: Results, res_b: Results, pairs: Sequence[tuple[str, str
     `pair_label` (a strategy may be in several pairs). Same numbers as `compare_runs` for pairs of
     equal labels."""
     ra, rb = res_a.pick_run(run_a), res_b.pick_run(run_b)
-    have_a = {s["label"] for s in res_a.manifests[ra].get("strategies", [])}
-    have_b = {s["label"] for s in res_b.manifests[rb].get("strategies", [])}
+    # decision policies are scored like strategies (a row per customer turn): they pair the same way
+    have_a = {s["label"] for key in ("strategies", "policies") for s in res_a.manifests[ra].get(key, [])}
+    have_b = {s["label"] for key in ("strategies", "policies") for s in res_b.manifests[rb].get(key, [])}
     bad = [f"{a} (not in {ra})" for a, _ in pairs if a not in have_a] + [f"{b} (not in {rb})" for _, b in pairs if b not in have_b]
     if bad:
         raise ValueError(f"cannot pair {', '.join(bad)}")

@@ -457,6 +457,42 @@ def compare_pairs(res: Results, run_a: str, run_b: str, pairs: Sequence[tuple[st
     return pairs_of(res, res, list(pairs), run_a=run_a, run_b=run_b)
 
 
+PAIRED_DELTA = """
+WITH a AS (SELECT criterion, scenario, coalesce(probe_id, '') AS probe, coalesce(value, 0.0) AS v
+           FROM scores WHERE run = $run_a AND strategy = $strategy_a),
+     b AS (SELECT criterion, scenario, coalesce(probe_id, '') AS probe, coalesce(value, 0.0) AS v
+           FROM scores WHERE run = $run_b AND strategy = $strategy_b)
+SELECT criterion, count(*) AS n_paired, avg(b.v - a.v) AS paired_delta, stddev_samp(b.v - a.v) AS sd
+FROM a JOIN b USING (criterion, scenario, probe)
+GROUP BY criterion ORDER BY criterion
+"""
+
+INTERVAL_METRICS = ("mean", "mean+count")
+"""Metrics whose headline is the mean of the case values: a per-case difference averages to their delta."""
+
+
+def delta_intervals(res: Results, run_a: str, run_b: str, pairs: Sequence[tuple[str, str]], z: float = 1.96) -> pd.DataFrame:
+    """Per (pair label, criterion): the cases both runs judged (`n_paired`), the mean of B's value
+    minus A's over them (unsupported and errors as 0, as in every mean) and its 95% interval, the
+    normal approximation over the per-case differences (mean ± z·sd/√n). Only for criteria whose
+    metric is the mean of the case values (an F1 is not an average of cases): the others get no
+    interval. The strategy column is `harness.ci.compare.pair_label`, as in `compare_pairs`."""
+    from harness.analysis.aggregate import metric_of
+    from harness.ci.compare import pair_label
+
+    frames = []
+    for sa, sb in dict.fromkeys(pairs):
+        df = res.df(PAIRED_DELTA, {"run_a": run_a, "run_b": run_b, "strategy_a": sa, "strategy_b": sb})
+        frames.append(df.assign(strategy=pair_label(sa, sb)))
+    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["criterion", "n_paired", "paired_delta", "sd", "strategy"])
+    half = z * out["sd"].fillna(0.0) / np.sqrt(out["n_paired"].clip(lower=1))
+    ok = out["criterion"].map(lambda c: metric_of(c).name in INTERVAL_METRICS) & (out["n_paired"] > 1)
+    out["lo"] = (out["paired_delta"] - half).where(ok)
+    out["hi"] = (out["paired_delta"] + half).where(ok)
+    return out[["strategy", "criterion", "n_paired", "paired_delta", "lo", "hi"]]
+
+
 def case_overlap(res: Results, run_a: str, run_b: str):
     """How many cases two runs share (`harness.analysis.compare.case_overlap`)."""
     return overlap(res, run_a, run_b)

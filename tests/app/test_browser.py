@@ -15,6 +15,7 @@ import io
 import json
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlparse
@@ -57,6 +58,7 @@ VIEWS = [
      ["Decisions", "Policy leaderboard", "One turn", "Irreversible error: false transfer", "affirmative_without_offer"], None),
     ("decisions-turn", "decisions", {"scenario": "decision-locker-down-mid-chat", "turn": "down-yes"},
      ["The locker is down at this turn", "Locker before", "unreadable (down)"], "One turn"),
+    ("glossary", "glossary", {}, ["Glossary", "Totals", "Criteria", "Other words", "Ids shown in plain words"], None),
 ]
 PHONE_VIEWS = [
     ("leaderboard-phone", "leaderboard", {}, ["Leaderboard", "Score by criterion"], "Score by criterion"),
@@ -195,6 +197,11 @@ def click_cell(browser: Chromium, strategy: str, criterion: str, corner: bool = 
     browser.click_at(x, y)
 
 
+def wait_until(browser: Chromium, js: str, what: str) -> None:
+    """Poll a JavaScript condition until it holds (`eventually`: only a hang fails)."""
+    eventually(lambda: browser.evaluate(js), what)
+
+
 def test_a_leaderboard_cell_click_opens_its_failing_cases(server, desktop):
     desktop.open(link(server, "leaderboard", {"run": MAIN}), ["Score by criterion"])
     click_cell(desktop, "session_aware", "preference_surfacing", corner=True)
@@ -218,16 +225,20 @@ def test_a_scenario_row_click_opens_that_scenarios_failures(server, desktop):
     assert query(url)["scenario"] == ["billing-repeat"]
 
 
-def click_row(browser: Chromium, heading: str, row: int) -> None:
-    """Click the selection box of `row` in the first table under the heading `heading` (a canvas grid:
-    rows are at fixed heights under a header row)."""
+def click_row(browser: Chromium, heading: str, row: int, prefix: bool = False) -> None:
+    """Click the selection box of `row` in the first table under the heading `heading` (or the text
+    starting so, with `prefix`) (a canvas grid: rows are at fixed heights under a header row)."""
     eventually(lambda: browser.evaluate(f"""(() => {{
-      const h = [...document.querySelectorAll('h1,h2,h3,h4,p,span')].find(e => e.innerText.trim() === {json.dumps(heading)});
+      const want = {json.dumps(heading)}, prefix = {json.dumps(prefix)};
+      const h = [...document.querySelectorAll('h1,h2,h3,h4,p,span')].find(e => prefix ? e.innerText.trim().startsWith(want)
+                                                                               : e.innerText.trim() === want);
       return !!h && [...document.querySelectorAll('[data-testid=stDataFrame]')].some(
         d => (h.compareDocumentPosition(d) & Node.DOCUMENT_POSITION_FOLLOWING) && d.getBoundingClientRect().height > 0);
     }})()"""), f"a table under {heading!r} drawn")
     at = browser.evaluate(f"""(() => {{
-      const h = [...document.querySelectorAll('h1,h2,h3,h4,p,span')].find(e => e.innerText.trim() === {json.dumps(heading)});
+      const want = {json.dumps(heading)}, prefix = {json.dumps(prefix)};
+      const h = [...document.querySelectorAll('h1,h2,h3,h4,p,span')].find(e => prefix ? e.innerText.trim().startsWith(want)
+                                                                               : e.innerText.trim() === want);
       const all = [...document.querySelectorAll('[data-testid=stDataFrame]')];
       const t = all.find(d => h.compareDocumentPosition(d) & Node.DOCUMENT_POSITION_FOLLOWING);
       t.scrollIntoView({{block: 'center'}});
@@ -261,6 +272,7 @@ def test_the_export_downloads_every_case_of_the_selection(server, desktop, downl
 
 def test_the_jump_link_brings_the_probe_into_view(server, desktop):
     desktop.open(link(server, "failures", {"run": MAIN, "case": LONG_CASE}), ["Jump to the probe"])
+    eventually(lambda: desktop.evaluate("!!document.getElementById('the-probe')"), "the probe's anchor drawn")
     at = desktop.locate("↓ Jump to the probe")  # scrolled into view; the probe is further down, out of sight
     probe = "document.getElementById('the-probe').getBoundingClientRect().top"
     assert desktop.evaluate(probe) > DESKTOP[1]
@@ -269,9 +281,10 @@ def test_the_jump_link_brings_the_probe_into_view(server, desktop):
 
 
 def test_an_earlier_session_opens_when_clicked(server, desktop):
-    text = desktop.open(link(server, "failures", {"run": MAIN, "case": LONG_CASE}), ["Session w5"])
-    assert "Week 5 message 35" not in text  # collapsed
-    desktop.click_until("Session w5", "Week 5 message 35", prefix=True)
+    text = desktop.open(link(server, "failures", {"run": MAIN, "case": LONG_CASE}), ["Session w4"])
+    assert "Week 4 message 29" not in text  # collapsed
+    assert "Week 5 message 35" in text  # open: w5 holds the verdict's evidence (its resolution)
+    desktop.click_until("Session w4", "Week 4 message 29", prefix=True)
 
 
 def test_a_transcript_search_filters_it_and_goes_into_the_url(server, desktop):
@@ -282,13 +295,32 @@ def test_a_transcript_search_filters_it_and_goes_into_the_url(server, desktop):
     assert query(desktop.url())["tq"] == ["batch 7"]
 
 
-def test_a_flipped_case_click_opens_it(server, desktop):
+def test_a_flipped_case_click_opens_both_sides_filtered_to_the_flip(server, desktop):
     desktop.open(link(server, "compare", {"run": MAIN, "mode": "runs", "a": TIGHT, "b": MAIN}), ["Cases that flipped"])
     click_row(desktop, "Cases that flipped", 0)
     url = desktop.wait_url("/failures")
-    case = query(url)["case"][0]
-    assert case.count("|") == 3 and query(url)["run"] == [MAIN]
-    desktop.wait_for(["Transcript up to the probe"])
+    q = query(url)
+    strategy, scenario, _probe, criterion = q["case"][0].split("|")
+    assert q["run"] == [MAIN] and q["vs"] == [TIGHT]
+    assert q["strategy"] == [strategy] and q["criterion"] == [criterion] and q["scenario"] == [scenario]  # the list: the flip's
+    text = desktop.wait_for(["A vs B:", "What moved:", "Transcript up to the probe"])
+    assert f"A · {TIGHT}" in text and f"B · {MAIN}" in text  # both runs named, not a silent switch
+    assert "A's context" in text and "B's context" in text
+
+
+def test_a_decisions_row_click_opens_that_turn(server, desktop):
+    from fixture_runs import decision_scenarios
+
+    from stores.protocol import Turn
+
+    scen = next(s for s in decision_scenarios() if s.id == "decision-routing")
+    turns = [e.id for e in scen.events if isinstance(e, Turn)]
+    desktop.open(link(server, "decisions", {"run": MAIN, "scenario": scen.id}), ["One turn", "click a turn's row"])
+    for row in (0, 1):
+        click_row(desktop, "✓ matches the gold", row, prefix=True)
+        wait_until(desktop, "[...document.querySelectorAll('[data-testid=stSelectbox] input[aria-label=\"Turn\"]')]"
+                   f".some(i => i.value.startsWith({json.dumps(turns[row] + ' — ')}))", f"the Turn picker showing {turns[row]}")
+        desktop.wait_for(["Locker before → after"])
 
 
 def test_the_health_moment_restarts_when_the_scenario_changes(server, desktop):
@@ -380,3 +412,111 @@ def test_a_deep_link_that_is_a_fresh_servers_first_request_runs_under_the_router
     missing = [v.title for v in views.VIEWS if v.title not in sidebar]
     assert not missing, f"navigation lacks {missing}; sidebar reads {sidebar[:300]!r}"
     assert "Run" in sidebar and picked == [f"{TIGHT} · test"], f"no run picker showing the linked run: {picked}; sidebar reads {sidebar[:300]!r}"
+
+
+# --- Back and Forward ------------------------------------------------------------------------------
+
+
+def back(browser: Chromium) -> None:
+    """The browser's Back button (what `history.back()` does)."""
+    browser.evaluate("history.back()")
+
+
+def history_length(browser: Chromium) -> int:
+    return int(browser.evaluate("history.length"))
+
+
+def test_back_walks_cell_list_case_and_back_to_the_leaderboard(server, chromium):
+    """One history entry per thing the reader opened: Back from a case shows the list it was opened
+    from (the case closed, not written back into the URL), Back again the Leaderboard; Forward
+    reopens the case."""
+    b = Chromium(chromium, *DESKTOP)
+    try:
+        b.open(link(server, "leaderboard", {"run": MAIN}), ["Score by criterion"])
+        start = history_length(b)
+        click_cell(b, "session_aware", "preference_surfacing", corner=True)
+        b.wait_url("/failures")
+        b.wait_for(["Failures", "· errors first"])
+        assert history_length(b) == start + 1, "opening the list is one history entry"
+        click_row(b, "Failures", 0)
+        b.wait_url("case=")
+        b.wait_for(["Transcript up to the probe"])
+        assert history_length(b) == start + 2, "opening a case is one history entry"
+        case_url = b.url()
+
+        back(b)
+        b.wait_for(["· errors first"], gone=["Transcript up to the probe"])
+        url = b.url()
+        assert urlparse(url).path == "/failures" and "case" not in query(url)
+        assert query(url)["criterion"] == ["preference_surfacing"]
+        time.sleep(1.5)  # a page that wrote the case back would do it now
+        assert "case" not in query(b.url()) and "Transcript up to the probe" not in b.text()
+
+        back(b)
+        b.wait_for(["Score by criterion"], gone=["· errors first"])
+        assert urlparse(b.url()).path == "/"
+
+        b.evaluate("history.forward()")
+        b.wait_for(["· errors first"], gone=["Score by criterion"])
+        b.evaluate("history.forward()")
+        b.wait_for(["Transcript up to the probe"])
+        assert query(b.url())["case"] == query(case_url)["case"]
+    finally:
+        b.close()
+
+
+def test_next_and_previous_walk_the_cases_of_the_selection(server, desktop):
+    desktop.open(link(server, "failures", {"run": MAIN, "strategy": "session_aware"}), ["· errors first"])
+    click_row(desktop, "Failures", 0)
+    desktop.wait_for(["Case 1 of", "Transcript up to the probe"])
+    first = query(desktop.wait_url("case="))["case"]
+    desktop.click_text("next case →")
+    desktop.wait_for(["Case 2 of"])
+    wait_until(desktop, f"!location.search.includes({json.dumps(urlencode({'case': first[0]})[5:])})", "the URL naming the next case")
+    desktop.click_text("← previous case")
+    desktop.wait_for(["Case 1 of"])
+    wait_until(desktop, f"location.search.includes({json.dumps(urlencode({'case': first[0]})[5:])})", "the URL naming the first case")
+
+
+def test_on_a_phone_labels_and_controls_fit(server, browser):
+    """390 px: every heatmap cell's text inside its cell, Compare's axis labels inside the chart, and
+    every option of the Failures list control on screen."""
+    browser.viewport(*PHONE, mobile=True)
+    try:
+        browser.open(link(server, "leaderboard", {"run": MAIN, "controls": "1"}), ["Score by criterion"])
+        wait_until(browser, "!!document.querySelector('.js-plotly-plot')?._fullLayout", "the heatmap drawn")
+        wide = browser.evaluate("""(() => { const gd = document.querySelector('.js-plotly-plot'), xa = gd._fullLayout.xaxis;
+            const cell = xa._length / xa._categories.length;
+            return [...gd.querySelectorAll('.heatmaplayer text, g.textpoint text, .hm text')].map(t => t.getBBox().width)
+              .filter(w => w > cell); })()""")
+        assert not wide, f"cell texts wider than their cell: {wide}"
+        browser.open(link(server, "compare", {"run": MAIN, "mode": "runs", "a": TIGHT, "b": MAIN}), ["Per-criterion deltas"],
+                     timeout=90)
+        wait_until(browser, "!!document.querySelector('.js-plotly-plot')?._fullLayout", "the deltas drawn")
+        cut = browser.evaluate("""(() => { const gd = document.querySelector('.js-plotly-plot'), box = gd.getBoundingClientRect();
+            return [...gd.querySelectorAll('.ytick text')].map(t => t.getBoundingClientRect())
+              .filter(r => r.left < box.left - 1 || r.right > box.right + 1).length; })()""")
+        assert cut == 0, f"{cut} axis labels cut"
+        browser.open(link(server, "failures", {"run": MAIN}), ["one by one", "· errors first"])
+        off = browser.evaluate("""[...document.querySelectorAll('[data-testid=stButtonGroup] button')]
+            .filter(b => b.getBoundingClientRect().right > window.innerWidth + 1).map(b => b.innerText)""")
+        assert not off, f"list options off screen: {off}"
+    finally:
+        browser.viewport(*DESKTOP)
+
+
+def test_speed_of_the_first_leaderboard_and_a_row_click_is_printed(app_runs, chromium, capsys):
+    """Issue 28's goals (row → case ≤ 1.5 s, first Leaderboard ≤ 4 s at load ≤ 2) measured here and
+    printed with the load average: a benchmark, not a pass/fail (the machine's load decides the
+    figures). What is held: both views render. `bench/app_speed.py` measures the same on any run."""
+    sys.path.insert(0, str(ROOT))
+    from bench.app_speed import first_paint, row_clicks
+
+    runs = Path(app_runs["main"]).parent
+    paint = first_paint(ROOT, runs, MAIN, chromium)
+    clicks = row_clicks(ROOT, runs, MAIN, chromium, 3)
+    with capsys.disabled():
+        print(f"\n[app speed] first Leaderboard paint {paint:.2f} s · row → case "
+              f"{', '.join(f'{c:.2f}' for c in clicks)} s (median {sorted(clicks)[len(clicks) // 2]:.2f} s) · "
+              f"load average {os.getloadavg()[0]:.2f}")
+    assert paint > 0 and len(clicks) == 3

@@ -6,6 +6,7 @@ import os
 import json
 import re
 from pathlib import Path
+from urllib.parse import parse_qs
 
 import pandas as pd
 import pytest
@@ -32,9 +33,27 @@ def open_page(page: str, **params) -> AppTest:
 
 
 def texts(at: AppTest) -> str:
+    """What the page's Markdown elements read as (the data in them is escaped to stay text:
+    `pages._shared.plain`; the escapes are taken off here)."""
     parts = [e.value for kind in ("title", "subheader", "markdown", "caption", "info", "success", "error", "warning")
              for e in getattr(at, kind)]
-    return "\n".join(str(p) for p in parts)
+    return unescape("\n".join(str(p) for p in parts))
+
+
+def unescape(markdown: str) -> str:
+    """Markdown with its backslash escapes taken off (what a reader sees of escaped text)."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown).replace("\u2060", "")
+
+
+def follow(at: AppTest) -> AppTest:
+    """Do what the browser does with `pages._shared.go`: open the address its script names (a
+    link to another page of the app, with its selection)."""
+    body = next((e.proto.body for e in at.get("html") if "pushState" in e.proto.body), None)
+    assert body is not None, "the page asked the browser to open nothing"
+    address = json.loads(re.search(r"new URL\((\".*?\"), document.baseURI\)", body).group(1))
+    path, _, qs = address.removeprefix("./").partition("?")
+    params = {k: v[0] if len(v) == 1 else v for k, v in parse_qs(qs).items()}
+    return open_page(path or PAGES[0], **params)  # a fresh session: AppTest cannot switch to a page by its URL path
 
 
 def figures(at: AppTest) -> list[dict]:
@@ -142,7 +161,7 @@ def test_leaderboard_gates_show_a_failing_gate_with_its_cases(tmp_path, monkeypa
     gates = at.dataframe[1].value.set_index("strategy")
     assert gates.loc["history_stuffing", "token budget compliance"] == "✓ pass"
     assert gates.loc["broken[breaks=token_budget]", "token budget compliance"].startswith("✗ ")
-    assert any("broken[breaks=token_budget] fails token budget compliance" in e.label for e in at.expander)
+    assert any("broken[breaks=token_budget] fails token budget compliance" in unescape(e.label) for e in at.expander)
     assert "tokens against a budget of" in texts(at)
 
 
@@ -168,7 +187,7 @@ def test_leaderboard_unsupported_cells_are_neutral_not_a_zero(app_runs):
     neutral, scores, _ = figures(at)[0]["data"]
     row = neutral["y"].index("health")
     col = neutral["x"].index("history_stuffing")
-    assert scores["z"][row][col] is None and neutral["text"][row][col] == "unsupported"
+    assert scores["z"][row][col] is None and neutral["text"][row][col] == "n/a"
     assert neutral["colorscale"][0][1] == neutral["colorscale"][-1][1]  # one grey, whatever the value
 
 
@@ -190,7 +209,7 @@ def test_leaderboard_cell_choice_opens_matching_failures(app_runs):
     at = open_page("leaderboard")
     at.selectbox(key=_key(at, "strategy")).set_value("session_aware")
     at.selectbox(key=_key(at, "criterion")).set_value("preference_surfacing")
-    at.button[0].click().run()
+    at = follow(at.button[0].click().run())
     no_exception(at)
     assert at.title[0].value == "Failures"
     assert at.query_params["strategy"] == "session_aware"
@@ -437,7 +456,8 @@ def test_health_moment_starts_at_the_latest_event_when_the_scenario_changes(app_
     assert at.query_params["at"] == "8"
     at.selectbox(key=_key(at, "scenario")).set_value("long-history").run()
     no_exception(at)
-    assert at.query_params["at"] == str(latest) and at.select_slider[0].value == latest
+    # the latest moment is the default: it stays out of the URL (a link that names it keeps it)
+    assert at.query_params.get("at") is None and at.select_slider[0].value == latest
 
 
 def test_failures_hide_controls_unless_shown_or_picked(app_runs):
@@ -481,7 +501,10 @@ def test_a_long_transcript_collapses_earlier_sessions_and_searches(app_runs):
     assert [lab.split(" · ")[0] for lab in labels] == [f"Session w{i}" for i in range(6)]
     assert "[↓ Jump to the probe](#the-probe)" in texts(at)
     chats = len(at.chat_message)
-    assert chats == 1, "only the probe's own session is drawn as chat messages"
+    opened = [e for e in at.expander if e.label.startswith("Session ") and e.proto.expanded]
+    assert [e.label.split(" · ")[0] for e in opened] == ["Session w5"], "only the session holding the evidence is open"
+    assert chats == 1 + len(opened[0].chat_message), "the probe's session and the evidence's are drawn as chat messages"
+    assert "evidence (a click shows it in the transcript): [w5#resolution](#ev-w5_23_resolution)" in texts(at)
     at = open_page("failures", case=case, tq="batch 7")
     assert "1 of 44 events mention “batch 7”" in texts(at) and len(at.chat_message) == 1
     assert "**batch 7**" in at.chat_message[0].markdown[0].value
@@ -573,3 +596,65 @@ def test_an_over_budget_context_is_shown_as_the_criteria_judge_it_cut_at_the_bud
     assert "Week 0 message 0" in returned and "Week 0 message 0" not in seen  # the oldest history is past the cut
     assert count_text_tokens(seen) <= 300 < count_text_tokens(returned)
     assert "The strategy returned, before the cut:" in texts(at)
+
+
+def test_compare_pairs_decision_policies_like_strategies(app_runs):
+    """A policy variant's regressions are cases like any other: the policies are paired by default."""
+    at = open_page("compare", mode="runs", a=TIGHT, b=MAIN)
+    no_exception(at)
+    pairs = at.multiselect(key=_key(at, "pair")).value
+    assert {"session_state → session_state", "per_message → per_message"} <= set(pairs)
+    crit = at.dataframe[0].value
+    assert {"session_state", "per_message"} <= set(crit["strategy"])  # a pair of equal labels is named once
+
+
+def test_a_capped_health_score_gets_a_cap_bar_so_the_last_bar_stands_at_the_score():
+    from pages.health import waterfall
+
+    row = {"base": 90.0, "score": 100.0, "band": "healthy",
+           "factors": json.dumps([{"signal": "recent_resolution", "impact": 10.0, "detail": "resolved 2 days ago"},
+                                  {"signal": "high_resolution_rate", "impact": 10.0, "detail": "3 of 3 resolved"}])}
+    trace = waterfall(row, [("healthy", 70, 100)]).data[0]
+    assert list(trace.x) == ["base", "resolved in the last 7 days", "most sessions resolved", "capped at 100", "score"]
+    assert "(recent_resolution)" in trace.hovertext[1]  # the id on hover
+    assert sum(trace.y[:-1]) == 100.0 and trace.text[-1] == "100"  # plotly's total bar is the running sum
+
+
+def test_an_unknown_filter_in_a_link_is_named_not_dropped_silently(app_runs):
+    at = open_page("failures", strategy=["session_aware", "no_such_strategy"], criterion="recall")
+    no_exception(at)
+    assert "no_such_strategy" in texts(at) and "this run does not have" in texts(at)
+    assert at.multiselect(key=_key(at, "strategy")).value == ["session_aware"]
+
+
+def test_compare_shows_the_paired_interval_of_each_mean_delta(app_runs):
+    from harness.analysis.queries import delta_intervals
+    from harness.analysis.results import Results
+
+    at = open_page("compare", mode="runs", a=TIGHT, b=MAIN)
+    no_exception(at)
+    crit = at.dataframe[0].value.set_index(["strategy", "criterion"])
+    row = crit.loc[("session_aware", "recall")]
+    assert row["n_paired"] > 1 and row["lo"] <= row["paired_delta"] <= row["hi"]
+    assert pd.isna(crit.loc[("session_aware", "repeat-issue detection"), "lo"])  # an F1 is not a mean of cases: no interval
+    with Results([app_runs["tight"], app_runs["main"]]) as res:  # the interval is the normal one over per-case differences
+        scores = res.df("SELECT run, scenario, probe_id, coalesce(value, 0) AS v FROM scores "
+                        "WHERE strategy = 'session_aware' AND criterion = 'recall'")
+        d = delta_intervals(res, TIGHT, MAIN, (("session_aware", "session_aware"),))
+    wide = scores.pivot_table(index=["scenario", "probe_id"], columns="run", values="v").dropna()
+    diff = wide[MAIN] - wide[TIGHT]
+    got = d.set_index("criterion").loc["recall"]
+    assert got["n_paired"] == len(diff) and abs(got["paired_delta"] - diff.mean()) < 1e-9
+    assert abs(got["hi"] - got["paired_delta"] - 1.96 * diff.std(ddof=1) / len(diff) ** 0.5) < 1e-9
+
+
+def test_the_glossary_names_every_criterion_total_and_raw_id(app_runs):
+    from harness.criteria import registry
+
+    at = open_page("glossary")
+    no_exception(at)
+    totals, criteria, terms, ids = (d.value for d in at.dataframe)
+    assert "total (core, equal weight)" in set(totals["total"])
+    assert set(criteria["id"]) == set(registry()) and criteria["judges"].str.len().min() > 20
+    assert {"coverage", "fail open", "shared total"} <= set(terms["term"])
+    assert dict(zip(ids["id"], ids["shown as"]))["offer_live"] == "offer live support"

@@ -33,7 +33,7 @@ from harness.analysis.aggregate import (aggregate, comparison_of, control_labels
                                         shared_spread, totals)
 from harness.analysis.compare import case_overlap as overlap
 from harness.analysis.compare import compare_pairs as pairs_of
-from harness.analysis.compare import compare_runs, compare_strategies
+from harness.analysis.compare import compare_runs, compare_strategies, pair_label
 from harness.analysis.budget import budget_use
 from harness.analysis.results import Results
 from harness.criteria import groups
@@ -476,9 +476,7 @@ def delta_intervals(res: Results, run_a: str, run_b: str, pairs: Sequence[tuple[
     minus A's over them (unsupported and errors as 0, as in every mean) and its 95% interval, the
     normal approximation over the per-case differences (mean ± z·sd/√n). Only for criteria whose
     metric is the mean of the case values (an F1 is not an average of cases): the others get no
-    interval. The strategy column is `harness.ci.compare.pair_label`, as in `compare_pairs`."""
-    from harness.analysis.aggregate import metric_of
-    from harness.ci.compare import pair_label
+    interval. The strategy column is `harness.analysis.compare.pair_label`, as in `compare_pairs`."""
 
     frames = []
     for sa, sb in dict.fromkeys(pairs):

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.analysis.visible import acting, visible
+from harness.cli import common
 from harness.cli import main as cli
 
 NAME = "nightly\x1b[2J\x1b[31m\nforged-run  ok"
@@ -37,7 +38,7 @@ def test_ls_runs_shows_a_hostile_run_name_escaped(tmp_path, monkeypatch, capsys)
                 "--name", NAME]) == 0
     capsys.readouterr()
 
-    monkeypatch.setenv("COLUMNS", "400")  # one table row per line, whatever the terminal
+    monkeypatch.setattr(common.out, "width", 400)  # one table row per line (the console is made at import, 80 wide without a terminal)
     assert cli(["ls", "runs"]) == 0
     printed = capsys.readouterr().out
     assert "\x1b" not in printed and "\r" not in printed
@@ -54,7 +55,7 @@ def test_a_bidi_override_in_a_title_is_shown_escaped_by_ls_scenarios(tmp_path, m
     lines[i] = f"title: '{RLO_TITLE}'"
     path = tmp_path / "rlo.yaml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    monkeypatch.setenv("COLUMNS", "400")
+    monkeypatch.setattr(common.out, "width", 400)
     assert cli(["ls", "scenarios", str(path)]) == 0
     printed = capsys.readouterr()
     assert "\u202e" not in printed.out + printed.err and "the <U+202E>evil<U+202C> account" in printed.out

@@ -111,8 +111,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     code = args.code.resolve()
     given = argv if argv is not None else sys.argv[1:]
-    command = "python bench/embedding_load.py " + " ".join("BEFORE" if prev == "--before" else a
-                                                          for prev, a in zip([""] + given, given))
+    # the command as it can be typed again: no path of this machine (another checkout, a temporary file)
+    command = "python bench/embedding_load.py " + " ".join(
+        "BEFORE" if prev == "--before" else ("docs/results/embedding-load.md" if prev == "--out" else a)
+        for prev, a in zip([""] + given, given))
     texts = suite_texts(args.suite, code)
     before = args.before.resolve() if args.before else None
     rows: dict[str, dict[str, list]] = {c: {"raw": [], "run": [], "before": [], "load": [], "plans": []} for c in ("idle", "busy")}

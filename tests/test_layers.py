@@ -25,7 +25,8 @@ STORES = {"stores"}
 ALLOWED: dict[str, set[str]] = {
     # the app: the entry file, then pages that read runs (and start one from Get started)
     "app": {"pages"},
-    "pages": {"harness.analysis", "harness.criteria", "harness.format", "harness.replay", "harness.run", "stores"},
+    "pages": {"harness.analysis", "harness.criteria", "harness.format", "harness.replay", "harness.run", "stores",
+              "stores.decisions"},
     # the command line sits on everything the harness has
     "harness.cli": {"harness.analysis", "harness.ci", "harness.criteria", "harness.format", "harness.generate",
                     "harness.importers", "harness.run", "stores", "stores.decisions", "stores.expiry", "stores.frontend",

@@ -155,6 +155,8 @@ def _load() -> None:
         try:
             MODULE_REGISTRY.load(entry)
         except ValueError as e:  # a broken plugin: one line naming its package; the others stay
+            if entry.origin == "built-in":
+                raise  # a built-in module that cannot load is a bug of ours, never a row quietly missing
             _load_problems[entry.name] = str(e)
             continue
         if entry.origin != "built-in":

@@ -473,3 +473,15 @@ def test_isolation_says_when_another_customers_text_is_in_the_context_unmarked()
     x = cand("x-1", included=False, subject="c2")
     s = judge("isolation", outcome(story(), [cand("intro"), x], text="\n".join(["Memory for c1", cand("intro").text, x.text])))
     assert not s.passed and "x-1 of c2 (not marked included, though its text is in the context)" in s.explanation
+
+
+def test_a_built_in_criteria_module_that_cannot_load_raises_instead_of_dropping_its_criteria(monkeypatch):
+    import harness.criteria as criteria
+    from stores.plugins import Registry
+
+    broken = Registry("criterion", {**{m: f"harness.criteria.{m}" for m in criteria.MODULES}, "gone": "harness.criteria.no_such_module"},
+                      ValueError)
+    monkeypatch.setattr(criteria, "MODULE_REGISTRY", broken)
+    monkeypatch.setattr(criteria, "_loaded_for", None)
+    with pytest.raises(ValueError, match="no_such_module"):
+        criteria.registry()

@@ -36,6 +36,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+from profile_run import load_average  # noqa: E402  (the benches print the load the same way)
 GOALS = {"busy": 1.5, "idle": 1.0}
 THREAD_VARS = ("OMP_NUM_THREADS", "SUPPORTBENCH_TORCH_THREADS", "OMP_WAIT_POLICY", "MKL_NUM_THREADS")
 
@@ -53,12 +55,6 @@ model.encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=
 
 SPIN = "while True: pass"
 
-
-def load_average() -> str:
-    try:
-        return ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:
-        return "unknown"
 
 
 def suite_texts(suite: str, code: Path) -> list[str]:

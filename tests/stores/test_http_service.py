@@ -127,6 +127,8 @@ class _Dribble(threading.Thread):
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         self.every, self.declared, self.chunked_total = every, declared, chunked_total
         self.stop = threading.Event()
+        self.requests = 0
+        """Connections it accepted: one per try of the client."""
 
     def run(self) -> None:
         while not self.stop.is_set():
@@ -134,6 +136,7 @@ class _Dribble(threading.Thread):
                 conn, _ = self.sock.accept()
             except OSError:
                 return
+            self.requests += 1
             threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
 
     def serve(self, conn) -> None:
@@ -171,12 +174,13 @@ def test_the_whole_call_deadline_holds_however_slowly_the_bytes_arrive():
         t0 = time.monotonic()
         with pytest.raises(DeadlineExceeded, match="no complete answer within 1 s"):
             bounded_request(client, "GET", "/v1/info", deadline_s=1.0, max_bytes=1 << 20)
-        assert time.monotonic() - t0 < 1.8
+        # the message proves the deadline cut it; the bound only says it was long before the server's 100 s
+        assert time.monotonic() - t0 < 30
         s = HttpService(HttpParams(url=server.url, timeout_s=0.5, retries=1, retry_backoff_s=0.0))
-        t0 = time.monotonic()
+        before = server.requests
         with pytest.raises(RemoteUnavailable, match=r"info: no answer after 2 tries \(no complete answer within 0.5 s\)"):
             s.info()
-        assert time.monotonic() - t0 < 2.0
+        assert server.requests - before == 2
     finally:
         server.close()
 
@@ -189,10 +193,9 @@ def test_the_response_size_cap_holds_for_a_declared_and_a_streamed_length():
     try:
         for server, why in ((declared, "declares 5000 bytes"), (streamed, "sent more than 2048 bytes")):
             s = HttpService(HttpParams(url=server.url, max_response_bytes=2048, retries=3))
-            t0 = time.monotonic()
             with pytest.raises(ServiceError, match=f"info: the answer {why}, over max_response_bytes=2048"):
                 s.info()
-            assert time.monotonic() - t0 < 2.0  # refused at once, never retried
+            assert server.requests == 1  # refused at once, never retried
     finally:
         declared.close()
         streamed.close()

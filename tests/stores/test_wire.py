@@ -37,14 +37,14 @@ def test_a_server_that_drips_bytes_is_cut_at_the_whole_call_deadline(mode):
         client = HindsightClient(server.url, timeout=1.0)
         spent, err = timed(client.health)
     assert isinstance(err, HindsightUnavailable), err
-    assert "within the 1 s whole-call deadline" in str(err)
-    assert spent < 3.0, f"the call took {spent:.1f} s against a 1 s deadline"
+    assert "within the 1 s whole-call deadline" in str(err)  # the deadline cut it, not the server's own end
+    assert spent < server.max_s / 2, f"the call took {spent:.1f} s against a 1 s deadline"  # a hang bound only
 
 
 def test_statewave_calls_have_the_same_deadline():
     with FaultServer("drip", interval=0.1) as server:
         spent, err = timed(StatewaveClient(server.url, timeout=1.0).healthz)
-    assert isinstance(err, StatewaveUnavailable) and "whole-call deadline" in str(err) and spent < 3.0
+    assert isinstance(err, StatewaveUnavailable) and "whole-call deadline" in str(err) and spent < server.max_s / 2
 
 
 @pytest.mark.parametrize("mode", ["flood", "flood_declared"])
@@ -91,7 +91,7 @@ def test_the_chat_engine_falls_back_within_its_deadline_and_names_no_credential(
         r = engine.reply(REQ, Bundle(candidates=[], text="", tokens=0))
         spent = time.monotonic() - t0
     assert r.engine == "scripted" and why in r.engine_note, r.engine_note
-    assert PASSWORD not in r.engine_note and spent < 3.0
+    assert PASSWORD not in r.engine_note and spent < server.max_s / 2  # the note says why; the bound only reports a hang
 
 
 def test_a_chat_reply_note_never_carries_the_url_credentials():

@@ -42,7 +42,7 @@ from harness.run.tables import STREAMED, TableBuffer
 from harness.run.intake import ScenarioHandle, n_decision_cases, n_events, scenario_of
 from harness.run.workers import open_pool, stop_workers
 from stores.cpu import plan_threads
-from stores.retrieval.encoder import encoder_stats, set_worker_share, torch_threads
+from stores.retrieval.encoder import encoder_stats, set_worker_share
 
 Progress = Callable[[int, int], None]
 """Called as `progress(probes_just_done, scenarios_just_done)`."""
@@ -376,7 +376,7 @@ def execute(
     and `pool` the pool that loaded them (`open_pool`), which then runs the shards too.
     """
     plan = plan_threads(workers if executor == "process" else max(workers, 1))
-    threads = torch_threads(workers if executor == "process" else max(workers, 1))
+    threads = plan.threads  # what each worker's torch_threads() gives (the pool hands it down)
     started = datetime.now(timezone.utc)
     run_id = run_id or new_run_id(started)
     register_specs(specs, policies)  # what no file of the run may hold (the manifest's command line included)

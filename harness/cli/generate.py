@@ -70,6 +70,8 @@ def main(args: argparse.Namespace) -> int:
         + pct("pairs_customer_top", "pairs")
         + "; identity facts said as their session's first customer turn " + pct("facts_first", "facts")
         + ", as its 2nd or 3rd " + pct("facts_2nd_3rd", "facts") + ", later " + pct("facts_later", "facts")
+        + "; preferences said as their session's first customer turn " + pct("prefs_first", "prefs")
+        + ", as its 2nd or 3rd " + pct("prefs_2nd_3rd", "prefs") + ", later " + pct("prefs_later", "prefs")
         + "; repeats whose session is the one sharing the most keywords with the probe's turn "
         + (f"{stats['repeat_max_overlap']} of {reps} ({stats['repeat_max_overlap'] / reps:.0%})" if reps else "none")
     )

@@ -193,14 +193,15 @@ def shortcut_shares(texts: dict[str, str] | list[str]) -> dict[str, int]:
     """What a trivial rule could exploit, counted from the YAML alone: ordering pairs (`above`
     and `fix_before`) and those whose top item is a customer turn (`pairs`, `pairs_customer_top`);
     identity gold (distinct ids) said as its session's first customer turn, as its 2nd or 3rd, or
-    later (`facts`, `facts_first`, `facts_2nd_3rd`, `facts_later`)."""
+    later (`facts`, `facts_first`, `facts_2nd_3rd`, `facts_later`); the same of preference gold
+    (`prefs`, `prefs_first`, ...)."""
     c: Counter = Counter()
     for text in (texts.values() if isinstance(texts, dict) else texts):
         doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         role: dict[str, str] = {}
         place: dict[str, int] = {}
         spoken: Counter = Counter()
-        session, gold = None, set()
+        session, gold, prefs = None, set(), set()
         for ev in doc["events"]:
             session = ev.get("session", session)
             if "turn" in ev:
@@ -214,8 +215,10 @@ def shortcut_shares(texts: dict[str, str] | list[str]) -> dict[str, int]:
                     c["pairs"] += 1
                     c["pairs_customer_top"] += role.get(first, "resolution") == "customer"
                 gold.update(exp.get("identity", ()))
-        for g in gold:
-            c["facts"] += 1
-            k = place.get(g, 0)
-            c["facts_first" if k == 1 else "facts_2nd_3rd" if k in (2, 3) else "facts_later"] += 1
+                prefs.update(exp.get("preferences", ()))
+        for key, ids in (("facts", gold), ("prefs", prefs)):
+            for g in ids:
+                c[key] += 1
+                k = place.get(g, 0)
+                c[f"{key}_first" if k == 1 else f"{key}_2nd_3rd" if k in (2, 3) else f"{key}_later"] += 1
     return dict(c)

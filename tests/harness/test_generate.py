@@ -172,6 +172,7 @@ def test_what_a_trivial_rule_could_use_is_balanced(profile, customers, seed):
     assert sh["facts_2nd_3rd"] / sh["facts"] <= (0.7 if profile == "long-history" else 0.5), sh
     assert sh["facts_later"] / sh["facts"] >= (0.1 if profile == "long-history" else 0.25), sh
     assert sh["facts_first"] / sh["facts"] <= 0.3, sh
+    assert sh["prefs_2nd_3rd"] / sh["prefs"] <= 0.5 and sh["prefs_later"] / sh["prefs"] >= 0.25, sh  # preferences too
     assert stats["repeat_probes"] and 0.1 <= stats["repeat_max_overlap"] / stats["repeat_probes"] <= 0.6, stats
 
 
@@ -182,6 +183,7 @@ def test_generate_states_what_a_shortcut_could_use(tmp_path, capsys):
     out = " ".join(capsys.readouterr().err.split())
     assert "ordering pairs with a customer turn on top" in out and "identity facts said as their session's first" in out
     assert "repeats whose session is the one sharing the most keywords" in out
+    assert "preferences said as their session's first customer turn" in out
 
 
 @pytest.mark.slow

@@ -117,20 +117,21 @@ def oracle_items(gold: dict[str, Any], ids: Sequence[str], lines: Sequence[str],
     the oracle would render it."""
     wanted = _ordered_wanted(gold)
     needles = [(key, x["text"].lower()) for key in _WANTED_NEEDLES for x in gold.get(key, ()) if isinstance(x, dict)]
+    memories = [m for m in gold.get("memories", ()) if isinstance(m, dict) and m.get("source")]
+    avoid = _avoided(gold)
     for key, needle in needles:
         hits = [next((i for i, line in zip(ids, lines) if needle in line.lower()), None)]
-        hits += [m["source"] for m in gold.get("memories", ()) if key in _ATTEMPT_OUTCOME and m.get("source")
-                 and m.get("type") == "ATTEMPT" and m.get("outcome") == _ATTEMPT_OUTCOME[key] and m.get("text", "").lower() == needle]
-        wanted += [h for h in hits if h is not None and h not in wanted]
+        if key in _ATTEMPT_OUTCOME:
+            hits += [m["source"] for m in memories if m.get("type") == "ATTEMPT" and m.get("outcome") == _ATTEMPT_OUTCOME[key]
+                     and str(m.get("text", "")).lower() == needle]
+        wanted += [h for h in hits if h is not None and h not in wanted and h not in avoid]
     known = set(ids)
     if any(key in _ATTEMPT_OUTCOME for key, _ in needles):
         # the incident those attempts were made on, and the record that closed it when the gold says it is resolved
         session_of = dict(zip(ids, sessions))
-        for m in gold.get("memories", ()):
-            if m.get("type") == "INCIDENT" and m.get("source"):
-                closed = f"{session_of.get(m['source'])}#resolution"
-                wanted += [x for x in (m["source"], closed if m.get("status") == "resolved" else None)
-                           if x is not None and x in known and x not in wanted]
+        for m in (m for m in memories if m.get("type") == "INCIDENT"):
+            closed = f"{session_of.get(m['source'])}#resolution" if m.get("status") == "resolved" else None
+            wanted += [x for x in (m["source"], closed) if x in known and x not in wanted and x not in avoid]
     wanted = [x for x in wanted if x in known]
     if gold.get("evidence_sessions") and sessions:
         session_of = dict(zip(ids, sessions))

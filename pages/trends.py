@@ -15,6 +15,7 @@ import streamlit as st
 
 from harness.analysis.queries import Filter
 from harness.analysis.trends import NO_VERDICT, same_suite
+from pages._charts import CASE_VALUE, SCORE, SCORE_RANGE, SHARE_OF_CASES, SHARED_TOTAL
 from pages._shared import url_page, plain, start, criterion_titles, q, run_manifests, url_selectbox, url_toggle
 
 TREND_RUNS = 12  # the newest runs of the suite a trend shows (each is one leaderboard computation, cached)
@@ -57,8 +58,8 @@ def histogram(hist: pd.DataFrame) -> go.Figure:
             x=grp["bin"], y=grp["share"], name=strat, marker_color=COLORS[i % len(COLORS)],
             customdata=grp["cases"], hovertemplate=f"<b>{strat}</b><br>value %{{x}}: %{{y:.0%}} of its cases (%{{customdata}})<extra></extra>",
         ))
-    fig.update_layout(barmode="group", height=340, margin=dict(l=10, r=10, t=10, b=10), yaxis=dict(tickformat=".0%", title=None),
-                      xaxis=dict(title="case value", type="category"), legend=dict(orientation="h", y=-0.25))
+    fig.update_layout(barmode="group", height=340, margin=dict(l=10, r=10, t=10, b=10), yaxis=dict(tickformat=".0%", title=SHARE_OF_CASES, range=[0, 1.02]),
+                      xaxis=dict(title=CASE_VALUE, type="category"), legend=dict(orientation="h", y=-0.25))
     return fig
 
 
@@ -75,7 +76,7 @@ def scenario_section(f: Filter) -> None:
     for i, (strat, grp) in enumerate(scores.groupby("strategy", sort=True)):
         fig.add_trace(go.Box(y=grp["score"], name=strat, boxpoints="all", jitter=0.4, pointpos=0, marker=dict(size=4),
                              line=dict(color=COLORS[i % len(COLORS)]), hovertext=grp["scenario"], hoverinfo="text+y"))
-    fig.update_layout(height=360, margin=dict(l=10, r=10, t=10, b=10), showlegend=False, yaxis=dict(range=[-0.02, 1.02], title="score"))
+    fig.update_layout(height=360, margin=dict(l=10, r=10, t=10, b=10), showlegend=False, yaxis=dict(range=list(SCORE_RANGE), title=SCORE))
     st.plotly_chart(fig, key="scenario_box", config={"displayModeBar": False})
 
 
@@ -116,7 +117,7 @@ def trend_section(run: str, f: Filter) -> None:
         ))
     fig.update_layout(height=360, margin=dict(l=10, r=10, t=10, b=10), legend=dict(orientation="h", y=-0.25),
                       xaxis=dict(type="category", categoryorder="array", categoryarray=order, title=None),
-                      yaxis=dict(title=f"total ({head_title})"))
+                      yaxis=dict(title=SHARED_TOTAL, range=list(SCORE_RANGE)))
     st.plotly_chart(fig, key="trend", config={"displayModeBar": False})
     wide = df.pivot_table(index=["started", "label"], columns="strategy", values="total").reset_index()
     st.dataframe(wide, hide_index=True, width="stretch",

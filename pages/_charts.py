@@ -53,3 +53,9 @@ def same_range(figs: Iterable[go.Figure], axis: str, rng: tuple[float, float]) -
     """Set one range on the `axis` ("xaxis" or "yaxis") of each figure (charts side by side)."""
     for fig in figs:
         fig.update_layout({axis: dict(range=list(rng), autorange=False)})
+
+
+if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see pages/_router.py)
+    from pages._router import hand_over
+
+    hand_over()

@@ -83,7 +83,12 @@ def test_every_page_starts_with_its_title(app_runs, page):
 
 
 def test_run_picker_defaults_to_newest_and_lists_every_run(app_runs):
-    at = AppTest.from_file(APP, default_timeout=HANG).run()
+    at = AppTest.from_file(APP, default_timeout=HANG).run()  # a bare address
+    named = [e.proto.body for e in at.get("html") if "searchParams.set('run'" in e.proto.body]
+    assert named and f'"{MAIN}"' in named[0] and "history.replaceState" in named[0], "the newest run named in place"
+    assert not at.title and not at.sidebar.selectbox, "nothing drawn before the address names the run"
+    at.query_params["run"] = MAIN  # what the browser then runs
+    at.run()
     picker = at.sidebar.selectbox[0]
     assert picker.value == MAIN
     assert set(picker.options) == {f"{MAIN} · test", f"{TIGHT} · test"}  # each run shown with its suite

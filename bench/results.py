@@ -97,6 +97,8 @@ GENERATORS: tuple[Generator, ...] = (
         Step("python bench/long_history.py", "text"),), heavy=True, note="How to read it: [../scale.md](../scale.md)."),
     Generator("app_speed", "The app in a browser: first Leaderboard paint and a row click to its case", (
         Step("python bench/app_speed.py --fixture --repeat 3 --clicks 4 --out {out}"),), heavy=True, own=True),
+    Generator("trends_speed", "Distributions and trends: first paint and repaint per run of a suite", (
+        Step("python bench/trends_speed.py --generated 40 --counts 1,5,10,20 --repeat 3 --out {out}"),), heavy=True, own=True),
     Generator("embedding-load", "The embedding path beside a busy neighbour", (
         Step("python bench/embedding_load.py --rounds 3 --out {out}"),), heavy=True, own=True),
     Generator("frontends", "Front ends: rules against learned, canonical and challenge", (

@@ -572,6 +572,29 @@ def test_trends_show_distributions_and_the_suites_runs_in_order(app_runs):
     assert (mine.round(9) == board.astype(float).round(9)).all()  # a point of the trend is the leaderboard's number
 
 
+def test_trends_read_each_run_once_and_never_its_leaderboard(app_runs, monkeypatch):
+    """The trend's cost is bounded: each run of the suite is summarised once (its shared totals,
+    kept under its id and content digest), never recomputed on a later paint, and no run's full
+    leaderboard (bootstrap intervals, budget use) is computed for it."""
+    import harness.analysis.queries as queries
+    import pages.trends as trends
+
+    trends.run_totals.clear()
+    read, real = [], trends.shared_totals
+    monkeypatch.setattr(trends, "shared_totals", lambda res, f: read.append(res.run_ids[0]) or real(res, f))
+    boards = []
+    real_board = queries.leaderboard
+    monkeypatch.setattr(queries, "leaderboard", lambda res, f=queries.Filter(): boards.append(res.run_ids[0]) or real_board(res, f))
+    at = open_page("trends", criterion="recall")
+    no_exception(at)
+    assert sorted(read) == sorted([TIGHT, MAIN]), read  # both runs of suite `test`, once each
+    at.run()
+    at.selectbox(key=_key(at, "criterion")).set_value("health").run()
+    no_exception(at)
+    assert sorted(read) == sorted([TIGHT, MAIN]), f"a later paint read a run again: {read}"
+    assert not boards, f"the trend computed full leaderboards: {boards}"
+
+
 def test_a_failed_export_says_so_in_a_sentence_and_logs_the_rest(app_runs, caplog):
     from pages._shared import deferred_export
 

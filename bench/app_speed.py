@@ -34,6 +34,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from browser import Chromium, chromium_binary, serve  # noqa: E402
 
+sys.path.insert(0, str(ROOT))
+from bench.results import emit  # noqa: E402
+
 HEATMAP = "!!document.querySelector('.js-plotly-plot')?._fullLayout?.xaxis?._categories"
 TRANSCRIPT = "document.body.innerText.includes('Transcript up to the probe')"
 
@@ -147,11 +150,7 @@ def main() -> int:
                       f"{statistics.median(clicks[b]) / statistics.median(clicks[a]):.2f}."]
     lines += ["", "Goal (issue 28): row → case ≤ 1.5 s and first Leaderboard ≤ 4 s at load ≤ 2; "
                   "these figures say how far a run on a busy machine is from it."]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
+    emit("\n".join(lines) + "\n", args.out)
     if tmp is not None:
         import shutil
 

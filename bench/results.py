@@ -116,6 +116,15 @@ GENERATORS: tuple[Generator, ...] = (
 """Every generator, in the order `--list` shows them; the light ones are `make results`."""
 
 
+def emit(text: str, out: Path | None) -> None:
+    """A bench's page: printed, and with `--out` written there too (its folder made): what the
+    generators marked `own` leave in `docs/results/`."""
+    print(text)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+
+
 def _argv(command: str, runs: Path, run_id: str, out: Path | None = None) -> list[str]:
     words = [os.path.expandvars(w) for w in shlex.split(command.format(runs=runs, id=run_id, out=out))]
     if words[0] == "supportbench":

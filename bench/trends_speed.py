@@ -35,6 +35,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench.results import emit  # noqa: E402
 COPY_ID = "20300101-{i:06d}-trend"
 
 
@@ -164,11 +166,7 @@ def main() -> int:
             for n in counts) + "."]
     lines += ["", "A trend shows at most the 12 newest runs of the suite; each run's totals are read once per app "
                   "process (kept under its id and content digest), so a repaint reads none again."]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
+    emit("\n".join(lines) + "\n", args.out)
     return 0
 
 

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from browser import Chromium, chromium_binary, serve  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
-from bench.results import emit  # noqa: E402
+from bench.results import command_line, emit  # noqa: E402
 
 HEATMAP = "!!document.querySelector('.js-plotly-plot')?._fullLayout?.xaxis?._categories"
 TRANSCRIPT = "document.body.innerText.includes('Transcript up to the probe')"
@@ -126,7 +126,7 @@ def main() -> int:
             paints[a].append(first_paint(a, args.runs, args.run, binary))
             clicks[a] += row_clicks(a, args.runs, args.run, binary, args.clicks)
     load1 = os.getloadavg()
-    command = "python bench/app_speed.py " + " ".join(sys.argv[1:])
+    command = command_line("app_speed.py", sys.argv[1:])
     lines = [
         "# App speed in a browser",
         "",

@@ -116,6 +116,12 @@ GENERATORS: tuple[Generator, ...] = (
 """Every generator, in the order `--list` shows them; the light ones are `make results`."""
 
 
+def command_line(script: str, argv: list[str]) -> str:
+    """How a bench was called, for its page: `python bench/<script> ...`, an absolute path given
+    as an argument shown by its last part (a page never names a folder of the machine it ran on)."""
+    return " ".join(["python", f"bench/{script}", *(Path(a).name if os.path.isabs(a) else a for a in argv)])
+
+
 def emit(text: str, out: Path | None) -> None:
     """A bench's page: printed, and with `--out` written there too (its folder made): what the
     generators marked `own` leave in `docs/results/`."""

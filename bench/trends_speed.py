@@ -36,7 +36,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.results import emit  # noqa: E402
+from bench.results import command_line, emit  # noqa: E402
 COPY_ID = "20300101-{i:06d}-trend"
 
 
@@ -136,7 +136,7 @@ def main() -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     name = {a: ("this checkout" if a == ROOT else a.name) for a in apps}
-    command = "python bench/trends_speed.py " + " ".join(a if not a.startswith("/") else Path(a).name for a in sys.argv[1:])
+    command = command_line("trends_speed.py", sys.argv[1:])
     what = ("given" if args.run else f"{args.generated} generated customers, seed 3, strategies {GENERATED_STRATEGIES}"
             if args.generated else "the app tests fixture main run")
     source = (f"Run `{src.name}` ({what}; {probes.get('scenarios', '?')} scenarios, {probes.get('probes', '?')} probe "

@@ -34,6 +34,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from browser import Chromium, chromium_binary, serve  # noqa: E402
 
+sys.path.insert(0, str(ROOT))
+from bench.results import command_line, emit  # noqa: E402
+
 HEATMAP = "!!document.querySelector('.js-plotly-plot')?._fullLayout?.xaxis?._categories"
 TRANSCRIPT = "document.body.innerText.includes('Transcript up to the probe')"
 
@@ -123,7 +126,7 @@ def main() -> int:
             paints[a].append(first_paint(a, args.runs, args.run, binary))
             clicks[a] += row_clicks(a, args.runs, args.run, binary, args.clicks)
     load1 = os.getloadavg()
-    command = "python bench/app_speed.py " + " ".join(sys.argv[1:])
+    command = command_line("app_speed.py", sys.argv[1:])
     lines = [
         "# App speed in a browser",
         "",
@@ -147,11 +150,7 @@ def main() -> int:
                       f"{statistics.median(clicks[b]) / statistics.median(clicks[a]):.2f}."]
     lines += ["", "Goal (issue 28): row → case ≤ 1.5 s and first Leaderboard ≤ 4 s at load ≤ 2; "
                   "these figures say how far a run on a busy machine is from it."]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
+    emit("\n".join(lines) + "\n", args.out)
     if tmp is not None:
         import shutil
 

@@ -97,6 +97,8 @@ GENERATORS: tuple[Generator, ...] = (
         Step("python bench/long_history.py", "text"),), heavy=True, note="How to read it: [../scale.md](../scale.md)."),
     Generator("app_speed", "The app in a browser: first Leaderboard paint and a row click to its case", (
         Step("python bench/app_speed.py --fixture --repeat 3 --clicks 4 --out {out}"),), heavy=True, own=True),
+    Generator("trends_speed", "Distributions and trends: first paint and repaint per run of a suite", (
+        Step("python bench/trends_speed.py --generated 40 --counts 1,5,10,20 --repeat 3 --out {out}"),), heavy=True, own=True),
     Generator("embedding-load", "The embedding path beside a busy neighbour", (
         Step("python bench/embedding_load.py --rounds 3 --out {out}"),), heavy=True, own=True),
     Generator("frontends", "Front ends: rules against learned, canonical and challenge", (
@@ -112,6 +114,21 @@ GENERATORS: tuple[Generator, ...] = (
         needs="SUPPORTBENCH_LOCOMO_TEST"),
 )
 """Every generator, in the order `--list` shows them; the light ones are `make results`."""
+
+
+def command_line(script: str, argv: list[str]) -> str:
+    """How a bench was called, for its page: `python bench/<script> ...`, an absolute path given
+    as an argument shown by its last part (a page never names a folder of the machine it ran on)."""
+    return " ".join(["python", f"bench/{script}", *(Path(a).name if os.path.isabs(a) else a for a in argv)])
+
+
+def emit(text: str, out: Path | None) -> None:
+    """A bench's page: printed, and with `--out` written there too (its folder made): what the
+    generators marked `own` leave in `docs/results/`."""
+    print(text)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
 
 
 def _argv(command: str, runs: Path, run_id: str, out: Path | None = None) -> list[str]:

@@ -19,11 +19,12 @@ the router.
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlencode
 
 import streamlit as st
 
 from pages._safety import damaged_notice, guarded, run_listing
-from pages._shared import CURRENT_PAGE, go, missing_run, run_summary, url_selectbox
+from pages._shared import CURRENT_PAGE, go, missing_run, name_the_run, open_address, run_summary, url_selectbox
 from pages._views import GET_STARTED, VIEWS, View, page
 
 # The browser tab's icon, shipped with the app: a Material icon name would make the browser fetch it
@@ -38,30 +39,40 @@ def hand_over() -> None:
     receives, before any session has called `st.navigation`; see above). The router's
     `st.navigation` ends that mode for the whole process and runs the page the URL names.
     """
-    main()
+    main(handed_over=True)
 
 
-def alias(v: View) -> st.Page:
+def alias(v: View, handed_over: bool = False) -> st.Page:
     """A hidden page at the default view's own path (`/leaderboard?...`, which a reader may type or
-    share): it reopens the root URL with the same parameters, instead of Streamlit's "page not found"."""
+    share): it reopens the root URL with the same parameters, instead of Streamlit's "page not found",
+    in place of the alias's history entry (Back from the page goes where the reader came from, not
+    to the alias, which would only reopen it)."""
 
     def reopen() -> None:
-        go(v.url_path, **{k: st.query_params.get_all(k) for k in st.query_params if k != "run"})
+        if handed_over:
+            # the first script run of a fresh server (the page file ran by itself, `hand_over`): the
+            # browser's widgets are not yet those of the router, and a rerun the browser starts now
+            # sends the run picker's first option as the reader's pick; Streamlit's own switch keeps the run
+            go(v.url_path, **{k: st.query_params.get_all(k) for k in st.query_params if k != "run"})
+        qp = {k: st.query_params.get_all(k) for k in st.query_params}
+        open_address(f"./?{urlencode(qp, doseq=True)}", replace=True)
 
     return st.Page(reopen, title=v.title, icon=v.icon, url_path=v.url_path, visibility="hidden")
 
 
-def main() -> None:
-    """Route one script run: page config, run picker, navigation, then the page itself."""
+def main(handed_over: bool = False) -> None:
+    """Route one script run: page config, run picker, navigation, then the page itself
+    (`handed_over`: a page file ran by itself and handed over, see `hand_over`)."""
     st.set_page_config(page_title="supportbench", page_icon=str(ICON), layout="wide")
     labels, damaged = run_listing()  # damaged runs are named in the sidebar, never offered
     ids = list(labels)
     views = VIEWS if ids else (GET_STARTED,)
-    routes = [(v.url_path, page(v.url_path)) for v in views] + ([(views[0].url_path, alias(views[0]))] if ids else [])
+    routes = [(v.url_path, page(v.url_path)) for v in views] + ([(views[0].url_path, alias(views[0], handed_over))] if ids else [])
     wanted = st.query_params.get("run")
     missing = bool(ids) and wanted is not None and wanted not in labels
+    bare = bool(ids) and wanted is None  # a bare address, or a page the sidebar opened (a page switch clears the URL)
     with st.sidebar:
-        if ids and not missing:
+        if ids and not missing and not bare:  # (drawn for a bare address, the picker would send the run: a history entry)
             run = url_selectbox("Run", ids, "run", default=ids[0], format_func=lambda r: labels.get(r, r),
                                 help="Runs under $SUPPORTBENCH_RUNS (or runs/), newest first: name or id, then suite.")
             guarded(lambda: run_summary(run), "this run's summary")
@@ -70,8 +81,11 @@ def main() -> None:
     if missing:
         guarded(lambda: missing_run(wanted, labels, damaged), "the missing run's page")
         return
+    if bare:  # the run the reader had (the picker's), else the newest, named in place: one visit, one history entry
+        kept = st.session_state.get("qp_run")
+        name_the_run(kept if kept in labels else ids[0])
     if ids:
-        st.query_params["run"] = run  # a page switch clears the URL; the run stays with the reader
+        st.query_params["run"] = run
     st.session_state[CURRENT_PAGE] = next(k for k, p in routes if p is nav)
     guarded(nav.run)  # a page that raises says so briefly; the traceback goes to the server log
 
@@ -79,3 +93,4 @@ def main() -> None:
 
 if __name__ == "__main__":  # Streamlit's pages/ folder discovery ran this file directly (see pages/_router.py)
     hand_over()
+

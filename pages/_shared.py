@@ -496,10 +496,32 @@ def go(page: str, **params: Any) -> None:
     # selection. The browser is asked instead to do what a click on a link to the page does: one
     # entry for the new address, which Streamlit's router then runs (its handler of Back/Forward).
     # The script holds only the app's own address, JSON-encoded: no data is ever markup here.
-    address = f"./{target.url_path}?{urlencode(qp, doseq=True)}"
     st.session_state.pop(STAGED, None)  # the new page sends its own URL
+    open_address(f"./{target.url_path}?{urlencode(qp, doseq=True)}")
+
+
+def open_address(address: str, *, replace: bool = False) -> None:
+    """Ask the browser to open `address` (one of the app's own, relative to its base) as a click on
+    a link to it does, and stop this script run: Streamlit's router runs the page for it (its
+    handler of Back/Forward). With `replace`, the address takes the place of the current history
+    entry instead of adding one (an address that only completes the one the reader asked for).
+    The script holds only the app's own address, JSON-encoded: no data is ever markup here."""
+    how = "replaceState" if replace else "pushState"
     st.html("<script>(() => { const to = new URL(" + json.dumps(address) + ", document.baseURI);"
-            " history.pushState({}, '', to); dispatchEvent(new PopStateEvent('popstate')); })()</script>",
+            f" history.{how}({{}}, '', to); dispatchEvent(new PopStateEvent('popstate')); }})()</script>",
+            unsafe_allow_javascript=True)
+    st.stop()
+
+
+def name_the_run(run: str) -> None:
+    """Put `?run=` into an address that lacks it (a bare `/`, a page the sidebar opened) in place:
+    Streamlit pushes a history entry for every change of the query string a script run sends, so
+    writing the run from here would give one visit two entries, and Back would walk to the bare
+    address, which reopens the newest run. The browser is asked instead to replace its address
+    with the same one naming the run, and Streamlit's router runs that (a rerun started by
+    Back/Forward sends its URL changes in place too)."""
+    st.html("<script>(() => { const to = new URL(location.href); to.searchParams.set('run', " + json.dumps(run).replace("<", "\\u003c") + ");"
+            " history.replaceState({}, '', to); dispatchEvent(new PopStateEvent('popstate')); })()</script>",
             unsafe_allow_javascript=True)
     st.stop()
 

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from harness.analysis.compare import default_pairs
+from pages._charts import SCORE_DELTA
 from pages._shared import (url_page, current_run, plain, code, visit_key, start, case_key, criterion_titles, go as go_page, manifest, q, query, root, run_labels,
                            url_keep, url_multiselect, url_pagination, url_seed, url_selectbox)
 
@@ -57,7 +58,7 @@ def delta_chart(crit, titles) -> go.Figure:
         hoverinfo="text",
     ))
     fig.update_layout(height=80 + 34 * len(crit), margin=dict(l=10, r=10, t=10, b=10),
-                      xaxis=dict(title="B − A (mean)", zeroline=True, zerolinewidth=2), yaxis=dict(autorange="reversed"))
+                      xaxis=dict(title=SCORE_DELTA, zeroline=True, zerolinewidth=2), yaxis=dict(autorange="reversed"))
     return fig
 
 

@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from harness.replay.timeline import MAX_DETAIL, MAX_IDS, shortened
+from pages._charts import CLOCK, HEALTH, same_range, span
 from pages._shared import (url_page, plain, param_get, start, BAND_COLORS, clear_params, q, scenario_select, url_keep, url_multiselect, url_seed,
                            url_selectbox, wkey)
 from pages.glossary import plain_label
@@ -59,15 +60,14 @@ def timeline(tl: pd.DataFrame, gold: pd.DataFrame, moment, bands: Bands) -> go.F
         ))
     if moment is not None:
         fig.add_vline(x=moment, line=dict(color="#555", dash="dot", width=1))
-    fig.update_layout(height=380, margin=dict(l=10, r=10, t=10, b=10), yaxis=dict(range=[0, 100], title="health score"),
-                      legend=dict(orientation="h", y=-0.15), xaxis=dict(title=None))
+    fig.update_layout(height=380, margin=dict(l=10, r=10, t=10, b=10), yaxis=dict(range=[0, 100], title=HEALTH),
+                      legend=dict(orientation="h", y=-0.15), xaxis=dict(title=CLOCK))
     return fig
 
 
-def waterfall(row, bands: Bands) -> go.Figure:
-    """Base, each factor's impact, and the score. Plotly draws a total bar at the running sum, so a
-    score the 0-100 scale capped gets a bar of its own for the cap (else the last bar would stand at
-    the uncapped sum, labelled with the capped score)."""
+def waterfall_steps(row) -> list[tuple[str, float, str]]:
+    """The waterfall's steps between base and score: (label, impact, hover) per factor, then the
+    cap's own step when the 0-100 scale capped or floored the sum."""
     factors = json.loads(row["factors"] or "[]")
     steps = [(plain_label(f["signal"]), f["impact"],
               f"{html.escape(plain_label(f['signal']))} ({html.escape(str(f['signal']))}): {f['impact']:+.0f}<br>"
@@ -76,6 +76,31 @@ def waterfall(row, bands: Bands) -> go.Figure:
     if abs(cap) >= 0.5:
         steps.append(("capped at 100" if cap < 0 else "floored at 0", cap,
                       f"the score is kept within 0-100: {cap:+.0f}"))
+    return steps
+
+
+def waterfall_span(row) -> tuple[float, float]:
+    """The health axis a waterfall needs: 0 to the highest level its running sum reaches (at least
+    110: the 0-100 scale and the bars' labels above it), lower than 0 when the sum dips below."""
+    level, levels = float(row["base"]), [float(row["base"])]
+    for _, impact, _ in waterfall_steps(row):
+        level += impact
+        levels.append(level)
+    return min(0.0, min(levels) - 10), max(110.0, max(levels) + 10)
+
+
+def waterfall_range(rows) -> tuple[float, float]:
+    """One health axis for waterfalls drawn side by side: it holds each one's bars and labels."""
+    spans = [waterfall_span(r) for r in rows]
+    return span([lo for lo, _ in spans], [hi for _, hi in spans], pad=0)
+
+
+def waterfall(row, bands: Bands, rng: tuple[float, float] | None = None) -> go.Figure:
+    """Base, each factor's impact, and the score, on the health axis `rng` (the row's own when
+    None; waterfalls side by side share one, `waterfall_range`). Plotly draws a total bar at the
+    running sum, so a score the 0-100 scale capped gets a bar of its own for the cap (else the
+    last bar would stand at the uncapped sum, labelled with the capped score)."""
+    steps = waterfall_steps(row)
     x = ["base"] + [name for name, _, _ in steps] + ["score"]
     y = [row["base"]] + [impact for _, impact, _ in steps] + [row["score"]]
     text = [f"{row['base']:.0f}"] + [f"{impact:+.0f}" for _, impact, _ in steps] + [f"{row['score']:.0f}"]
@@ -88,9 +113,8 @@ def waterfall(row, bands: Bands) -> go.Figure:
     ))
     for name, lo, hi in bands:
         fig.add_hrect(y0=lo, y1=hi, fillcolor=BAND_COLORS[name], opacity=0.07, line_width=0)
-    top = max(110, row["base"] + sum(max(0, f["impact"]) for f in factors) + 10)
-    fig.update_layout(height=340, margin=dict(l=10, r=10, t=10, b=10), yaxis=dict(range=[0, top], title="health"),
-                      showlegend=False)
+    fig.update_layout(height=340, margin=dict(l=10, r=10, t=10, b=10), yaxis=dict(title=HEALTH), showlegend=False)
+    same_range([fig], "yaxis", rng or waterfall_span(row))
     return fig
 
 
@@ -144,11 +168,14 @@ def render() -> None:
 
     st.markdown(f"##### Why: the factors at {ev_at[moment]:%Y-%m-%d %H:%M}")
     at_moment = tl[tl["event_index"] == moment]
+    rng = waterfall_range([r for _, r in at_moment.iterrows()])
+    if len(at_moment) > 1:
+        st.caption(f"The waterfalls share one health axis ({rng[0]:.0f} to {rng[1]:.0f} points), so equal bars are equal impacts.")
     cols = st.columns(len(at_moment))
     for col, (_, row) in zip(cols, at_moment.iterrows()):
         with col:
             st.markdown(f"**{plain(row['strategy'])}**: {row['score']:.0f} · :{_color(row['band'])}-badge[{band_label(row['band'])}]")
-            st.plotly_chart(waterfall(row, q("health_bands", row["strategy"])), key=f"wf_{row['strategy']}", config={"displayModeBar": False})
+            st.plotly_chart(waterfall(row, q("health_bands", row["strategy"]), rng), key=f"wf_{row['strategy']}", config={"displayModeBar": False})
             listed = json.loads(row["factors"] or "[]")
             ids_cut = any("source_ids_left_out" in f for f in listed)
             factors = pd.DataFrame(listed, columns=["signal", "impact", "detail", "source_ids"]

@@ -20,6 +20,7 @@ import streamlit as st
 from harness.analysis.contexts import BOTH, CHANGED, ONLY_A, ONLY_B, ONLY_LEFT, ONLY_RIGHT, item_diff, line_diff
 from harness.analysis.queries import (BUDGET, CUTOFF, DROPPED, EXPIRED, GOLD_MARK, INCLUDED, OUT_MARK, components,
                                       gold_check, gold_marks, parse_expect, received_context)
+from pages._charts import CLOCK, RANKING_SCORE, same_range, span
 from pages._expiry import removed_panel
 from pages._label import label_section
 from pages._shared import url_page, plain, code, start, manifest, q, root, scenario_select, url_multiselect, url_pagination, url_selectbox
@@ -65,7 +66,7 @@ def timeline(ev: pd.DataFrame, selected_probe: str | None) -> go.Figure:
     lanes = list(dict.fromkeys(ev.sort_values("event_index")["lane"]))
     fig.update_layout(
         height=120 + 36 * len(lanes), margin=dict(l=10, r=10, t=10, b=10), legend=dict(orientation="h", y=-0.25),
-        yaxis=dict(categoryorder="array", categoryarray=lanes[::-1], title=None), xaxis=dict(title=None),
+        yaxis=dict(categoryorder="array", categoryarray=lanes[::-1], title=None), xaxis=dict(title=CLOCK),
     )
     return fig
 
@@ -86,11 +87,44 @@ def component_colors(names: list[str]) -> dict[str, str]:
     return {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(names)}
 
 
-def ranking_chart(cands: pd.DataFrame, budget: int, marks: dict[str, str]) -> go.Figure:
+def score_span(cands: pd.DataFrame) -> tuple[float, float]:
+    """The score axis a strategy's ranking needs: its stacked bars reach the sum of the negative
+    components on the left and of the positive ones on the right (the score marker in between)."""
+    comps = [components(c) for c in cands["components"]]
+    lows = [sum(v for v in c.values() if v < 0) for c in comps] + list(cands["score"])
+    highs = [sum(v for v in c.values() if v > 0) for c in comps] + list(cands["score"])
+    return span(lows, highs)
+
+
+def ranking_axes(cands: dict[str, pd.DataFrame]) -> dict[str, tuple[tuple[float, float], str]]:
+    """Per strategy, the score axis of its ranking chart: (range, title). Strategies whose scores sum
+    the same components measure the same thing: their columns share one range (over all their
+    candidates, every page of ranks) so equal bars are equal scores. A strategy whose score is made
+    of other components is on a scale of its own, and its axis title says so."""
+    measures: dict[frozenset, list[str]] = {}
+    for strat, c in cands.items():
+        measures.setdefault(frozenset(k for comp in c["components"] for k in components(comp)), []).append(strat)
+    out = {}
+    for group in measures.values():
+        spans = [score_span(cands[s]) for s in group]
+        rng = span([lo for lo, _ in spans], [hi for _, hi in spans], pad=0)
+        for strat in group:
+            own = len(measures) > 1 and len(group) == 1
+            shared = len(measures) > 1 and len(group) > 1
+            title = (f"{RANKING_SCORE}, {strat}'s own scale" if own
+                     else f"{RANKING_SCORE}, the scale of {', '.join(group)}" if shared else RANKING_SCORE)
+            out[strat] = (rng, title)
+    return out
+
+
+def ranking_chart(cands: pd.DataFrame, budget: int, marks: dict[str, str],
+                  axis: tuple[tuple[float, float], str] | None = None) -> go.Figure:
     """Stacked horizontal bars of score components; a candidate left out of the context is faded,
     on a band coloured by why (its `status`), with the rank cutoff drawn where the strategy cut.
+    `axis`: the score axis's (range, title) (`ranking_axes`; by default fitted to these candidates).
     The legend is drawn under the chart by `chart_legend` (plotly's own, in a narrow column,
     would take the plot's height)."""
+    rng, title = axis or (score_span(cands), RANKING_SCORE)
     labels = [candidate_label(r, marks) for r in cands.itertuples(index=False)]
     comps = [components(c) for c in cands["components"]]
     names = list(dict.fromkeys(k for c in comps for k in c))
@@ -123,8 +157,9 @@ def ranking_chart(cands: pd.DataFrame, budget: int, marks: dict[str, str]) -> go
         shapes=shapes, annotations=annotations, barmode="relative", height=80 + 30 * len(cands),
         margin=dict(l=10, r=10, t=10, b=10), bargap=0.25, showlegend=False,
         yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=labels, title=None, tickfont=dict(size=12)),
-        xaxis=dict(title="score (sum of components)", zeroline=True, side="top"),
+        xaxis=dict(title=title, zeroline=True, side="top"),
     )
+    same_range([fig], "xaxis", rng)
     return fig
 
 
@@ -203,6 +238,11 @@ def render() -> None:
     if most > RANK_PAGE:
         st.caption(f"Ranks {offset + 1}–{offset + limit} of up to {most} candidates")
 
+    answered = {s: cands[s] for s in chosen if s in rows.index and not rows.loc[s, "error"] and len(cands[s])}
+    axes = ranking_axes(answered)
+    if len(answered) > 1:
+        st.caption("Columns whose strategies sum the same score components share one score axis; a strategy scoring "
+                   "with other components is on a scale of its own, and its axis says so.")
     cols = st.columns(len(chosen), gap="medium")
     for col, strat in zip(cols, chosen):
         with col:
@@ -213,7 +253,7 @@ def render() -> None:
                 st.error(f"raised: {plain(rows.loc[strat, 'error'])}")
             else:
                 ranking_column(strat, rows.loc[strat], cands[strat], expect, marks, int(prow["budget"]),
-                               slice(offset, offset + limit))
+                               slice(offset, offset + limit), axes.get(strat))
     diff_section(scenario, probe, names, chosen, marks)
 
 
@@ -228,7 +268,7 @@ def numbers(r: pd.Series, allc: pd.DataFrame, budget: int) -> None:
 
 
 def ranking_column(strat: str, r: pd.Series, allc: pd.DataFrame, expect: dict, marks: dict[str, str], budget: int,
-                   ranks: slice) -> None:
+                   ranks: slice, axis: tuple[tuple[float, float], str] | None = None) -> None:
     """One strategy's answer to the probe: its numbers, the gold check over all its candidates,
     then this page of its ranking as a chart and a table."""
     numbers(r, allc, budget)
@@ -247,7 +287,7 @@ def ranking_column(strat: str, r: pd.Series, allc: pd.DataFrame, expect: dict, m
     if page.empty:
         st.caption("No candidates on this page.")
         return
-    st.plotly_chart(ranking_chart(page, budget, marks), key=f"rank_{strat}", config={"displayModeBar": False})
+    st.plotly_chart(ranking_chart(page, budget, marks, axis), key=f"rank_{strat}", config={"displayModeBar": False})
     st.markdown(chart_legend(page), unsafe_allow_html=True)
     table = page.assign(gold=[marks.get(i, "") for i in page["item_id"]])[
         ["rank", "item_id", "score", "status", "reason", "tokens", "gold", "text"]]

@@ -13,11 +13,14 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from harness.analysis.queries import Filter
-from harness.analysis.trends import NO_VERDICT, same_suite
-from pages._shared import url_page, plain, start, criterion_titles, q, run_manifests, url_selectbox, url_toggle
+from harness.analysis.queries import Filter, shared_totals
+from harness.analysis.results import Results, resolve_run
+from harness.analysis.trends import NO_VERDICT, content_digest, same_suite
+from harness.analysis.visible import for_display
+from pages._charts import CASE_VALUE, SCORE, SCORE_RANGE, SHARE_OF_CASES, SHARED_TOTAL
+from pages._shared import url_page, plain, start, criterion_titles, q, root, run_manifests, url_selectbox, url_toggle
 
-TREND_RUNS = 12  # the newest runs of the suite a trend shows (each is one leaderboard computation, cached)
+TREND_RUNS = 12  # the newest runs of the suite a trend shows (each run's totals read once, then kept: `run_totals`)
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 
 
@@ -57,8 +60,8 @@ def histogram(hist: pd.DataFrame) -> go.Figure:
             x=grp["bin"], y=grp["share"], name=strat, marker_color=COLORS[i % len(COLORS)],
             customdata=grp["cases"], hovertemplate=f"<b>{strat}</b><br>value %{{x}}: %{{y:.0%}} of its cases (%{{customdata}})<extra></extra>",
         ))
-    fig.update_layout(barmode="group", height=340, margin=dict(l=10, r=10, t=10, b=10), yaxis=dict(tickformat=".0%", title=None),
-                      xaxis=dict(title="case value", type="category"), legend=dict(orientation="h", y=-0.25))
+    fig.update_layout(barmode="group", height=340, margin=dict(l=10, r=10, t=10, b=10), yaxis=dict(tickformat=".0%", title=SHARE_OF_CASES, range=[0, 1.02]),
+                      xaxis=dict(title=CASE_VALUE, type="category"), legend=dict(orientation="h", y=-0.25))
     return fig
 
 
@@ -75,8 +78,18 @@ def scenario_section(f: Filter) -> None:
     for i, (strat, grp) in enumerate(scores.groupby("strategy", sort=True)):
         fig.add_trace(go.Box(y=grp["score"], name=strat, boxpoints="all", jitter=0.4, pointpos=0, marker=dict(size=4),
                              line=dict(color=COLORS[i % len(COLORS)]), hovertext=grp["scenario"], hoverinfo="text+y"))
-    fig.update_layout(height=360, margin=dict(l=10, r=10, t=10, b=10), showlegend=False, yaxis=dict(range=[-0.02, 1.02], title="score"))
+    fig.update_layout(height=360, margin=dict(l=10, r=10, t=10, b=10), showlegend=False, yaxis=dict(range=list(SCORE_RANGE), title=SCORE))
     st.plotly_chart(fig, key="scenario_box", config={"displayModeBar": False})
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def run_totals(run: str, content: str, root_dir: str, f: Filter) -> pd.DataFrame:
+    """One run's shared totals per strategy (`harness.analysis.queries.shared_totals`), read once:
+    kept under the run id and `content` (`content_digest` of its manifest: a run written again
+    under the same id is read again), so drawing the trend again, or with one more run of the
+    suite, reads no run it read before."""
+    with Results([resolve_run(run, root_dir)]) as res:
+        return for_display(shared_totals(res, f))
 
 
 def trend_section(run: str, f: Filter) -> None:
@@ -91,10 +104,9 @@ def trend_section(run: str, f: Filter) -> None:
     head, head_title = "shared", "shared"  # the Leaderboard's headline (`harness.analysis.aggregate.totals`)
     rows = []
     for r, same_content in runs:
-        _cells, totals = q("leaderboard", f, run=r)
         m = manifests[r]
         label = f"{m.get('name') or r}"
-        for t in totals.itertuples(index=False):
+        for t in run_totals(r, content_digest(m), root(), f).itertuples(index=False):
             rows.append({"run": r, "label": label, "started": m.get("started", "")[:16].replace("T", " "),
                          "strategy": t.strategy, "total": getattr(t, head), "same_content": same_content})
     df = pd.DataFrame(rows)
@@ -116,7 +128,7 @@ def trend_section(run: str, f: Filter) -> None:
         ))
     fig.update_layout(height=360, margin=dict(l=10, r=10, t=10, b=10), legend=dict(orientation="h", y=-0.25),
                       xaxis=dict(type="category", categoryorder="array", categoryarray=order, title=None),
-                      yaxis=dict(title=f"total ({head_title})"))
+                      yaxis=dict(title=SHARED_TOTAL, range=list(SCORE_RANGE)))
     st.plotly_chart(fig, key="trend", config={"displayModeBar": False})
     wide = df.pivot_table(index=["started", "label"], columns="strategy", values="total").reset_index()
     st.dataframe(wide, hide_index=True, width="stretch",

@@ -147,7 +147,8 @@ def metric_means(df: pd.DataFrame, value: str = "total", cases: str = "n") -> np
 
 
 def aggregate(res: Results, *, include_controls: bool = False, run: str | None = None, seed: int = 0,
-              where: str = "TRUE", params: Sequence[Any] = (), axis: groups.Axis | None = None) -> pd.DataFrame:
+              where: str = "TRUE", params: Sequence[Any] = (), axis: groups.Axis | None = None,
+              intervals: bool = True) -> pd.DataFrame:
     """One row per (strategy, criterion) of a run.
 
     Columns (`columns()`): `strategy`, `criterion`, `grp` (its group), `mean` (the headline of
@@ -164,6 +165,8 @@ def aggregate(res: Results, *, include_controls: bool = False, run: str | None =
     filters, `harness.analysis.queries.Filter.sql`); nothing of `res` is changed to do it. `axis`
     keeps the rows of memory strategies (`strategy`) or of decision policies (`policy`: criteria
     whose group is a policy group, `harness.criteria.groups`); None keeps both (what CI compares).
+    `intervals=False` leaves every interval NaN (the bootstrap is most of the cost) and computes
+    the same point figures: for a reader of totals only (a trend across runs).
     """
     cols = columns()
     run = res.pick_run(run)
@@ -182,7 +185,7 @@ def aggregate(res: Results, *, include_controls: bool = False, run: str | None =
         metric = metric_of(c)
         sub = per[per["criterion"] == c]
         scenarios = sorted(sub["scenario"].unique())  # over every strategy, controls too: stable resamples
-        W = resample_weights(len(scenarios), c, seed)
+        W = resample_weights(len(scenarios), c, seed) if intervals else None
 
         def matrix(col: str) -> np.ndarray:
             """scenario x strategy sums of `col`."""
@@ -191,24 +194,28 @@ def aggregate(res: Results, *, include_controls: bool = False, run: str | None =
 
         summed = sub.groupby("strategy")[["n", "total", "passes", "unsupported", "errors", *metric.counts]].sum().reindex(shown).fillna(0)
         n = summed["n"].to_numpy(float)
-        drawn = W @ matrix("n")  # cases in each resample
         overall = {"value": summed["total"].to_numpy(float), "cases": n}
-        resampled = {"value": W @ matrix("total"), "cases": drawn}
         for k in metric.counts:
             overall[k] = summed[k].to_numpy(float)
-            resampled[k] = W @ matrix(k)
+        nan = np.full(len(shown), np.nan)
         with np.errstate(invalid="ignore", divide="ignore"):
             pass_rate = summed["passes"].to_numpy(float) / n
             got = {k: np.where(n > 0, v, np.nan) for k, v in metric.summarize(overall).items()}
-            boot = np.where(drawn > 0, metric.summarize(resampled)["mean"], np.nan)
-            boot_pass = np.where(drawn > 0, (W @ matrix("passes")) / drawn, np.nan)
-        # cases of one scenario share its history: where a scenario holds several of them, Wilson
-        # (which assumes independent cases) is too narrow and the cluster bootstrap is the one to show
-        clustered = (matrix("n") > 1).any(axis=0) if len(scenarios) else np.zeros(len(shown), dtype=bool)
-        lo, hi = _interval(boot)
-        plo, phi = wilson(summed["passes"].to_numpy(float), n)
-        blo, bhi = _interval(boot_pass)
-        nan = np.full(len(shown), np.nan)
+        if intervals:
+            drawn = W @ matrix("n")  # cases in each resample
+            resampled = {"value": W @ matrix("total"), "cases": drawn, **{k: W @ matrix(k) for k in metric.counts}}
+            with np.errstate(invalid="ignore", divide="ignore"):
+                boot = np.where(drawn > 0, metric.summarize(resampled)["mean"], np.nan)
+                boot_pass = np.where(drawn > 0, (W @ matrix("passes")) / drawn, np.nan)
+            # cases of one scenario share its history: where a scenario holds several of them, Wilson
+            # (which assumes independent cases) is too narrow and the cluster bootstrap is the one to show
+            clustered = (matrix("n") > 1).any(axis=0) if len(scenarios) else np.zeros(len(shown), dtype=bool)
+            lo, hi = _interval(boot)
+            plo, phi = wilson(summed["passes"].to_numpy(float), n)
+            blo, bhi = _interval(boot_pass)
+        else:
+            clustered = np.zeros(len(shown), dtype=bool)
+            lo = hi = plo = phi = blo = bhi = nan
         for j, s in enumerate(shown):
             rows.append({
                 "strategy": s, "criterion": c, "grp": grp.get(c, groups.DEFAULT), "mean": got["mean"][j], "n": int(n[j]),

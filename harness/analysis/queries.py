@@ -147,6 +147,35 @@ def run_seed(res: Results, run: str | None = None) -> int:
     return int(manifest.get("seed", 0) or 0)
 
 
+def _board(res: Results, f: Filter, run: str, *, intervals: bool = True) -> tuple[pd.DataFrame, str, list[Any]]:
+    """The Leaderboard's `aggregate` of one run under the filters, with the WHERE clause it used."""
+    # the filters narrow every query here by a WHERE clause; the caller's views stay as they are
+    # (controls are counted in the resamples whatever the toggle says: stable intervals)
+    where, params = replace(f, include_controls=True, alias="s").sql()
+    agg = aggregate(res, include_controls=f.include_controls, run=run, seed=run_seed(res, run), where=where,
+                    params=params, axis="strategy", intervals=intervals)
+    return agg, where, params
+
+
+def _comparison(res: Results, agg: pd.DataFrame, run: str) -> list[str]:
+    """The strategies a board compares: every one shown but the controls."""
+    return comparison_of(list(dict.fromkeys(agg["strategy"])), control_labels(res, run))
+
+
+def shared_totals(res: Results, f: Filter = Filter()) -> pd.DataFrame:
+    """Per run of `res` and strategy, the Leaderboard's headline for that run: `run`, `strategy`,
+    `shared` (the very figure `leaderboard(...)[1]["shared"]` shows, from the same aggregate without
+    its bootstrap intervals, which are most of the Leaderboard's cost and no part of a total). What
+    a trend across runs reads: one pass over each run's scores."""
+    out = []
+    for run in res.run_ids:
+        agg, _, _ = _board(res, f, run, intervals=False)
+        if agg.empty:
+            continue
+        out.append(totals(agg, _comparison(res, agg, run))[["strategy", "shared"]].assign(run=run))
+    return (pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=["strategy", "shared", "run"]))[["run", "strategy", "shared"]]
+
+
 def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The leaderboard over the filtered scores, from one `harness.analysis.aggregate` pass: `(cells, totals)`.
 
@@ -163,12 +192,8 @@ def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.Da
     above 0 means separated; `harness.analysis.aggregate.shared_spread`). Gates are in no total
     (`gate_table`).
     """
-    # the filters narrow every query here by a WHERE clause; the caller's views stay as they are
-    # (controls are counted in the resamples whatever the toggle says: stable intervals)
-    where, params = replace(f, include_controls=True, alias="s").sql()
     run = res.run_ids[0]
-    agg = aggregate(res, include_controls=f.include_controls, run=run, seed=run_seed(res), where=where, params=params,
-                    axis="strategy")
+    agg, where, params = _board(res, f, run)
     policy = list(groups.keys("policy"))  # decision policies have their own board
     counts = res.df(f"""SELECT strategy, criterion, count(*) AS cases, count(*) FILTER (WHERE status = 'fail') AS fails,
                               count(*) FILTER (WHERE status IN ('fail', 'error')) AS failing,
@@ -180,7 +205,7 @@ def leaderboard(res: Results, f: Filter = Filter()) -> tuple[pd.DataFrame, pd.Da
     per = counts.groupby("strategy")[["cases", "failing", "unsup", "passes"]].sum().reset_index()
     per = per.assign(pass_rate=per["passes"] / per["cases"]).rename(columns={"unsup": "unsupported"}).drop(columns="passes")
     controls = control_labels(res, run)
-    comparison = comparison_of(list(dict.fromkeys(agg["strategy"])), controls)
+    comparison = _comparison(res, agg, run)
     tot = totals(agg, comparison)
     pf = Filter(strategies=tuple(tot["strategy"]), scenarios=f.scenarios, suites=f.suites, alias="p")
     pwhere, pparams = pf.sql()

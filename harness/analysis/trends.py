@@ -2,12 +2,16 @@
 which runs are of the same suite (for a trend of the leaderboard's totals across them).
 
 Distributions are counted in DuckDB (a histogram is one GROUP BY, whatever the run's size); the
-trend itself is the leaderboard's own totals per run (`harness.analysis.queries.leaderboard`),
-so a point on it is the number the Leaderboard showed for that run.
+trend itself is the leaderboard's own shared total per run (`harness.analysis.queries.shared_totals`:
+the Leaderboard's aggregate without its bootstrap intervals), so a point on it is the number the
+Leaderboard showed for that run. A reader keeps each run's totals by `content_digest`, so a run is
+read once however often the trend is drawn, and a run written again under the same id is read again.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any, Mapping
 
 import pandas as pd
@@ -61,3 +65,11 @@ def same_suite(manifests: Mapping[str, Mapping[str, Any]], run: str) -> list[tup
     same = [(r, m) for r, m in manifests.items() if suites(m) == suites(mine)]
     same.sort(key=lambda rm: (str(rm[1].get("started", "")), rm[0]))
     return [(r, content(m) == content(mine)) for r, m in same]
+
+
+def content_digest(manifest: Mapping[str, Any]) -> str:
+    """A short digest of what a run holds, from its manifest alone: the checksums of its Parquet
+    parts (`harness.run.integrity`), its start and finish. Two runs under one id (a rerun with the
+    same `--run-id`) differ here, so a summary kept under (run id, digest) is never another run's."""
+    what = {k: manifest.get(k) for k in ("checksums", "started", "finished", "counts")}
+    return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:16]

@@ -465,6 +465,57 @@ def test_back_walks_cell_list_case_and_back_to_the_leaderboard(server, chromium)
         b.close()
 
 
+def back_to_another_document(browser: Chromium, expect: list[str], gone: list[str]) -> None:
+    """Back to an entry the browser loaded as a page of its own (a typed address): the page reloads,
+    and a script evaluated while it does fails with it; read it again until it shows `expect`."""
+
+    def shown() -> bool:
+        try:
+            browser.wait_for(expect, gone=gone, timeout=20, settle=0.5)
+            return True
+        except (AssertionError, RuntimeError):  # still loading, or the old page went away mid-read
+            return False
+
+    back(browser)
+    eventually(shown, f"{expect} shown after Back")
+
+
+def test_a_bare_root_is_one_history_entry(server, chromium):
+    """The address a reader types is one history entry, whatever the app adds to it: a bare `/`
+    gets the run named in place. Back then walks to the page visited before."""
+    b = Chromium(chromium, *DESKTOP)
+    try:
+        b.open(link(server, "failures", {"run": TIGHT}), ["· errors first"])
+        start = history_length(b)
+        b.open(f"{server}/", ["Score by criterion"])
+        url = eventually(lambda: next((u for u in [b.url()] if "run=" in u), None), "the bare address naming the run")
+        assert urlparse(url).path == "/" and query(url)["run"] == [MAIN]  # the newest run
+        time.sleep(1.5)  # an entry pushed late would show now
+        assert history_length(b) == start + 1, "a bare address is one history entry"
+        back_to_another_document(b, ["· errors first"], ["Score by criterion"])
+        assert urlparse(b.url()).path == "/failures"
+    finally:
+        b.close()
+
+
+def test_the_leaderboard_alias_is_one_history_entry(server, chromium):
+    """`/leaderboard?...` is replaced by the root with its parameters, not followed by it: Back from
+    the Leaderboard goes to the page visited before, not to the alias (which would only reopen it)."""
+    b = Chromium(chromium, *DESKTOP)
+    try:
+        b.open(link(server, "failures", {"run": MAIN}), ["· errors first"])
+        start = history_length(b)
+        b.open(f"{server}/leaderboard?{urlencode({'run': TIGHT, 'controls': '1'})}", ["Score by criterion"])
+        eventually(lambda: urlparse(b.url()).path == "/", "the alias replaced by the root")
+        time.sleep(1.5)
+        assert history_length(b) == start + 1, "the alias is one history entry"
+        assert query(b.url())["run"] == [TIGHT] and query(b.url())["controls"] == ["1"]
+        back_to_another_document(b, ["· errors first"], ["Score by criterion"])
+        assert urlparse(b.url()).path == "/failures"
+    finally:
+        b.close()
+
+
 def test_next_and_previous_walk_the_cases_of_the_selection(server, desktop):
     desktop.open(link(server, "failures", {"run": MAIN, "strategy": "session_aware"}), ["· errors first"])
     click_row(desktop, "Failures", 0)

@@ -83,7 +83,12 @@ def test_every_page_starts_with_its_title(app_runs, page):
 
 
 def test_run_picker_defaults_to_newest_and_lists_every_run(app_runs):
-    at = AppTest.from_file(APP, default_timeout=HANG).run()
+    at = AppTest.from_file(APP, default_timeout=HANG).run()  # a bare address
+    named = [e.proto.body for e in at.get("html") if "searchParams.set('run'" in e.proto.body]
+    assert named and f'"{MAIN}"' in named[0] and "history.replaceState" in named[0], "the newest run named in place"
+    assert not at.title and not at.sidebar.selectbox, "nothing drawn before the address names the run"
+    at.query_params["run"] = MAIN  # what the browser then runs
+    at.run()
     picker = at.sidebar.selectbox[0]
     assert picker.value == MAIN
     assert set(picker.options) == {f"{MAIN} · test", f"{TIGHT} · test"}  # each run shown with its suite
@@ -565,6 +570,29 @@ def test_trends_show_distributions_and_the_suites_runs_in_order(app_runs):
     board = open_page("leaderboard", controls="1").dataframe[0].value.set_index("strategy")["shared"]
     mine = wide.set_index("label").loc[MAIN, list(board.index)].astype(float)
     assert (mine.round(9) == board.astype(float).round(9)).all()  # a point of the trend is the leaderboard's number
+
+
+def test_trends_read_each_run_once_and_never_its_leaderboard(app_runs, monkeypatch):
+    """The trend's cost is bounded: each run of the suite is summarised once (its shared totals,
+    kept under its id and content digest), never recomputed on a later paint, and no run's full
+    leaderboard (bootstrap intervals, budget use) is computed for it."""
+    import harness.analysis.queries as queries
+    import pages.trends as trends
+
+    trends.run_totals.clear()
+    read, real = [], trends.shared_totals
+    monkeypatch.setattr(trends, "shared_totals", lambda res, f: read.append(res.run_ids[0]) or real(res, f))
+    boards = []
+    real_board = queries.leaderboard
+    monkeypatch.setattr(queries, "leaderboard", lambda res, f=queries.Filter(): boards.append(res.run_ids[0]) or real_board(res, f))
+    at = open_page("trends", criterion="recall")
+    no_exception(at)
+    assert sorted(read) == sorted([TIGHT, MAIN]), read  # both runs of suite `test`, once each
+    at.run()
+    at.selectbox(key=_key(at, "criterion")).set_value("health").run()
+    no_exception(at)
+    assert sorted(read) == sorted([TIGHT, MAIN]), f"a later paint read a run again: {read}"
+    assert not boards, f"the trend computed full leaderboards: {boards}"
 
 
 def test_a_failed_export_says_so_in_a_sentence_and_logs_the_rest(app_runs, caplog):

@@ -14,7 +14,7 @@ from harness.analysis import failures
 from harness.analysis.contexts import BOTH, NEITHER, ONLY_A, ONLY_B, item_diff, line_diff
 from harness.analysis.queries import (BUDGET, CUTOFF, EXPIRED, INCLUDED, Filter, candidates, scenario_count, scenario_table)
 from harness.analysis.results import Results
-from harness.analysis.trends import NO_VERDICT, case_histogram, same_suite
+from harness.analysis.trends import NO_VERDICT, case_histogram, content_digest, same_suite
 from harness.run.runner import execute
 from stores.registry import parse_specs
 
@@ -125,6 +125,38 @@ def test_same_suite_runs_are_listed_oldest_first_with_edited_ones_marked():
         "else": {"started": "2026-02", "datasets": [{"suite": "t", "hash": "b"}]},
     }
     assert same_suite(m, "new") == [("old", False), ("mid", True), ("new", True)]
+
+
+@pytest.mark.parametrize("f", [Filter(), Filter(include_controls=True), Filter(scenarios=("tight",))],
+                         ids=["default", "controls", "one-scenario"])
+def test_a_trends_total_is_the_leaderboards_shared_total_without_its_intervals(run, f):
+    """The trend reads `shared_totals` (the aggregate without its bootstrap): the same figure, to the
+    last bit, as the Leaderboard's headline for the run under the same filters."""
+    from harness.analysis.queries import leaderboard, shared_totals
+
+    board = leaderboard(run, f)[1].set_index("strategy")["shared"]
+    trend = shared_totals(run, f)
+    assert list(trend["run"].unique()) == ["r"]
+    got = trend.set_index("strategy")["shared"]
+    assert sorted(got.index) == sorted(board.index)
+    assert got.reindex(board.index).equals(board), pd.concat([board, got], axis=1)
+
+
+def test_the_aggregate_without_intervals_has_the_same_point_figures(run):
+    from harness.analysis.aggregate import aggregate
+
+    full, bare = aggregate(run, include_controls=True), aggregate(run, include_controls=True, intervals=False)
+    points = ["strategy", "criterion", "grp", "mean", "n", "pass_rate", "unsupported", "errors"]
+    pd.testing.assert_frame_equal(full[points], bare[points])
+    assert bare[["lo", "hi", "pass_lo", "pass_hi"]].isna().all().all()
+    assert full["lo"].notna().any()
+
+
+def test_a_runs_content_digest_changes_with_its_parts_not_with_its_name():
+    m = {"checksums": {"scores/part-0.parquet": "a" * 64}, "started": "2026-03-01T00:00:00", "name": "x"}
+    assert content_digest(m) == content_digest({**m, "name": "renamed"})
+    assert content_digest(m) != content_digest({**m, "checksums": {"scores/part-0.parquet": "b" * 64}})
+    assert content_digest(m) != content_digest({**m, "started": "2026-03-02T00:00:00"})  # the same id written again
 
 
 def test_the_board_says_when_a_shortcut_control_matches_the_best_design(tmp_path):

@@ -24,8 +24,14 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from pages._safety import damaged_notice, guarded, run_listing
-from pages._shared import CURRENT_PAGE, go, missing_run, name_the_run, open_address, run_summary, url_selectbox
+from pages._shared import CURRENT_PAGE, go, missing_run, name_the_run, open_address, run_summary, url_selectbox, wkey
 from pages._views import GET_STARTED, VIEWS, View, page
+
+READING = "reading_run"
+"""The session's key of the run the reader last had in the picker (a sidebar page switch clears the URL)."""
+
+REDRAWN = "run_picker_redrawn"
+"""Set on a run that leaves the picker out (a bare address): the next run draws it anew."""
 
 # The browser tab's icon, shipped with the app: a Material icon name would make the browser fetch it
 # from a font host on every load (offline that fails; online it tells a third party who reads what).
@@ -73,8 +79,11 @@ def main(handed_over: bool = False) -> None:
     bare = bool(ids) and wanted is None  # a bare address, or a page the sidebar opened (a page switch clears the URL)
     with st.sidebar:
         if ids and not missing and not bare:  # (drawn for a bare address, the picker would send the run: a history entry)
+            if st.session_state.pop(REDRAWN, False):  # the picker comes back after a run without it: a new widget
+                st.session_state[wkey("run")] = wanted  # would start on its first option, not on the run the URL names
             run = url_selectbox("Run", ids, "run", default=ids[0], format_func=lambda r: labels.get(r, r),
                                 help="Runs under $SUPPORTBENCH_RUNS (or runs/), newest first: name or id, then suite.")
+            st.session_state[READING] = run  # a plain key: Streamlit drops a widget's key on a run that does not draw it
             guarded(lambda: run_summary(run), "this run's summary")
         damaged_notice(damaged)
     nav = st.navigation([p for _, p in routes])
@@ -82,7 +91,8 @@ def main(handed_over: bool = False) -> None:
         guarded(lambda: missing_run(wanted, labels, damaged), "the missing run's page")
         return
     if bare:  # the run the reader had (the picker's), else the newest, named in place: one visit, one history entry
-        kept = st.session_state.get("qp_run")
+        kept = st.session_state.get(READING)
+        st.session_state[REDRAWN] = True
         name_the_run(kept if kept in labels else ids[0])
     if ids:
         st.query_params["run"] = run

@@ -516,6 +516,28 @@ def test_the_leaderboard_alias_is_one_history_entry(server, chromium):
         b.close()
 
 
+def test_a_sidebar_page_keeps_the_run_being_read(server, chromium):
+    """A page opened from the sidebar's page list keeps the run the reader picked (Streamlit's page
+    switch drops the query string): the new page names that run, the picker shows it, the switch is
+    one history entry, and Back returns to the page before, on the same run."""
+    b = Chromium(chromium, *DESKTOP)
+    try:
+        b.open(link(server, "failures", {"run": TIGHT}), ["· errors first"])
+        start = history_length(b)
+        b.click_text("Decisions", scope='[data-testid="stSidebarNav"]')
+        b.wait_for(["Policy leaderboard"])
+        url = eventually(lambda: next((u for u in [b.url()] if "run=" in u), None), "the sidebar page naming the run")
+        assert urlparse(url).path == "/decisions" and query(url)["run"] == [TIGHT]
+        assert TIGHT in b.text('[data-testid="stSidebar"]'), "the run picker shows the run being read"
+        time.sleep(1.5)  # an entry pushed late would show now
+        assert history_length(b) == start + 1, "a sidebar page is one history entry"
+        back(b)
+        b.wait_for(["· errors first"], gone=["Policy leaderboard"])
+        assert urlparse(b.url()).path == "/failures" and query(b.url())["run"] == [TIGHT]
+    finally:
+        b.close()
+
+
 def test_next_and_previous_walk_the_cases_of_the_selection(server, desktop):
     desktop.open(link(server, "failures", {"run": MAIN, "strategy": "session_aware"}), ["· errors first"])
     click_row(desktop, "Failures", 0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import duckdb
 import pytest
+from helpers import HANG
 
 from harness.generate import write_suite
 from harness.format.loader import load_suite
@@ -97,7 +98,7 @@ def test_a_worker_forked_after_its_run_is_gone_prints_no_traceback():
 
     # the fork server's hook (harness.run.orphans): quiet once the run is gone, Python's report while it lives
     raising = "import os, sys, harness.run.orphans as o; o.RUN_PID = {}; raise FileNotFoundError('semaphore gone')"
-    gone = subprocess.run([sys.executable, "-c", raising.format(2 ** 22 + 1)], capture_output=True, text=True, timeout=30)
+    gone = subprocess.run([sys.executable, "-c", raising.format(2 ** 22 + 1)], capture_output=True, text=True, timeout=HANG)
     assert gone.returncode == 1 and "Traceback" not in gone.stderr
-    alive = subprocess.run([sys.executable, "-c", raising.format("os.getpid()")], capture_output=True, text=True, timeout=30)
+    alive = subprocess.run([sys.executable, "-c", raising.format("os.getpid()")], capture_output=True, text=True, timeout=HANG)
     assert "Traceback" in alive.stderr and "semaphore gone" in alive.stderr

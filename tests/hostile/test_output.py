@@ -53,7 +53,7 @@ def not_a_model(tmp_path_factory):
 
 @pytest.mark.slow
 def test_a_strategy_that_raised_on_every_case_is_said_loudly(tmp_path, not_a_model):
-    p = sb("run", SCENARIO, "-s", f"embedding:model={not_a_model},oracle", "--out", tmp_path, "-q", timeout=300)
+    p = sb("run", SCENARIO, "-s", f"embedding:model={not_a_model},oracle", "--out", tmp_path, "-q")
     assert p.returncode == 0, p.stderr
     line = next(x for x in p.stderr.splitlines() if x.startswith("WARNING"))
     assert f"strategy embedding[model={not_a_model}] raised on every case" in line and "First error:" in line
@@ -62,7 +62,7 @@ def test_a_strategy_that_raised_on_every_case_is_said_loudly(tmp_path, not_a_mod
 
 @pytest.mark.slow
 def test_strict_makes_a_strategy_that_raised_exit_1(tmp_path, not_a_model):
-    p = sb("run", SCENARIO, "-s", f"embedding:model={not_a_model},oracle", "--out", tmp_path, "-q", "--strict", timeout=300)
+    p = sb("run", SCENARIO, "-s", f"embedding:model={not_a_model},oracle", "--out", tmp_path, "-q", "--strict")
     assert p.returncode == 1, p.stderr
     assert "--strict: 1 strategy(ies) raised; exit 1" in p.stderr
 

@@ -56,6 +56,7 @@ def test_manifest_describes_the_run(tmp_path):
     assert {"python", "libraries", "git_commit", "started", "finished"} <= set(m)
 
 
+@pytest.mark.slow  # starts a run in a subprocess
 def test_killing_a_run_midway_leaves_no_partial_run(tmp_path):
     script = textwrap.dedent(
         f"""

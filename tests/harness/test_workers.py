@@ -78,6 +78,7 @@ def _what_a_worker_sees(key: str) -> tuple[str | None, list[str]]:
     return os.environ.get(key), list(sys.path)
 
 
+@pytest.mark.slow  # starts worker processes
 def test_workers_take_the_run_s_environment_and_import_path_even_from_an_older_fork_server(tmp_path, monkeypatch):
     """The fork server keeps what it started with; a variable or a path set afterwards (a service's
     address, a plugin's folder) still reaches the workers of the next pool."""
@@ -92,6 +93,7 @@ def test_workers_take_the_run_s_environment_and_import_path_even_from_an_older_f
     assert env == "seen" and path[0] == str(tmp_path)
 
 
+@pytest.mark.slow  # starts worker processes
 def test_a_worker_forked_after_its_run_is_gone_prints_no_traceback():
     import subprocess
     import sys

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
 from hostile_cli import CORPUS, sb
 
 from harness.format.loader import load_scenario, validate_paths
@@ -42,6 +43,7 @@ def test_the_alias_bomb_is_refused_at_the_alias_that_crosses_the_budget():
     assert issues[0].line == 11 and "alias *l3" in issues[0].message and f"{ALIAS_BUDGET:,}" in issues[0].message
 
 
+@pytest.mark.slow  # starts supportbench in a subprocess
 def test_validating_the_alias_bomb_takes_bounded_time_and_memory():
     # bounded by count, not by the clock: the error names the alias budget the expansion stopped at
     # (the nodes built before it are at most ALIAS_BUDGET), under a memory cap an expanded bomb would break
@@ -89,6 +91,7 @@ def test_a_recursive_alias_is_refused_with_its_line():
     assert issue.line == 10 and "recursive aliases are not allowed" in issue.message
 
 
+@pytest.mark.slow  # starts supportbench in a subprocess
 def test_every_file_of_a_folder_is_still_checked_next_to_hostile_ones(tmp_path):
     folder = corpus_folder(tmp_path)
     p = sb("validate", folder, memory_mb=1500)

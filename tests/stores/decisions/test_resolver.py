@@ -122,12 +122,25 @@ def test_route_otherwise_goes_to_knowledge():
 
 
 def test_the_docs_show_the_precedence_the_resolver_walks():
-    """Written once: docs/decisions.md's table is `precedence_table()` of `PRECEDENCE`, as the docstring is."""
+    """Written once: the docstring's table and the docs' are `precedence_table()` of `PRECEDENCE`;
+    docs/decisions.md links the generated page instead of pasting it, and `make results` writes it."""
+    import subprocess
+    import sys
     from pathlib import Path
 
     import stores.decisions.resolver as resolver
 
-    doc = (Path(__file__).resolve().parents[3] / "docs" / "decisions.md").read_text()
-    shown = doc.split("held to it by tests/stores/decisions/test_resolver.py -->\n", 1)[1].split("\n<!-- /precedence -->", 1)[0]
-    assert shown == resolver.precedence_table(), "regenerate the table: python -c 'import stores.decisions.resolver as r; print(r.precedence_table())'"
+    root = Path(__file__).resolve().parents[3]
     assert resolver.precedence_table() in resolver.__doc__
+    doc = (root / "docs" / "decisions.md").read_text()
+    assert "(results/precedence.md)" in doc and "| # | rule | plan | when |" not in doc  # linked, not pasted
+    printed = subprocess.run([sys.executable, "-m", "stores.decisions.resolver"], cwd=root, capture_output=True,
+                             text=True, check=True).stdout
+    assert printed.strip() == resolver.precedence_table()
+    sys.path.insert(0, str(root / "bench"))
+    try:
+        from results import GENERATORS
+    finally:
+        sys.path.remove(str(root / "bench"))
+    (g,) = [g for g in GENERATORS if g.name == "precedence"]
+    assert not g.heavy and [s.command for s in g.steps] == ["python -m stores.decisions.resolver"]

@@ -1,10 +1,16 @@
-"""Docs the code cites exist, links resolve, and the README's layout table is the tree."""
+"""Docs the code cites exist, links resolve, the README's layout table is the tree, and the
+reference tables the docs show are generated from their declarations, never pasted."""
 
 from __future__ import annotations
 
 import fnmatch
+import importlib
 import re
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -14,6 +20,12 @@ DOCS = sorted((ROOT / "docs").glob("*.md"))
 CITED = re.compile(r"\bdocs/[A-Za-z0-9_./-]+\.md\b")
 VAGUE = re.compile(r"REFERENCE\.md|CRITERIA\.md|SCENARIOS\.md|the criteria doc\b|the scenario format doc\b|the reference doc\b")
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+GENERATED_TABLES = [  # (generator, module printing it, its function, the docs that link it instead of pasting it)
+    ("precedence", "stores.decisions.resolver", "precedence_table", ["decisions.md"]),
+    ("signals", "stores.decisions.signals", "signals_table", ["scenario-format.md", "decisions.md"]),
+]
 
 
 def cited_docs(text: str) -> set[str]:
@@ -69,3 +81,23 @@ def test_the_readme_layout_table_matches_the_tree():
     assert not unnamed, f"in the tree but not in the README's layout table: {unnamed}"
     docs_row = next(line for line in README.read_text().split("\n## Layout\n", 1)[1].splitlines() if line.startswith("| `docs/`"))
     assert not [d for d in docs if f"`{d.removeprefix('docs/')}`" not in docs_row], "a doc missing from the layout table's docs row"
+
+
+@pytest.mark.parametrize("name,module,table,docs", GENERATED_TABLES, ids=[g[0] for g in GENERATED_TABLES])
+def test_a_reference_table_is_generated_from_its_declaration_and_linked_not_pasted(name, module, table, docs):
+    """A new rule or signal edits its declaration only: `make results` writes docs/results/<name>.md
+    from `python -m <module>`, and the docs link that page instead of carrying a copy to keep equal."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from results import GENERATORS
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    (g,) = [g for g in GENERATORS if g.name == name]
+    assert not g.heavy and [s.command for s in g.steps] == [f"python -m {module}"]
+    expected = getattr(importlib.import_module(module), table)()
+    printed = subprocess.run([sys.executable, "-m", module], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert printed.strip() == expected
+    header = expected.splitlines()[0]
+    for doc in docs:
+        text = (ROOT / "docs" / doc).read_text()
+        assert f"(results/{name}.md)" in text and header not in text, f"docs/{doc}: link results/{name}.md, do not paste it"

@@ -71,6 +71,14 @@ AGENT_SIGNALS: tuple[str, ...] = tuple(k.name for k in TURN_SIGNALS if k.role ==
 customer something."""
 
 
+def signals_table() -> str:
+    """`TURN_SIGNALS` as a markdown table (signal, value, turns, meaning): the docs show it
+    (docs/results/signals.md, by `make results`; `python -m stores.decisions.signals` prints it)."""
+    rows = [f"| `{k.name}` | {', '.join(f'`{v}`' for v in k.values) or 'bool'} | {k.role} | {' '.join(k.doc.split())} |"
+            for k in TURN_SIGNALS]
+    return "\n".join(["| signal | value | turns | meaning |", "| --- | --- | --- | --- |", *rows])
+
+
 class SignalError(ValueError):
     """A scripted signal with an unknown key or a value of the wrong kind."""
 
@@ -435,3 +443,7 @@ def override(signals: Signals, scripted: Mapping[str, Any] | None, turn_id: str 
             raise SignalError(f"signal {key!r}{where}: expected true or false, got {value!r}")
         values[key] = value
     return replace(signals, **values, scripted=tuple(sorted(values)))
+
+
+if __name__ == "__main__":  # the table the docs show (docs/results/signals.md, by `make results`)
+    print(signals_table())

@@ -22,6 +22,9 @@ VAGUE = re.compile(r"REFERENCE\.md|CRITERIA\.md|SCENARIOS\.md|the criteria doc\b
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 
 
+FIGURE = re.compile(r"\b\d[\d,]*\.\d+ ?(?:ms|µs|s|min|h|GiB|GB|MiB|MB|KiB|KB)\b|\b[01]\.\d\d \[")
+"""A measured figure: a decimal time or size (`68.1 s`, `3.28 GiB`), or a score with its interval (`0.85 [`)."""
+
 GENERATED_TABLES = [  # (generator, module printing it, its function, the docs that link it instead of pasting it)
     ("precedence", "stores.decisions.resolver", "precedence_table", ["decisions.md"]),
     ("signals", "stores.decisions.signals", "signals_table", ["scenario-format.md", "decisions.md"]),
@@ -101,3 +104,28 @@ def test_a_reference_table_is_generated_from_its_declaration_and_linked_not_past
     for doc in docs:
         text = (ROOT / "docs" / doc).read_text()
         assert f"(results/{name}.md)" in text and header not in text, f"docs/{doc}: link results/{name}.md, do not paste it"
+
+
+def figure_lines(text: str) -> list[tuple[int, str]]:
+    """Lines of a table row or of a fenced block (a printout) that carry a measured figure."""
+    found, fenced = [], False
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.startswith("```"):
+            fenced = not fenced
+        elif (fenced or line.startswith("|")) and FIGURE.search(line):
+            found.append((n, line))
+    return found
+
+
+def test_no_docs_page_carries_a_figure_table_or_printout_that_no_generator_writes():
+    """Leaderboards and bench printouts live in docs/results/, written by `make results`; a page
+    elsewhere links them instead of carrying a copy that goes stale."""
+    pasted = [f"docs/{p.name}:{n}: {line[:120]}" for p in DOCS for n, line in figure_lines(p.read_text())]
+    assert not pasted, pasted
+
+
+def test_the_figure_check_finds_a_pasted_board_and_printout_and_passes_reference_tables():
+    pasted = "| strategy | total |\n| --- | --- |\n| tfidf | 0.67 [0.60–0.74] |\n```\nload + validate   836 files   8.2 s\n```\n"
+    assert [n for n, _ in figure_lines(pasted)] == [3, 5]
+    reference = "| `retry_backoff_s` | 0.2 | 0-60 |\n| `max_response_bytes` | 16 MiB | 1 KiB - 1 GiB |\n"
+    assert figure_lines(reference) == []

@@ -73,6 +73,16 @@ GENERATORS: tuple[Generator, ...] = (
         Step("supportbench report {runs}/{id} --format md", "md"),
     ), note="The default strategies and each memory strategy behind the expiry stage (`baselines/ci-strategies.toml`), "
             "the run `make check` compares with `baselines/canonical.json`; the stage: [../reference.md](../reference.md)."),
+    Generator("precedence", "The decision resolver's precedence", (
+        Step("python -m stores.decisions.resolver", "md"),
+    ), note="`PRECEDENCE` in `stores/decisions/resolver.py`, as `resolve` walks it: first match wins, the most "
+            "protective rule first; the numbers in brackets are the defaults of `session_state`'s thresholds. "
+            "How the rules fit together: [../decisions.md](../decisions.md)."),
+    Generator("signals", "The turn signals a scenario may script", (
+        Step("python -m stores.decisions.signals", "md"),
+    ), note="`TURN_SIGNALS` in `stores/decisions/signals.py`, from which the scenario format's `signals:` model and "
+            "JSON Schema are built: a key given on a turn replaces that producer's reading for that key only. "
+            "The format: [../scenario-format.md](../scenario-format.md); the producers: [../decisions.md](../decisions.md)."),
     Generator("generated-200", "Leaderboard: a generated suite of 200 customers", (
         Step("supportbench generate --customers 200 --seed 0 --out {runs}/c200"),
         Step("supportbench run {runs}/c200 --workers 2 --policies none --out {runs} --run-id {id} --quiet"),

@@ -3,7 +3,10 @@ as an installed package would, with the `plugins` fixture: `plugins.strategy(nam
 
 from __future__ import annotations
 
+import os
+import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 from stores.params import secret
@@ -104,3 +107,20 @@ class NeedsKey(HistoryStuffing):
     def close(self) -> None:
         if self.params.echo_key:
             raise ConnectionError(f"could not close the session opened with key {self.params.api_key}")
+
+
+class Stuck(HistoryStuffing):
+    """`history_stuffing` whose first context request never returns, so a shard holding it never
+    finishes: a run of it ends only if it stops its workers (tests/hostile/test_faults.py). Before it
+    blocks it leaves a file named after its process in the folder `SB_STUCK_DIR` names, so a test
+    knows each worker is mid-shard."""
+
+    name: ClassVar[str] = "stuck"
+    capabilities: ClassVar[frozenset[str]] = frozenset()
+
+    def context(self, request: ContextRequest) -> Bundle:
+        folder = os.environ.get("SB_STUCK_DIR")
+        if folder:
+            Path(folder, str(os.getpid())).touch()
+        threading.Event().wait()  # never set
+        raise AssertionError("unreachable")

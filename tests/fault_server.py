@@ -11,9 +11,11 @@ Modes:
 - `redirect`: a 302 to `location` (which may carry credentials);
 - `json`: a 200 with `body` (a JSON document), for a well-behaved answer.
 
-Bounded and self-stopping: every answer gives up after `max_s` seconds or when the client hangs
-up, the server's threads are daemons, and leaving the `with` block shuts it down. `hits` counts
-the requests it saw.
+Bounded and self-stopping: every answer stops when the client hangs up, or gives up after `max_s`
+seconds (`HANG` by default: only a client that never hangs up meets it), the server's threads are
+daemons, and leaving the `with` block shuts it down. What the tests count instead of timing:
+`hits`, the requests it saw; `sent`, the body bytes it wrote; `hung_up`, the answers the client
+cut off before their end (read `hung_up` with `eventually`: the server notices at its next write).
 """
 
 from __future__ import annotations
@@ -23,19 +25,23 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from helpers import HANG
+
 CHUNK = 64 * 1024
 
 
 class FaultServer:
     """See the module docstring."""
 
-    def __init__(self, mode: str, *, interval: float = 0.2, size: int = 50_000_000, max_s: float = 20.0,
+    def __init__(self, mode: str, *, interval: float = 0.2, size: int = 50_000_000, max_s: float = HANG,
                  location: str = "http://127.0.0.1:9/elsewhere", body: object = None) -> None:
         self.mode, self.interval, self.size, self.max_s = mode, interval, size, max_s
         self.location, self.body = location, body if body is not None else {}
         self.hits = 0
         self.sent = 0
         """Body bytes written to clients in all."""
+        self.hung_up = 0
+        """Answers the client cut off (it closed the connection while this server still wrote)."""
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -52,7 +58,7 @@ class FaultServer:
                 try:
                     owner._answer(self)
                 except (BrokenPipeError, ConnectionResetError, TimeoutError, OSError):
-                    pass  # the client hung up: that is the point
+                    owner.hung_up += 1  # the client hung up: that is the point
 
             do_GET = do_POST = do_PUT = do_DELETE = _any
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import time
 from datetime import datetime, timedelta, timezone
 
 from harness.format.model import Expect, Probe, Scenario, Subject
@@ -12,6 +14,30 @@ HANG = 300.0
 start). Every wait waits for its condition, however slow the machine; this bound only turns a hang
 (the condition will never come) into a failure that says so, and no real wait under load comes
 near it, so no test passes or fails on time."""
+
+
+def eventually(check, what: str, timeout: float = HANG, poll: float = 0.3):
+    """Call `check()` until it returns something truthy, and return that; after `timeout` seconds
+    of falsy answers, fail saying the condition never came (a hang, not a slow machine)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = check()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"hang: {what} still not so after {timeout:.0f}s")
+        time.sleep(poll)
+
+
+def finished(proc: subprocess.Popen, what: str, timeout: float = HANG) -> tuple[str, str]:
+    """`proc.communicate()`: its output once it has ended, however long that takes on a busy
+    machine; after `timeout` seconds it is killed and the test fails saying `what` hung."""
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise AssertionError(f"hang: {what} still running after {timeout:.0f}s") from None
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 

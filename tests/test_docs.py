@@ -1,10 +1,16 @@
-"""Docs the code cites exist, links resolve, and the README's layout table is the tree."""
+"""Docs the code cites exist, links resolve, the README's layout table is the tree, and the
+reference tables the docs show are generated from their declarations, never pasted."""
 
 from __future__ import annotations
 
 import fnmatch
+import importlib
 import re
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -14,6 +20,15 @@ DOCS = sorted((ROOT / "docs").glob("*.md"))
 CITED = re.compile(r"\bdocs/[A-Za-z0-9_./-]+\.md\b")
 VAGUE = re.compile(r"REFERENCE\.md|CRITERIA\.md|SCENARIOS\.md|the criteria doc\b|the scenario format doc\b|the reference doc\b")
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+FIGURE = re.compile(r"\b\d[\d,]*\.\d+ ?(?:ms|µs|s|min|h|GiB|GB|MiB|MB|KiB|KB)\b|\b[01]\.\d\d \[")
+"""A measured figure: a decimal time or size (`68.1 s`, `3.28 GiB`), or a score with its interval (`0.85 [`)."""
+
+GENERATED_TABLES = [  # (generator, module printing it, its function, the docs that link it instead of pasting it)
+    ("precedence", "stores.decisions.resolver", "precedence_table", ["decisions.md"]),
+    ("signals", "stores.decisions.signals", "signals_table", ["scenario-format.md", "decisions.md"]),
+]
 
 
 def cited_docs(text: str) -> set[str]:
@@ -69,3 +84,48 @@ def test_the_readme_layout_table_matches_the_tree():
     assert not unnamed, f"in the tree but not in the README's layout table: {unnamed}"
     docs_row = next(line for line in README.read_text().split("\n## Layout\n", 1)[1].splitlines() if line.startswith("| `docs/`"))
     assert not [d for d in docs if f"`{d.removeprefix('docs/')}`" not in docs_row], "a doc missing from the layout table's docs row"
+
+
+@pytest.mark.parametrize("name,module,table,docs", GENERATED_TABLES, ids=[g[0] for g in GENERATED_TABLES])
+def test_a_reference_table_is_generated_from_its_declaration_and_linked_not_pasted(name, module, table, docs):
+    """A new rule or signal edits its declaration only: `make results` writes docs/results/<name>.md
+    from `python -m <module>`, and the docs link that page instead of carrying a copy to keep equal."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from results import GENERATORS
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    (g,) = [g for g in GENERATORS if g.name == name]
+    assert not g.heavy and [s.command for s in g.steps] == [f"python -m {module}"]
+    expected = getattr(importlib.import_module(module), table)()
+    printed = subprocess.run([sys.executable, "-m", module], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert printed.strip() == expected
+    header = expected.splitlines()[0]
+    for doc in docs:
+        text = (ROOT / "docs" / doc).read_text()
+        assert f"(results/{name}.md)" in text and header not in text, f"docs/{doc}: link results/{name}.md, do not paste it"
+
+
+def figure_lines(text: str) -> list[tuple[int, str]]:
+    """Lines of a table row or of a fenced block (a printout) that carry a measured figure."""
+    found, fenced = [], False
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.startswith("```"):
+            fenced = not fenced
+        elif (fenced or line.startswith("|")) and FIGURE.search(line):
+            found.append((n, line))
+    return found
+
+
+def test_no_docs_page_carries_a_figure_table_or_printout_that_no_generator_writes():
+    """Leaderboards and bench printouts live in docs/results/, written by `make results`; a page
+    elsewhere links them instead of carrying a copy that goes stale."""
+    pasted = [f"docs/{p.name}:{n}: {line[:120]}" for p in DOCS for n, line in figure_lines(p.read_text())]
+    assert not pasted, pasted
+
+
+def test_the_figure_check_finds_a_pasted_board_and_printout_and_passes_reference_tables():
+    pasted = "| strategy | total |\n| --- | --- |\n| tfidf | 0.67 [0.60–0.74] |\n```\nload + validate   836 files   8.2 s\n```\n"
+    assert [n for n, _ in figure_lines(pasted)] == [3, 5]
+    reference = "| `retry_backoff_s` | 0.2 | 0-60 |\n| `max_response_bytes` | 16 MiB | 1 KiB - 1 GiB |\n"
+    assert figure_lines(reference) == []

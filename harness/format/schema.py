@@ -24,7 +24,8 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, Discriminator, Fiel
 
 from harness.format.gold import Gold, keys_of
 from harness.format.timeparse import ABSOLUTE_PATTERN, WHEN_PATTERN, parse_absolute, parse_when
-from stores.decisions.vocabulary import TURN_SIGNALS, Plan, Route, SignalKey
+from stores.decisions.signals import TURN_SIGNALS, SignalKey
+from stores.decisions.vocabulary import Plan, Route
 from stores.protocol import Role, Status, TurnKind
 
 Band = Literal["healthy", "watch", "at_risk"]
@@ -191,7 +192,7 @@ TurnSignalsModel: type[_Strict] = create_model(
 policies (a key given here overrides the rule-based producer for that key only), never gold.""",
     **{k.name: (_signal_type(k), Field(default=None, description=k.doc)) for k in TURN_SIGNALS},
 )
-"""A turn's `signals:`, one optional field per key of `stores.decisions.vocabulary.TURN_SIGNALS`
+"""A turn's `signals:`, one optional field per key of `stores.decisions.signals.TURN_SIGNALS`
 (the one declaration of the keys, their values and the role of the turns that carry them)."""
 TurnSignalsModel.noun = "signal"
 

@@ -2,9 +2,9 @@
 
 No model and no state here: the same card always gives the same plan. Conflicts are settled by
 order, first match wins, the most protective rule first. The precedence is written once, as
-`PRECEDENCE` below: `resolve` walks it, `RULES` lists its names, and this docstring's table and
-the one in docs/decisions.md ("The resolver's precedence") are `precedence_table()` of it (a test
-holds the doc to it).
+`PRECEDENCE` below: `resolve` walks it, `RULES` lists its names, and this docstring's table is
+`precedence_table()` of it, as is the docs' (`python -m stores.decisions.resolver` prints it;
+`make results` writes it to docs/results/precedence.md, which docs/decisions.md links).
 
 Routing follows the seed's order: support context wins, explicit intent beats continuity, short
 replies continue the thread, otherwise the knowledge agent.
@@ -147,3 +147,7 @@ def route(card: Card) -> RouteVerdict:
     if card.short_reply and card.thread_owner != "none":
         return RouteVerdict(card.thread_owner, "continuity")
     return RouteVerdict("knowledge", "default")
+
+
+if __name__ == "__main__":  # the table the docs show (docs/results/precedence.md, by `make results`)
+    print(precedence_table())

@@ -24,7 +24,59 @@ from stores.bounds import PositiveInt, Share
 from stores.protocol import TurnKind
 from stores.text import keywords
 
-from stores.decisions.vocabulary import AGENT_SIGNALS, CUSTOMER_SIGNALS, INTENTS, SEVERITIES, Intent, Severity
+from stores.decisions.vocabulary import INTENTS, SEVERITIES, Intent, Severity
+
+
+@dataclass(frozen=True)
+class SignalKey:
+    """One key a scenario may script under a turn's `signals:`."""
+
+    name: str
+    """The key."""
+    doc: str
+    """What it says, as the scenario format documents it (the JSON Schema's description)."""
+    values: tuple[str, ...] = ()
+    """The words it takes (`SEVERITIES`, `INTENTS`); empty: true or false."""
+    role: Literal["customer", "agent"] = "customer"
+    """The role of the turns that may carry it."""
+
+
+TURN_SIGNALS: tuple[SignalKey, ...] = (
+    SignalKey("sensitive", "A sensitive message, and how severe.", SEVERITIES),
+    SignalKey("human_request", "The customer asks for a human."),
+    SignalKey("short_affirmative", 'A bare "yes", "ok", "the first one".'),
+    SignalKey("hostile", "An abusive or hostile message."),
+    SignalKey("meaningless", 'Noise such as "asdfgh".'),
+    SignalKey("complexity", "Too complex for the bot to handle."),
+    SignalKey("time_critical", "It cannot wait."),
+    SignalKey("retrieval_empty", "Retrieval for this turn found nothing."),
+    SignalKey("same_answer_repeated", "The answer to this turn repeats an earlier one."),
+    SignalKey("resolved_confirmation", "The customer confirms the issue is resolved."),
+    SignalKey("explicit_intent", "An intent the customer states for another agent's job: `recommendation`, `retention`\n"
+              "(`none`: no such intent).", INTENTS),
+    SignalKey("offer_live", "The scripted agent offered live support on this turn (agent turns only).", role="agent"),
+    SignalKey("asked_question", "The scripted agent asked the customer something (agent turns only).", role="agent"),
+)
+"""The one declaration of the turn-signal keys: the scenario format's `signals:` model
+(`harness.format.schema.TurnSignalsModel`) is built from it, and the producers below check scripted
+keys against it. A key here is an input for decision policies, never gold. A new key's `Signals`
+field and rule-based producer go in this module too, so a signal is one file (and the regenerated
+JSON Schema)."""
+
+CUSTOMER_SIGNALS: tuple[str, ...] = tuple(k.name for k in TURN_SIGNALS if k.role == "customer")
+"""Signals a scenario may script on a customer turn."""
+
+AGENT_SIGNALS: tuple[str, ...] = tuple(k.name for k in TURN_SIGNALS if k.role == "agent")
+"""Signals a scenario may script on an agent turn: the agent offered live support / asked the
+customer something."""
+
+
+def signals_table() -> str:
+    """`TURN_SIGNALS` as a markdown table (signal, value, turns, meaning): the docs show it
+    (docs/results/signals.md, by `make results`; `python -m stores.decisions.signals` prints it)."""
+    rows = [f"| `{k.name}` | {', '.join(f'`{v}`' for v in k.values) or 'bool'} | {k.role} | {' '.join(k.doc.split())} |"
+            for k in TURN_SIGNALS]
+    return "\n".join(["| signal | value | turns | meaning |", "| --- | --- | --- | --- |", *rows])
 
 
 class SignalError(ValueError):
@@ -391,3 +443,7 @@ def override(signals: Signals, scripted: Mapping[str, Any] | None, turn_id: str 
             raise SignalError(f"signal {key!r}{where}: expected true or false, got {value!r}")
         values[key] = value
     return replace(signals, **values, scripted=tuple(sorted(values)))
+
+
+if __name__ == "__main__":  # the table the docs show (docs/results/signals.md, by `make results`)
+    print(signals_table())

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from helpers import HANG
+from helpers import HANG, eventually  # noqa: F401 - the browser tests import eventually from here
 
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -35,19 +35,6 @@ CHROMIUM_FLAGS = [
 
 PHONE = (390, 844)
 """A phone's viewport in CSS pixels (an iPhone 12-15's), for the small-screen checks."""
-
-
-def eventually(check, what: str, timeout: float = HANG, poll: float = 0.3):
-    """Call `check()` until it returns something truthy, and return that; after `timeout` seconds
-    of falsy answers, fail saying the condition never came (a hang, not a slow machine)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        got = check()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError(f"hang: {what} still not so after {timeout:.0f}s")
-        time.sleep(poll)
 
 
 def chromium_binary() -> str | None:
@@ -109,9 +96,9 @@ class Chromium:
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         wait_http(f"http://127.0.0.1:{self.port}/json/version")
-        targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{self.port}/json/list", timeout=5))
+        targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{self.port}/json/list", timeout=HANG))
         page = next(t for t in targets if t.get("type") == "page")
-        self._conn = connect(page["webSocketDebuggerUrl"], max_size=None, open_timeout=10, ping_interval=None)  # no keepalive: a busy machine made pongs late
+        self._conn = connect(page["webSocketDebuggerUrl"], max_size=None, open_timeout=HANG, ping_interval=None)  # no keepalive: a busy machine made pongs late
         self.ws = self._conn.__enter__()
         self._id = 0
         self.requests: list[str] = []
@@ -130,7 +117,10 @@ class Chromium:
         self._id += 1
         self.ws.send(json.dumps({"id": self._id, "method": method, "params": params}))
         while True:
-            msg = json.loads(self.ws.recv(timeout=60))
+            try:
+                msg = json.loads(self.ws.recv(timeout=HANG))
+            except TimeoutError:
+                raise AssertionError(f"hang: the browser never answered {method} in {HANG:.0f}s") from None
             if msg.get("id") == self._id:
                 if "error" in msg:
                     raise RuntimeError(f"{method}: {msg['error']}")

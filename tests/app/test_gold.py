@@ -189,6 +189,7 @@ def _board(res: Results, f: "queries.Filter") -> tuple[pd.DataFrame, pd.DataFram
             totals.sort_values("strategy").reset_index(drop=True))
 
 
+@pytest.mark.slow  # every filter's board computed twice on the canonical run
 def test_leaderboard_filters_never_change_the_results_they_are_given(canonical):
     """One `Results` serves every query of a page: a filtered call must not leave a filter behind."""
     tag = canonical.rows("SELECT DISTINCT unnest(tags) FROM events ORDER BY 1")[0][0]

@@ -180,11 +180,11 @@ def test_the_policies_speak_the_vocabulary_of_the_format():
     from typing import get_args
 
     from harness.format import schema
-    from stores.decisions import vocabulary as V
+    from stores.decisions import signals as V
     from stores.decisions.policy import FAULTS
 
     assert get_args(schema.FaultKind) == FAULTS
-    # the signal keys: declared once in the vocabulary, the format's model and JSON Schema built from it
+    # the signal keys: declared once beside the producers, the format's model and JSON Schema built from it
     props = schema.TurnSignalsModel.model_json_schema()["properties"]
     assert list(props) == [k.name for k in V.TURN_SIGNALS] == [*V.CUSTOMER_SIGNALS, *V.AGENT_SIGNALS]
     for k in V.TURN_SIGNALS:

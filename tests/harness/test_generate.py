@@ -51,6 +51,7 @@ def _issue_of(text: str, patterns) -> str:
     return keys.pop()
 
 
+@pytest.mark.slow  # generates and compares several whole suites
 def test_a_look_alike_is_never_labelled_a_repeat():
     patterns = _report_patterns()
     checked = 0
@@ -73,6 +74,7 @@ def test_a_look_alike_is_never_labelled_a_repeat():
     assert checked > 50
 
 
+@pytest.mark.slow  # generates and compares several whole suites
 def test_a_repeat_is_told_in_other_words_than_its_original():
     for text in list(generate_suite(30, seed=4).values()):
         doc = yaml.safe_load(text)
@@ -106,8 +108,10 @@ def test_a_200_customer_suite_gives_every_criterion_100_cases(tmp_path):
 
 # -- no shortcut solves a generated suite --------------------------------------------------------
 
-SUITES = [("small", 30, 1), ("realistic", 30, 2), ("realistic", 60, 0), ("long-history", 4, 3)]
-"""(profile, customers, seed) of the suites the properties below hold on."""
+SUITES = [("small", 30, 1), ("realistic", 30, 2), pytest.param("realistic", 60, 0, marks=pytest.mark.slow),
+          ("long-history", 4, 3)]
+"""(profile, customers, seed) of the suites the properties below hold on (the 60-customer one is
+left out of `make test-quick`: the 30-customer suites check the same properties there)."""
 
 
 def _suite(tmp_path, profile: str, customers: int, seed: int):
@@ -226,6 +230,7 @@ def test_health_gold_agrees_with_every_documented_reading(tmp_path, profile, cus
 
 # -- the catalog's development and held-back halves --------------------------------------------------
 
+@pytest.mark.slow  # generates and compares several whole suites
 def test_a_dev_suite_never_uses_a_held_back_template_and_a_test_suite_does():
     held = [re.compile(re.sub(r"\\\{\w+\\\}", ".+?", re.escape(t))) for t in catalog.held_back_texts()]
     dev = " ".join(e.get("turn", "") + " " + e.get("summary", "") for text in generate_suite(30, seed=5, split="dev").values()

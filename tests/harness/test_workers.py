@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import duckdb
 import pytest
+from helpers import HANG
 
 from harness.generate import write_suite
 from harness.format.loader import load_suite
@@ -77,6 +78,7 @@ def _what_a_worker_sees(key: str) -> tuple[str | None, list[str]]:
     return os.environ.get(key), list(sys.path)
 
 
+@pytest.mark.slow  # starts worker processes
 def test_workers_take_the_run_s_environment_and_import_path_even_from_an_older_fork_server(tmp_path, monkeypatch):
     """The fork server keeps what it started with; a variable or a path set afterwards (a service's
     address, a plugin's folder) still reaches the workers of the next pool."""
@@ -91,13 +93,14 @@ def test_workers_take_the_run_s_environment_and_import_path_even_from_an_older_f
     assert env == "seen" and path[0] == str(tmp_path)
 
 
+@pytest.mark.slow  # starts worker processes
 def test_a_worker_forked_after_its_run_is_gone_prints_no_traceback():
     import subprocess
     import sys
 
     # the fork server's hook (harness.run.orphans): quiet once the run is gone, Python's report while it lives
     raising = "import os, sys, harness.run.orphans as o; o.RUN_PID = {}; raise FileNotFoundError('semaphore gone')"
-    gone = subprocess.run([sys.executable, "-c", raising.format(2 ** 22 + 1)], capture_output=True, text=True, timeout=30)
+    gone = subprocess.run([sys.executable, "-c", raising.format(2 ** 22 + 1)], capture_output=True, text=True, timeout=HANG)
     assert gone.returncode == 1 and "Traceback" not in gone.stderr
-    alive = subprocess.run([sys.executable, "-c", raising.format("os.getpid()")], capture_output=True, text=True, timeout=30)
+    alive = subprocess.run([sys.executable, "-c", raising.format("os.getpid()")], capture_output=True, text=True, timeout=HANG)
     assert "Traceback" in alive.stderr and "semaphore gone" in alive.stderr

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from helpers import HANG
+
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path(__file__).resolve().parent / "corpus"
 
@@ -22,14 +24,18 @@ def cli_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "harness.cli", *map(str, args)]
 
 
-def sb(*args: str, timeout: float = 300, memory_mb: int | None = None, cwd: Path | None = None,
+def sb(*args: str, timeout: float = HANG, memory_mb: int | None = None, cwd: Path | None = None,
        **env: str) -> subprocess.CompletedProcess:
-    """`supportbench ARGS` in a subprocess; `memory_mb` caps its address space (RLIMIT_AS)."""
+    """`supportbench ARGS` in a subprocess; `memory_mb` caps its address space (RLIMIT_AS). It may
+    take as long as a busy machine makes it; `timeout` only turns a hang into a failure saying so."""
 
     def limit() -> None:
         if memory_mb:
             cap = memory_mb * 1024 * 1024
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
-    return subprocess.run(cli_command(*args), cwd=cwd or ROOT, env=cli_env(**env), capture_output=True, text=True,
-                          timeout=timeout, preexec_fn=limit if memory_mb else None)
+    try:
+        return subprocess.run(cli_command(*args), cwd=cwd or ROOT, env=cli_env(**env), capture_output=True, text=True,
+                              timeout=timeout, preexec_fn=limit if memory_mb else None)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"hang: supportbench {' '.join(map(str, args))} still running after {timeout:.0f}s") from None

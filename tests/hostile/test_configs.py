@@ -39,6 +39,7 @@ def test_an_out_of_range_parameter_is_refused_before_the_run(spec, message, caps
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow  # starts a subprocess
 def test_an_out_of_range_parameter_is_exit_2_with_one_line_from_the_shell(tmp_path):
     p = sb("run", SCENARIO, "-s", "tfidf:top_k=-5", "--out", tmp_path)
     assert p.returncode == 2 and p.stderr.strip().count("\n") == 0 and "Traceback" not in p.stderr
@@ -102,15 +103,17 @@ def test_nested_params_tables_reach_nested_parameters(tmp_path):
     assert spec.label == "session_aware[sla48]" and spec.params().health.sla_resolution_hours == 48.0
 
 
+@pytest.mark.slow  # starts a subprocess
 def test_an_unknown_embedding_model_fails_fast_naming_where_models_are_looked_for(tmp_path):
     # a hang bound only: five retries to the model hub took 355 s, then exited 0
-    p = sb("run", SCENARIO, "-s", "embedding:model=sentence-transformers/all-mpnet-base-v2", "--out", tmp_path, timeout=300)
+    p = sb("run", SCENARIO, "-s", "embedding:model=sentence-transformers/all-mpnet-base-v2", "--out", tmp_path)
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert "embedding model 'sentence-transformers/all-mpnet-base-v2' not found" in p.stderr
     assert "packaged 'all-MiniLM-L6-v2'" in p.stderr and "local sentence-transformers model folder" in p.stderr
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow  # starts a subprocess
 def test_the_model_hub_is_offline_in_the_process_whatever_the_environment():
     code = ("import os, stores.retrieval.encoder as e; print(os.environ['HF_HUB_OFFLINE'], os.environ['TRANSFORMERS_OFFLINE']);"
             "import huggingface_hub.constants as c; print(c.HF_HUB_OFFLINE)")

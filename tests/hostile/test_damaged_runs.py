@@ -46,6 +46,7 @@ def test_every_command_pointed_at_a_damaged_run_exits_2_with_its_reason(runs, ca
     assert not (runs.parent / "rescored").exists() or not any((runs.parent / "rescored").iterdir())
 
 
+@pytest.mark.slow  # starts supportbench in a subprocess
 @pytest.mark.parametrize("damage", FRAMING)
 def test_ls_runs_lists_a_damaged_run_as_damaged_with_its_reason(runs, damage):
     reason = DAMAGES[damage](runs)
@@ -56,6 +57,7 @@ def test_ls_runs_lists_a_damaged_run_as_damaged_with_its_reason(runs, damage):
     assert any(" good " in line and " ok " in line for line in p.stdout.splitlines())
 
 
+@pytest.mark.slow  # starts supportbench in a subprocess
 @pytest.mark.parametrize("damage", FRAMING)
 def test_latest_skips_a_damaged_newer_run(runs, damage):
     DAMAGES[damage](runs)
@@ -70,12 +72,14 @@ def test_latest_with_only_damaged_runs_says_so(runs, capsys):
     assert "no usable runs" in err and "1 damaged" in err
 
 
+@pytest.mark.slow  # starts supportbench in a subprocess
 def test_a_binary_baseline_file_is_exit_2_not_a_traceback(runs):
     p = sb("check", "good", "--runs", runs, "--baseline", CORPUS / "binary.toml")
     assert p.returncode == 2 and "Traceback" not in p.stderr + p.stdout
     assert "not UTF-8 text" in p.stdout + p.stderr and "UNUSABLE (exit 2)" in p.stdout + p.stderr
 
 
+@pytest.mark.slow  # starts supportbench in a subprocess
 def test_the_oops_manifest_of_the_issue_no_longer_crashes_ls_check_or_rescore(runs):
     edit_manifest(copy_run(runs, "oops"), strategies="oops")
     assert main(["baseline", "good", "--runs", str(runs), "--out", str(runs / "b.json")]) == 0

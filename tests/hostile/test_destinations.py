@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import HANG
 from hostile_cli import ROOT, cli_env, sb
 
 from harness.analysis.results import Results
@@ -35,13 +36,14 @@ def in_read_only(mount: Path, command: str, bind: Path | None = None) -> subproc
     setup = (f"mount --bind {bind} {mount} && mount -o remount,bind,ro {mount}" if bind
              else f"mount -t tmpfs -o ro tmpfs {mount}")
     return subprocess.run(["unshare", "-rm", "sh", "-c", f"{setup} && {command}"], cwd=ROOT, env=cli_env(),
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=HANG)
 
 
 def cli(*args: str) -> str:
     return " ".join([sys.executable, "-m", "harness.cli", *(f"'{a}'" for a in args)])
 
 
+@pytest.mark.slow  # starts a subprocess
 @pytest.mark.parametrize("run_id", ["o'neil", ".hidden", "a/b", "a b", "..", "-rf", "x" * 101, "ünïcode"])
 def test_a_run_id_that_is_not_a_safe_folder_name_is_refused_before_any_work(small_suite, tmp_path, run_id):
     out = tmp_path / "runs"
@@ -51,12 +53,14 @@ def test_a_run_id_that_is_not_a_safe_folder_name_is_refused_before_any_work(smal
     assert not out.exists()
 
 
+@pytest.mark.slow  # starts a subprocess
 def test_rescore_refuses_an_unsafe_run_id_too(runs):
     p = sb("rescore", runs / "good", "--run-id", "o'neil")
     assert p.returncode == 2 and "is not a safe folder name" in p.stderr
     assert sorted(x.name for x in runs.iterdir()) == ["good"]
 
 
+@pytest.mark.slow  # starts a subprocess
 @pytest.mark.parametrize("name", ["o'neil", "x'; DROP VIEW scores; --", "a[1]*?", "q'' || 'z"])
 def test_a_run_folder_name_is_data_not_sql(runs, name):
     """Older versions wrote such folders; they read like any other run."""
@@ -68,12 +72,14 @@ def test_a_run_folder_name_is_data_not_sql(runs, name):
     assert p.returncode == 0, p.stderr
 
 
+@pytest.mark.slow  # starts a subprocess
 def test_a_second_run_with_the_same_id_stops_before_any_work(small_suite, runs):
     p = sb("run", small_suite, "-s", "oracle", "--out", runs, "--run-id", "good")
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert "run 'good' already exists" in p.stderr and "running" not in p.stderr
 
 
+@pytest.mark.slow  # starts a subprocess
 def test_a_run_id_another_live_run_is_writing_is_refused_at_once(small_suite, tmp_path):
     live = RunWriter(tmp_path, "busy")
     try:
@@ -86,6 +92,7 @@ def test_a_run_id_another_live_run_is_writing_is_refused_at_once(small_suite, tm
     assert p.returncode == 0, p.stderr
 
 
+@pytest.mark.slow  # starts a subprocess
 @needs_mount
 def test_out_on_a_read_only_filesystem_is_exit_2_before_any_work(small_suite, tmp_path):
     ro = tmp_path / "ro"
@@ -95,6 +102,7 @@ def test_out_on_a_read_only_filesystem_is_exit_2_before_any_work(small_suite, tm
     assert p.stderr.strip() == f"error: cannot write runs into {ro / 'runs'}: read-only file system"
 
 
+@pytest.mark.slow  # starts a subprocess
 @needs_mount
 def test_report_on_a_read_only_run_warns_and_does_not_claim_it_wrote(runs):
     run = runs / "good"
@@ -112,6 +120,7 @@ def test_stale_collection_never_removes_the_folder_of_a_live_run(tmp_path):
         live.abort()
 
 
+@pytest.mark.slow  # starts a subprocess
 def test_stale_collection_removes_the_folder_of_a_killed_run(tmp_path):
     script = f"from harness.run.runstore import RunWriter; import time; RunWriter({str(tmp_path)!r}, 'dead'); print('ready', flush=True); time.sleep(60)"
     proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, env=cli_env(), stdout=subprocess.PIPE, text=True)
@@ -126,6 +135,7 @@ def test_stale_collection_removes_the_folder_of_a_killed_run(tmp_path):
     assert collect_stale(tmp_path) == [tmp_path / ".tmp-dead"] and list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow  # starts a subprocess
 def test_a_legacy_temporary_folder_is_collected_only_when_old_and_its_pid_is_gone(tmp_path):
     dead_pid = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
     old, mine = tmp_path / f".tmp-r1-{dead_pid}", tmp_path / f".tmp-r2-{os.getpid()}"

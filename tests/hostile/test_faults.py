@@ -1,8 +1,10 @@
 """Killing a `--workers 2` run: no process and no visible run survive; SIGTERM cleans up like Ctrl-C.
 
-These start the real `supportbench run` in a subprocess on a generated suite, wait until its
-workers have written parts into the temporary folder, signal the run process (only it: the
-signal a supervisor or `kill` sends), and watch every process it had started.
+These start the real `supportbench run` in a subprocess, wait until both of its workers are
+mid-shard, signal the run process (only it: the signal a supervisor or `kill` sends), and watch
+every process it had started. Nothing is timed: the run replays the `stuck` strategy
+(tests/fake_strategies.py), whose shards never finish, so a run that waited for its shards instead
+of stopping its workers would never end, and every wait here fails only on such a hang.
 """
 
 from __future__ import annotations
@@ -10,26 +12,18 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
+from helpers import HANG, eventually, finished
 from hostile_cli import ROOT, cli_command, cli_env, sb
 
 from harness.analysis.results import list_runs
 
 pytestmark = pytest.mark.slow
 
-STRATEGIES = "history_stuffing,tfidf,session_aware"
-
-
-@pytest.fixture(scope="module")
-def suite(tmp_path_factory) -> Path:
-    """A suite that takes two workers about half a minute on 2 idle cores: long enough to be killed midway."""
-    out = tmp_path_factory.mktemp("faults") / "c150"
-    p = sb("generate", "--customers", "150", "--seed", "3", "--out", out)
-    assert p.returncode == 0, p.stderr
-    return out
+SUITE = ROOT / "datasets" / "canonical"
+STRATEGIES = "history_stuffing,fake_strategies.Stuck"
 
 
 def _stat(pid: int) -> list[str] | None:
@@ -61,105 +55,99 @@ def alive(pid: int, started: str) -> bool:
     return st is not None and st[19] == started and st[0] not in ("Z", "X")
 
 
-def start_run(suite: Path, runs: Path) -> subprocess.Popen:
-    """The run in its own session (so the test's signal reaches the run process alone)."""
-    return subprocess.Popen(cli_command("run", suite, "-s", STRATEGIES, "--workers", "2", "--out", runs, "-q"),
-                            cwd=ROOT, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+def start_run(runs: Path, stuck: Path) -> subprocess.Popen:
+    """The run in its own session (so the test's signal reaches the run process alone); its
+    workers mark `stuck` as they block."""
+    stuck.mkdir()
+    env = cli_env(PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "tests")]), SB_STUCK_DIR=str(stuck))
+    return subprocess.Popen(cli_command("run", SUITE, "-s", STRATEGIES, "--workers", "2", "--out", runs, "-q"),
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
 
 
-def wait_for_workers(proc: subprocess.Popen, runs: Path, busy: float = 2.0, timeout: float = 120) -> set[tuple[int, str]]:
-    """Wait until both workers (with the fork server and resource tracker: 4 processes) have
-    been replaying for `busy` seconds, mid-shard; returns the run's processes."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def wait_for_workers(proc: subprocess.Popen, runs: Path, stuck: Path) -> set[tuple[int, str]]:
+    """Wait until both workers are mid-shard (each has marked `stuck`), with the fork server and
+    resource tracker (4 processes); returns the run's processes."""
+    def ready() -> set[tuple[int, str]] | None:
         assert proc.poll() is None, f"the run ended before it could be killed: {proc.communicate()}"
-        if len(descendants(proc.pid)) >= 4 and list(runs.glob(".tmp-*")):
-            time.sleep(busy)
-            assert proc.poll() is None, "the run ended before it could be killed"
-            return descendants(proc.pid)
-        time.sleep(0.1)
-    raise AssertionError("the run never started its workers")
+        kids = descendants(proc.pid)
+        if len(list(stuck.iterdir())) >= 2 and len(kids) >= 4 and list(runs.glob(".tmp-*")):
+            return kids
+        return None
+
+    return eventually(ready, "both workers of the run blocking mid-shard", poll=0.1)
 
 
-def survivors(kids: set[tuple[int, str]], within: float) -> set[int]:
-    deadline = time.monotonic() + within
-    while True:
-        left = {pid for pid, started in kids if alive(pid, started)}
-        if not left or time.monotonic() > deadline:
-            return left
-        time.sleep(0.1)
+def all_gone(kids: set[tuple[int, str]], what: str) -> None:
+    """Wait until none of `kids` lives; only one that never exits fails (as a hang)."""
+    eventually(lambda: not {pid for pid, started in kids if alive(pid, started)}, what, poll=0.1)
 
 
 def visible(runs: Path) -> list[str]:
     return sorted(p.name for p in runs.iterdir() if not p.name.startswith("."))
 
 
-def test_kill_9_of_a_two_worker_run_leaves_no_process_and_no_visible_run(suite, tmp_path):
+def test_kill_9_of_a_two_worker_run_leaves_no_process_and_no_visible_run(tmp_path):
     runs = tmp_path / "runs"
-    proc = start_run(suite, runs)
+    proc = start_run(runs, tmp_path / "stuck")
     try:
-        kids = wait_for_workers(proc, runs)
+        kids = wait_for_workers(proc, runs, tmp_path / "stuck")
         assert len(kids) >= 4
         os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(10)
-        assert survivors(kids, within=10) == set()
+        proc.wait(HANG)
+        all_gone(kids, "every process of the killed run gone (its workers watch the run and exit)")
     finally:
         for pid, started in descendants(proc.pid):
             os.kill(pid, signal.SIGKILL)
         if proc.poll() is None:
             proc.kill()
     assert visible(runs) == [] and list_runs(runs) == []
-    (tmp,) = runs.glob(".tmp-*")  # a killed process cannot clean up; its folder stays hidden
-    parts = sorted(tmp.glob("*/part-*.parquet"))
-    time.sleep(1.0)
-    assert sorted(tmp.glob("*/part-*.parquet")) == parts, "something still writes into the dead run's folder"
+    (tmp,) = runs.glob(".tmp-*")  # a killed process cannot clean up; its folder stays hidden (and nothing is left to write to it)
 
 
-def test_the_next_run_collects_the_folder_a_killed_run_left(suite, tmp_path):
+def test_the_next_run_collects_the_folder_a_killed_run_left(tmp_path):
     runs = tmp_path / "runs"
-    proc = start_run(suite, runs)
+    proc = start_run(runs, tmp_path / "stuck")
     try:
-        wait_for_workers(proc, runs)
+        kids = wait_for_workers(proc, runs, tmp_path / "stuck")
         os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(10)
+        proc.wait(HANG)
     finally:
         if proc.poll() is None:
             proc.kill()
     (stale,) = runs.glob(".tmp-*")
-    time.sleep(0.5)  # the killed run's workers exit on their own
-    p = sb("run", next(suite.glob("*.yaml")), "-s", "oracle", "--out", runs, "--run-id", "after", "-q")
+    all_gone(kids, "the killed run's workers exiting on their own")
+    p = sb("run", next(SUITE.glob("*.yaml")), "-s", "oracle", "--out", runs, "--run-id", "after", "-q")
     assert p.returncode == 0, p.stderr
     assert not stale.exists() and visible(runs) == ["after"]
 
 
-def test_sigterm_of_a_two_worker_run_cleans_up_like_ctrl_c(suite, tmp_path):
+def test_sigterm_of_a_two_worker_run_cleans_up_like_ctrl_c(tmp_path):
     runs = tmp_path / "runs"
-    proc = start_run(suite, runs)
+    proc = start_run(runs, tmp_path / "stuck")
     try:
-        kids = wait_for_workers(proc, runs)
+        kids = wait_for_workers(proc, runs, tmp_path / "stuck")
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=30)
+        out, err = finished(proc, "the run after SIGTERM (its shards never finish: only stopping its workers ends it)")
         assert proc.returncode == 143, err
         assert "terminated: nothing was written" in err and "Traceback" not in err
-        assert survivors(kids, within=10) == set()
+        all_gone(kids, "every process of the terminated run gone")
     finally:
         if proc.poll() is None:
             proc.kill()
     assert list(runs.iterdir()) == [], "a terminated run leaves nothing, not even its temporary folder"
 
 
-def test_sigint_of_a_two_worker_run_stops_the_workers_at_once(suite, tmp_path):
+def test_sigint_of_a_two_worker_run_stops_the_workers_at_once(tmp_path):
     runs = tmp_path / "runs"
-    proc = start_run(suite, runs)
+    proc = start_run(runs, tmp_path / "stuck")
     try:
-        kids = wait_for_workers(proc, runs)
-        t0 = time.monotonic()
+        kids = wait_for_workers(proc, runs, tmp_path / "stuck")
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-        assert time.monotonic() - t0 < 15, "the run waited for its shards instead of stopping them"
+        # the shards in flight never finish: a run that waited for them instead of stopping them would hang here
+        out, err = finished(proc, "the run after SIGINT, waiting for its shards instead of stopping them")
         assert proc.returncode == 130 and "Traceback" not in err, err
-        assert survivors(kids, within=10) == set()
+        all_gone(kids, "every process of the interrupted run gone")
     finally:
         if proc.poll() is None:
             proc.kill()

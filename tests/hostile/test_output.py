@@ -13,6 +13,7 @@ from hostile_cli import ROOT, cli_command, cli_env, sb
 SCENARIO = "datasets/canonical/health-bands.yaml"
 
 
+@pytest.mark.slow  # starts supportbench in a subprocess
 def test_bracketed_labels_are_printed_whole(tmp_path):
     config = tmp_path / "s.toml"
     config.write_text('[[strategy]]\nname = "session_aware"\nvariant = "no_repeat_boost"\n'
@@ -25,12 +26,14 @@ def test_bracketed_labels_are_printed_whole(tmp_path):
     assert "mean [95% interval]" in report.stdout
 
 
+@pytest.mark.slow  # starts supportbench in a subprocess
 def test_a_bad_spec_is_printed_with_its_brackets():
     p = sb("run", SCENARIO, "-s", "tfidf[v1:top_k=3")
     assert p.returncode == 2
     assert p.stderr.strip() == "error: bad strategy spec 'tfidf[v1:top_k=3': expected name[variant]"
 
 
+@pytest.mark.slow  # starts supportbench in a subprocess
 @pytest.mark.parametrize("umask,mode", [(0o022, 0o644), (0o027, 0o640)])
 def test_manifest_baseline_and_parquet_parts_follow_the_umask_alike(tmp_path, umask, mode):
     runs, baseline = tmp_path / "runs", tmp_path / "baseline.json"
@@ -53,7 +56,7 @@ def not_a_model(tmp_path_factory):
 
 @pytest.mark.slow
 def test_a_strategy_that_raised_on_every_case_is_said_loudly(tmp_path, not_a_model):
-    p = sb("run", SCENARIO, "-s", f"embedding:model={not_a_model},oracle", "--out", tmp_path, "-q", timeout=300)
+    p = sb("run", SCENARIO, "-s", f"embedding:model={not_a_model},oracle", "--out", tmp_path, "-q")
     assert p.returncode == 0, p.stderr
     line = next(x for x in p.stderr.splitlines() if x.startswith("WARNING"))
     assert f"strategy embedding[model={not_a_model}] raised on every case" in line and "First error:" in line
@@ -62,11 +65,12 @@ def test_a_strategy_that_raised_on_every_case_is_said_loudly(tmp_path, not_a_mod
 
 @pytest.mark.slow
 def test_strict_makes_a_strategy_that_raised_exit_1(tmp_path, not_a_model):
-    p = sb("run", SCENARIO, "-s", f"embedding:model={not_a_model},oracle", "--out", tmp_path, "-q", "--strict", timeout=300)
+    p = sb("run", SCENARIO, "-s", f"embedding:model={not_a_model},oracle", "--out", tmp_path, "-q", "--strict")
     assert p.returncode == 1, p.stderr
     assert "--strict: 1 strategy(ies) raised; exit 1" in p.stderr
 
 
+@pytest.mark.slow  # starts supportbench in a subprocess
 def test_strict_passes_a_clean_run(tmp_path):
     p = sb("run", SCENARIO, "-s", "oracle,history_stuffing", "--out", tmp_path, "-q", "--strict")
     assert p.returncode == 0 and "raised" not in p.stderr, p.stderr

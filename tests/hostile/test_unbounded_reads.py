@@ -1,9 +1,9 @@
 """Every file the CLI reads has a size cap: `/dev/zero` is a one-line exit 2, in bounded time
-and memory (it used to grow to 22 GB and take other processes down with it)."""
+and memory (it used to grow to 22 GB and take other processes down with it). Nothing is timed:
+the error names the cap the read stopped at, and the address space is capped below what an
+uncapped read would need (it would fail with a MemoryError instead)."""
 
 from __future__ import annotations
-
-import time
 
 import pytest
 from hostile_cli import sb
@@ -33,9 +33,7 @@ def test_dev_zero_is_refused_in_bounded_time_and_memory(args, said, tmp_path):
         from harness.cli import main as cli
 
         assert cli(["run", "datasets/canonical/decision-meaningless.yaml", "-s", "empty", "-q", "--out", str(tmp_path)]) == 0
-    t0 = time.monotonic()
-    p = sb(*args, memory_mb=2500, timeout=120, SUPPORTBENCH_RUNS=str(tmp_path))
-    assert time.monotonic() - t0 < 60
+    p = sb(*args, memory_mb=2500, SUPPORTBENCH_RUNS=str(tmp_path))
     assert p.returncode in (1, 2), (p.returncode, p.stderr)
     assert said in p.stderr + p.stdout and "Traceback" not in p.stderr
 

@@ -171,11 +171,9 @@ def test_the_whole_call_deadline_holds_however_slowly_the_bytes_arrive():
     server.start()
     try:
         client = httpx.Client(base_url=server.url)
-        t0 = time.monotonic()
+        # the error proves the deadline cut it: without one the call ends with the server's 100 s, an answer
         with pytest.raises(DeadlineExceeded, match="no complete answer within 1 s"):
             bounded_request(client, "GET", "/v1/info", deadline_s=1.0, max_bytes=1 << 20)
-        # the message proves the deadline cut it; the bound only says it was long before the server's 100 s
-        assert time.monotonic() - t0 < 30
         s = HttpService(HttpParams(url=server.url, timeout_s=0.5, retries=1, retry_backoff_s=0.0))
         before = server.requests
         with pytest.raises(RemoteUnavailable, match=r"info: no answer after 2 tries \(no complete answer within 0.5 s\)"):

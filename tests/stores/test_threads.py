@@ -71,6 +71,7 @@ def test_the_cgroup_quota_is_read_from_the_process_group_up(tmp_path):
     assert cpu.cgroup_quota(v1, tmp_path / "no-such-file") is None
 
 
+@pytest.mark.slow  # starts a subprocess
 @pytest.mark.parametrize("given, seen", [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
 def test_openmp_threads_wait_passively_unless_the_user_said_otherwise(given, seen):
     env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}

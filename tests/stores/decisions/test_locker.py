@@ -6,6 +6,7 @@ import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from helpers import HANG
 
 from stores.decisions.locker import Entry, LockerDown, MemoryLocker, Outage
 from stores.decisions.redis_locker import RETRY_AFTER
@@ -96,7 +97,8 @@ def test_claims_race_and_exactly_one_replica_wins(new_locker):
     for t in threads:
         t.start()
     for t in threads:
-        t.join(10)
+        t.join(HANG)
+    assert not [t for t in threads if t.is_alive()], f"hang: a replica's claim still waits after {HANG:.0f}s"
     assert sorted(won) == [False] * 7 + [True]
 
 
@@ -156,8 +158,6 @@ def test_an_outage_makes_every_operation_raise_locker_down(locker):
 
 
 def test_a_stopped_redis_server_raises_locker_down_quickly(redis_server):
-    import time
-
     from stores.decisions.redis_locker import RedisLocker
 
     lk = RedisLocker(redis_server.url, namespace="t")
@@ -166,13 +166,11 @@ def test_a_stopped_redis_server_raises_locker_down_quickly(redis_server):
     real = lk._client.execute_command
     lk._client.execute_command = lambda *a, **k: (sent.append(a[0]), real(*a, **k))[1]
     redis_server.stop()
-    t0 = time.monotonic()
     for op in (lambda: lk.incr("s1", "a", now=T0, ttl=HOUR), lambda: lk.claim("s1", "c", now=T0, ttl=HOUR),
                lambda: lk.snapshot("s1", now=T0), lambda: lk.zero("s1", "a", now=T0)):
         with pytest.raises(LockerDown, match="unreachable"):
             op()
     assert len(sent) == 1, sent  # the first call finds the server gone; the open breaker refuses the rest at once
-    assert time.monotonic() - t0 < 120  # a hang bound only
     redis_server.start()
     with pytest.raises(LockerDown, match="circuit open"):  # the breaker waits on the simulated clock
         lk.snapshot("s1", now=T0 + RETRY_AFTER / 2)
@@ -185,7 +183,6 @@ def test_a_stopped_redis_server_raises_locker_down_quickly(redis_server):
 def test_a_server_that_stopped_answering_costs_one_timeout_per_retry_window(redis_server):
     import os
     import signal
-    import time
 
     from stores.decisions.redis_locker import RedisLocker
 
@@ -196,20 +193,17 @@ def test_a_server_that_stopped_answering_costs_one_timeout_per_retry_window(redi
     lk._client.execute_command = lambda *a, **k: (sent.append(a[0]), real(*a, **k))[1]
     os.kill(redis_server.proc.pid, signal.SIGSTOP)
     try:
-        t0 = time.monotonic()
         for second in range(100):  # 100 turns a second apart while the server hangs
             now = T0 + timedelta(seconds=second)
             for op in (lambda: lk.snapshot("s1", now=now), lambda: lk.incr("s1", "a", now=now, ttl=HOUR)):
                 with pytest.raises(LockerDown):
                     op()
-        spent = time.monotonic() - t0
     finally:
         os.kill(redis_server.proc.pid, signal.SIGCONT)
     # 200 calls: one timed try per 30 s of simulated time (4), the rest refused at once; without the
     # breaker every call waited out its timeouts (about 1 s each: 200 s here). Counted, not timed:
-    # a busy machine slows the tries, never their number; the time bound only reports a hang.
+    # a busy machine slows the tries, never their number.
     assert len(sent) == 4, sent
-    assert spent < 120, f"{spent:.1f} s"
     assert len(lk.outages) == 1
 
 

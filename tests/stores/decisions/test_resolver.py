@@ -121,13 +121,9 @@ def test_route_otherwise_goes_to_knowledge():
     assert route(card(thread_owner="recommendation")).route == "knowledge"  # not short: no continuity
 
 
-def test_the_docs_show_the_precedence_the_resolver_walks():
-    """Written once: docs/decisions.md's table is `precedence_table()` of `PRECEDENCE`, as the docstring is."""
-    from pathlib import Path
-
+def test_the_docstring_shows_the_precedence_the_resolver_walks():
+    """Written once: the docstring's table is `precedence_table()` of `PRECEDENCE` (the docs' is
+    generated from it: tests/test_docs.py)."""
     import stores.decisions.resolver as resolver
 
-    doc = (Path(__file__).resolve().parents[3] / "docs" / "decisions.md").read_text()
-    shown = doc.split("held to it by tests/stores/decisions/test_resolver.py -->\n", 1)[1].split("\n<!-- /precedence -->", 1)[0]
-    assert shown == resolver.precedence_table(), "regenerate the table: python -c 'import stores.decisions.resolver as r; print(r.precedence_table())'"
     assert resolver.precedence_table() in resolver.__doc__

@@ -18,6 +18,7 @@ report, the CI check, the app). One row per thing, never aggregated here:
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -291,12 +292,9 @@ def receipt_rows(o: ProbeOutcome, b: Bundle, evidence: frozenset[str] = frozense
         items = list(c)
         ids, sources, subjects = [x.item_id for x in items], [x.source_ids for x in items], [x.subject for x in items]
         included = np.array([x.included for x in items], dtype=bool)
-    keep = included.copy()
+    keep = included | (np.asarray(subjects, dtype=object) != o.probe.subject)
     keep[:RECEIPT_TOP] = True
-    subject = o.probe.subject
-    for i in range(n):
-        if not keep[i] and (ids[i] in named or subjects[i] != subject or not named.isdisjoint(sources[i])):
-            keep[i] = True
+    keep[[i for i, (x, src) in enumerate(zip(ids, sources)) if x in named or not named.isdisjoint(src)]] = True
     return np.flatnonzero(keep)
 
 
@@ -308,10 +306,8 @@ def _left_out(b: Bundle, rows: np.ndarray | None) -> tuple[int, str | None]:
     dropped = np.ones(len(c), dtype=bool)
     dropped[rows] = False
     reasons = c.reasons if isinstance(c, CandidateTable) else [x.reason for x in c]
-    counts: dict[str, int] = {}
-    for i in np.flatnonzero(dropped):
-        counts[reasons[i] or "not included"] = counts.get(reasons[i] or "not included", 0) + 1
-    return int(dropped.sum()), json.dumps(counts, sort_keys=True)
+    counts = Counter(reasons[i] or "not included" for i in np.flatnonzero(dropped).tolist())
+    return int(dropped.sum()), json.dumps(dict(counts), sort_keys=True)
 
 
 def _take_rows(col: Any, rows: np.ndarray) -> Any:

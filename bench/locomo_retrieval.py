@@ -10,6 +10,9 @@ observed, then each probe (one LoCoMo question) asks for a context at each budge
 - evidence recall: the share of the question's evidence turns (its `include` gold) in the context;
 - recall@k: the share of them among the first k candidates of the strategy's ranking (k = 5, 10, 25).
 
+A candidate covers its own id and its source ids, as the criteria read it: a turn covers itself, a
+typed memory of `structured` the turns it was read from.
+
 The two plain loops see exactly the strategies' items (the subject's turns) and fill the budget
 the way every strategy does (`stores.packing.pack`: the same header, the same greedy fill, the
 same project tokenizer); they differ from the strategies only in how they rank:
@@ -50,7 +53,7 @@ from stores.protocol import Bundle, ContextRequest  # noqa: E402
 from stores.registry import parse_specs  # noqa: E402
 
 KS = (5, 10, 25)
-DEFAULT = "tfidf,embedding,session_aware,session_aware[published],hybrid,hybrid[published],history_stuffing"
+DEFAULT = "tfidf,embedding,session_aware,session_aware[published],hybrid,hybrid[published],history_stuffing,structured"
 _TOKEN = re.compile(r"[a-z0-9]+(?:['_.-][a-z0-9]+)*")
 
 
@@ -99,6 +102,25 @@ class PlainMiniLM(IndexedMemory):
         return pack(h, request, {"cosine": (vecs @ q).astype(np.float64)})
 
 
+def covered(bundle: Bundle, *, included_only: bool = False, first: int | None = None) -> set[str]:
+    """The ids the bundle's candidates cover (each its own id and its source ids: a typed memory
+    covers the turns it was read from), of the included ones or of the first `first` ranked."""
+    c = bundle.candidates
+    ids, sources = getattr(c, "item_ids", None), getattr(c, "source_ids", None)
+    if ids is None or sources is None:
+        ids, sources = [x.item_id for x in c], [x.source_ids for x in c]
+    if included_only:
+        mask = getattr(c, "included_mask", None)
+        rows = np.flatnonzero(mask) if mask is not None else [i for i, x in enumerate(c) if x.included]
+    else:
+        rows = range(min(first or len(ids), len(ids)))
+    out: set[str] = set()
+    for i in rows:
+        out.add(ids[i])
+        out.update(sources[i])
+    return out
+
+
 def evaluate(build, scenarios, budgets: list[int]) -> dict:
     """Replay every scenario through a fresh instance; per budget, evidence recall per probe, and
     recall@k (the ranking does not depend on the budget: taken at the first budget)."""
@@ -116,12 +138,10 @@ def evaluate(build, scenarios, budgets: list[int]) -> dict:
             for j, b in enumerate(budgets):
                 req = request_for(ev)
                 bundle = strategy.context(ContextRequest(req.subject, req.session, req.task, b, req.now))
-                ids = getattr(bundle.candidates, "item_ids", None) or [c.item_id for c in bundle.candidates]
-                included = {c.item_id for c in bundle.candidates if c.included}
-                recall[b].append(len(gold & included) / len(gold))
+                recall[b].append(len(gold & covered(bundle, included_only=True)) / len(gold))
                 if j == 0:
                     for k in KS:
-                        at_k[k].append(len(gold & set(ids[:k])) / len(gold))
+                        at_k[k].append(len(gold & covered(bundle, first=k)) / len(gold))
     return {"recall": {b: float(np.mean(v)) for b, v in recall.items()}, "at_k": {k: float(np.mean(v)) for k, v in at_k.items()},
             "probes": len(recall[budgets[0]])}
 

@@ -122,6 +122,9 @@ GENERATORS: tuple[Generator, ...] = (
         Step("python bench/locomo_retrieval.py $SUPPORTBENCH_LOCOMO_TEST --label 'test split (the 8 conversations other "
              "than 26 and 30), reported once' --canonical --out {out}"),), heavy=True, own=True,
         needs="SUPPORTBENCH_LOCOMO_TEST"),
+    Generator("locomo-cost", "The cost of a LoCoMo run against a plain BM25 process", (
+        Step("python bench/locomo_cost.py $SUPPORTBENCH_LOCOMO_TEST --repeat 3 --out {out}"),), heavy=True, own=True,
+        needs="SUPPORTBENCH_LOCOMO_TEST"),
 )
 """Every generator, in the order `--list` shows them; the light ones are `make results`."""
 

@@ -11,6 +11,7 @@ markers show what the probe expected.
 from __future__ import annotations
 
 import html
+import json
 import textwrap
 
 import pandas as pd
@@ -265,6 +266,25 @@ def numbers(r: pd.Series, allc: pd.DataFrame, budget: int) -> None:
     left = " · ".join(f"{counts[s]} {s}" for s in (BUDGET, CUTOFF, EXPIRED, DROPPED) if counts.get(s, 0))
     st.markdown(f"**{r['tokens']}** tokens of {budget} ({fit}) · **{r['n_included']} / {r['n_candidates']}** included · "
                 f"{r['latency_ms']:.1f} ms" + (f"  \n:gray[left out: {left}]" if left else ""))
+    shortened = shortened_note(r, len(allc))
+    if shortened:
+        st.caption(shortened)
+
+
+def shortened_note(r: pd.Series, rows: int) -> str:
+    """What a shortened receipt (docs/run-format.md) says of itself, or "" for a complete one: how
+    many candidates it lists of how many, and why the others were not included (runs written
+    before receipts were shortened have no `left_out` column and are complete)."""
+    left_out = r.get("left_out")
+    if left_out is None or pd.isna(left_out) or int(left_out) == 0:
+        return ""
+    try:
+        reasons = json.loads(r.get("left_out_reasons") or "{}")
+    except ValueError:
+        reasons = {}
+    why = ", ".join(f"{n} {k}" for k, n in sorted(reasons.items()))
+    return (f"Shortened receipt: {rows} of {int(r['n_candidates'])} candidates listed (the top of the ranking, every "
+            f"included and every gold item, with their true ranks); {int(left_out)} more not listed" + (f" ({why})" if why else "") + ".")
 
 
 def ranking_column(strat: str, r: pd.Series, allc: pd.DataFrame, expect: dict, marks: dict[str, str], budget: int,

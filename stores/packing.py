@@ -17,7 +17,7 @@ import numpy as np
 
 from stores.memory import SubjectHistory
 from stores.protocol import DROP_BUDGET, DROP_CAP, DROP_CUTOFF, Bundle, Candidate, ContextRequest
-from stores.tokens import count_text_tokens, count_tokens, lines_add_up
+from stores.tokens import count_lines_tokens, count_text_tokens, count_tokens, lines_add_up
 
 
 class CandidateTable(Sequence[Candidate]):
@@ -328,7 +328,7 @@ def cut_to_budget(text: str, budget: int, ranked: Sequence[str]) -> str:
     way `pack` fills a budget. So the strategy's own ranking decides what survives, and a context
     over its budget can never show the model more than packing within the budget would have.
     Counted by the project tokenizer; the one cut the criteria judge and the app shows."""
-    if not text or count_text_tokens(text) <= budget:
+    if not text or count_lines_tokens(text) <= budget:
         return text
     lines = text.split("\n")
     rank_of: dict[str, int] = {}
@@ -348,7 +348,8 @@ def cut_to_budget(text: str, budget: int, ranked: Sequence[str]) -> str:
 def received_bundle(bundle: Bundle, budget: int) -> Bundle:
     """`bundle` as the model receives it: the same bundle when its text fits `budget`, else a copy
     whose text is `cut_to_budget`'s (whoever reads the context, the reply engine too, reads that)."""
-    if not bundle.text or count_text_tokens(bundle.text) <= budget:
+    # counted from its lines, which packing has counted already (each distinct line is tokenized once per process)
+    if not bundle.text or count_lines_tokens(bundle.text) <= budget:
         return bundle
     text = cut_to_budget(bundle.text, budget, [c.text for c in bundle.candidates if c.included and isinstance(c.text, str)])
     return Bundle(candidates=bundle.candidates, text=text, tokens=count_text_tokens(text), latency_ms=bundle.latency_ms)

@@ -137,7 +137,9 @@ def outcomes_from(res: Results, run: str, scenario: Scenario, strategy: str, cap
     p = {"run": run, "scenario": scenario.id, "strategy": strategy}
     probes = _records(res, "SELECT * FROM probes WHERE run = $run AND scenario = $scenario AND strategy = $strategy ORDER BY event_index", p)
     cands: dict[str, list[Candidate]] = {}
+    ranks: dict[str, list[int]] = {}
     for c in _records(res, "SELECT * FROM candidates WHERE run = $run AND scenario = $scenario AND strategy = $strategy ORDER BY probe_id, rank", p):
+        ranks.setdefault(c["probe_id"], []).append(int(c["rank"]))
         cands.setdefault(c["probe_id"], []).append(Candidate(
             item_id=c["item_id"], text=c["text"], score=c["score"], components=json.loads(c["components"] or "{}"),
             source_ids=tuple(c["source_ids"] or ()), included=bool(c["included"]), reason=c["reason"] or "",
@@ -156,7 +158,10 @@ def outcomes_from(res: Results, run: str, scenario: Scenario, strategy: str, cap
         i, probe = by_id[row["probe_id"]]
         bundle = None
         if row["error"] is None:
-            bundle = Bundle(cands.get(probe.id, []), row["context"] or "", int(row["tokens"] or 0), row["latency_ms"] or 0.0)
+            kept = cands.get(probe.id, [])
+            if row.get("left_out"):  # a shortened receipt: the rows left out stand in at their ranks
+                kept = _unshortened(kept, ranks[probe.id], int(row["n_candidates"]), probe.subject)
+            bundle = Bundle(kept, row["context"] or "", int(row["tokens"] or 0), row["latency_ms"] or 0.0)
         reports = health.get(probe.id, {})
         first = reports.get(False)
         out.append(ProbeOutcome(
@@ -168,6 +173,17 @@ def outcomes_from(res: Results, run: str, scenario: Scenario, strategy: str, cap
             memories_error=row.get("memories_error"),
         ))
     return out
+
+
+def _unshortened(kept: list[Candidate], ranks: list[int], n: int, subject: str) -> list[Candidate]:
+    """A shortened receipt's candidates (docs/run-format.md) back at their true ranks among `n`:
+    each row left out stands in as an unnamed candidate of the probe's customer, not included
+    (a row left out was never included, named by the gold or by a score, nor another customer's),
+    so ranks and counts read as in the complete bundle."""
+    at = dict(zip(ranks, kept))
+    return [at.get(r) or Candidate(item_id="", text="", score=float("nan"), components={}, source_ids=(), included=False,
+                                   reason="left out of the receipt", tokens=0, subject=subject, session="")
+            for r in range(1, n + 1)]
 
 
 def _transcript(s: Scenario) -> list[tuple]:

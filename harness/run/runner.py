@@ -75,8 +75,9 @@ def run_scenario(scenario: Scenario, spec: StrategySpec, buf: TableBuffer, seen:
     hide = _redactor(spec)
     for o in result.outcomes:
         o.error, o.health_error, o.handoff_error = hide(o.error), hide(o.health_error), hide(o.handoff_error)
-        buf.add_outcome(spec.label, spec.name, o)
-        buf.add_scores(spec.label, spec.name, scenario, o.probe.id, [_hidden(s, hide) for s in score_probe(o)], groups)
+        scores = [_hidden(s, hide) for s in score_probe(o)]  # first: a shortened receipt keeps what they name
+        buf.add_outcome(spec.label, spec.name, o, frozenset(e for s in scores for e in s.evidence))
+        buf.add_scores(spec.label, spec.name, scenario, o.probe.id, scores, groups)
     extra = {"idempotency": idem, "observe_error": result.observe_error, "capabilities": frozenset(strategy.capabilities),
              "memory_classes": result.memory_classes}
     scored = [_hidden(s, hide) for s in score_scenario(scenario, result.outcomes, extra)]

@@ -18,6 +18,7 @@ report, the CI check, the app). One row per thing, never aggregated here:
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -88,6 +89,8 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("latency_ms", pa.float64()),
             ("n_candidates", pa.int32()),
             ("n_included", pa.int32()),
+            ("left_out", pa.int32()),  # candidate rows a shortened receipt left out (0: the receipt is complete)
+            ("left_out_reasons", pa.string()),  # JSON {why it was not included: how many} of those rows
             ("stop", pa.string()),  # why filling stopped: budget | cap | exhausted (`Bundle.stop`)
             ("context", pa.string()),
             ("error", pa.string()),
@@ -251,19 +254,82 @@ def _components_json(components: dict[str, np.ndarray], n: int) -> list[str]:
     return [template % vals for vals in zip(*(col.tolist() for col in cols))]
 
 
-def _candidate_rows(label: str, o: ProbeOutcome, b: Bundle) -> dict[str, list]:
+RECEIPT_LONG = 400
+"""A bundle with more candidates than this gets a shortened receipt (`receipt_rows`)."""
+RECEIPT_TOP = 50
+"""How many of the ranking's first candidates a shortened receipt keeps."""
+
+
+def _strings(x: Any) -> set[str]:
+    """Every string inside plain data (the probe's gold, as `to_data` writes it)."""
+    if isinstance(x, str):
+        return {x}
+    if isinstance(x, Mapping):
+        return set().union(*(_strings(v) for v in x.values())) if x else set()
+    if isinstance(x, (list, tuple, set, frozenset)):
+        return set().union(*(_strings(v) for v in x)) if x else set()
+    return set()
+
+
+def receipt_rows(o: ProbeOutcome, b: Bundle, evidence: frozenset[str] = frozenset()) -> np.ndarray | None:
+    """The candidate rows a receipt keeps (their positions in rank order), or None to keep all.
+
+    A bundle of at most `RECEIPT_LONG` candidates keeps them all. A longer one (every turn of a
+    long conversation ranked at every probe) keeps what a reviewer and the criteria need: the
+    first `RECEIPT_TOP` of the ranking, every included candidate, every candidate the probe's gold
+    names (as its item or one of its sources), every candidate a score names as evidence, every
+    candidate of another customer and every forgotten one (what isolation judges). The rest are
+    counted on the probe's row (`left_out`, `left_out_reasons`); kept rows keep their true rank.
+    """
     c = b.candidates
     n = len(c)
-    base = {"strategy": [label] * n, "scenario": [o.scenario.id] * n, "probe_id": [o.probe.id] * n, "rank": list(range(1, n + 1))}
+    if n <= RECEIPT_LONG:
+        return None
+    named = _strings(o.probe.expect.to_data()) | set(evidence) | set(o.forgotten)
     if isinstance(c, CandidateTable):
-        comps = _components_json(c.components, n)
-        base.update(
-            item_id=c.item_ids, subject=c.subjects, session=c.sessions, text=c.texts, score=c.scores,
-            components=comps, source_ids=c.source_ids, included=c.included_mask,
-            reason=c.reasons, tokens=c.tokens,
-        )
+        ids, sources, subjects, included = c.item_ids, c.source_ids, c.subjects, np.asarray(c.included_mask, dtype=bool)
     else:
         items = list(c)
+        ids, sources, subjects = [x.item_id for x in items], [x.source_ids for x in items], [x.subject for x in items]
+        included = np.array([x.included for x in items], dtype=bool)
+    keep = included | (np.asarray(subjects, dtype=object) != o.probe.subject)
+    keep[:RECEIPT_TOP] = True
+    keep[[i for i, (x, src) in enumerate(zip(ids, sources)) if x in named or not named.isdisjoint(src)]] = True
+    return np.flatnonzero(keep)
+
+
+def _left_out(b: Bundle, rows: np.ndarray | None) -> tuple[int, str | None]:
+    """How many candidate rows a shortened receipt left out, and why each was not included."""
+    if rows is None:
+        return 0, None
+    c = b.candidates
+    dropped = np.ones(len(c), dtype=bool)
+    dropped[rows] = False
+    reasons = c.reasons if isinstance(c, CandidateTable) else [x.reason for x in c]
+    counts = Counter(reasons[i] or "not included" for i in np.flatnonzero(dropped).tolist())
+    return int(dropped.sum()), json.dumps(dict(counts), sort_keys=True)
+
+
+def _take_rows(col: Any, rows: np.ndarray) -> Any:
+    return col[rows] if isinstance(col, np.ndarray) else [col[i] for i in rows.tolist()]
+
+
+def _candidate_rows(label: str, o: ProbeOutcome, b: Bundle, rows: np.ndarray | None = None) -> dict[str, list]:
+    """The bundle's candidate rows, or only `rows` (positions in rank order) of them, with their true ranks."""
+    c = b.candidates
+    sel = np.arange(len(c)) if rows is None else rows
+    n = len(sel)
+    pick = (lambda col: col) if rows is None else (lambda col: _take_rows(col, rows))
+    base = {"strategy": [label] * n, "scenario": [o.scenario.id] * n, "probe_id": [o.probe.id] * n, "rank": (sel + 1).tolist()}
+    if isinstance(c, CandidateTable):
+        comps = _components_json({k: pick(np.asarray(v)) for k, v in c.components.items()}, n)
+        base.update(
+            item_id=pick(c.item_ids), subject=pick(c.subjects), session=pick(c.sessions), text=pick(c.texts),
+            score=pick(c.scores), components=comps, source_ids=pick(c.source_ids), included=pick(c.included_mask),
+            reason=pick(c.reasons), tokens=pick(c.tokens),
+        )
+    else:
+        items = [list(c)[i] for i in sel.tolist()] if rows is not None else list(c)
         base.update(
             item_id=[x.item_id for x in items], subject=[x.subject for x in items], session=[x.session for x in items],
             text=[x.text for x in items], score=[x.score for x in items],
@@ -327,9 +393,13 @@ class TableBuffer:
     def add_events(self, s: Scenario) -> None:
         self.rows["events"] += event_rows(s)
 
-    def add_outcome(self, label: str, name: str, o: ProbeOutcome) -> None:
+    def add_outcome(self, label: str, name: str, o: ProbeOutcome, evidence: frozenset[str] = frozenset()) -> None:
+        """The probe's row and its bundle's candidate rows (a long pool's receipt shortened,
+        `receipt_rows`; `evidence`: the ids the probe's scores name, which it keeps)."""
         b = o.bundle
         h = o.handoff
+        rows = receipt_rows(o, b, evidence) if b is not None else None
+        left_out, left_out_reasons = _left_out(b, rows) if b is not None else (0, None)
         self.rows["probes"].append({
             "strategy": label, "strategy_name": name, "suite": o.scenario.suite, "scenario": o.scenario.id,
             "probe_id": o.probe.id, "event_index": o.event_index, "subject": o.probe.subject,
@@ -338,6 +408,7 @@ class TableBuffer:
             "n_candidates": len(b.candidates) if b else None,
             "n_included": (int(b.candidates.included_mask.sum()) if isinstance(b.candidates, CandidateTable)
                            else sum(1 for x in b.candidates if x.included)) if b else None,
+            "left_out": left_out if b else None, "left_out_reasons": left_out_reasons,
             "stop": b.stop if b else None,
             "context": b.text if b else None, "error": o.error,
             "handoff": h.text if h else None, "handoff_tokens": h.tokens if h else None,
@@ -348,8 +419,8 @@ class TableBuffer:
             "memories_error": o.memories_error,
         })
         if b is not None:
-            self.candidate_cols.append(_candidate_rows(label, o, b))
-            self._pending += len(b.candidates)
+            self.candidate_cols.append(_candidate_rows(label, o, b, rows))
+            self._pending += len(b.candidates) if rows is None else len(rows)
             if self._pending >= CANDIDATE_BATCH:
                 self._convert_candidates()
         if o.health is not None:

@@ -22,7 +22,8 @@ from stores.text import is_urgent, keywords, overlap_ratio, words
 PUBLISHED: dict[str, object] = {
     "relevance": "overlap", "recency": "minmax", "recency_max": 5.0, "overlap_max": 5.0, "boost_cap": None,
     "active_session": 6.0, "open_issue": 4.0, "resolved_session": -5.0, "repeat_issue": 4.0,
-    "repeat_issue_with_summary": 6.0, "action_step": 2.0, "step_order": 0.0, "urgency": 2.0, "idle_chatter": -2.0,
+    "repeat_issue_with_summary": 6.0, "action_step": 2.0, "step_order": 0.0, "known_fix": False, "urgency": 2.0,
+    "idle_chatter": -2.0,
 }
 """The reference design's constants: the `session_aware[published]` variant (its arithmetic exactly:
 raw word overlap 0-5, recency min-max over the pool 0-5, unbounded session bonuses)."""
@@ -86,6 +87,16 @@ class SessionAwareParams:
     steps: `step_order * k / (m - 1)` for the k-th of m (0 first; a session's only step gets all
     of it), so the step that came last, the one that resolved the session, outranks the attempts
     before it (published: 0, no component)."""
+    known_fix: bool = True
+    """In each resolved session matched as a repeat of the current issue, the known fix takes the
+    places of the attempts that failed before it (component `known_fix`). The known fix is the
+    session's last turn of `kind: action` (its last agent turn when it has none) and the
+    customer turns after it: the step that resolved the session, and the customer's word that
+    it worked. The attempts are the customer turns and action steps between the session's
+    first turn (the problem as first told) and the fix: what was tried and did not help. The scores the fix and the attempts hold are dealt out again, the highest to the fix,
+    each group keeping its own order: no item leaves or enters the places its session holds in
+    the ranking, and no item of the session rises above the session's best attempt or fix
+    (published: off, no component)."""
     urgency: NonNegative = 1.0
     """Bonus for items whose text carries an urgency marker."""
     idle_chatter: NonPositive = -1.0
@@ -127,13 +138,15 @@ class SessionIndex:
             "urgent": np.zeros(64, dtype=bool),
             "lengths": np.zeros(64, dtype=np.int64),
             "step": np.zeros(64, dtype=np.int64),  # position among its session's action steps (0 first)
+            "customer": np.zeros(64, dtype=bool),
         }
         self.sessions: dict[str, int] = {}
         self.session_names: list[str] = []
         # per session, kept in step with the history's resolution records (never recomputed by
         # looping over every session at a probe)
         self.scols = {"resolved": np.zeros(16, dtype=bool), "summary": np.zeros(16, dtype=bool),
-                      "steps": np.zeros(16, dtype=np.int64)}
+                      "steps": np.zeros(16, dtype=np.int64), "last_step": np.full(16, -1, dtype=np.int64),
+                      "last_action": np.full(16, -1, dtype=np.int64)}
         self.turn_kw: list[set[str]] = []  # per session: keywords of its turns
         self.customer_kw: list[set[str]] = []  # per session: keywords of its customer turns
         self.summary_kw: list[frozenset[str]] = []  # per session: keywords of its resolution summary
@@ -173,16 +186,21 @@ class SessionIndex:
             self.summary_kw.append(frozenset())
             self._prior.append(None)
             if s >= len(self.scols["resolved"]):
-                self.scols = {k: np.concatenate([v, np.zeros_like(v)]) for k, v in self.scols.items()}
+                self.scols = {k: np.concatenate([v, np.full_like(v, -1 if k.startswith("last_") else 0)])
+                              for k, v in self.scols.items()}
         self._prior[s] = None
         self.texts.append(text)
         if i >= len(self.cols["sess"]):  # grow the columns geometrically
             self.cols = {k: np.concatenate([v, np.zeros_like(v)]) for k, v in self.cols.items()}
         self.cols["sess"][i] = s
         self.cols["action"][i] = role == "agent" or h.kinds[i] == "action"
+        self.cols["customer"][i] = role == "customer" and not self.cols["action"][i]
         if self.cols["action"][i]:
             self.cols["step"][i] = self.scols["steps"][s]
             self.scols["steps"][s] += 1
+            self.scols["last_step"][s] = i
+            if h.kinds[i] == "action":
+                self.scols["last_action"][s] = i
         self.cols["urgent"][i] = is_urgent(text)
         self.cols["lengths"][i] = len(text)
         self._index_text(i, text)
@@ -242,12 +260,13 @@ class SessionIndex:
         self._set_summary(int(self.cols["sess"][i]), self.kwords[i])
 
     def array(self, name: str) -> np.ndarray:
-        """A per-item column (`sess`, `action`, `urgent`, `lengths`) aligned with the history."""
+        """A per-item column (`sess`, `action`, `customer`, `urgent`, `lengths`, `step`) aligned with the history."""
         return self.cols[name][: len(self.texts)]
 
     def session_array(self, name: str) -> np.ndarray:
         """A per-session column (`resolved`, `summary`: its resolution has a non-empty summary,
-        `steps`: how many action steps it has), aligned with `sessions`."""
+        `steps`: how many action steps it has, `last_step`: the position of the last one,
+        `last_action`: of its last turn of `kind: action`; -1 for none), aligned with `sessions`."""
         return self.scols[name][: len(self.session_names)]
 
     def repeat_hits(self, current: frozenset[str]) -> np.ndarray:
@@ -292,6 +311,30 @@ def _step_order(ix: SessionIndex, sess: np.ndarray, top: float) -> np.ndarray:
     return np.where(ix.array("action"), top * share, 0.0)
 
 
+def known_fix_places(ix: SessionIndex, sessions: list[int], score: np.ndarray) -> np.ndarray:
+    """What `known_fix` adds to each item (`SessionAwareParams.known_fix`): in each of `sessions`
+    (the resolved sessions matched as repeats) that has a step, the scores its known fix and its
+    attempts hold are dealt out again, the highest to the fix (in the fix's own order), the rest
+    to the attempts (in theirs). The additions of a session sum to 0."""
+    out = np.zeros(len(score))
+    sess, customer = ix.array("sess"), ix.array("customer")
+    for s in sessions:
+        last = ix.session_array("last_action")[s]
+        if last < 0:
+            last = ix.session_array("last_step")[s]
+        items = np.flatnonzero(sess == s)
+        if last < 0:
+            continue  # no step: no fix
+        fix = items[(items == last) | (customer[items] & (items > last))]
+        attempts = items[(items > items[0]) & (items < last) & (customer[items] | ix.array("action")[items])]
+        both = np.concatenate([fix, attempts])
+        levels = np.sort(score[both])[::-1]  # the places the fix and the attempts hold
+        for group, places in ((fix, levels[: len(fix)]), (attempts, levels[len(fix):])):
+            order = group[np.lexsort((group, -score[group]))]  # by score, ties in history order
+            out[order] = places - score[order]
+    return out
+
+
 def per_probe(x: np.ndarray) -> np.ndarray:
     """`x` (scores >= 0) divided by its largest value at this probe: 0..1, the best item 1 (all 0
     when nothing scores)."""
@@ -304,10 +347,12 @@ class SessionAware(IndexedMemory):
 
     Every candidate (each turn and each resolution record of the customer) scores
     `base + recency + relevance + active_session + open_issue + resolved_session +
-    repeat_issue + action_step + urgency + idle_chatter + boost_cap` (docs/session-ranking.md;
-    every constant is a field of `SessionAwareParams`), and the bundle carries each component.
-    By default relevance leads: the TF-IDF cosine divided by the probe's best (0..10), recency
-    on a 30-day half-life (0..1), and the session signals' sum bounded to +-3.5. The
+    repeat_issue + action_step + step_order + urgency + idle_chatter + boost_cap + known_fix`
+    (docs/session-ranking.md; every constant is a field of `SessionAwareParams`), and the bundle
+    carries each component. By default relevance leads: the TF-IDF cosine divided by the probe's
+    best (0..10), recency on a 30-day half-life (0..1), the session signals' sum bounded to +-4.5,
+    and in a repeat of a resolved session the known fix takes the places of the attempts that
+    failed before it. The
     `published` variant keeps the reference design's table exactly (docs/reference.md: raw word
     `overlap` 0..5, min-max recency 0..5, unbounded bonuses up to +6).
     A resolution record counts as an item like a turn: it gets `base`, and its role is not
@@ -438,6 +483,8 @@ class SessionAware(IndexedMemory):
         if p.boost_cap is not None:  # the session signals' sum, bounded; the clip is a component of its own
             signals = total_score({k: comps[k] for k in SESSION_SIGNALS if k in comps}, n)
             comps["boost_cap"] = np.clip(signals, -p.boost_cap, p.boost_cap) - signals
+        if p.known_fix:  # last: it deals out the places the scores so far give
+            comps["known_fix"] = known_fix_places(ix, sorted(repeats), total_score(comps, n))
         return comps, frozenset(names[s] for s in repeats)
 
     def context(self, request: ContextRequest) -> Bundle:

@@ -88,3 +88,50 @@ def test_rrf_ranks_by_reciprocal_rank_and_leaves_unscored_items_out_when_asked()
     scores = np.array([0.2, 0.0, 0.9, 0.5])
     assert rrf(scores, 5).tolist() == pytest.approx([1 / 8, 1 / 9, 1 / 6, 1 / 7])
     assert rrf(scores, 5, only_positive=True).tolist() == pytest.approx([1 / 8, 0.0, 1 / 6, 1 / 7])
+
+
+def crash_story():
+    """A resolved crash ticket whose fix shares no word with the returning customer's question,
+    while the failed attempts repeat the question's words; an agent sign-off after the fix."""
+    return [
+        turn("c#1", "c", "customer", "The app crashes on launch after the update", at(0)),
+        turn("c#2", "c", "agent", "Please clear the app cache, then launch it again", at(2)),
+        turn("c#3", "c", "customer", "Cleared the cache, the app still crashes on launch", at(6)),
+        turn("c#4", "c", "agent", "Please reinstall the app and sign in", at(8), kind="action"),
+        turn("c#5", "c", "customer", "Reinstalled, it still crashes on launch after the update", at(12)),
+        turn("c#fix", "c", "agent", "Turned off offline photo sync for your account and drained the queue", at(20), kind="action"),
+        turn("c#ok", "c", "customer", "Working now, thank you!", at(25)),
+        turn("c#bye", "c", "agent", "Glad to hear it, I've noted what worked on the ticket.", at(26)),
+        resolve("c", at(60), "App crashed on launch after the update; cache and reinstall did not help, sync off fixed it"),
+        turn("n#1", "n", "customer", "Hello again, the app crashes on launch after the update on my new tablet", at(days=40)),
+    ]
+
+
+def test_the_known_fix_of_a_repeat_takes_the_places_of_the_attempts_that_failed_before_it():
+    req = request("n", "app crashes on launch after the update", at(days=40, minutes=1))
+    b, c = ranked(crash_story(), req)
+    _, off = ranked(crash_story(), req, known_fix=False)
+    rank = {x.item_id: r for r, x in enumerate(b.candidates)}
+    failed = ("c#2", "c#3", "c#4", "c#5")
+    # without it, relevance puts the attempts that repeat the question's words above the fix
+    assert any(off[f].score > off["c#fix"].score for f in failed)
+    # with it, the fix (the last kind: action turn, not the agent's sign-off after it) and the
+    # customer's word that it worked come before every failed attempt
+    assert all(rank["c#fix"] < rank[f] and rank["c#ok"] < rank[f] for f in failed)
+    assert c["c#bye"].components.get("known_fix", 0.0) == 0.0 and c["c#1"].components.get("known_fix", 0.0) == 0.0
+    # the places are dealt out again, not made: the session holds the same scores, the additions sum to 0
+    moved = ("c#fix", "c#ok", *failed)
+    assert sorted(round(c[i].score, 9) for i in moved) == sorted(round(off[i].score, 9) for i in moved)
+    assert sum(c[i].components["known_fix"] for i in moved) == pytest.approx(0.0, abs=1e-9)
+    assert max(c[i].score for i in moved) == pytest.approx(max(off[i].score for i in moved))
+    for x in c.values():
+        assert abs(sum(x.components.values()) - x.score) < 1e-9
+
+
+def test_a_resolved_session_that_is_not_a_repeat_keeps_its_order():
+    # the question is about billing: the crash ticket is not a repeat, its attempts and fix stay as relevance puts them
+    story = [*crash_story()[:-1], turn("n#1", "n", "customer", "We were charged twice for the May invoice", at(days=40))]
+    req = request("n", "refund the duplicate invoice charge", at(days=40, minutes=1))
+    _, c = ranked(story, req)
+    assert all(x.components.get("repeat_issue", 0.0) == 0.0 and x.components.get("known_fix", 0.0) == 0.0 for x in c.values())
+    assert parse_spec("session_aware[published]").params().known_fix is False

@@ -15,6 +15,10 @@ thread; and OpenMP's default wait policy lets idle threads spin on a core someon
   the run's worker processes, at least 1. `SUPPORTBENCH_TORCH_THREADS` overrides all of it, and a
   whole `OMP_NUM_THREADS` is honoured when ours is not set.
 
+MKL (torch's matrix products) runs in strict reproducible mode (`NUMERICS`, `MKL_CBWR`), set here
+for the same reason as the wait policy: so a text's vector does not depend on its batch or on
+the thread count (see `NUMERICS`).
+
 numpy's BLAS (OpenBLAS, its own pthreads that also spin after each call) is left at its own
 count on purpose: a matrix-vector product of 2,000 x 384 floats (one probe's cosines against a long
 history) ran 2-8x slower on two BLAS threads than on one with the other core busy, but the thread
@@ -36,6 +40,21 @@ from pathlib import Path
 
 WAIT_POLICY = os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 """The OpenMP wait policy this process runs with: PASSIVE unless the user set another."""
+
+STRICT_NUMERICS = "AUTO,STRICT"
+"""MKL's strict conditional numerical reproducibility (`MKL_CBWR`), on the ISA MKL would pick anyway."""
+if "STRICT" not in [w.strip() for w in os.environ.get("MKL_CBWR", "").upper().replace("=", ",").split(",")]:
+    os.environ["MKL_CBWR"] = STRICT_NUMERICS
+NUMERICS = os.environ["MKL_CBWR"]
+"""The MKL numerics this process asked for: strict reproducibility (a user's own strict branch is kept).
+
+Without it, MKL's matrix products (torch's linear layers and attention) pick their kernels by the
+shape of the whole product, so a text's vector changed in its last bits with the texts it was
+batched with and with the thread count (measured on the canonical suite: 82 of 747 vectors
+differed between one whole-suite encode and per-scenario encodes, up to 2e-7). In strict mode each
+row is computed the same way whatever the batch and the threads, at no measurable cost on this
+ISA; it is read by MKL at its first matrix product, so it is set here, before anything loads torch
+(`stores.retrieval.encoder.batch_independent` checks that it took)."""
 
 _LOAD_AT_START: float | None = None
 

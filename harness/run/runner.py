@@ -25,7 +25,7 @@ import pyarrow as pa
 from stores.decisions.registry import PolicySpec
 from stores.params import public_params
 from stores.redaction import register_all, register_url, scrub
-from stores.registry import StrategySpec
+from stores.registry import StrategySpec, strategy_class
 from stores.tokens import TOKENIZER_ID
 
 from harness.criteria import describe as describe_criteria
@@ -35,13 +35,14 @@ from harness.run import costs as run_costs
 from harness.replay.decide import UnavailablePolicy, replay_policy, rows as decision_rows
 from harness.run.lifecycle import LOCAL_RUN, Instances, namespace
 from harness.run.manifest import FORMAT_VERSION
-from harness.replay.probes import SeenItem, attach_replays, build_seen, idempotency_signatures, replay
+from harness.replay.probes import SeenItem, attach_replays, build_seen, idempotency_signatures, replay, scenario_texts
 from harness.run.runstore import PartStream, RunWriter, environment, new_run_id, write_parts
 from harness.format.model import Scenario
 from harness.run.tables import STREAMED, TableBuffer
 from harness.run.intake import ScenarioHandle, n_decision_cases, n_events, scenario_of
 from harness.run.workers import open_pool, stop_workers
 from stores.cpu import plan_threads
+from stores.protocol import PrepareHook
 from stores.retrieval.encoder import encoder_stats, set_worker_share
 
 Progress = Callable[[int, int], None]
@@ -175,6 +176,7 @@ def run_shard(
     the candidates and health rows go there as they are produced instead (`TableBuffer`)."""
     register_specs(specs, policies)
     buf = TableBuffer(sinks)
+    prefetch(scenarios, specs, costs)
     for s in scenarios:
         s = scenario_of(s)
         buf.add_events(s)
@@ -187,6 +189,42 @@ def run_shard(
         if progress:
             progress(probes, 1)
     return buf.tables()
+
+
+def prefetch(scenarios: Sequence[Scenario | ScenarioHandle], specs: Sequence[StrategySpec],
+             costs: run_costs.Costs | None = None) -> None:
+    """Warm the caches of the specs that have a `prepare` hook with every text of the shard at
+    once (its turns, resolution summaries and probe tasks, deduplicated), so an embedding cache is
+    filled in one model call per model, in few large batches, and every replay of the shard is
+    served from it. The vectors are the ones a per-scenario or per-probe encode would give
+    (`stores.retrieval.encoder`: no padding, strict numerics), so results do not follow the sharding.
+
+    Speed only, like the hook itself: each such spec gets an instance built for this and nothing
+    else (never opened, never shown an event), and a failure is ignored (the per-scenario replays
+    meet the same texts and surface whatever broke). Specs without the hook cost nothing here,
+    and the shard's scenarios are not read for them.
+    """
+    wanted = [spec for spec in specs if _has_prepare(spec)]
+    if not wanted:
+        return
+    texts = list(dict.fromkeys(t for s in scenarios for t in scenario_texts(scenario_of(s)) if t.strip()))
+    for spec in wanted:
+        before = encoder_stats()
+        try:
+            strategy = spec.build()
+            if isinstance(strategy, PrepareHook):
+                strategy.prepare(texts)
+        except Exception:
+            pass
+        if costs is not None:
+            run_costs.add_embedding(costs, spec.label, before, encoder_stats())
+
+
+def _has_prepare(spec: StrategySpec) -> bool:
+    try:
+        return callable(getattr(strategy_class(spec.name), "prepare", None))
+    except Exception:
+        return False
 
 
 Shard = tuple[int, list[Scenario | ScenarioHandle]]

@@ -10,9 +10,12 @@ thread; and OpenMP's default wait policy lets idle threads spin on a core someon
   loads it);
 - the thread count comes from the cores this process may actually use: its CPU affinity, the
   cgroup's CPU quota (a container limited to 1.5 CPUs has one usable core, not the host's 64),
-  minus the cores other processes kept busy over the last minute (the 1-minute load average,
-  read once per process, when the run starts, before its own work counts in it), shared between
-  the run's worker processes, at least 1. `SUPPORTBENCH_TORCH_THREADS` overrides all of it, and a
+  minus the cores other processes keep busy right now, shared between the run's worker
+  processes, at least 1. "Right now" is measured: the busy share of each usable core over a
+  quarter of a second of `/proc/stat` when the run starts, summed, rounded (`busy_cores`), while
+  this process sleeps. The 1-minute load average lags by a minute: after a busy spell it still
+  said 2.4 on an idle 2-core machine and left a free core unused; it decides only where
+  `/proc/stat` cannot be read (its whole part). Both are read once per process. `SUPPORTBENCH_TORCH_THREADS` overrides all of it, and a
   whole `OMP_NUM_THREADS` is honoured when ours is not set.
 
 MKL (torch's matrix products) runs in strict reproducible mode (`NUMERICS`, `MKL_CBWR`), set here
@@ -35,8 +38,10 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Callable
 
 WAIT_POLICY = os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 """The OpenMP wait policy this process runs with: PASSIVE unless the user set another."""
@@ -57,6 +62,9 @@ ISA; it is read by MKL at its first matrix product, so it is set here, before an
 (`stores.retrieval.encoder.batch_independent` checks that it took)."""
 
 _LOAD_AT_START: float | None = None
+_BUSY_AT_START: float | None | bool = False  # False: not measured yet; None: could not be
+SAMPLE_S = 0.25
+"""How long `busy_cores` watches the cores when a run starts."""
 
 
 def affinity_cores() -> int:
@@ -118,6 +126,57 @@ def load_at_start() -> float:
     return _LOAD_AT_START
 
 
+def cpu_times(stat: str | Path = "/proc/stat") -> dict[int, tuple[int, int]]:
+    """Per CPU id, (busy, total) clock ticks since boot from `/proc/stat` (busy: everything but
+    idle and iowait; steal counts as busy, the core was not ours)."""
+    out: dict[int, tuple[int, int]] = {}
+    for line in Path(stat).read_text().splitlines():
+        name, _, rest = line.partition(" ")
+        if not (name.startswith("cpu") and name[3:].isdigit()):
+            continue
+        ticks = [int(x) for x in rest.split()[:8]]  # user nice system idle iowait irq softirq steal
+        if len(ticks) < 5:
+            continue
+        total = sum(ticks)
+        out[int(name[3:])] = (total - ticks[3] - ticks[4], total)
+    return out
+
+
+def busy_cores(sample_s: float = SAMPLE_S, *, stat: str | Path = "/proc/stat", cpus: set[int] | None = None,
+               sleep: Callable[[float], None] = time.sleep) -> float | None:
+    """How many of `cpus` (default: this process's affinity) other processes kept busy over the
+    next `sample_s` seconds, as a sum of busy shares (1.0: one core fully taken), measured from
+    `/proc/stat` while this process sleeps; None where it cannot be read."""
+    if cpus is None:
+        try:
+            cpus = set(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            cpus = None
+    try:
+        before = cpu_times(stat)
+        sleep(sample_s)
+        after = cpu_times(stat)
+    except (OSError, ValueError):
+        return None
+    busy, seen = 0.0, 0
+    for cpu, (b1, t1) in after.items():
+        if (cpus is not None and cpu not in cpus) or cpu not in before:
+            continue
+        b0, t0 = before[cpu]
+        if t1 > t0:
+            busy += min(1.0, max(0.0, (b1 - b0) / (t1 - t0)))
+            seen += 1
+    return round(busy, 2) if seen else None
+
+
+def busy_at_start() -> float | None:
+    """`busy_cores()` when this process first asked (None where `/proc/stat` cannot be read)."""
+    global _BUSY_AT_START
+    if _BUSY_AT_START is False:
+        _BUSY_AT_START = busy_cores()
+    return _BUSY_AT_START
+
+
 @dataclass(frozen=True)
 class ThreadPlan:
     """How many torch threads one process of a run uses, and why."""
@@ -133,7 +192,9 @@ class ThreadPlan:
     load: float
     """The 1-minute load average when the run started."""
     busy: int
-    """Cores taken as busy: the whole part of that load."""
+    """Cores taken as busy: the measured busy cores rounded, else the whole part of the load."""
+    busy_measured: float | None
+    """Cores other processes kept busy over `SAMPLE_S` seconds of `/proc/stat` at start (None: not readable)."""
     workers: int
     """Processes of the run sharing the cores."""
     wait_policy: str
@@ -143,19 +204,25 @@ class ThreadPlan:
         """The plan as plain JSON data (the manifest's `execution.threads`)."""
         d = asdict(self)
         d["load"] = round(self.load, 2)
+        d["busy_from"] = "cpu time" if self.busy_measured is not None else "load average"
         return d
 
 
-def plan_threads(workers: int = 1, *, load: float | None = None) -> ThreadPlan:
-    """The thread plan for one of `workers` processes: see the module doc. `load` replaces the
-    load average read at start (for tests). Raises ValueError on a bad SUPPORTBENCH_TORCH_THREADS."""
+def plan_threads(workers: int = 1, *, load: float | None = None, measured: float | None | bool = False) -> ThreadPlan:
+    """The thread plan for one of `workers` processes: see the module doc. `load` and `measured`
+    (busy cores, None for not measurable) replace what was read at start (for tests). Raises
+    ValueError on a bad SUPPORTBENCH_TORCH_THREADS."""
     workers = max(1, int(workers))
     cores = affinity_cores()
     quota = cgroup_quota()
     load = load_at_start() if load is None else float(load)
-    busy = max(0, int(math.floor(load)))
+    measured = busy_at_start() if measured is False else measured
+    # a core counts as taken when someone kept it busy at least half of the sample (a spinning
+    # neighbour reads 0.9-1.0 of a core, an idle machine 0.0-0.2); the load's whole part else
+    busy = max(0, int(math.floor(measured + 0.5)) if measured is not None else int(math.floor(load)))
     usable = min(cores, max(1, int(math.floor(quota))) if quota is not None else cores)
-    common = dict(cores=cores, quota=quota, load=load, busy=busy, workers=workers, wait_policy=os.environ.get("OMP_WAIT_POLICY", ""))
+    common = dict(cores=cores, quota=quota, load=load, busy=busy, busy_measured=measured, workers=workers,
+                  wait_policy=os.environ.get("OMP_WAIT_POLICY", ""))
     env = os.environ.get("SUPPORTBENCH_TORCH_THREADS", "").strip()
     if env:
         try:

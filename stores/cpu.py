@@ -63,6 +63,7 @@ ISA; it is read by MKL at its first matrix product, so it is set here, before an
 
 _LOAD_AT_START: float | None = None
 _BUSY_AT_START: float | None | bool = False  # False: not measured yet; None: could not be
+_BUSY_MEASURED_AT = 0.0  # time.monotonic() of that measurement
 SAMPLE_S = 0.25
 """How long `busy_cores` watches the cores when a run starts."""
 
@@ -169,11 +170,15 @@ def busy_cores(sample_s: float = SAMPLE_S, *, stat: str | Path = "/proc/stat", c
     return round(busy, 2) if seen else None
 
 
-def busy_at_start() -> float | None:
-    """`busy_cores()` when this process first asked (None where `/proc/stat` cannot be read)."""
-    global _BUSY_AT_START
-    if _BUSY_AT_START is False:
+def busy_at_start(fresh_within: float | None = None) -> float | None:
+    """`busy_cores()` when this process first asked (None where `/proc/stat` cannot be read), or
+    measured again when that is older than `fresh_within` seconds (a long-lived process, such as
+    the app, starting another run; never while a run of this process works, which would count it)."""
+    global _BUSY_AT_START, _BUSY_MEASURED_AT
+    stale = fresh_within is not None and time.monotonic() - _BUSY_MEASURED_AT > fresh_within
+    if _BUSY_AT_START is False or stale:
         _BUSY_AT_START = busy_cores()
+        _BUSY_MEASURED_AT = time.monotonic()
     return _BUSY_AT_START
 
 
@@ -208,15 +213,17 @@ class ThreadPlan:
         return d
 
 
-def plan_threads(workers: int = 1, *, load: float | None = None, measured: float | None | bool = False) -> ThreadPlan:
+def plan_threads(workers: int = 1, *, load: float | None = None, measured: float | None | bool = False,
+                 fresh_within: float | None = None) -> ThreadPlan:
     """The thread plan for one of `workers` processes: see the module doc. `load` and `measured`
-    (busy cores, None for not measurable) replace what was read at start (for tests). Raises
-    ValueError on a bad SUPPORTBENCH_TORCH_THREADS."""
+    (busy cores, None for not measurable) replace what was read at start (for tests);
+    `fresh_within` measures the busy cores again when the last measurement is older (a run
+    starting in a long-lived process). Raises ValueError on a bad SUPPORTBENCH_TORCH_THREADS."""
     workers = max(1, int(workers))
     cores = affinity_cores()
     quota = cgroup_quota()
     load = load_at_start() if load is None else float(load)
-    measured = busy_at_start() if measured is False else measured
+    measured = busy_at_start(fresh_within) if measured is False else measured
     # a core counts as taken when someone kept it busy at least half of the sample (a spinning
     # neighbour reads 0.9-1.0 of a core, an idle machine 0.0-0.2); the load's whole part else
     busy = max(0, int(math.floor(measured + 0.5)) if measured is not None else int(math.floor(load)))

@@ -46,6 +46,8 @@ from stores.protocol import PrepareHook
 from stores.retrieval.encoder import encoder_stats, set_worker_share
 
 Progress = Callable[[int, int], None]
+FRESH_PLAN_S = 60.0
+"""A run measures the busy cores again when this process last did so longer ago (`stores.cpu`)."""
 """Called as `progress(probes_just_done, scenarios_just_done)`."""
 
 
@@ -413,8 +415,13 @@ def execute(
     `scenarios` may be handles loaded by the workers (`harness.run.intake.load_in_workers`),
     and `pool` the pool that loaded them (`open_pool`), which then runs the shards too.
     """
-    plan = plan_threads(workers if executor == "process" else max(workers, 1))
+    # the cores measured again when the last look is a minute old (the app starting another run);
+    # a pool made by the caller was given the plan as it stands, so the run records that one
+    plan = plan_threads(workers if executor == "process" else max(workers, 1),
+                        fresh_within=None if pool is not None else FRESH_PLAN_S)
     threads = plan.threads  # what each worker's torch_threads() gives (the pool hands it down)
+    if executor == "process" and workers <= 1:
+        set_worker_share(1, threads)  # this process runs the shards: its encoder takes the run's plan
     started = datetime.now(timezone.utc)
     run_id = run_id or new_run_id(started)
     register_specs(specs, policies)  # what no file of the run may hold (the manifest's command line included)

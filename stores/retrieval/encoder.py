@@ -84,11 +84,15 @@ def model_problem(model_id: str) -> str | None:
 
 def set_worker_share(workers: int, threads: int | None = None) -> None:
     """Declare that this process is one of `workers` processes of a run, each encoding with
-    its share of the cores, or with `threads` when the run process already decided them (before
-    the model is loaded; a loaded model keeps its threads)."""
+    its share of the cores, or with `threads` when the run process already decided them (set
+    on torch at once when a model is already loaded, else when it loads)."""
     global _WORKERS, _THREADS
     _WORKERS = max(1, int(workers))
     _THREADS = max(1, int(threads)) if threads is not None else None
+    if _THREADS is not None and _MODELS:  # a long-lived process (the app) starting another run
+        import torch
+
+        torch.set_num_threads(_THREADS)
 
 
 def cores() -> int:

@@ -71,18 +71,10 @@ def demo_env(clone: Path, reuse: bool) -> dict[str, str]:
     return env
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def first_page(python: Path, clone: Path, env: dict[str, str], log: Path) -> tuple[float, float | None]:
     """Seconds from `streamlit run` to the health endpoint answering, and to the Leaderboard's heatmap
     drawn in headless chromium (None without chromium). The server is stopped afterwards."""
-    from browser import Chromium, chromium_binary
+    from browser import Chromium, chromium_binary, free_port, stop
 
     port = free_port()
     cmd = [str(python), "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1", "--server.port", str(port),
@@ -120,12 +112,7 @@ def first_page(python: Path, clone: Path, env: dict[str, str], log: Path) -> tup
         finally:
             b.close()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -245,3 +246,33 @@ def plan_threads(workers: int = 1, *, load: float | None = None, measured: float
     free = max(1, usable - busy)
     return ThreadPlan(threads=max(1, free // workers), source="cores", **common)
 
+
+
+_WORKERS = 1
+"""How many processes of one run share this machine's cores (set in each worker by the pool)."""
+_THREADS: int | None = None
+"""The torch threads the run process decided for this process, when it handed them down."""
+
+
+def set_worker_share(workers: int, threads: int | None = None) -> None:
+    """Declare that this process is one of `workers` processes of a run, each with its share of
+    the cores, or with `threads` when the run process already decided them (set on torch at once
+    when torch is already loaded, say by a long-lived process such as the app starting another
+    run; else the model load sets it, `stores.retrieval.encoder`)."""
+    global _WORKERS, _THREADS
+    _WORKERS = max(1, int(workers))
+    _THREADS = max(1, int(threads)) if threads is not None else None
+    torch = sys.modules.get("torch")
+    if _THREADS is not None and torch is not None:
+        torch.set_num_threads(_THREADS)
+
+
+def torch_threads(workers: int | None = None) -> int:
+    """Intra-op threads for torch in a process of a run with `workers` processes (default:
+    this process's share, `set_worker_share`): the run process's decision when it handed one
+    down, else `plan_threads` (`$SUPPORTBENCH_TORCH_THREADS`, a whole `$OMP_NUM_THREADS`, else
+    the usable cores less the busy ones, divided by the workers, at least 1). Every user of
+    torch in a run reads it: the sentence encoder's model and mem0's embedder."""
+    if workers is None and _THREADS is not None:
+        return _THREADS
+    return plan_threads(workers if workers is not None else _WORKERS).threads

@@ -187,7 +187,7 @@ class Mem0:
         Memory = _import_mem0(home)
         import torch
 
-        from stores.retrieval.encoder import torch_threads
+        from stores.cpu import torch_threads
 
         # the run's thread plan, as the embedding strategy's model gets it (stores.cpu): torch's
         # count is one per process, so a count of mem0's own would change the other model's too

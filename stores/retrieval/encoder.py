@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from stores.cache import cache_root
-from stores.cpu import affinity_cores, plan_threads
+from stores.cpu import affinity_cores, set_worker_share, torch_threads  # noqa: F401  (the run's plan; read here by callers)
 
 # Nothing is downloaded at run time: the model hub is offline for this whole process, set
 # before sentence-transformers, transformers or huggingface_hub is imported (they read these
@@ -53,11 +53,6 @@ NUMERICS_TAG = "strict"
 """The cache folder of vectors encoded in batches under strict numerics (see the module doc)."""
 COMPACT_AT = 64
 """Merge the parts of a cache folder when a process finds more than this many."""
-
-_WORKERS = 1
-"""How many processes of one run share this machine's cores (set in each worker by the pool)."""
-_THREADS: int | None = None
-"""The torch threads the run process decided for this worker, when it handed them down."""
 
 _MODELS: dict[str, object] = {}
 _ENCODERS: dict[tuple[str, str], "Encoder"] = {}
@@ -82,35 +77,9 @@ def model_problem(model_id: str) -> str | None:
             "(nothing is downloaded)")
 
 
-def set_worker_share(workers: int, threads: int | None = None) -> None:
-    """Declare that this process is one of `workers` processes of a run, each encoding with
-    its share of the cores, or with `threads` when the run process already decided them (set
-    on torch at once when a model is already loaded, else when it loads)."""
-    global _WORKERS, _THREADS
-    _WORKERS = max(1, int(workers))
-    _THREADS = max(1, int(threads)) if threads is not None else None
-    if _THREADS is not None and _MODELS:  # a long-lived process (the app) starting another run
-        import torch
-
-        torch.set_num_threads(_THREADS)
-
-
 def cores() -> int:
     """CPU cores this process may run on."""
     return affinity_cores()
-
-
-def torch_threads(workers: int | None = None) -> int:
-    """Intra-op threads for torch in a process of a run with `workers` processes (default:
-    this process's share, `set_worker_share`): the run process's decision when it handed one
-    down, else `stores.cpu.plan_threads` (`$SUPPORTBENCH_TORCH_THREADS`, a whole
-    `$OMP_NUM_THREADS`, else the usable cores less the busy ones, divided by the workers, at
-    least 1). Oversubscribed threads were measured ~30x slower per encode on a busy 2-core
-    machine, and two threads encode a suite in ~0.77x one thread's time when a single process
-    has both cores."""
-    if workers is None and _THREADS is not None:
-        return _THREADS
-    return plan_threads(workers if workers is not None else _WORKERS).threads
 
 
 def load_model(model_id: str = DEFAULT_MODEL):

@@ -13,7 +13,6 @@ from helpers import outage_story
 from harness.cli import main
 from harness.run.runner import execute
 from stores.registry import parse_specs
-from stores.retrieval import encoder as enc
 from stores.retrieval.encoder import torch_threads
 
 
@@ -26,8 +25,8 @@ def four_cores_idle(monkeypatch):
     monkeypatch.setattr(cpu, "cgroup_quota", lambda: None)
     monkeypatch.setattr(cpu, "_LOAD_AT_START", 0.0)
     monkeypatch.setattr(cpu, "_BUSY_AT_START", 0.0)
-    monkeypatch.setattr(enc, "_THREADS", None)  # a run in this process hands its plan to the encoder
-    monkeypatch.setattr(enc, "_WORKERS", 1)
+    monkeypatch.setattr(cpu, "_THREADS", None)  # a run in this process hands its plan down
+    monkeypatch.setattr(cpu, "_WORKERS", 1)
     import torch
 
     before = torch.get_num_threads()
@@ -210,7 +209,7 @@ def test_numpy_blas_keeps_its_own_thread_count_so_cosines_do_not_follow_the_load
     assert {p["filepath"]: p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"} == before
 
 
-def test_a_run_in_a_long_lived_process_measures_the_cores_again_and_hands_its_plan_to_the_encoder(
+def test_a_run_in_a_long_lived_process_measures_the_cores_again_and_hands_its_plan_to_torch(
         four_cores_idle, monkeypatch, tmp_path):
     """The app starts runs in its own process: a look at the cores older than a minute is taken again."""
     import torch
@@ -220,10 +219,9 @@ def test_a_run_in_a_long_lived_process_measures_the_cores_again_and_hands_its_pl
     seen = iter([3.0, 0.0])
     monkeypatch.setattr(cpu, "busy_cores", lambda *a, **k: next(seen))
     monkeypatch.setattr(cpu, "_BUSY_AT_START", False)
-    assert torch_threads(1) == 1  # three of four cores busy at the first look
-    monkeypatch.setattr(enc, "_MODELS", {"loaded": object()})  # a model this process loaded earlier
+    assert torch_threads(1) == 1  # three of four cores busy at the first look (torch is loaded, as in the app after a run)
     monkeypatch.setattr(runner, "FRESH_PLAN_S", 0.0)
     r = execute([outage_story()], parse_specs("empty"), tmp_path)
     execution = json.loads((r.path / "manifest.json").read_text())["execution"]
     assert (execution["torch_threads"], execution["threads"]["busy_measured"]) == (4, 0.0)
-    assert torch_threads() == torch.get_num_threads() == 4  # the encoder and the loaded model take the run's plan
+    assert torch_threads() == torch.get_num_threads() == 4  # the encoder, mem0 and the loaded torch take the run's plan

@@ -53,7 +53,7 @@ def test_a_shard_encodes_its_texts_once_up_front(monkeypatch, tmp_path, suite):
     assert "embedding" not in costs["embedding[expiry]"]  # served from what the first spec encoded
 
 
-@pytest.mark.parametrize("other", ["one shard per scenario", "two workers"])
+@pytest.mark.parametrize("other", ["one shard per scenario", pytest.param("two workers", marks=pytest.mark.slow)])
 def test_the_tables_do_not_follow_the_sharding(monkeypatch, tmp_path, suite, other):
     specs = parse_specs(SPECS)
     cold(monkeypatch, tmp_path / "cache-a")

@@ -90,6 +90,7 @@ print(enc.batch_independent(), e.single, e.dir.name, e.calls, e.batches)
 """
 
 
+@pytest.mark.slow
 def test_a_process_whose_mkl_started_early_encodes_one_text_per_call_in_a_folder_of_its_own(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OMP_NUM_THREADS": "1"}
     env.pop("MKL_CBWR", None)

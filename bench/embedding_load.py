@@ -6,7 +6,10 @@
 
 Two conditions, measured in alternation so a change in the machine's load hits both alike:
 
-- `idle`: nothing else of ours running (whatever else the machine runs shows in its load average);
+- `idle`: nothing else of ours running; before each idle round the bench waits (at most
+  `--settle` seconds) until the cores others keep busy, measured from `/proc/stat` the way a run
+  measures them (`stores.cpu.busy_cores`), are under half a core, so a round does not start in
+  the wake of the previous busy one (whatever else the machine runs shows in that figure);
 - `busy`: one deliberate CPU-bound neighbour (a process spinning on one core) for the whole round.
 
 In each condition, each round times, in fresh processes, from start to exit:
@@ -19,7 +22,8 @@ In each condition, each round times, in fresh processes, from start to exit:
 
 With `--before DIR`, each round also times the same run with the code of another checkout (the
 change's "before"), in the same conditions. It prints the medians, the ratio run / raw in each condition (goals, issue 31: busy <= 1.5,
-idle <= 1.0), the load averages seen before each round, and the thread plan each run recorded.
+idle <= 1.0), the load averages and the busy cores measured before each round, and the thread plan
+each run recorded (with the busy cores it measured at its start).
 With `--out` the same report is written as Markdown (how `make results` keeps it).
 """
 
@@ -36,10 +40,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path[:0] = [str(ROOT / "bench"), str(ROOT)]
 from profile_run import load_average  # noqa: E402  (the benches print the load the same way)
+from stores.cpu import busy_cores  # noqa: E402  (what the run itself measures at its start)
 GOALS = {"busy": 1.5, "idle": 1.0}
-THREAD_VARS = ("OMP_NUM_THREADS", "SUPPORTBENCH_TORCH_THREADS", "OMP_WAIT_POLICY", "MKL_NUM_THREADS")
+THREAD_VARS = ("OMP_NUM_THREADS", "SUPPORTBENCH_TORCH_THREADS", "OMP_WAIT_POLICY", "MKL_NUM_THREADS", "MKL_CBWR")
+"""Variables each side sets for itself (the raw encode runs with none of ours, the run with its own)."""
 
 RAW = r"""
 import json, os, sys
@@ -68,6 +74,16 @@ def suite_texts(suite: str, code: Path) -> list[str]:
     out = subprocess.run([sys.executable, "-c", script, suite], env={**_env(), "PYTHONPATH": str(code)},
                          capture_output=True, text=True, check=True, cwd=code).stdout
     return json.loads(out)
+
+
+def settle(limit: float) -> tuple[float | None, float]:
+    """Wait until others keep less than half a core busy (1 s samples of /proc/stat), at most
+    `limit` seconds; the last busy cores measured and the seconds waited."""
+    t0 = time.perf_counter()
+    busy = busy_cores(1.0)
+    while busy is not None and busy >= 0.5 and time.perf_counter() - t0 < limit:
+        busy = busy_cores(1.0)
+    return busy, round(time.perf_counter() - t0, 1)
 
 
 def _env() -> dict[str, str]:
@@ -104,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--code", type=Path, default=ROOT, help="the checkout whose `supportbench run` is timed")
     ap.add_argument("--before", type=Path, help="also time the run with this checkout's code (before a change)")
     ap.add_argument("--out", type=Path, help="also write the report as Markdown here")
+    ap.add_argument("--settle", type=float, default=60.0,
+                    help="before an idle round, wait at most this many seconds for the cores to go quiet (default 60)")
     args = ap.parse_args(argv)
     code = args.code.resolve()
     given = argv if argv is not None else sys.argv[1:]
@@ -113,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
         for prev, a in zip([""] + given, given))
     texts = suite_texts(args.suite, code)
     before = args.before.resolve() if args.before else None
-    rows: dict[str, dict[str, list]] = {c: {"raw": [], "run": [], "before": [], "load": [], "plans": []} for c in ("idle", "busy")}
+    rows: dict[str, dict[str, list]] = {c: {"raw": [], "run": [], "before": [], "load": [], "busy": [], "plans": []}
+                                       for c in ("idle", "busy")}
     with tempfile.TemporaryDirectory(prefix="embedding-load-") as tmp:
         work = Path(tmp)
         texts_file = work / "texts.json"
@@ -125,6 +144,10 @@ def main(argv: list[str] | None = None) -> int:
                 try:
                     if neighbour is not None:
                         time.sleep(2.0)  # let it take its core before anything is timed
+                        busy = (busy_cores(1.0), 0.0)
+                    else:
+                        busy = settle(args.settle)
+                    rows[condition]["busy"].append(busy)
                     rows[condition]["load"].append(load_average())
                     rows[condition]["raw"].append(time_raw(str(texts_file)))
                     n += 1
@@ -139,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
                         neighbour.kill()
                         neighbour.wait()
                 print(f"round {r + 1} {condition}: raw {rows[condition]['raw'][-1]:.1f}s, run {rows[condition]['run'][-1]:.1f}s "
-                      f"(load before: {rows[condition]['load'][-1]})", file=sys.stderr)
+                      f"(load before: {rows[condition]['load'][-1]}; busy cores before: {busy[0]}, after {busy[1]} s of settling)",
+                      file=sys.stderr)
     report = render(rows, len(texts), args, command)
     print(report)
     if args.out:
@@ -166,17 +190,21 @@ def render(rows: dict, n_texts: int, args, command: str) -> str:
             c = rows[condition]
             b, a, raw = (statistics.median(c[k]) for k in ("before", "run", "raw"))
             lines.append(f"| {condition} | {b:.1f} s | {a:.1f} s | {a / b:.2f} | {b / raw:.2f} |")
-    lines += ["", "Each round, as measured (load averages 1/5/15 min read before the round; the thread plan each run recorded):", "",
-              "| condition | round | raw | run | load before | torch threads | plan | texts encoded / model calls / batches |",
-              "|---|---:|---:|---:|---|---:|---|---|"]
+    lines += ["", "Each round, as measured (load averages 1/5/15 min and the cores others kept busy, from /proc/stat over 1 s, "
+              "read before the round, after waiting for an idle round's cores to go quiet; the thread plan each run recorded):", "",
+              "| condition | round | raw | run | load before | busy cores before (settled in) | torch threads | plan "
+              "| texts encoded / model calls / batches |",
+              "|---|---:|---:|---:|---|---|---:|---|---|"]
     for condition in ("idle", "busy"):
         c = rows[condition]
-        for i, (raw, run, load, plan) in enumerate(zip(c["raw"], c["run"], c["load"], c["plans"]), 1):
+        for i, (raw, run, load, busy, plan) in enumerate(zip(c["raw"], c["run"], c["load"], c["busy"], c["plans"]), 1):
             t = plan.get("threads") or {}
-            why = f"{t.get('source')}: cores {t.get('cores')}, load {t.get('load')}, {t.get('wait_policy')}" if t else "-"
+            measured = f", {t['busy_measured']} busy" if t.get("busy_measured") is not None else ""
+            why = f"{t.get('source')}: cores {t.get('cores')}, load {t.get('load')}{measured}, {t.get('wait_policy')}" if t else "-"
             e = plan.get("embedding") or {}
             enc = f"{e.get('encoded')} / {e.get('calls')} / {e.get('batches')}" if e else "-"
-            lines.append(f"| {condition} | {i} | {raw:.1f} s | {run:.1f} s | {load} | {plan.get('torch_threads')} | {why} | {enc} |")
+            lines.append(f"| {condition} | {i} | {raw:.1f} s | {run:.1f} s | {load} | {busy[0]} ({busy[1]} s) "
+                         f"| {plan.get('torch_threads')} | {why} | {enc} |")
     return "\n".join(lines) + "\n"
 
 

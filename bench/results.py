@@ -111,6 +111,8 @@ GENERATORS: tuple[Generator, ...] = (
         Step("python bench/trends_speed.py --generated 40 --counts 1,5,10,20 --repeat 3 --out {out}"),), heavy=True, own=True),
     Generator("embedding-load", "The embedding path beside a busy neighbour", (
         Step("python bench/embedding_load.py --rounds 3 --out {out}"),), heavy=True, own=True),
+    Generator("demo-time", "`make demo` from a fresh clone to the app's first page", (
+        Step("python bench/demo_time.py --out {out}"),), heavy=True, own=True),
     Generator("frontends", "Front ends: rules against learned, canonical and challenge", (
         Step("python bench/frontends.py --repeats 3 --out {out}"),), heavy=True, own=True),
     Generator("controls", "The controls' promise: oracle, empty and the shortcut controls on every suite", (

@@ -10,10 +10,17 @@ thread; and OpenMP's default wait policy lets idle threads spin on a core someon
   loads it);
 - the thread count comes from the cores this process may actually use: its CPU affinity, the
   cgroup's CPU quota (a container limited to 1.5 CPUs has one usable core, not the host's 64),
-  minus the cores other processes kept busy over the last minute (the 1-minute load average,
-  read once per process, when the run starts, before its own work counts in it), shared between
-  the run's worker processes, at least 1. `SUPPORTBENCH_TORCH_THREADS` overrides all of it, and a
+  minus the cores other processes keep busy right now, shared between the run's worker
+  processes, at least 1. "Right now" is measured: the busy share of each usable core over a
+  quarter of a second of `/proc/stat` when the run starts, summed, rounded (`busy_cores`), while
+  this process sleeps. The 1-minute load average lags by a minute: after a busy spell it still
+  said 2.4 on an idle 2-core machine and left a free core unused; it decides only where
+  `/proc/stat` cannot be read (its whole part). Both are read once per process. `SUPPORTBENCH_TORCH_THREADS` overrides all of it, and a
   whole `OMP_NUM_THREADS` is honoured when ours is not set.
+
+MKL (torch's matrix products) runs in strict reproducible mode (`NUMERICS`, `MKL_CBWR`), set here
+for the same reason as the wait policy: so a text's vector does not depend on its batch or on
+the thread count (see `NUMERICS`).
 
 numpy's BLAS (OpenBLAS, its own pthreads that also spin after each call) is left at its own
 count on purpose: a matrix-vector product of 2,000 x 384 floats (one probe's cosines against a long
@@ -31,13 +38,35 @@ from __future__ import annotations
 
 import math
 import os
+import sys
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Callable
 
 WAIT_POLICY = os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 """The OpenMP wait policy this process runs with: PASSIVE unless the user set another."""
 
+STRICT_NUMERICS = "AUTO,STRICT"
+"""MKL's strict conditional numerical reproducibility (`MKL_CBWR`), on the ISA MKL would pick anyway."""
+if "STRICT" not in [w.strip() for w in os.environ.get("MKL_CBWR", "").upper().replace("=", ",").split(",")]:
+    os.environ["MKL_CBWR"] = STRICT_NUMERICS
+NUMERICS = os.environ["MKL_CBWR"]
+"""The MKL numerics this process asked for: strict reproducibility (a user's own strict branch is kept).
+
+Without it, MKL's matrix products (torch's linear layers and attention) pick their kernels by the
+shape of the whole product, so a text's vector changed in its last bits with the texts it was
+batched with and with the thread count (measured on the canonical suite: 82 of 747 vectors
+differed between one whole-suite encode and per-scenario encodes, up to 2e-7). In strict mode each
+row is computed the same way whatever the batch and the threads, at no measurable cost on this
+ISA; it is read by MKL at its first matrix product, so it is set here, before anything loads torch
+(`stores.retrieval.encoder.batch_independent` checks that it took)."""
+
 _LOAD_AT_START: float | None = None
+_BUSY_AT_START: float | None | bool = False  # False: not measured yet; None: could not be
+_BUSY_MEASURED_AT = 0.0  # time.monotonic() of that measurement
+SAMPLE_S = 0.25
+"""How long `busy_cores` watches the cores when a run starts."""
 
 
 def affinity_cores() -> int:
@@ -99,6 +128,61 @@ def load_at_start() -> float:
     return _LOAD_AT_START
 
 
+def cpu_times(stat: str | Path = "/proc/stat") -> dict[int, tuple[int, int]]:
+    """Per CPU id, (busy, total) clock ticks since boot from `/proc/stat` (busy: everything but
+    idle and iowait; steal counts as busy, the core was not ours)."""
+    out: dict[int, tuple[int, int]] = {}
+    for line in Path(stat).read_text().splitlines():
+        name, _, rest = line.partition(" ")
+        if not (name.startswith("cpu") and name[3:].isdigit()):
+            continue
+        ticks = [int(x) for x in rest.split()[:8]]  # user nice system idle iowait irq softirq steal
+        if len(ticks) < 5:
+            continue
+        total = sum(ticks)
+        out[int(name[3:])] = (total - ticks[3] - ticks[4], total)
+    return out
+
+
+def busy_cores(sample_s: float = SAMPLE_S, *, stat: str | Path = "/proc/stat", cpus: set[int] | None = None,
+               sleep: Callable[[float], None] = time.sleep) -> float | None:
+    """How many of `cpus` (default: this process's affinity) other processes kept busy over the
+    next `sample_s` seconds, as a sum of busy shares (1.0: one core fully taken), measured from
+    `/proc/stat` while this process sleeps; None where it cannot be read."""
+    if cpus is None:
+        try:
+            cpus = set(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            cpus = None
+    try:
+        before = cpu_times(stat)
+        sleep(sample_s)
+        after = cpu_times(stat)
+    except (OSError, ValueError):
+        return None
+    busy, seen = 0.0, 0
+    for cpu, (b1, t1) in after.items():
+        if (cpus is not None and cpu not in cpus) or cpu not in before:
+            continue
+        b0, t0 = before[cpu]
+        if t1 > t0:
+            busy += min(1.0, max(0.0, (b1 - b0) / (t1 - t0)))
+            seen += 1
+    return round(busy, 2) if seen else None
+
+
+def busy_at_start(fresh_within: float | None = None) -> float | None:
+    """`busy_cores()` when this process first asked (None where `/proc/stat` cannot be read), or
+    measured again when that is older than `fresh_within` seconds (a long-lived process, such as
+    the app, starting another run; never while a run of this process works, which would count it)."""
+    global _BUSY_AT_START, _BUSY_MEASURED_AT
+    stale = fresh_within is not None and time.monotonic() - _BUSY_MEASURED_AT > fresh_within
+    if _BUSY_AT_START is False or stale:
+        _BUSY_AT_START = busy_cores()
+        _BUSY_MEASURED_AT = time.monotonic()
+    return _BUSY_AT_START
+
+
 @dataclass(frozen=True)
 class ThreadPlan:
     """How many torch threads one process of a run uses, and why."""
@@ -114,7 +198,9 @@ class ThreadPlan:
     load: float
     """The 1-minute load average when the run started."""
     busy: int
-    """Cores taken as busy: the whole part of that load."""
+    """Cores taken as busy: the measured busy cores rounded, else the whole part of the load."""
+    busy_measured: float | None
+    """Cores other processes kept busy over `SAMPLE_S` seconds of `/proc/stat` at start (None: not readable)."""
     workers: int
     """Processes of the run sharing the cores."""
     wait_policy: str
@@ -124,19 +210,27 @@ class ThreadPlan:
         """The plan as plain JSON data (the manifest's `execution.threads`)."""
         d = asdict(self)
         d["load"] = round(self.load, 2)
+        d["busy_from"] = "cpu time" if self.busy_measured is not None else "load average"
         return d
 
 
-def plan_threads(workers: int = 1, *, load: float | None = None) -> ThreadPlan:
-    """The thread plan for one of `workers` processes: see the module doc. `load` replaces the
-    load average read at start (for tests). Raises ValueError on a bad SUPPORTBENCH_TORCH_THREADS."""
+def plan_threads(workers: int = 1, *, load: float | None = None, measured: float | None | bool = False,
+                 fresh_within: float | None = None) -> ThreadPlan:
+    """The thread plan for one of `workers` processes: see the module doc. `load` and `measured`
+    (busy cores, None for not measurable) replace what was read at start (for tests);
+    `fresh_within` measures the busy cores again when the last measurement is older (a run
+    starting in a long-lived process). Raises ValueError on a bad SUPPORTBENCH_TORCH_THREADS."""
     workers = max(1, int(workers))
     cores = affinity_cores()
     quota = cgroup_quota()
     load = load_at_start() if load is None else float(load)
-    busy = max(0, int(math.floor(load)))
+    measured = busy_at_start(fresh_within) if measured is False else measured
+    # a core counts as taken when someone kept it busy at least half of the sample (a spinning
+    # neighbour reads 0.9-1.0 of a core, an idle machine 0.0-0.2); the load's whole part else
+    busy = max(0, int(math.floor(measured + 0.5)) if measured is not None else int(math.floor(load)))
     usable = min(cores, max(1, int(math.floor(quota))) if quota is not None else cores)
-    common = dict(cores=cores, quota=quota, load=load, busy=busy, workers=workers, wait_policy=os.environ.get("OMP_WAIT_POLICY", ""))
+    common = dict(cores=cores, quota=quota, load=load, busy=busy, busy_measured=measured, workers=workers,
+                  wait_policy=os.environ.get("OMP_WAIT_POLICY", ""))
     env = os.environ.get("SUPPORTBENCH_TORCH_THREADS", "").strip()
     if env:
         try:
@@ -152,3 +246,33 @@ def plan_threads(workers: int = 1, *, load: float | None = None) -> ThreadPlan:
     free = max(1, usable - busy)
     return ThreadPlan(threads=max(1, free // workers), source="cores", **common)
 
+
+
+_WORKERS = 1
+"""How many processes of one run share this machine's cores (set in each worker by the pool)."""
+_THREADS: int | None = None
+"""The torch threads the run process decided for this process, when it handed them down."""
+
+
+def set_worker_share(workers: int, threads: int | None = None) -> None:
+    """Declare that this process is one of `workers` processes of a run, each with its share of
+    the cores, or with `threads` when the run process already decided them (set on torch at once
+    when torch is already loaded, say by a long-lived process such as the app starting another
+    run; else the model load sets it, `stores.retrieval.encoder`)."""
+    global _WORKERS, _THREADS
+    _WORKERS = max(1, int(workers))
+    _THREADS = max(1, int(threads)) if threads is not None else None
+    torch = sys.modules.get("torch")
+    if _THREADS is not None and torch is not None:
+        torch.set_num_threads(_THREADS)
+
+
+def torch_threads(workers: int | None = None) -> int:
+    """Intra-op threads for torch in a process of a run with `workers` processes (default:
+    this process's share, `set_worker_share`): the run process's decision when it handed one
+    down, else `plan_threads` (`$SUPPORTBENCH_TORCH_THREADS`, a whole `$OMP_NUM_THREADS`, else
+    the usable cores less the busy ones, divided by the workers, at least 1). Every user of
+    torch in a run reads it: the sentence encoder's model and mem0's embedder."""
+    if workers is None and _THREADS is not None:
+        return _THREADS
+    return plan_threads(workers if workers is not None else _WORKERS).threads

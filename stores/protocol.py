@@ -314,7 +314,9 @@ class Strategy(Protocol):
 
     - `prepare(texts)` (`PrepareHook`), before the first event of a scenario, with the texts the
       scenario will make the strategy handle (every turn's text, resolution summary and probe
-      task, in order, duplicates kept). For speed only, e.g. to encode them into an embedding
+      task, in order, duplicates kept); and once per shard, on an instance built for it and
+      never shown an event, with every such text of the shard's scenarios, deduplicated
+      (`harness.run.runner.prefetch`). For speed only, e.g. to encode them into an embedding
       cache in large batches: it must not change what the strategy remembers or returns (memory
       still learns an event only when it is observed), and a strategy without it, or one whose
       `prepare` raises, gets the same results.

@@ -31,6 +31,7 @@ os.environ["XDG_CACHE_HOME"] = str(SESSION_CACHE / "xdg-cache")
 os.environ["XDG_CONFIG_HOME"] = str(SESSION_CACHE / "xdg-config")
 os.environ["HF_HUB_OFFLINE"] = "1"  # nothing is downloaded, in this process or the ones it starts
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
+import stores.cpu  # noqa: E402,F401  (MKL's strict numerics and the wait policy, before any test module loads torch)
 
 
 def pytest_unconfigure(config) -> None:

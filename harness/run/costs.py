@@ -126,7 +126,9 @@ def embedding_line(manifest: dict[str, Any]) -> str | None:
     seconds = sum(float(r["seconds"]) for r in rows)
     execution = manifest.get("execution", {})
     plan = execution.get("threads") or {}
-    why = (f" (cores {plan['cores']}, load {plan['load']} at start, {plan['source']}, OMP_WAIT_POLICY={plan['wait_policy'] or 'unset'})"
+    busy = (f"{plan['busy_measured']} busy at start" if plan.get("busy_measured") is not None
+            else f"load {plan.get('load')} at start")
+    why = (f" (cores {plan['cores']}, {busy}, {plan['source']}, OMP_WAIT_POLICY={plan['wait_policy'] or 'unset'})"
            if plan else "")
     return (f"embeddings: {encoded} texts encoded in {calls} model call{'s' if calls != 1 else ''} ({batches} batches), "
             f"{seconds:.1f}s, torch threads {execution.get('torch_threads', '?')}{why}")

@@ -25,7 +25,7 @@ import pyarrow as pa
 from stores.decisions.registry import PolicySpec
 from stores.params import public_params
 from stores.redaction import register_all, register_url, scrub
-from stores.registry import StrategySpec
+from stores.registry import StrategySpec, strategy_class
 from stores.tokens import TOKENIZER_ID
 
 from harness.criteria import describe as describe_criteria
@@ -35,16 +35,19 @@ from harness.run import costs as run_costs
 from harness.replay.decide import UnavailablePolicy, replay_policy, rows as decision_rows
 from harness.run.lifecycle import LOCAL_RUN, Instances, namespace
 from harness.run.manifest import FORMAT_VERSION
-from harness.replay.probes import SeenItem, attach_replays, build_seen, idempotency_signatures, replay
+from harness.replay.probes import SeenItem, attach_replays, build_seen, idempotency_signatures, replay, scenario_texts
 from harness.run.runstore import PartStream, RunWriter, environment, new_run_id, write_parts
 from harness.format.model import Scenario
 from harness.run.tables import STREAMED, TableBuffer
 from harness.run.intake import ScenarioHandle, n_decision_cases, n_events, scenario_of
 from harness.run.workers import open_pool, stop_workers
 from stores.cpu import plan_threads
+from stores.protocol import PrepareHook
 from stores.retrieval.encoder import encoder_stats, set_worker_share
 
 Progress = Callable[[int, int], None]
+FRESH_PLAN_S = 60.0
+"""A run measures the busy cores again when this process last did so longer ago (`stores.cpu`)."""
 """Called as `progress(probes_just_done, scenarios_just_done)`."""
 
 
@@ -176,6 +179,7 @@ def run_shard(
     the candidates and health rows go there as they are produced instead (`TableBuffer`)."""
     register_specs(specs, policies)
     buf = TableBuffer(sinks)
+    prefetch(scenarios, specs, costs)
     for s in scenarios:
         s = scenario_of(s)
         buf.add_events(s)
@@ -188,6 +192,42 @@ def run_shard(
         if progress:
             progress(probes, 1)
     return buf.tables()
+
+
+def prefetch(scenarios: Sequence[Scenario | ScenarioHandle], specs: Sequence[StrategySpec],
+             costs: run_costs.Costs | None = None) -> None:
+    """Warm the caches of the specs that have a `prepare` hook with every text of the shard at
+    once (its turns, resolution summaries and probe tasks, deduplicated), so an embedding cache is
+    filled in one model call per model, in few large batches, and every replay of the shard is
+    served from it. The vectors are the ones a per-scenario or per-probe encode would give
+    (`stores.retrieval.encoder`: no padding, strict numerics), so results do not follow the sharding.
+
+    Speed only, like the hook itself: each such spec gets an instance built for this and nothing
+    else (never opened, never shown an event), and a failure is ignored (the per-scenario replays
+    meet the same texts and surface whatever broke). Specs without the hook cost nothing here,
+    and the shard's scenarios are not read for them.
+    """
+    wanted = [spec for spec in specs if _has_prepare(spec)]
+    if not wanted:
+        return
+    texts = list(dict.fromkeys(t for s in scenarios for t in scenario_texts(scenario_of(s)) if t.strip()))
+    for spec in wanted:
+        before = encoder_stats()
+        try:
+            strategy = spec.build()
+            if isinstance(strategy, PrepareHook):
+                strategy.prepare(texts)
+        except Exception:
+            pass
+        if costs is not None:
+            run_costs.add_embedding(costs, spec.label, before, encoder_stats())
+
+
+def _has_prepare(spec: StrategySpec) -> bool:
+    try:
+        return callable(getattr(strategy_class(spec.name), "prepare", None))
+    except Exception:
+        return False
 
 
 Shard = tuple[int, list[Scenario | ScenarioHandle]]
@@ -376,8 +416,13 @@ def execute(
     `scenarios` may be handles loaded by the workers (`harness.run.intake.load_in_workers`),
     and `pool` the pool that loaded them (`open_pool`), which then runs the shards too.
     """
-    plan = plan_threads(workers if executor == "process" else max(workers, 1))
+    # the cores measured again when the last look is a minute old (the app starting another run);
+    # a pool made by the caller was given the plan as it stands, so the run records that one
+    plan = plan_threads(workers if executor == "process" else max(workers, 1),
+                        fresh_within=None if pool is not None else FRESH_PLAN_S)
     threads = plan.threads  # what each worker's torch_threads() gives (the pool hands it down)
+    if executor == "process" and workers <= 1:
+        set_worker_share(1, threads)  # this process runs the shards: its encoder takes the run's plan
     started = datetime.now(timezone.utc)
     run_id = run_id or new_run_id(started)
     register_specs(specs, policies)  # what no file of the run may hold (the manifest's command line included)

@@ -184,7 +184,9 @@ def artefact_path(model_id: str, folder: str = str(PHRASES)) -> Path:
     """Where the trained front end for this bank and model lives in the cache."""
     slug = "".join(c if c.isalnum() or c in "-_." else "_" for c in model_id)
     code = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:8]  # training changes retrain
-    return cache_root() / "frontend" / f"{slug}-v{VERSION}-{bank_digest(folder)}-{code}.npz"
+    from stores.retrieval.encoder import NUMERICS_TAG  # heads trained on other vectors are other heads
+
+    return cache_root() / "frontend" / f"{slug}-v{VERSION}-{bank_digest(folder)}-{code}-{NUMERICS_TAG}.npz"
 
 
 def train(model_id: str | None = None, folder: str = str(PHRASES)) -> tuple["FrontEnd", Path]:

@@ -187,8 +187,11 @@ class Mem0:
         Memory = _import_mem0(home)
         import torch
 
-        # one intra-op thread per process unless told otherwise (as for the embedding strategy)
-        torch.set_num_threads(int(os.environ.get("SUPPORTBENCH_TORCH_THREADS", "1")))
+        from stores.cpu import torch_threads
+
+        # the run's thread plan, as the embedding strategy's model gets it (stores.cpu): torch's
+        # count is one per process, so a count of mem0's own would change the other model's too
+        torch.set_num_threads(torch_threads())
         self.folder.mkdir(parents=True, exist_ok=True)
         with self.calls.timed("mem0.Memory.from_config"):
             self._memory = Memory.from_config(mem0_config(self.folder, self.namespace))

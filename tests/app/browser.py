@@ -305,11 +305,17 @@ def serve(root: Path, runs: Path) -> Iterator[str]:
         wait_http(f"http://127.0.0.1:{port}/_stcore/health")
         yield f"http://127.0.0.1:{port}"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Ask a server process to stop; kill it when it has not within 15 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def start_app(root: Path, runs: Path, port: int) -> subprocess.Popen:

@@ -24,7 +24,7 @@ def test_a_cold_scenario_encodes_its_texts_in_one_model_call(cold_cache):
     costs: dict = {}
     run_shard([outage_story()], parse_specs("embedding"), costs=costs)
     spent = costs["embedding"]["embedding"]
-    assert spent["calls"] == 1  # the scenario's `prepare`; every probe after it finds its texts cached
+    assert spent["calls"] == 1  # the shard's prefetch; every replay after it finds its texts cached
     assert spent["encoded"] == len({t for t in scenario_texts(outage_story()) if t.strip()})
     assert 1 <= spent["batches"] <= spent["encoded"]
 

@@ -24,6 +24,14 @@ def four_cores_idle(monkeypatch):
     monkeypatch.setattr(cpu, "affinity_cores", lambda: 4)
     monkeypatch.setattr(cpu, "cgroup_quota", lambda: None)
     monkeypatch.setattr(cpu, "_LOAD_AT_START", 0.0)
+    monkeypatch.setattr(cpu, "_BUSY_AT_START", 0.0)
+    monkeypatch.setattr(cpu, "_THREADS", None)  # a run in this process hands its plan down
+    monkeypatch.setattr(cpu, "_WORKERS", 1)
+    import torch
+
+    before = torch.get_num_threads()
+    yield
+    torch.set_num_threads(before)
 
 
 def test_a_process_gets_the_cores_divided_by_the_workers_at_least_one(four_cores_idle):
@@ -32,15 +40,86 @@ def test_a_process_gets_the_cores_divided_by_the_workers_at_least_one(four_cores
     assert torch_threads(16) == 1
 
 
+def test_where_cpu_time_cannot_be_read_the_load_average_decides(four_cores_idle):
+    assert cpu.plan_threads(1, load=0.9, measured=None).threads == 4  # a part of a core is not a core taken
+    assert cpu.plan_threads(1, load=1.0, measured=None).threads == 3
+    assert cpu.plan_threads(2, load=2.5, measured=None).threads == 1
+    assert cpu.plan_threads(1, load=12.0, measured=None).threads == 1  # never fewer than one
+
+
 def test_cores_kept_busy_by_other_processes_are_left_to_them(four_cores_idle):
-    assert cpu.plan_threads(1, load=0.9).threads == 4  # a part of a core is not a core taken
-    assert cpu.plan_threads(1, load=1.0).threads == 3
-    assert cpu.plan_threads(2, load=2.5).threads == 1
-    assert cpu.plan_threads(1, load=12.0).threads == 1  # never fewer than one
+    assert cpu.plan_threads(1, measured=0.3).threads == 4  # an idle machine's noise takes no core
+    assert cpu.plan_threads(1, measured=0.95).threads == 3  # one spinning neighbour
+    assert cpu.plan_threads(2, measured=2.6).threads == 1
+    assert cpu.plan_threads(1, measured=4.0).threads == 1  # never fewer than one
+
+
+def test_the_busy_cores_measured_now_win_over_a_lagging_load_average(four_cores_idle):
+    plan = cpu.plan_threads(1, load=2.4, measured=0.1)  # the load still counts a spell that is over
+    assert (plan.threads, plan.busy) == (4, 0)
+    assert plan.as_manifest()["busy_from"] == "cpu time"
+    assert cpu.plan_threads(1, load=2.4, measured=None).as_manifest()["busy_from"] == "load average"
+
+
+def stat_file(path, rows: dict[str, tuple[int, ...]]) -> None:
+    """A /proc/stat with an aggregate line and one line per CPU (user nice system idle iowait irq softirq steal)."""
+    lines = ["cpu  " + " ".join(str(sum(r[i] for r in rows.values())) for i in range(8))]
+    lines += [f"{name} " + " ".join(map(str, r)) + " 0 0" for name, r in rows.items()]
+    lines += ["intr 1 2 3", "ctxt 99", "btime 1700000000", "procs_running 3"]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_busy_cores_are_read_from_two_samples_of_proc_stat(tmp_path):
+    stat = tmp_path / "stat"
+    stat_file(stat, {"cpu0": (100, 0, 50, 1000, 10, 0, 0, 0), "cpu1": (10, 0, 5, 2000, 0, 0, 0, 0),
+                     "cpu2": (0, 0, 0, 500, 0, 0, 0, 0)})
+
+    def elapse(seconds: float) -> None:
+        assert seconds == cpu.SAMPLE_S
+        # over the sample: cpu0 spun all 25 ticks (20 user, 5 system), cpu1 was idle but for 2 of
+        # 25 ticks waiting on disk (idle too) and 3 stolen by the hypervisor (busy), cpu2 idle
+        stat_file(stat, {"cpu0": (120, 0, 55, 1000, 10, 0, 0, 0), "cpu1": (10, 0, 5, 2020, 2, 0, 0, 3),
+                         "cpu2": (0, 0, 0, 525, 0, 0, 0, 0)})
+
+    assert cpu.busy_cores(stat=stat, cpus={0, 1, 2}, sleep=elapse) == pytest.approx(1.12)
+    stat_file(stat, {"cpu0": (100, 0, 50, 1000, 10, 0, 0, 0), "cpu1": (10, 0, 5, 2000, 0, 0, 0, 0),
+                     "cpu2": (0, 0, 0, 500, 0, 0, 0, 0)})
+    assert cpu.busy_cores(stat=stat, cpus={1, 2}, sleep=elapse) == pytest.approx(0.12)  # only the cores we may use
+
+
+def test_busy_cores_is_none_where_proc_stat_is_missing_or_says_nothing(tmp_path):
+    assert cpu.busy_cores(stat=tmp_path / "absent", sleep=lambda s: None) is None
+    stat = tmp_path / "stat"
+    stat_file(stat, {"cpu0": (1, 0, 0, 1, 0, 0, 0, 0)})
+    assert cpu.busy_cores(stat=stat, sleep=lambda s: None) is None  # no tick went by
+
+
+def test_the_busy_cores_are_measured_once_per_process(monkeypatch, four_cores_idle):
+    monkeypatch.setattr(cpu, "_BUSY_AT_START", False)
+    readings = iter([1.0, 0.0])
+    monkeypatch.setattr(cpu, "busy_cores", lambda *a, **k: next(readings))
+    assert torch_threads(1) == torch_threads(1) == 3  # the run's own work, measured later, changes nothing
+
+
+def test_an_idle_machine_measured_for_real_leaves_a_spinning_neighbour_its_core(monkeypatch):
+    """Real /proc/stat: one process spinning on one of our cores is seen as (about) one busy core."""
+    monkeypatch.setattr(cpu, "_BUSY_AT_START", False)
+    mine = sorted(os.sched_getaffinity(0))[0]
+    spin = subprocess.Popen([sys.executable, "-c", f"import os; os.sched_setaffinity(0, {{{mine}}})\nwhile True: pass"])
+    try:
+        import time
+
+        time.sleep(0.5)  # let it start spinning
+        measured = cpu.busy_cores(cpus={mine})
+    finally:
+        spin.kill()
+        spin.wait()
+    assert measured is not None and measured >= 0.5
 
 
 def test_the_load_is_read_once_when_the_run_starts(monkeypatch, four_cores_idle):
     monkeypatch.setattr(cpu, "_LOAD_AT_START", None)
+    monkeypatch.setattr(cpu, "_BUSY_AT_START", None)  # no /proc/stat: the load decides
     readings = iter([3.0, 0.0])
     monkeypatch.setattr(cpu.os, "getloadavg", lambda: (next(readings), 0.0, 0.0))
     assert torch_threads(1) == torch_threads(1) == 1  # the run's own work, counted later, changes nothing
@@ -94,6 +173,7 @@ def test_omp_num_threads_is_honoured_when_ours_is_not_set(monkeypatch):
     assert torch_threads(1) == 1
     monkeypatch.setenv("OMP_NUM_THREADS", "auto")  # not a count: the share decides
     monkeypatch.setattr(cpu, "_LOAD_AT_START", 0.0)
+    monkeypatch.setattr(cpu, "_BUSY_AT_START", 0.0)
     assert torch_threads(1) == cpu.plan_threads(1).threads
 
 
@@ -116,7 +196,8 @@ def test_the_manifest_records_the_threads_of_each_process_and_why(four_cores_idl
     execution = json.loads((r.path / "manifest.json").read_text())["execution"]
     assert execution["torch_threads"] == 4
     assert execution["threads"] == {"threads": 4, "source": "cores", "cores": 4, "quota": None, "load": 0.0, "busy": 0,
-                                    "workers": 1, "wait_policy": os.environ["OMP_WAIT_POLICY"]}
+                                    "busy_measured": 0.0, "busy_from": "cpu time", "workers": 1,
+                                    "wait_policy": os.environ["OMP_WAIT_POLICY"]}
 
 
 
@@ -127,3 +208,21 @@ def test_numpy_blas_keeps_its_own_thread_count_so_cosines_do_not_follow_the_load
     before = {p["filepath"]: p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
     execute([outage_story()], parse_specs("empty"), tmp_path)
     assert {p["filepath"]: p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"} == before
+
+
+def test_a_run_in_a_long_lived_process_measures_the_cores_again_and_hands_its_plan_to_torch(
+        four_cores_idle, monkeypatch, tmp_path):
+    """The app starts runs in its own process: a look at the cores older than a minute is taken again."""
+    import torch
+
+    from harness.run import runner
+
+    seen = iter([3.0, 0.0])
+    monkeypatch.setattr(cpu, "busy_cores", lambda *a, **k: next(seen))
+    monkeypatch.setattr(cpu, "_BUSY_AT_START", False)
+    assert torch_threads(1) == 1  # three of four cores busy at the first look (torch is loaded, as in the app after a run)
+    monkeypatch.setattr(runner, "FRESH_PLAN_S", 0.0)
+    r = execute([outage_story()], parse_specs("empty"), tmp_path)
+    execution = json.loads((r.path / "manifest.json").read_text())["execution"]
+    assert (execution["torch_threads"], execution["threads"]["busy_measured"]) == (4, 0.0)
+    assert torch_threads() == torch.get_num_threads() == 4  # the encoder, mem0 and the loaded torch take the run's plan

@@ -1,0 +1,68 @@
+"""A shard's texts are encoded up front, once, in few model calls, and the results do not follow
+the sharding: a run cut into one shard or into one shard per scenario, or run on two workers,
+writes the same tables cell for cell."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.format.loader import load_suite
+from harness.replay.probes import scenario_texts
+from harness.run.runner import execute, run_shard
+from stores.registry import parse_specs
+from stores.retrieval import encoder as enc
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = ("billing-gateway-repeat-summary.yaml", "same-symptom-two-customers.yaml", "seed-pdf-crash-returning.yaml",
+             "outage-vs-closed-fix.yaml")
+SPECS = "embedding,hybrid,hybrid[published]"
+
+
+def same_tables():
+    spec = importlib.util.spec_from_file_location("same_tables", ROOT / "bench" / "same_tables.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.compare
+
+
+@pytest.fixture(scope="module")
+def suite():
+    return load_suite([ROOT / "datasets" / "canonical" / name for name in SCENARIOS])
+
+
+def cold(monkeypatch, folder: Path) -> None:
+    """An empty embedding cache of its own and no in-process encoders."""
+    monkeypatch.setenv("SUPPORTBENCH_CACHE", str(folder))
+    enc.forget_encoders()
+
+
+def test_a_shard_encodes_its_texts_once_up_front(monkeypatch, tmp_path, suite):
+    cold(monkeypatch, tmp_path / "cache")
+    costs: dict = {}
+    run_shard(suite, parse_specs("embedding,embedding[expiry]"), costs=costs)
+    distinct = {t for s in suite for t in scenario_texts(s) if t.strip()}
+    spent = costs["embedding"]["embedding"]
+    assert spent["calls"] == 1 and spent["encoded"] == len(distinct)  # the shard's prefetch, nothing after it
+    model = enc.load_model()
+    lengths = set((getattr(model, "preprocess", None) or model.tokenize)(sorted(distinct))["attention_mask"].sum(dim=1).tolist())
+    assert spent["batches"] == len(lengths) < len(distinct)  # one batch per token count (each under 64 texts)
+    assert "embedding" not in costs["embedding[expiry]"]  # served from what the first spec encoded
+
+
+@pytest.mark.parametrize("other", ["one shard per scenario", pytest.param("two workers", marks=pytest.mark.slow)])
+def test_the_tables_do_not_follow_the_sharding(monkeypatch, tmp_path, suite, other):
+    specs = parse_specs(SPECS)
+    cold(monkeypatch, tmp_path / "cache-a")
+    a = execute(suite, specs, tmp_path / "runs-a", run_id="whole", shard_size=25)
+    cold(monkeypatch, tmp_path / "cache-b")
+    if other == "two workers":
+        b = execute(suite, specs, tmp_path / "runs-b", run_id="whole", workers=2)
+    else:
+        b = execute(suite, specs, tmp_path / "runs-b", run_id="whole", shard_size=1)
+    shards = [json.loads((r.path / "manifest.json").read_text())["execution"]["shards"] for r in (a, b)]
+    assert shards[0] == 1 and shards[1] == len(SCENARIOS)
+    assert same_tables()(a.path, b.path, ("latency_ms",)) == []

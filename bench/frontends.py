@@ -2,6 +2,11 @@
 
     .venv/bin/python bench/frontends.py --out docs/results/frontends.md
     .venv/bin/python bench/frontends.py --repeats 2 --out docs/results/frontends.md
+    .venv/bin/python bench/frontends.py --challenge datasets/challenge_holdout --out docs/results/frontends-holdout.md
+
+`--challenge` names the out-of-sample suite (default `datasets/challenge`): any folder of scenarios
+with decision, expiry and extraction cases, e.g. a second challenge set written by someone who never
+saw the phrase bank.
 
 Two sides, each a `supportbench run` (in a subprocess, so each pays its own imports):
 
@@ -150,12 +155,16 @@ def fmt(v) -> str:
     return str(v)
 
 
-def render(res: dict, times: dict, train_s: float, cmds: list[str], ids: list[str], loads: list[str]) -> str:
+def render(res: dict, times: dict, train_s: float, cmds: list[str], ids: list[str], loads: list[str],
+           challenge: str = "datasets/challenge") -> str:
+    if challenge == "datasets/challenge":
+        about = ("Challenge = `datasets/challenge` (written here by another method, never trained on; its first "
+                 "measurement and what was changed after it are in [../frontends.md](../frontends.md)).")
+    else:
+        about = f"Challenge = `{challenge}` (never trained on, never looked at while the bank was written)."
     L = ["# Front ends: rules and learned, in sample and on the challenge suite", "",
          "Written by `bench/frontends.py`; do not edit by hand. In sample = `datasets/canonical` (the suite the "
-         "rules and the phrase bank were developed against). Challenge = `datasets/challenge` (written here by "
-         "another method, never trained on; its first measurement and what was changed after it are in "
-         "[../frontends.md](../frontends.md)).", ""]
+         "rules and the phrase bank were developed against). " + about, ""]
     L += ["| figure | canonical, rules | canonical, learned | challenge, rules | challenge, learned |",
           "| --- | --- | --- | --- | --- |"]
     keys = [("decision_accuracy", "session_state decision accuracy"), ("route_accuracy", "session_state route accuracy")]
@@ -222,7 +231,13 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=1, help="alternating canonical pairs to time (default 1)")
     ap.add_argument("--out", type=Path, help="write the markdown report here (default: print it)")
+    ap.add_argument("--challenge", default="datasets/challenge",
+                    help="the out-of-sample suite folder, relative to the project (default datasets/challenge)")
     args = ap.parse_args(argv)
+    challenge = Path(args.challenge).as_posix().rstrip("/")
+    if not (ROOT / challenge).is_dir():
+        print(f"bench/frontends.py: --challenge {challenge}: expected a folder of scenarios under the project", file=sys.stderr)
+        raise SystemExit(2)
     with tempfile.TemporaryDirectory(prefix="frontends-") as tmp:
         tmp_path = Path(tmp)
         learned_toml = tmp_path / "learned.toml"
@@ -239,7 +254,7 @@ def main(argv: list[str] | None = None) -> None:
         seen: set[tuple[str, str]] = set()
         plan = [(side, "datasets/canonical", f"fe-{stamp}-canonical-{side}-{i}")
                 for i in range(args.repeats) for side in ("rules", "learned")]
-        plan += [(side, "datasets/challenge", f"fe-{stamp}-challenge-{side}") for side in ("rules", "learned")]
+        plan += [(side, challenge, f"fe-{stamp}-challenge-{side}") for side in ("rules", "learned")]
         for side, suite, rid in plan:
             cmd = command(side, suite, tmp_path, rid, learned_toml)
             loads.append(load())
@@ -249,13 +264,13 @@ def main(argv: list[str] | None = None) -> None:
                 seen.add((side, suite))
                 cmds.append(shown(cmd, learned_toml))
             print(f"{rid}: {took:.1f}s (load {loads[-1]})", file=sys.stderr)
-            key = f"{suite.split('/')[-1]}:{side}"
-            if suite.endswith("canonical"):
+            key = f"{'canonical' if suite == 'datasets/canonical' else 'challenge'}:{side}"
+            if suite == "datasets/canonical":
                 times[side].append(took)
             if key not in res:
                 res[key] = figures(tmp_path / rid, side)
         text = render({k: res[k] for k in ("canonical:rules", "canonical:learned", "challenge:rules", "challenge:learned")},
-                      times, train_s, cmds, ids, loads)
+                      times, train_s, cmds, ids, loads, challenge)
         text += "\nThe learned side's strategies (`<learned.toml>`):\n\n" + "\n".join(
             f"    {line}" for line in learned_toml.read_text().splitlines()) + "\n"
     if args.out:

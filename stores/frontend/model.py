@@ -6,10 +6,14 @@ Training (`train()`, the command `supportbench frontend train`): every phrase of
 `LogisticRegression` (class-balanced, seeded) is fitted on three of four stratified folds and scores
 the fourth, fold by fold, so every phrase has a validation score from a head that never saw it;
 each label's threshold is chosen on those scores (the validation split): the one with the best F1
-of "this label's probability reaches the threshold", except the sensitive labels, which take the
-best F2 (recall first; the safety floor's word list stands beside them: see
-`stores.decisions.learned`). The classifier is then refitted on the whole bank with those
-thresholds. Same bank, same model, same seed: the same artefact.
+of "this label's probability reaches the threshold". The classifier is then refitted on the whole
+bank with those thresholds. Same bank, same model, same seed: the same artefact.
+
+The safety floor has a head of its own, `disclosure` (`DERIVED`): a binary head trained on the
+`sensitive` phrases, its `yes` being every `crisis` and `harm` phrase (one class of all disclosures
+has twice the examples of either severity). Its threshold is chosen for recall: the best F2 on the
+validation split (recall weighs four times precision), from 0.05 up; the `sensitive` head then only
+says which severity (`stores.decisions.learned`), and the floor's word list stands beside both.
 
 The artefact (weights, thresholds, validation figures) is a NumPy archive in the cache
 (`<cache>/frontend/`), keyed by the bank's digest, the model id and this module's own digest: built at first use
@@ -46,13 +50,15 @@ C = 4.0
 SURE = 0.6
 """The default label ('nothing to report') is trusted when its probability reaches this; below
 it and below every other label's threshold the head is unsure."""
-RECALL_HEADS = frozenset({"sensitive"})
+RECALL_HEADS = frozenset({"disclosure"})
 """Heads whose thresholds are chosen for recall (the safety floor), not F1."""
+DERIVED = {"disclosure": ("sensitive", frozenset({"crisis", "harm"}))}
+"""Binary heads trained on another head's phrases: name -> (source head, the labels that are its `yes`)."""
 GRID = tuple(round(x, 2) for x in np.arange(0.5, 0.91, 0.05))
 """Thresholds tried on the validation split: a learned label is at least more likely than not (the
-recall heads go down to 0.2, `RECALL_GRID`). A floor of 0.3 for heads of more than two labels was
+recall heads go down to 0.05, `RECALL_GRID`). A floor of 0.3 for heads of more than two labels was
 tried and lowered the canonical memory-class figures, so it is not used."""
-RECALL_GRID = tuple(round(x, 2) for x in np.arange(0.2, 0.91, 0.05))
+RECALL_GRID = tuple(round(x, 2) for x in np.arange(0.05, 0.91, 0.05))
 
 
 @dataclass(frozen=True)
@@ -148,8 +154,8 @@ def _choose(name: str, label: str, p: np.ndarray, truth: np.ndarray) -> tuple[fl
         prec = tp / int(pred.sum()) if pred.sum() else 1.0
         rec = tp / support if support else 1.0
         f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
-        # sensitive: the best F2 (recall weighs four times precision), ties to the higher threshold;
-        # else the best F1, ties to the threshold nearest 0.5
+        # a recall head: the best F2 (recall weighs four times precision), ties to the higher
+        # threshold; else the best F1, ties to the threshold nearest 0.5
         f2 = 5 * prec * rec / (4 * prec + rec) if prec + rec else 0.0
         key = (f2, t) if name in RECALL_HEADS else (f1, -abs(t - 0.5))
         if best_key is None or key > best_key:
@@ -180,6 +186,21 @@ def train_head(bank: HeadBank, x: np.ndarray) -> Head:
                 thresholds, validation)
 
 
+def derived_banks(bank: dict[str, HeadBank]) -> dict[str, HeadBank]:
+    """The `DERIVED` heads' banks: the source head's phrases, `yes` for its named labels, `no` for the rest."""
+    out = {}
+    for name, (source, yes) in DERIVED.items():
+        if source in bank:
+            src = bank[source]
+            out[name] = HeadBank(name, ("no", "yes"), "no", src.texts, tuple("yes" if t in yes else "no" for t in src.targets))
+    return out
+
+
+def h_bank(bank: dict[str, HeadBank], name: str) -> HeadBank:
+    """A head's bank, derived or not."""
+    return bank[name] if name in bank else derived_banks(bank)[name]
+
+
 def artefact_path(model_id: str, folder: str = str(PHRASES)) -> Path:
     """Where the trained front end for this bank and model lives in the cache."""
     slug = "".join(c if c.isalnum() or c in "-_." else "_" for c in model_id)
@@ -197,7 +218,7 @@ def train(model_id: str | None = None, folder: str = str(PHRASES)) -> tuple["Fro
     texts = sorted({t for h in bank.values() for t in h.texts})
     enc.warm(texts)
     heads = {}
-    for name, hb in bank.items():
+    for name, hb in {**bank, **derived_banks(bank)}.items():
         heads[name] = train_head(hb, enc.encode(list(hb.texts)))
     front = FrontEnd(model_id, heads)
     path = artefact_path(model_id, folder)
@@ -209,7 +230,7 @@ def train(model_id: str | None = None, folder: str = str(PHRASES)) -> tuple["Fro
         arrays[f"{name}.coef"] = h.coef
         arrays[f"{name}.intercept"] = h.intercept
         meta["heads"][name] = {"labels": list(h.labels), "default": h.default, "thresholds": h.thresholds,
-                               "validation": h.validation, "phrases": len(bank[name].texts)}
+                               "validation": h.validation, "phrases": len(h_bank(bank, name).texts)}
     arrays["meta"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
     with open(tmp, "wb") as f:
         np.savez(f, **arrays)

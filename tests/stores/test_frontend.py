@@ -100,6 +100,45 @@ def test_training_is_seeded_and_reads_a_separable_head():
     assert unsure.label in (None, "crisis")
 
 
+def test_the_floor_has_its_own_disclosure_head_with_a_recall_threshold():
+    """`disclosure` is a binary head over the `sensitive` phrases (every crisis and harm phrase its
+    yes); its threshold is the best F2 on the validation split, so it sits lower than F1's would."""
+    bank = load_bank()
+    d = fm.derived_banks(bank)["disclosure"]
+    src = bank["sensitive"]
+    assert d.texts == src.texts and d.default == "no"
+    assert [t == "yes" for t in d.targets] == [t in ("crisis", "harm") for t in src.targets]
+    rng = np.random.default_rng(1)
+    yes, no = rng.normal(size=8), rng.normal(size=8)
+    x = np.array([yes + rng.normal(scale=1.5, size=8) for _ in range(30)] + [no + rng.normal(scale=1.5, size=8) for _ in range(60)])
+    hb = HeadBank("disclosure", ("no", "yes"), "no", tuple(f"t{i}" for i in range(90)), tuple(["yes"] * 30 + ["no"] * 60))
+    recall = fm.train_head(hb, x)
+    f1 = fm.train_head(HeadBank("other", hb.labels, "no", hb.texts, hb.targets), x)
+    assert recall.thresholds["yes"] <= f1.thresholds["yes"]
+    assert recall.validation["yes"]["recall"] >= f1.validation["yes"]["recall"]
+
+
+class _FloorFront:
+    """A front end whose disclosure and sensitive heads say given probabilities."""
+
+    def __init__(self, p_yes: float, crisis: float, harm: float, threshold: float = 0.3):
+        self.heads = {"disclosure": type("H", (), {"thresholds": {"yes": threshold}})()}
+        self.p = {"disclosure": {"no": 1 - p_yes, "yes": p_yes}, "sensitive": {"none": 1 - crisis - harm, "crisis": crisis, "harm": harm}}
+
+    def proba(self, head, text):
+        return self.p[head]
+
+
+def test_floor_reading_says_the_severity_when_the_disclosure_head_reaches_its_threshold():
+    from stores.decisions.learned import floor_reading
+
+    r = floor_reading(_FloorFront(0.45, 0.1, 0.3), "x")
+    assert r.label == "harm" and r.threshold == 0.3 and "learned disclosure=harm p=0.45 (threshold 0.30)" in r.describe()
+    assert floor_reading(_FloorFront(0.45, 0.3, 0.1), "x").label == "crisis"
+    low = floor_reading(_FloorFront(0.2, 0.1, 0.1), "x")
+    assert low.label == "none" and low.describe() == "learned disclosure=none p=0.80 (threshold 0.70)"
+
+
 def _rules(text: str, answer: AgentFacts | None = None) -> tuple[TurnContext, Signals]:
     ctx = TurnContext(text, answer)
     return ctx, produce_rules(ctx)
@@ -389,9 +428,14 @@ def test_chat_front_end_never_lowers_the_safety_floor(monkeypatch):
     monkeypatch.setattr(fd, "front_end", lambda: _FakeLearned())
     monkeypatch.setattr(fd, "chat_readings", lambda heads, text, learned: {
         h: Reading(h, "none" if h in ("sensitive", "intent") else "no", 1.0, 0.0, source="chat:m") for h in heads})
+    monkeypatch.setattr(fd, "floor_reading", lambda front, text: Reading("disclosure", "none", 0.9, 0.7))
     ctx, rules = _rules("I honestly want to die.")
     s = fd.read_signals(ctx, ProducerParams(front="chat"), rules)
     assert s.sensitive == "crisis"
+    monkeypatch.setattr(fd, "floor_reading", lambda front, text: Reading("disclosure", "harm", 0.6, 0.3))
+    ctx, rules = _rules("he watches everything I buy")
+    s = fd.read_signals(ctx, ProducerParams(front="chat"), rules)
+    assert s.sensitive == "harm" and "more severe than chat:m sensitive=none" in dict(s.readers)["sensitive"]
     ctx, rules = _rules("you lot are clowns")
     assert not fd.read_signals(ctx, ProducerParams(front="chat"), rules).hostile  # the chat's no, sure
 

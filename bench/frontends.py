@@ -10,11 +10,11 @@ saw the phrase bank.
 
 Two sides, each a `supportbench run` (in a subprocess, so each pays its own imports):
 
-- `rules`: today's regression run (`make check`: the default strategies, the expiry-stage rows of
-  baselines/ci-strategies.toml, the default policies);
-- `learned`: the same rows with every learned front end on (`session_state` / `per_message`
-  `producers.front=learned`, every expiry row `expiry.classifier=learned`, `structured`
-  `front=learned`).
+- `learned`: the regression run as it comes (`make check`: the default strategies, the rows of
+  baselines/ci-strategies.toml, the default policies), where the learned front ends are the default;
+- `rules`: the same rows with every front end the rules' (the named variant: `session_state` /
+  `per_message` `producers.front=rules`, every expiry row `expiry.classifier=rules`, `structured`
+  `front=rules`).
 
 The learned front ends are trained first (`supportbench frontend train`, timed apart: the artefact is
 built once, at install or first use). Each side runs on the canonical suite (in sample: the suite the
@@ -45,42 +45,49 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CI_CONFIG = ROOT / "baselines" / "ci-strategies.toml"
-DEFAULT_STRATEGIES = ("history_stuffing", "tfidf", "embedding", "session_aware", "hybrid", "structured", "oracle", "empty")
-LEARNED_POLICIES = "session_state[learned]:producers.front=learned,per_message[learned]:producers.front=learned"
-EXPIRY_ROW = {"rules": "tfidf[expiry]", "learned": "tfidf[expiry-learned]"}
-STRUCTURED_ROW = {"rules": "structured", "learned": "structured[learned]"}
-POLICY_ROW = {"rules": "session_state", "learned": "session_state[learned]"}
+RULES_POLICIES = "session_state[rules]:producers.front=rules,per_message[rules]:producers.front=rules"
+EXPIRY_ROW = {"rules": "tfidf[expiry-rules]", "learned": "tfidf[expiry]"}
+STRUCTURED_ROW = {"rules": "structured[rules]", "learned": "structured"}
+POLICY_ROW = {"rules": "session_state[rules]", "learned": "session_state"}
 
 
-def learned_config(path: Path) -> None:
-    """The TOML of the learned side: the same rows as the rules side, every front end learned."""
+def rules_config(path: Path) -> None:
+    """The TOML of the rules side: the rows of the learned side (the default strategies and
+    baselines/ci-strategies.toml), every front end the rules'."""
+    from stores.registry import DEFAULT_STRATEGIES
+
     ci = tomllib.loads(CI_CONFIG.read_text(encoding="utf-8"))
     lines = []
     for name in DEFAULT_STRATEGIES:
         lines += ["[[strategy]]", f'name = "{name}"']
         if name == "structured":
-            lines += ['variant = "learned"', 'params = {front = "learned"}']
+            lines += ['variant = "rules"', 'params = {front = "rules"}']
         lines.append("")
     for s in ci["strategy"]:
-        lines += ["[[strategy]]", f'name = "{s["name"]}"', 'variant = "expiry-learned"']
-        params = ', front = "learned"' if s["name"] == "structured" else ""
-        lines += ['expiry = {classifier = "learned"}'] if not params else [
-            'expiry = {classifier = "learned"}', f'params = {{{params[2:]}}}']
+        lines += ["[[strategy]]", f'name = "{s["name"]}"']
+        if s.get("expiry"):
+            lines += ['variant = "expiry-rules"', 'expiry = {classifier = "rules"}']
+        else:
+            lines += [f'variant = "{s.get("variant", "rules")}"']
+        if s["name"] == "structured":
+            lines += ['params = {front = "rules"}']
+        elif s.get("params"):
+            lines += ["params = {" + ", ".join(f"{k} = {json.dumps(v)}" for k, v in s["params"].items()) + "}"]
         lines.append("")
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
-def command(side: str, suite: str, out: Path, run_id: str, learned_toml: Path) -> list[str]:
+def command(side: str, suite: str, out: Path, run_id: str, rules_toml: Path) -> list[str]:
     base = [sys.executable, "-m", "harness.cli", "run", suite, "--out", str(out), "--run-id", run_id, "--quiet"]
-    if side == "rules":
+    if side == "learned":
         return base + ["--strategies", "default", "--config", str(CI_CONFIG.relative_to(ROOT))]
-    return base + ["--config", str(learned_toml), "--policies", LEARNED_POLICIES]
+    return base + ["--config", str(rules_toml), "--policies", RULES_POLICIES]
 
 
-def shown(cmd: list[str], learned_toml: Path) -> str:
+def shown(cmd: list[str], rules_toml: Path) -> str:
     """The command as a person would type it (no machine paths)."""
     parts = ["python" if c == sys.executable else c for c in cmd]
-    parts = ["<learned.toml>" if c == str(learned_toml) else c for c in parts]
+    parts = ["<rules.toml>" if c == str(rules_toml) else c for c in parts]
     i = parts.index("--out")
     parts[i + 1] = "<runs>"
     return " ".join(parts)
@@ -240,8 +247,8 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(2)
     with tempfile.TemporaryDirectory(prefix="frontends-") as tmp:
         tmp_path = Path(tmp)
-        learned_toml = tmp_path / "learned.toml"
-        learned_config(learned_toml)
+        rules_toml = tmp_path / "rules.toml"
+        rules_config(rules_toml)
         env = dict(os.environ, PYTHONPATH=str(ROOT))
         t = time.perf_counter()
         subprocess.run([sys.executable, "-m", "harness.cli", "frontend", "train"], cwd=ROOT, env=env, check=True,
@@ -256,13 +263,13 @@ def main(argv: list[str] | None = None) -> None:
                 for i in range(args.repeats) for side in ("rules", "learned")]
         plan += [(side, challenge, f"fe-{stamp}-challenge-{side}") for side in ("rules", "learned")]
         for side, suite, rid in plan:
-            cmd = command(side, suite, tmp_path, rid, learned_toml)
+            cmd = command(side, suite, tmp_path, rid, rules_toml)
             loads.append(load())
             took = run(cmd)
             ids.append(rid)
             if (side, suite) not in seen:
                 seen.add((side, suite))
-                cmds.append(shown(cmd, learned_toml))
+                cmds.append(shown(cmd, rules_toml))
             print(f"{rid}: {took:.1f}s (load {loads[-1]})", file=sys.stderr)
             key = f"{'canonical' if suite == 'datasets/canonical' else 'challenge'}:{side}"
             if suite == "datasets/canonical":
@@ -271,8 +278,8 @@ def main(argv: list[str] | None = None) -> None:
                 res[key] = figures(tmp_path / rid, side)
         text = render({k: res[k] for k in ("canonical:rules", "canonical:learned", "challenge:rules", "challenge:learned")},
                       times, train_s, cmds, ids, loads, challenge)
-        text += "\nThe learned side's strategies (`<learned.toml>`):\n\n" + "\n".join(
-            f"    {line}" for line in learned_toml.read_text().splitlines()) + "\n"
+        text += "\nThe rules side's strategies (`<rules.toml>`):\n\n" + "\n".join(
+            f"    {line}" for line in rules_toml.read_text().splitlines()) + "\n"
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text, encoding="utf-8")

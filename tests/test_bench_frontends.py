@@ -41,3 +41,24 @@ def test_the_page_names_the_challenge_suite_it_was_run_on(bench):
     other = bench.render(res, times, 1.0, [], ["a"], ["1 1 1"], "datasets/challenge_holdout")
     assert "Challenge = `datasets/challenge_holdout` (never trained on" in other
     assert "1.20x" in other
+
+
+def test_the_rules_side_runs_the_same_rows_with_every_front_end_the_rules(bench, tmp_path):
+    """The learned side is `make check`'s run as it comes; the rules side names the rules variant on
+    every row that reads words (structured's front, the expiry stage's classifier)."""
+    from stores.registry import DEFAULT_STRATEGIES, load_config
+
+    path = tmp_path / "rules.toml"
+    bench.rules_config(path)
+    specs = load_config(path)
+    ci = load_config(ROOT / "baselines" / "ci-strategies.toml")
+    assert len(specs) == len(DEFAULT_STRATEGIES) + len(ci)
+    labels = {s.label for s in specs}
+    assert {bench.STRUCTURED_ROW["rules"], bench.EXPIRY_ROW["rules"]} <= labels
+    for s in specs:
+        params = s.params()
+        if s.name == "structured":
+            assert params.front == "rules", s.label
+        if s.label.endswith("[expiry-rules]"):
+            assert s.expiry_params().classifier == "rules", s.label
+    assert sum(s.label.endswith("[expiry-rules]") for s in specs) == sum(s.label.endswith("[expiry]") for s in ci)

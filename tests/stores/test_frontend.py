@@ -266,17 +266,21 @@ def test_expiry_params_pick_the_classifier():
     from stores.expiry.params import ExpiryParams
     from stores.expiry.learned import classifier, classify_learned
 
-    assert classifier(ExpiryParams().classifier) is classify
-    assert classifier("learned") is classify_learned
+    assert classifier(ExpiryParams().classifier) is classify_learned  # the default
+    assert classifier("rules") is classify  # the named variant
 
 
 class _FakeOutcomes:
     def __init__(self, answers: dict[str, tuple[str | None, float]]):
         self.answers = answers
+        self.heads = {"outcome": type("H", (), {"labels": ("failed", "none", "worked"), "default": "none"})()}
 
     def read(self, head, text):
         label, p = self.answers.get(text, ("none", 0.9))
         return Reading(head, label, p, 0.5)
+
+    def read_all(self, heads, text):
+        return {h: self.read(h, text) for h in heads}
 
 
 def _attempts(front, events):
@@ -296,7 +300,7 @@ def test_learned_outcomes_settle_steps_the_words_did_not(monkeypatch):
     fake = _FakeOutcomes({"no dice": ("failed", 0.9), "oh great, that fixed nothing.": ("failed", 0.8),
                           "Cleared the cache, no joy.": ("failed", 0.7)})
     monkeypatch.setattr(fx, "front_end", lambda: fake)
-    fx.learned_marks.cache_clear()
+    fx.learned_reading.cache_clear()
     crash = turn("t1", "The app crashes when I upload a PDF.", 0)
     suggest = turn("t2", "Please restart the app and try again.", 1, role="agent")
     for words in ("no dice", "oh great, that fixed nothing."):
@@ -309,7 +313,62 @@ def test_learned_outcomes_settle_steps_the_words_did_not(monkeypatch):
     fake.answers["No errors in the last hour."] = ("failed", 0.9)
     both = [crash, suggest, turn("t3", "No errors in the last hour. Looks fixed, thanks.", 2)]
     assert _attempts("learned", both) == _attempts("rules", both) == {"Restart application": "worked"}
-    fx.learned_marks.cache_clear()
+    fx.learned_reading.cache_clear()
+
+
+def test_chat_outcomes_read_like_the_learned_ones_and_fall_back_saying_why(monkeypatch):
+    """`structured:front=chat`: the endpoint reads each customer sentence's outcome in the learned
+    head's place (same marks, same settling); no URL, an HTTP error or a label outside the head's
+    labels, and the learned head reads, its reading saying why. Against a local fake server."""
+    from helpers import turn
+
+    from stores.frontend import chat
+    from stores.structured import learned as fx
+    from stores.structured.extract import Extractor
+
+    monkeypatch.setattr(fx, "front_end", lambda: _FakeOutcomes({"no dice": ("failed", 0.9)}))
+    fx.learned_reading.cache_clear()
+    chat._FRONTS.clear()
+    crash = turn("t1", "The app crashes when I upload a PDF.", 0)
+    suggest = turn("t2", "Please restart the app and try again.", 1, role="agent")
+    events = lambda words: [crash, suggest, turn("t3", words, 2)]  # noqa: E731
+
+    def answer(body):
+        text = body["messages"][1]["content"].rsplit("Message: ", 1)[1]
+        if text == "server down":
+            return 500, "{}"
+        return 200, _content({"outcome": {"sorted, ta": "worked", "no dice": "failed"}.get(text, "maybe")})
+
+    fake = _FakeChat(answer)
+    try:
+        monkeypatch.setenv("SUPPORTBENCH_REPLY_URL", fake.url)
+        monkeypatch.setenv("SUPPORTBENCH_REPLY_MODEL", "m1")
+        x = Extractor("chat")
+        for e in events("sorted, ta"):
+            x.observe(e)
+        assert {m.text: m.outcome for m in x.memories("c1") if m.type == "ATTEMPT"} == {"Restart application": "worked"}
+        assert x.readers["c1"]["t3"] == (("sorted, ta", "chat:m1 outcome=worked"),)
+        assert "outcome: one of failed, none, worked" in fake.requests[-1]["body"]["messages"][1]["content"]
+        assert _attempts("chat", events("no dice")) == {"Restart application": "failed"}
+        for words, why in (("server down", "chat endpoint answered HTTP 500: learned"),
+                           ("it is what it is", "chat label 'maybe' for outcome is not one of failed, none, worked: learned")):
+            x = Extractor("chat")
+            for e in events(words):
+                x.observe(e)
+            (said,) = x.readers["c1"]["t3"]
+            assert said[1].startswith("learned outcome=none") and said[1].endswith(f"[{why}]"), said
+        x.forget("c1")
+        assert "c1" not in x.readers
+    finally:
+        fake.close()
+        chat._FRONTS.clear()
+    monkeypatch.delenv("SUPPORTBENCH_REPLY_URL")
+    x = Extractor("chat")
+    for e in events("no dice"):
+        x.observe(e)
+    assert {m.text: m.outcome for m in x.memories("c1") if m.type == "ATTEMPT"} == {"Restart application": "failed"}
+    assert x.readers["c1"]["t3"][0][1].endswith("[SUPPORTBENCH_REPLY_URL is not set: learned]")
+    fx.learned_reading.cache_clear()
 
 
 def test_frontend_train_refuses_a_bad_bank_with_exit_2(tmp_path, capsys):
@@ -465,9 +524,9 @@ def test_chat_front_end_classifies_memory_and_falls_back_to_learned(monkeypatch)
 
 @pytest.mark.slow
 def test_learned_decisions_keep_every_canonical_verdict_end_to_end(tmp_path):
-    """`session_state` with the learned front end on the canonical decision scenarios: every plan and
-    route as the gold says (the canonical figures are not worse than the rules'), and each signal's
-    reader is in the run's decisions table."""
+    """`session_state` as it comes (the learned front end is the default) on the canonical decision
+    scenarios: every plan and route as the gold says (the canonical figures are not worse than the
+    rules'), and each signal's reader is in the run's decisions table (the rules name none)."""
     import glob
     import json as _json
 
@@ -476,7 +535,7 @@ def test_learned_decisions_keep_every_canonical_verdict_end_to_end(tmp_path):
     from harness.cli import main
 
     files = sorted(glob.glob("datasets/canonical/decision-*.yaml"))
-    assert main(["run", *files, "-s", "empty", "-p", "session_state[learned]:producers.front=learned",
+    assert main(["run", *files, "-s", "empty", "-p", "session_state",
                  "--out", str(tmp_path), "--run-id", "fe", "--quiet"]) == 0
     rows = duckdb.sql(f"select turn_id, correct, gold_route, route, signals from read_parquet('{tmp_path}/fe/decisions/*.parquet') "
                       "where decision_case").fetchall()

@@ -23,7 +23,7 @@ from pathlib import Path
 import streamlit as st
 
 from pages._safety import damaged_notice, guarded, run_listing
-from pages._shared import CURRENT_PAGE, go, missing_run, run_summary, url_selectbox
+from pages._shared import CURRENT_PAGE, LISTED_RUNS, go, missing_run, run_summary, url_selectbox
 from pages._views import GET_STARTED, VIEWS, View, page
 
 # The browser tab's icon, shipped with the app: a Material icon name would make the browser fetch it
@@ -55,6 +55,7 @@ def main() -> None:
     """Route one script run: page config, run picker, navigation, then the page itself."""
     st.set_page_config(page_title="supportbench", page_icon=str(ICON), layout="wide")
     labels, damaged = run_listing()  # damaged runs are named in the sidebar, never offered
+    st.session_state[LISTED_RUNS] = labels  # pages that offer another run reuse this listing
     ids = list(labels)
     views = VIEWS if ids else (GET_STARTED,)
     routes = [(v.url_path, page(v.url_path)) for v in views] + ([(views[0].url_path, alias(views[0]))] if ids else [])

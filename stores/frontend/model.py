@@ -52,6 +52,10 @@ SURE = 0.6
 it and below every other label's threshold the head is unsure."""
 RECALL_HEADS = frozenset({"disclosure"})
 """Heads whose thresholds are chosen for recall (the safety floor), not F1."""
+PRECISION_HEADS = frozenset({"outcome"})
+"""Heads whose label adds a fact the rules' words did not say (an attempt settled as worked or failed):
+their thresholds are the best F1 among those whose validation precision reaches `PRECISION_FLOOR`."""
+PRECISION_FLOOR = 0.8
 DERIVED = {"disclosure": ("sensitive", frozenset({"crisis", "harm"}))}
 """Binary heads trained on another head's phrases: name -> (source head, the labels that are its `yes`)."""
 GRID = tuple(round(x, 2) for x in np.arange(0.5, 0.91, 0.05))
@@ -157,7 +161,12 @@ def _choose(name: str, label: str, p: np.ndarray, truth: np.ndarray) -> tuple[fl
         # a recall head: the best F2 (recall weighs four times precision), ties to the higher
         # threshold; else the best F1, ties to the threshold nearest 0.5
         f2 = 5 * prec * rec / (4 * prec + rec) if prec + rec else 0.0
-        key = (f2, t) if name in RECALL_HEADS else (f1, -abs(t - 0.5))
+        if name in RECALL_HEADS:
+            key = (f2, t)
+        elif name in PRECISION_HEADS:  # the best F1 among thresholds precise enough, else the most precise
+            key = (prec >= PRECISION_FLOOR, f1 if prec >= PRECISION_FLOOR else prec, -abs(t - 0.5))
+        else:
+            key = (f1, -abs(t - 0.5))
         if best_key is None or key > best_key:
             best_key, chosen = key, float(t)
             chosen_figures = {"precision": round(prec, 3), "recall": round(rec, 3), "f1": round(f1, 3), "support": support}

@@ -118,6 +118,26 @@ def test_the_floor_has_its_own_disclosure_head_with_a_recall_threshold():
     assert recall.validation["yes"]["recall"] >= f1.validation["yes"]["recall"]
 
 
+def test_an_outcome_head_takes_the_best_f1_among_precise_enough_thresholds():
+    """`outcome` adds facts the words did not say, so its thresholds keep validation precision at
+    `PRECISION_FLOOR` or above (the best F1 among those); another head takes the plain best F1."""
+    rng = np.random.default_rng(4)  # classes that overlap: F1's best thresholds are not precise
+    centres = {lab: rng.normal(size=8) for lab in ("worked", "failed", "none")}
+    rows, targets = [], []
+    for lab, c in centres.items():
+        for _ in range(30):
+            rows.append(c + rng.normal(scale=1.5, size=8))
+            targets.append(lab)
+    x = np.array(rows)
+    texts = tuple(f"t{i}" for i in range(len(targets)))
+    precise = fm.train_head(HeadBank("outcome", ("none", "failed", "worked"), "none", texts, tuple(targets)), x)
+    plain = fm.train_head(HeadBank("other", ("none", "failed", "worked"), "none", texts, tuple(targets)), x)
+    assert any(plain.validation[label]["precision"] < fm.PRECISION_FLOOR for label in ("worked", "failed"))
+    for label in ("worked", "failed"):
+        assert precise.validation[label]["precision"] >= fm.PRECISION_FLOOR
+        assert precise.thresholds[label] > plain.thresholds[label]
+
+
 class _FloorFront:
     """A front end whose disclosure and sensitive heads say given probabilities."""
 

@@ -219,16 +219,18 @@ def artefact_path(model_id: str, folder: str = str(PHRASES)) -> Path:
 
 def train(model_id: str | None = None, folder: str = str(PHRASES)) -> tuple["FrontEnd", Path]:
     """Train every head of the bank and write the artefact (write-then-rename); returns it and its path."""
-    from stores.retrieval.encoder import DEFAULT_MODEL, encoder
+    from stores.retrieval.encoder import DEFAULT_MODEL, encode_unpadded, load_model
 
     model_id = model_id or DEFAULT_MODEL
     bank = load_bank(folder)
-    enc = encoder(model_id)
+    # one encoding pass over the whole bank, not the shared embedding cache: a cached vector may come
+    # from another grouping of texts (its last bits differ), so the artefact would follow what the
+    # process encoded before; this way it is a function of the bank, the model and this code alone
     texts = sorted({t for h in bank.values() for t in h.texts})
-    enc.warm(texts)
+    vecs = dict(zip(texts, encode_unpadded(load_model(model_id), texts)))
     heads = {}
     for name, hb in {**bank, **derived_banks(bank)}.items():
-        heads[name] = train_head(hb, enc.encode(list(hb.texts)))
+        heads[name] = train_head(hb, np.stack([vecs[t] for t in hb.texts]))
     front = FrontEnd(model_id, heads)
     path = artefact_path(model_id, folder)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -241,6 +241,29 @@ def test_front_end_is_built_at_first_use_into_the_cache_and_read_back():
     assert r.label == "crisis"
 
 
+def test_the_artefact_is_the_same_whatever_the_embedding_cache_held(tmp_path, monkeypatch):
+    """Training encodes the bank in one pass of its own: a cache that already held some of its
+    phrases (encoded beside other texts, their last bits different) changes nothing."""
+    from stores.retrieval.encoder import encoder
+
+    bank = tmp_path / "bank"
+    bank.mkdir()
+    (bank / "b.yaml").write_text(
+        'hostile:\n  "yes": ["useless lot", "utter clowns", "pathetic service", "total amateurs", "absolute joke"]\n'
+        '  "no": ["yes please", "thanks lots", "order status", "new address", "parcel tracking"]\n',
+        encoding="utf-8")
+    arrays = []
+    for name, warm in (("cold", []), ("warm", ["yes please"])):
+        monkeypatch.setenv("SUPPORTBENCH_CACHE", str(tmp_path / name))
+        if warm:
+            encoder().warm(warm)
+        _, path = fm.train(folder=str(bank))
+        with np.load(path) as z:
+            arrays.append({k: z[k].copy() for k in z.files})
+    assert arrays[0].keys() == arrays[1].keys()
+    assert all(np.array_equal(arrays[0][k], arrays[1][k]) for k in arrays[0])
+
+
 class _FakeFront:
     """A front end whose `memory_class` head answers from a table (no model)."""
 

@@ -359,7 +359,7 @@ def memory_classes(strategies: list[str]) -> None:
     if not staged:
         return
     st.subheader("Memory classes (expiry stage)")
-    st.caption("The classes the expiry stage's rule-based classifier gave the labelled turns, against their labels: "
+    st.caption("The classes the expiry stage's classifier (learned or rules, as the row says) gave the labelled turns, against their labels: "
                "rows are the gold label, columns the class assigned.")
     pick = url_selectbox("Strategy behind the stage", staged, "classes_of")
     classes_panel(turns[turns["strategy"] == pick])

@@ -3,20 +3,17 @@ a folder that is not there is refused with exit 2 before anything runs, and the 
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+from helpers import bench_module
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("frontends_bench", ROOT / "bench" / "frontends.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return bench_module("frontends")
 
 
 def test_a_missing_challenge_folder_is_refused_with_exit_2(bench, capsys):

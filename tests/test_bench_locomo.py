@@ -4,15 +4,11 @@ ranks by rank_bm25's own scores and packs like every strategy."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from helpers import bench_module, probe, scenario, turn
 
 from stores.registry import parse_spec
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")

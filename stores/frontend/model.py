@@ -31,6 +31,7 @@ import json
 import os
 import secrets
 import threading
+from functools import lru_cache
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -213,8 +214,19 @@ def h_bank(bank: dict[str, HeadBank], name: str) -> HeadBank:
 def artefact_path(model_id: str, folder: str = str(PHRASES)) -> Path:
     """Where the trained front end for this bank and model lives in the cache."""
     slug = "".join(c if c.isalnum() or c in "-_." else "_" for c in model_id)
-    code = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:8]  # training changes retrain
-    return cache_root() / "frontend" / f"{slug}-v{VERSION}-{bank_digest(folder)}-{code}.npz"
+    return cache_root() / "frontend" / f"{slug}-v{VERSION}-{_bank_digest(folder)}-{_code_digest()}.npz"
+
+
+@lru_cache(maxsize=1)
+def _code_digest() -> str:
+    """This module's digest (training changes retrain); read once per process."""
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:8]
+
+
+@lru_cache(maxsize=8)
+def _bank_digest(folder: str) -> str:
+    """The bank's digest, read once per process and folder (as `load_bank` reads the bank once)."""
+    return bank_digest(folder)
 
 
 def train(model_id: str | None = None, folder: str = str(PHRASES)) -> tuple["FrontEnd", Path]:
@@ -260,7 +272,7 @@ def _read_artefact(path: Path, model_id: str) -> "FrontEnd":
     return FrontEnd(model_id, heads)
 
 
-_FRONTS: dict[tuple[str, str], "FrontEnd"] = {}
+_FRONTS: dict[tuple[str, str, str], "FrontEnd"] = {}
 _LOCK = threading.Lock()
 
 
@@ -269,11 +281,14 @@ def front_end(model_id: str | None = None, folder: str = str(PHRASES)) -> "Front
     from stores.retrieval.encoder import DEFAULT_MODEL
 
     model_id = model_id or DEFAULT_MODEL
-    path = artefact_path(model_id, folder)
-    key = (model_id, str(path))
+    key = (model_id, folder, str(cache_root()))  # asked once per turn and item: no file is read to answer
+    fe = _FRONTS.get(key)
+    if fe is not None:
+        return fe
     with _LOCK:
         fe = _FRONTS.get(key)
         if fe is None:
+            path = artefact_path(model_id, folder)
             fe = _read_artefact(path, model_id) if path.is_file() else train(model_id, folder)[0]
             _FRONTS[key] = fe
         return fe
@@ -285,11 +300,14 @@ class FrontEnd:
     def __init__(self, model_id: str, heads: dict[str, Head]) -> None:
         self.model_id = model_id
         self.heads = heads
+        self._encoder = None
 
     def _vec(self, text: str) -> np.ndarray:
-        from stores.retrieval.encoder import encoder
+        if self._encoder is None:  # the process's cached encoder for the cache folder of this front end
+            from stores.retrieval.encoder import encoder
 
-        return encoder(self.model_id).encode([text])[0]
+            self._encoder = encoder(self.model_id)
+        return self._encoder.encode([text])[0]
 
     def read(self, head: str, text: str) -> Reading:
         """What `head` reads in `text` (see the module docstring)."""

@@ -2,14 +2,19 @@
 
     .venv/bin/python bench/frontends.py --out docs/results/frontends.md
     .venv/bin/python bench/frontends.py --repeats 2 --out docs/results/frontends.md
+    .venv/bin/python bench/frontends.py --challenge datasets/challenge_holdout > frontends-holdout.md
+
+`--challenge` names the out-of-sample suite (default `datasets/challenge`): any folder of scenarios
+with decision, expiry and extraction cases, e.g. a second challenge set written by someone who never
+saw the phrase bank.
 
 Two sides, each a `supportbench run` (in a subprocess, so each pays its own imports):
 
-- `rules`: today's regression run (`make check`: the default strategies, the expiry-stage rows of
-  baselines/ci-strategies.toml, the default policies);
-- `learned`: the same rows with every learned front end on (`session_state` / `per_message`
-  `producers.front=learned`, every expiry row `expiry.classifier=learned`, `structured`
-  `front=learned`).
+- `learned`: the regression run as it comes (`make check`: the default strategies, the rows of
+  baselines/ci-strategies.toml, the default policies), where the learned front ends are the default;
+- `rules`: the same rows with every front end the rules' (the named variant: `session_state` /
+  `per_message` `producers.front=rules`, every expiry row `expiry.classifier=rules`, `structured`
+  `front=rules`).
 
 The learned front ends are trained first (`supportbench frontend train`, timed apart: the artefact is
 built once, at install or first use). Each side runs on the canonical suite (in sample: the suite the
@@ -40,42 +45,49 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CI_CONFIG = ROOT / "baselines" / "ci-strategies.toml"
-DEFAULT_STRATEGIES = ("history_stuffing", "tfidf", "embedding", "session_aware", "hybrid", "structured", "oracle", "empty")
-LEARNED_POLICIES = "session_state[learned]:producers.front=learned,per_message[learned]:producers.front=learned"
-EXPIRY_ROW = {"rules": "tfidf[expiry]", "learned": "tfidf[expiry-learned]"}
-STRUCTURED_ROW = {"rules": "structured", "learned": "structured[learned]"}
-POLICY_ROW = {"rules": "session_state", "learned": "session_state[learned]"}
+RULES_POLICIES = "session_state[rules]:producers.front=rules,per_message[rules]:producers.front=rules"
+EXPIRY_ROW = {"rules": "tfidf[expiry-rules]", "learned": "tfidf[expiry]"}
+STRUCTURED_ROW = {"rules": "structured[rules]", "learned": "structured"}
+POLICY_ROW = {"rules": "session_state[rules]", "learned": "session_state"}
 
 
-def learned_config(path: Path) -> None:
-    """The TOML of the learned side: the same rows as the rules side, every front end learned."""
+def rules_config(path: Path) -> None:
+    """The TOML of the rules side: the rows of the learned side (the default strategies and
+    baselines/ci-strategies.toml), every front end the rules'."""
+    from stores.registry import DEFAULT_STRATEGIES
+
     ci = tomllib.loads(CI_CONFIG.read_text(encoding="utf-8"))
     lines = []
     for name in DEFAULT_STRATEGIES:
         lines += ["[[strategy]]", f'name = "{name}"']
         if name == "structured":
-            lines += ['variant = "learned"', 'params = {front = "learned"}']
+            lines += ['variant = "rules"', 'params = {front = "rules"}']
         lines.append("")
     for s in ci["strategy"]:
-        lines += ["[[strategy]]", f'name = "{s["name"]}"', 'variant = "expiry-learned"']
-        params = ', front = "learned"' if s["name"] == "structured" else ""
-        lines += ['expiry = {classifier = "learned"}'] if not params else [
-            'expiry = {classifier = "learned"}', f'params = {{{params[2:]}}}']
+        lines += ["[[strategy]]", f'name = "{s["name"]}"']
+        if s.get("expiry"):
+            lines += ['variant = "expiry-rules"', 'expiry = {classifier = "rules"}']
+        else:
+            lines += [f'variant = "{s.get("variant", "rules")}"']
+        if s["name"] == "structured":
+            lines += ['params = {front = "rules"}']
+        elif s.get("params"):
+            lines += ["params = {" + ", ".join(f"{k} = {json.dumps(v)}" for k, v in s["params"].items()) + "}"]
         lines.append("")
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
-def command(side: str, suite: str, out: Path, run_id: str, learned_toml: Path) -> list[str]:
+def command(side: str, suite: str, out: Path, run_id: str, rules_toml: Path) -> list[str]:
     base = [sys.executable, "-m", "harness.cli", "run", suite, "--out", str(out), "--run-id", run_id, "--quiet"]
-    if side == "rules":
+    if side == "learned":
         return base + ["--strategies", "default", "--config", str(CI_CONFIG.relative_to(ROOT))]
-    return base + ["--config", str(learned_toml), "--policies", LEARNED_POLICIES]
+    return base + ["--config", str(rules_toml), "--policies", RULES_POLICIES]
 
 
-def shown(cmd: list[str], learned_toml: Path) -> str:
+def shown(cmd: list[str], rules_toml: Path) -> str:
     """The command as a person would type it (no machine paths)."""
     parts = ["python" if c == sys.executable else c for c in cmd]
-    parts = ["<learned.toml>" if c == str(learned_toml) else c for c in parts]
+    parts = ["<rules.toml>" if c == str(rules_toml) else c for c in parts]
     i = parts.index("--out")
     parts[i + 1] = "<runs>"
     return " ".join(parts)
@@ -150,12 +162,16 @@ def fmt(v) -> str:
     return str(v)
 
 
-def render(res: dict, times: dict, train_s: float, cmds: list[str], ids: list[str], loads: list[str]) -> str:
+def render(res: dict, times: dict, train_s: float, cmds: list[str], ids: list[str], loads: list[str],
+           challenge: str = "datasets/challenge") -> str:
+    if challenge == "datasets/challenge":
+        about = ("Challenge = `datasets/challenge` (written here by another method, never trained on; its first "
+                 "measurement and what was changed after it are in [../frontends.md](../frontends.md)).")
+    else:
+        about = f"Challenge = `{challenge}` (never trained on, never looked at while the bank was written)."
     L = ["# Front ends: rules and learned, in sample and on the challenge suite", "",
          "Written by `bench/frontends.py`; do not edit by hand. In sample = `datasets/canonical` (the suite the "
-         "rules and the phrase bank were developed against). Challenge = `datasets/challenge` (written here by "
-         "another method, never trained on; its first measurement and what was changed after it are in "
-         "[../frontends.md](../frontends.md)).", ""]
+         "rules and the phrase bank were developed against). " + about, ""]
     L += ["| figure | canonical, rules | canonical, learned | challenge, rules | challenge, learned |",
           "| --- | --- | --- | --- | --- |"]
     keys = [("decision_accuracy", "session_state decision accuracy"), ("route_accuracy", "session_state route accuracy")]
@@ -222,11 +238,17 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=1, help="alternating canonical pairs to time (default 1)")
     ap.add_argument("--out", type=Path, help="write the markdown report here (default: print it)")
+    ap.add_argument("--challenge", default="datasets/challenge",
+                    help="the out-of-sample suite folder, relative to the project (default datasets/challenge)")
     args = ap.parse_args(argv)
+    challenge = Path(args.challenge).as_posix().rstrip("/")
+    if not (ROOT / challenge).is_dir():
+        print(f"bench/frontends.py: --challenge {challenge}: expected a folder of scenarios under the project", file=sys.stderr)
+        raise SystemExit(2)
     with tempfile.TemporaryDirectory(prefix="frontends-") as tmp:
         tmp_path = Path(tmp)
-        learned_toml = tmp_path / "learned.toml"
-        learned_config(learned_toml)
+        rules_toml = tmp_path / "rules.toml"
+        rules_config(rules_toml)
         env = dict(os.environ, PYTHONPATH=str(ROOT))
         t = time.perf_counter()
         subprocess.run([sys.executable, "-m", "harness.cli", "frontend", "train"], cwd=ROOT, env=env, check=True,
@@ -239,25 +261,25 @@ def main(argv: list[str] | None = None) -> None:
         seen: set[tuple[str, str]] = set()
         plan = [(side, "datasets/canonical", f"fe-{stamp}-canonical-{side}-{i}")
                 for i in range(args.repeats) for side in ("rules", "learned")]
-        plan += [(side, "datasets/challenge", f"fe-{stamp}-challenge-{side}") for side in ("rules", "learned")]
+        plan += [(side, challenge, f"fe-{stamp}-challenge-{side}") for side in ("rules", "learned")]
         for side, suite, rid in plan:
-            cmd = command(side, suite, tmp_path, rid, learned_toml)
+            cmd = command(side, suite, tmp_path, rid, rules_toml)
             loads.append(load())
             took = run(cmd)
             ids.append(rid)
             if (side, suite) not in seen:
                 seen.add((side, suite))
-                cmds.append(shown(cmd, learned_toml))
+                cmds.append(shown(cmd, rules_toml))
             print(f"{rid}: {took:.1f}s (load {loads[-1]})", file=sys.stderr)
-            key = f"{suite.split('/')[-1]}:{side}"
-            if suite.endswith("canonical"):
+            key = f"{'canonical' if suite == 'datasets/canonical' else 'challenge'}:{side}"
+            if suite == "datasets/canonical":
                 times[side].append(took)
             if key not in res:
                 res[key] = figures(tmp_path / rid, side)
         text = render({k: res[k] for k in ("canonical:rules", "canonical:learned", "challenge:rules", "challenge:learned")},
-                      times, train_s, cmds, ids, loads)
-        text += "\nThe learned side's strategies (`<learned.toml>`):\n\n" + "\n".join(
-            f"    {line}" for line in learned_toml.read_text().splitlines()) + "\n"
+                      times, train_s, cmds, ids, loads, challenge)
+        text += "\nThe rules side's strategies (`<rules.toml>`):\n\n" + "\n".join(
+            f"    {line}" for line in rules_toml.read_text().splitlines()) + "\n"
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text, encoding="utf-8")

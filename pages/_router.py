@@ -24,7 +24,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from pages._safety import damaged_notice, guarded, run_listing
-from pages._shared import CURRENT_PAGE, go, missing_run, name_the_run, open_address, run_summary, url_selectbox, wkey
+from pages._shared import CURRENT_PAGE, LISTED_RUNS, go, missing_run, name_the_run, open_address, run_summary, url_selectbox, wkey
 from pages._views import GET_STARTED, VIEWS, View, page
 
 READING = "reading_run"
@@ -71,6 +71,7 @@ def main(handed_over: bool = False) -> None:
     (`handed_over`: a page file ran by itself and handed over, see `hand_over`)."""
     st.set_page_config(page_title="supportbench", page_icon=str(ICON), layout="wide")
     labels, damaged = run_listing()  # damaged runs are named in the sidebar, never offered
+    st.session_state[LISTED_RUNS] = labels  # pages that offer another run reuse this listing
     ids = list(labels)
     views = VIEWS if ids else (GET_STARTED,)
     routes = [(v.url_path, page(v.url_path)) for v in views] + ([(views[0].url_path, alias(views[0], handed_over))] if ids else [])

@@ -42,6 +42,8 @@ STATUS_ICONS = {"ok": "✓", "fail": "✗", "error": "‼", "unsupported": "–"
 
 CURRENT_PAGE = "router_page"
 """Session-state key where the router (`pages/_router.py`) records the URL path of the page it is about to run."""
+LISTED_RUNS = "router_runs"
+"""Session-state key where the router records the runs it listed in this script run (id -> label)."""
 
 
 # --- runs and queries ------------------------------------------------------------------------
@@ -60,6 +62,11 @@ def run_labels() -> dict[str, str]:
     """Complete runs, newest first, each with what a run picker shows for it (`run_label`); one
     scan of the runs folder (not cached: a new run shows at once)."""
     return {r.run_id: run_label(r.run_id, r.manifest) for r in list_runs()}
+
+
+def listed_runs() -> dict[str, str]:
+    """The runs the router listed in this script run (id -> label), or a scan when it listed none."""
+    return st.session_state.get(LISTED_RUNS) or run_labels()
 
 
 def run_manifests() -> dict[str, dict]:

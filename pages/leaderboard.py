@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -19,7 +20,7 @@ from harness.criteria.groups import is_gate
 from harness.criteria.groups import totals as group_totals
 from pages._expiry import classes_panel
 from pages._shared import (url_page, plain, code, probe_count, visit_key, param_get, start, go as go_page, manifest, pct, q, root, url_multiselect, url_pagination, url_selectbox,
-                           url_toggle)
+                           url_toggle, listed_runs, query, criterion_titles)
 
 FAILURES = "failures"
 # Comments, not docstrings, at module level: a page file run as a script (see pages/_router.py) would print them.
@@ -177,6 +178,7 @@ def render() -> None:
     cells, totals = q("leaderboard", f)
     if cells.empty:
         st.warning("No scores match these filters.")
+        beside_section(run)  # a run of decision policies alone still has figures to set beside another's
         return
     meta = q("criteria_meta")
     scored = set(cells["criterion"])
@@ -192,6 +194,7 @@ def render() -> None:
         st.caption(verdict)
     gates_section(f, strategies, titles)
     decision_policies()
+    beside_section(run)
     scenario_section(f, strategies)
     memory_classes(strategies)
 
@@ -317,6 +320,37 @@ def decision_policies() -> None:
         go_page("decisions")
 
 
+def beside_section(run: str) -> None:
+    """This run beside another run chosen in the sidebar (the challenge suite's, say): the figures the
+    front ends move (harness.analysis.beside), row by row; nothing until another run is chosen."""
+    labels = listed_runs()
+    others = [r for r in labels if r != run]
+    if not others:
+        return
+    other = url_selectbox("Beside another run", [""] + others, "beside", where=st.sidebar,
+                          format_func=lambda r: labels.get(r, "nothing beside") if r else "nothing beside",
+                          help="Show this run's decisions, classes, extraction and reply figures beside another "
+                               "run's, e.g. the canonical suite beside the challenge suite (never trained on).")
+    if not other:
+        return
+    table = query("beside.side_by_side", (run, other), root(), run, other)
+    st.subheader("Beside another run")
+    st.caption(f"This run ({code(run)}) beside {code(other)}: per row both runs have, each criterion's mean over its "
+               "cases (unsupported and errors count 0) and the number of cases; in sample beside out of sample when "
+               "one run is the canonical suite and the other the challenge suite.")
+    if table.empty:
+        st.caption("The two runs have no row with a decision, memory-class, extraction or reply criterion in common.")
+        return
+    titles = criterion_titles(run)
+    shown = pd.DataFrame({
+        "row": table["row"],
+        "criterion": [titles.get(c, c) for c in table["criterion"]],
+        "this run": [f"{m:.3f} (n={n})" if pd.notna(n) else "no case" for m, n in zip(table["this_mean"], table["this_n"])],
+        "beside": [f"{m:.3f} (n={n})" if pd.notna(n) else "no case" for m, n in zip(table["other_mean"], table["other_n"])],
+    })
+    st.dataframe(shown, hide_index=True, width="stretch")
+
+
 def memory_classes(strategies: list[str]) -> None:
     """The expiry stage's classifier on the labelled turns: one strategy's confusion table (every
     strategy behind the stage shares the classifier; the picker shows each one's own record)."""
@@ -325,7 +359,7 @@ def memory_classes(strategies: list[str]) -> None:
     if not staged:
         return
     st.subheader("Memory classes (expiry stage)")
-    st.caption("The classes the expiry stage's rule-based classifier gave the labelled turns, against their labels: "
+    st.caption("The classes the expiry stage's classifier (learned or rules, as the row says) gave the labelled turns, against their labels: "
                "rows are the gold label, columns the class assigned.")
     pick = url_selectbox("Strategy behind the stage", staged, "classes_of")
     classes_panel(turns[turns["strategy"] == pick])

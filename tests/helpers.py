@@ -81,3 +81,14 @@ def outage_story(id="outage") -> Scenario:
               above=(("o-1", "m-1"),), repeat_of="mar", evidence=("mar#resolution",)),
         turn("o-2", "still timing out", 60 * 24 * 180 + 3, session="sep"),
     ], id=id)
+
+
+def bench_module(name: str):
+    """`bench/<name>.py` imported as a module (the benches are scripts, not a package)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parent.parent / "bench" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

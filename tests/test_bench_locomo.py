@@ -4,24 +4,16 @@ ranks by rank_bm25's own scores and packs like every strategy."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
-from helpers import probe, scenario, turn
+from helpers import bench_module, probe, scenario, turn
 
 from stores.registry import parse_spec
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("locomo_retrieval", ROOT / "bench" / "locomo_retrieval.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return bench_module("locomo_retrieval")
 
 
 def story():

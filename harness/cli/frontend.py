@@ -25,7 +25,7 @@ def main(args) -> int:
     from rich.table import Table
 
     from stores.frontend.bank import PHRASES, BankError, load_bank
-    from stores.frontend.model import train
+    from stores.frontend.model import h_bank, train
 
     folder = args.bank or str(PHRASES)
     try:
@@ -42,7 +42,7 @@ def main(args) -> int:
             if label == head.default:
                 continue
             v = head.validation.get(label, {})
-            table.add_row(name, str(len(bank[name].texts)), label, f"{head.thresholds[label]:.2f}",
+            table.add_row(name, str(len(h_bank(bank, name).texts)), label, f"{head.thresholds[label]:.2f}",
                           f"{v.get('precision', 0):.2f}", f"{v.get('recall', 0):.2f}", f"{v.get('f1', 0):.2f}",
                           str(v.get("support", 0)))
     out.print(table)

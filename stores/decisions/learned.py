@@ -6,8 +6,10 @@
 
 - The safety floor (`sensitive`): the most severe of what the rules, the floor's own word list
   (`FLOOR`: fraud or account takeover, legal threats, a minor at risk, threats, self-harm) and the
-  learned head say. Either reader is enough: the floor is a union, never a vote, and the learned
-  head's thresholds are the highest that still found every disclosure of its validation split.
+  learned floor say. Either reader is enough: the floor is a union, never a vote. The learned floor
+  (`floor_reading`) is the dedicated binary `disclosure` head (every crisis and harm phrase of the
+  bank against the rest), its threshold chosen for recall on the validation split (best F2); the
+  `sensitive` head only says which severity (crisis or harm) it is.
   A turn the floor marks escalates (the resolver's first rule), whatever else is on record.
 - Signals whose words rarely mislead (`human_request`, `hostile`, `complexity`, `complaint`, an
   explicit intent):
@@ -30,9 +32,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+
 from stores.decisions.signals import ProducerParams, Signals, TurnContext, reports_problem, word_count
 from stores.frontend.chat import chat_readings
-from stores.frontend.model import Reading, front_end
+from stores.frontend.model import FrontEnd, Reading, front_end
 
 HEADS = ("sensitive", "human_request", "hostile", "complexity", "time_critical", "resolved", "intent", "complaint",
          "affirmative")
@@ -71,6 +74,20 @@ def floor_severity(text: str) -> str:
     if FLOOR_HARM.search(low):
         return "harm"
     return "none"
+
+
+def floor_reading(front: FrontEnd, text: str) -> Reading:
+    """The learned safety floor on one message: the `disclosure` head's reading, and when it reaches
+    its threshold, the `sensitive` head's more probable severity. Below the threshold, a `none`
+    reading whose score is the chance of no disclosure (it had to reach 1 - the threshold)."""
+    d = front.heads["disclosure"]
+    p_yes = front.proba("disclosure", text)["yes"]
+    t = d.thresholds["yes"]
+    if p_yes < t:
+        return Reading("disclosure", "none", 1.0 - p_yes, 1.0 - t)
+    ps = front.proba("sensitive", text)
+    label = "crisis" if ps.get("crisis", 0.0) >= ps.get("harm", 0.0) else "harm"
+    return Reading("disclosure", label, p_yes, t, note=f"{label}: p={ps[label]:.2f} against {ps['harm' if label == 'crisis' else 'crisis']:.2f}")
 
 
 def _either(rule: bool, r: Reading) -> tuple[bool, str]:
@@ -158,13 +175,16 @@ def read_signals(ctx: TurnContext, params: ProducerParams, rules: Signals) -> Si
     if rules.meaningless:
         return combine(ctx, params, rules, {})
     learned = front_end()
+    own = floor_reading(learned, ctx.text)
     if params.front != "chat":
-        return combine(ctx, params, rules, learned.read_all(HEADS, ctx.text))
+        return combine(ctx, params, rules, {**learned.read_all(HEADS, ctx.text), "sensitive": own})
     readings = chat_readings(HEADS, ctx.text, learned)
-    own = learned.read_all(("sensitive",), ctx.text)["sensitive"]
-    if readings["sensitive"].source != "learned" and _RANK.get(own.label or "none", 0) > _RANK.get(readings["sensitive"].label or "none", 0):
-        readings["sensitive"] = replace(own, note=f"more severe than {readings['sensitive'].describe()}")
+    said = readings["sensitive"]
+    if said.source == "learned":  # the endpoint did not answer for it: the learned floor, saying why
+        readings["sensitive"] = replace(own, note="; ".join(n for n in (own.note, said.note) if n))
+    elif _RANK.get(own.label or "none", 0) > _RANK.get(said.label or "none", 0):
+        readings["sensitive"] = replace(own, note=f"more severe than {said.describe()}")
     return combine(ctx, params, rules, readings)
 
 
-__all__ = ["HEADS", "combine", "floor_severity", "read_signals"]
+__all__ = ["HEADS", "combine", "floor_reading", "floor_severity", "read_signals"]

@@ -93,11 +93,12 @@ class ProducerParams:
     """Two agent answers are the same when the Jaccard similarity of their keywords reaches this."""
     same_answer_min_keywords: PositiveInt = 4
     """Answers with fewer keywords are too short to call repeated ("ok", "sure")."""
-    front: Literal["rules", "learned", "chat"] = "rules"
-    """Who reads the customer's words: `rules` (the regular expressions here), `learned` (MiniLM
-    embeddings and a classifier per signal trained on the phrase bank, the rules as fallback when it
-    is unsure, and the safety floor on top: stores/decisions/learned.py), or `chat` (the reply
-    engine's OpenAI-compatible endpoint, the learned front end as fallback: stores/frontend/chat.py)."""
+    front: Literal["rules", "learned", "chat"] = "learned"
+    """Who reads the customer's words: `learned` (the default: MiniLM embeddings and a classifier per
+    signal trained on the phrase bank, the rules as fallback when it is unsure, and the safety floor
+    on top: stores/decisions/learned.py), `rules` (the regular expressions here alone, a named
+    variant: `producers.front=rules`), or `chat` (the reply engine's OpenAI-compatible endpoint, the
+    learned front end as fallback: stores/frontend/chat.py)."""
 
     def __post_init__(self) -> None:
         if self.short_max_words < 1:

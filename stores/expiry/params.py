@@ -47,11 +47,11 @@ class ExpiryParams:
     (`sentiment_days` counts even when sentiment is never stored): 7 days by default."""
     live_session: bool = True
     """Items of the request's own session are exempt from lifespans and never-store rules."""
-    classifier: Literal["rules", "learned", "chat"] = "rules"
-    """Who sorts items into classes: `rules` (stores/expiry/classifier.py), `learned` (MiniLM
-    embeddings and a classifier trained on the phrase bank, the rules when it is unsure:
-    stores/expiry/learned.py), or `chat` (the reply engine's OpenAI-compatible endpoint, the
-    learned classifier when it cannot answer)."""
+    classifier: Literal["rules", "learned", "chat"] = "learned"
+    """Who sorts items into classes: `learned` (the default: MiniLM embeddings and a classifier
+    trained on the phrase bank, the rules when it is unsure: stores/expiry/learned.py), `rules`
+    (stores/expiry/classifier.py alone, a named variant: `expiry.classifier=rules`), or `chat` (the
+    reply engine's OpenAI-compatible endpoint, the learned classifier when it cannot answer)."""
 
     @property
     def shortest_days(self) -> float:

@@ -6,10 +6,14 @@ Training (`train()`, the command `supportbench frontend train`): every phrase of
 `LogisticRegression` (class-balanced, seeded) is fitted on three of four stratified folds and scores
 the fourth, fold by fold, so every phrase has a validation score from a head that never saw it;
 each label's threshold is chosen on those scores (the validation split): the one with the best F1
-of "this label's probability reaches the threshold", except the sensitive labels, which take the
-best F2 (recall first; the safety floor's word list stands beside them: see
-`stores.decisions.learned`). The classifier is then refitted on the whole bank with those
-thresholds. Same bank, same model, same seed: the same artefact.
+of "this label's probability reaches the threshold". The classifier is then refitted on the whole
+bank with those thresholds. Same bank, same model, same seed: the same artefact.
+
+The safety floor has a head of its own, `disclosure` (`DERIVED`): a binary head trained on the
+`sensitive` phrases, its `yes` being every `crisis` and `harm` phrase (one class of all disclosures
+has twice the examples of either severity). Its threshold is chosen for recall: the best F2 on the
+validation split (recall weighs four times precision), from 0.05 up; the `sensitive` head then only
+says which severity (`stores.decisions.learned`), and the floor's word list stands beside both.
 
 The artefact (weights, thresholds, validation figures) is a NumPy archive in the cache
 (`<cache>/frontend/`), keyed by the bank's digest, the model id and this module's own digest: built at first use
@@ -27,6 +31,7 @@ import json
 import os
 import secrets
 import threading
+from functools import lru_cache
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,13 +51,19 @@ C = 4.0
 SURE = 0.6
 """The default label ('nothing to report') is trusted when its probability reaches this; below
 it and below every other label's threshold the head is unsure."""
-RECALL_HEADS = frozenset({"sensitive"})
+RECALL_HEADS = frozenset({"disclosure"})
 """Heads whose thresholds are chosen for recall (the safety floor), not F1."""
+PRECISION_HEADS = frozenset({"outcome"})
+"""Heads whose label adds a fact the rules' words did not say (an attempt settled as worked or failed):
+their thresholds are the best F1 among those whose validation precision reaches `PRECISION_FLOOR`."""
+PRECISION_FLOOR = 0.8
+DERIVED = {"disclosure": ("sensitive", frozenset({"crisis", "harm"}))}
+"""Binary heads trained on another head's phrases: name -> (source head, the labels that are its `yes`)."""
 GRID = tuple(round(x, 2) for x in np.arange(0.5, 0.91, 0.05))
 """Thresholds tried on the validation split: a learned label is at least more likely than not (the
-recall heads go down to 0.2, `RECALL_GRID`). A floor of 0.3 for heads of more than two labels was
+recall heads go down to 0.05, `RECALL_GRID`). A floor of 0.3 for heads of more than two labels was
 tried and lowered the canonical memory-class figures, so it is not used."""
-RECALL_GRID = tuple(round(x, 2) for x in np.arange(0.2, 0.91, 0.05))
+RECALL_GRID = tuple(round(x, 2) for x in np.arange(0.05, 0.91, 0.05))
 
 
 @dataclass(frozen=True)
@@ -148,10 +159,15 @@ def _choose(name: str, label: str, p: np.ndarray, truth: np.ndarray) -> tuple[fl
         prec = tp / int(pred.sum()) if pred.sum() else 1.0
         rec = tp / support if support else 1.0
         f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
-        # sensitive: the best F2 (recall weighs four times precision), ties to the higher threshold;
-        # else the best F1, ties to the threshold nearest 0.5
+        # a recall head: the best F2 (recall weighs four times precision), ties to the higher
+        # threshold; else the best F1, ties to the threshold nearest 0.5
         f2 = 5 * prec * rec / (4 * prec + rec) if prec + rec else 0.0
-        key = (f2, t) if name in RECALL_HEADS else (f1, -abs(t - 0.5))
+        if name in RECALL_HEADS:
+            key = (f2, t)
+        elif name in PRECISION_HEADS:  # the best F1 among thresholds precise enough, else the most precise
+            key = (prec >= PRECISION_FLOOR, f1 if prec >= PRECISION_FLOOR else prec, -abs(t - 0.5))
+        else:
+            key = (f1, -abs(t - 0.5))
         if best_key is None or key > best_key:
             best_key, chosen = key, float(t)
             chosen_figures = {"precision": round(prec, 3), "recall": round(rec, 3), "f1": round(f1, 3), "support": support}
@@ -180,27 +196,55 @@ def train_head(bank: HeadBank, x: np.ndarray) -> Head:
                 thresholds, validation)
 
 
+def derived_banks(bank: dict[str, HeadBank]) -> dict[str, HeadBank]:
+    """The `DERIVED` heads' banks: the source head's phrases, `yes` for its named labels, `no` for the rest."""
+    out = {}
+    for name, (source, yes) in DERIVED.items():
+        if source in bank:
+            src = bank[source]
+            out[name] = HeadBank(name, ("no", "yes"), "no", src.texts, tuple("yes" if t in yes else "no" for t in src.targets))
+    return out
+
+
+def h_bank(bank: dict[str, HeadBank], name: str) -> HeadBank:
+    """A head's bank, derived or not."""
+    return bank[name] if name in bank else derived_banks(bank)[name]
+
+
 def artefact_path(model_id: str, folder: str = str(PHRASES)) -> Path:
     """Where the trained front end for this bank and model lives in the cache."""
     slug = "".join(c if c.isalnum() or c in "-_." else "_" for c in model_id)
-    code = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:8]  # training changes retrain
     from stores.retrieval.encoder import NUMERICS_TAG  # heads trained on other vectors are other heads
 
-    return cache_root() / "frontend" / f"{slug}-v{VERSION}-{bank_digest(folder)}-{code}-{NUMERICS_TAG}.npz"
+    return cache_root() / "frontend" / f"{slug}-v{VERSION}-{_bank_digest(folder)}-{_code_digest()}-{NUMERICS_TAG}.npz"
+
+
+@lru_cache(maxsize=1)
+def _code_digest() -> str:
+    """This module's digest (training changes retrain); read once per process."""
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:8]
+
+
+@lru_cache(maxsize=8)
+def _bank_digest(folder: str) -> str:
+    """The bank's digest, read once per process and folder (as `load_bank` reads the bank once)."""
+    return bank_digest(folder)
 
 
 def train(model_id: str | None = None, folder: str = str(PHRASES)) -> tuple["FrontEnd", Path]:
     """Train every head of the bank and write the artefact (write-then-rename); returns it and its path."""
-    from stores.retrieval.encoder import DEFAULT_MODEL, encoder
+    from stores.retrieval.encoder import DEFAULT_MODEL, encode_unpadded, load_model
 
     model_id = model_id or DEFAULT_MODEL
     bank = load_bank(folder)
-    enc = encoder(model_id)
+    # one encoding pass over the whole bank, not the shared embedding cache: a cached vector may come
+    # from another grouping of texts (its last bits differ), so the artefact would follow what the
+    # process encoded before; this way it is a function of the bank, the model and this code alone
     texts = sorted({t for h in bank.values() for t in h.texts})
-    enc.warm(texts)
+    vecs = dict(zip(texts, encode_unpadded(load_model(model_id), texts)))
     heads = {}
-    for name, hb in bank.items():
-        heads[name] = train_head(hb, enc.encode(list(hb.texts)))
+    for name, hb in {**bank, **derived_banks(bank)}.items():
+        heads[name] = train_head(hb, np.stack([vecs[t] for t in hb.texts]))
     front = FrontEnd(model_id, heads)
     path = artefact_path(model_id, folder)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -211,7 +255,7 @@ def train(model_id: str | None = None, folder: str = str(PHRASES)) -> tuple["Fro
         arrays[f"{name}.coef"] = h.coef
         arrays[f"{name}.intercept"] = h.intercept
         meta["heads"][name] = {"labels": list(h.labels), "default": h.default, "thresholds": h.thresholds,
-                               "validation": h.validation, "phrases": len(bank[name].texts)}
+                               "validation": h.validation, "phrases": len(h_bank(bank, name).texts)}
     arrays["meta"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
     with open(tmp, "wb") as f:
         np.savez(f, **arrays)
@@ -230,7 +274,7 @@ def _read_artefact(path: Path, model_id: str) -> "FrontEnd":
     return FrontEnd(model_id, heads)
 
 
-_FRONTS: dict[tuple[str, str], "FrontEnd"] = {}
+_FRONTS: dict[tuple[str, str, str], "FrontEnd"] = {}
 _LOCK = threading.Lock()
 
 
@@ -239,11 +283,14 @@ def front_end(model_id: str | None = None, folder: str = str(PHRASES)) -> "Front
     from stores.retrieval.encoder import DEFAULT_MODEL
 
     model_id = model_id or DEFAULT_MODEL
-    path = artefact_path(model_id, folder)
-    key = (model_id, str(path))
+    key = (model_id, folder, str(cache_root()))  # asked once per turn and item: no file is read to answer
+    fe = _FRONTS.get(key)
+    if fe is not None:
+        return fe
     with _LOCK:
         fe = _FRONTS.get(key)
         if fe is None:
+            path = artefact_path(model_id, folder)
             fe = _read_artefact(path, model_id) if path.is_file() else train(model_id, folder)[0]
             _FRONTS[key] = fe
         return fe
@@ -255,11 +302,14 @@ class FrontEnd:
     def __init__(self, model_id: str, heads: dict[str, Head]) -> None:
         self.model_id = model_id
         self.heads = heads
+        self._encoder = None
 
     def _vec(self, text: str) -> np.ndarray:
-        from stores.retrieval.encoder import encoder
+        if self._encoder is None:  # the process's cached encoder for the cache folder of this front end
+            from stores.retrieval.encoder import encoder
 
-        return encoder(self.model_id).encode([text])[0]
+            self._encoder = encoder(self.model_id)
+        return self._encoder.encode([text])[0]
 
     def read(self, head: str, text: str) -> Reading:
         """What `head` reads in `text` (see the module docstring)."""

@@ -82,17 +82,21 @@ class Extractor:
     """Per-customer typed memories, updated event by event (see the module docstring for the rules)."""
 
     def __init__(self, front: str = "rules") -> None:
-        """`front`: who reads outcome phrases in the customer's words, `rules` (the lexicon) or
-        `learned` (the lexicon, plus the learned head where the words say nothing or are sarcastic:
-        stores/structured/learned.py)."""
+        """`front`: who reads outcome phrases in the customer's words, `rules` (the lexicon),
+        `learned` (the lexicon, plus the learned head where the words say nothing or are sarcastic)
+        or `chat` (the same with the chat endpoint as the reader, the learned head when it cannot
+        answer): stores/structured/learned.py."""
         self._customers: dict[str, _Customer] = {}
         self.front = front
+        self.readers: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {}
+        """Per customer, per turn id, each sentence and what the front end read in it (who, label,
+        score, and why a fallback answered); empty for the rules."""
 
     # ---- public -------------------------------------------------------------------------------
     def observe(self, event) -> list[Change]:
         """Apply one event; returns the memories it added or changed (empty when nothing changed)."""
         if isinstance(event, Forget):
-            self._customers.pop(event.subject, None)
+            self.forget(event.subject)
             return []
         if not isinstance(event, (Turn, Resolution)):
             return []
@@ -108,6 +112,8 @@ class Extractor:
             run.customer(event)
         else:
             run.agent(event)
+        if run.readers:
+            self.readers.setdefault(event.subject, {})[event.id] = tuple(run.readers)
         return run.changes()
 
     def memories(self, customer_id: str) -> list[Memory]:
@@ -118,10 +124,12 @@ class Extractor:
     def forget(self, customer_id: str) -> None:
         """Drop everything about a customer."""
         self._customers.pop(customer_id, None)
+        self.readers.pop(customer_id, None)
 
     def reset(self) -> None:
         """Drop everything."""
         self._customers.clear()
+        self.readers.clear()
 
 
 def extract_all(events) -> list[Memory]:
@@ -155,6 +163,8 @@ class _Run:
 
     def __init__(self, c: _Customer, event, front: str = "rules") -> None:
         self.front = front
+        self.readers: list[tuple[str, str]] = []
+        """Per customer sentence, what the front end read in it (none for the rules)."""
         self.c = c
         self.event = event
         self.cid = event.subject
@@ -185,13 +195,16 @@ class _Run:
     def customer(self, t: Turn) -> None:
         message_steps: list[str] = []  # attempt ids this message names, in order
         settled: set[str] = set()
-        said = any(_read(x, True, False)[1] for x in sentences(t.text)) if self.front == "learned" else True
+        reading = self.front != "rules"
+        said = any(_read(x, True, False)[1] for x in sentences(t.text)) if reading else True
         for sentence in sentences(t.text):
             norm, marks, steps = _read(sentence, True, False)
-            if self.front == "learned":
-                from stores.structured.learned import learned_marks
+            if reading:
+                from stores.structured.learned import READERS, apply
 
-                marks = learned_marks(sentence, norm, marks, add=not said)
+                r = READERS[self.front](sentence)
+                self.readers.append((sentence, r.describe()))
+                marks = apply(r, norm, marks, add=not said)
             product = product_of(sentence)
             if product:
                 self._profile(f"product:{product.lower()}", f"Uses {product}", replace_sources=False)

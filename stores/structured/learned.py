@@ -1,32 +1,37 @@
-"""The learned front end of the extractor's reading of outcomes (`structured:front=learned`).
+"""The learned and chat front ends of the extractor's reading of outcomes (`structured:front=...`).
 
 The rule-based extractor (`stores.structured.extract`) finds outcome phrases by their words
-(`fixed it`, `did not help`). `learned_marks(sentence, norm, marks)` adds what the words missed:
-the learned `outcome` head (phrase bank `phrases/memory.yaml`) reads the customer's sentence, and
+(`fixed it`, `did not help`). A front end adds what the words missed: a reader of the `outcome`
+head (phrase bank `phrases/memory.yaml`) reads the customer's sentence, and
 
-- when the rules found no outcome phrase in the whole message and the head is sure of `worked` or
+- when the rules found no outcome phrase in the whole message and the reader is sure of `worked` or
   `failed` ("no dice",
   "that did the trick", "still the same after the reinstall"), one outcome mark is put at the end
   of the sentence, so it settles the steps the sentence names (a failure all of them, a success
   the last) or, when it names none, the step the agent put forward;
-- when the rules read only successes and the head is sure of `failed` (sarcasm: "oh great, that
+- when the rules read only successes and the reader is sure of `failed` (sarcasm: "oh great, that
   fixed nothing"), those marks become failures;
-- otherwise the rules' marks stand (the head unsure, or agreeing).
+- otherwise the rules' marks stand (the reader unsure, or agreeing).
+
+The reader is the learned head (`front=learned`, the default: `learned_marks`) or the reply
+engine's OpenAI-compatible endpoint (`front=chat`: `chat_marks`, stores/frontend/chat.py), whose
+answer is always taken as sure; when the endpoint is not set or gives no usable answer, the learned
+head reads instead and its reading says why (`learned outcome=failed p=0.81 (threshold 0.50)
+[chat endpoint answered HTTP 500: learned]`). The extractor keeps each sentence's reading
+(`Extractor.readers`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 
-from stores.frontend.model import front_end
+from stores.frontend.model import Reading, front_end
 from stores.structured.lexicon import OutcomeMark
 
 
-@lru_cache(maxsize=1 << 16)
-def learned_marks(sentence: str, norm: str, marks: tuple[OutcomeMark, ...], add: bool = True) -> tuple[OutcomeMark, ...]:
-    """The sentence's outcome marks with the learned head's reading applied (see the module docstring);
-    `add=False` when another sentence of the message has an outcome phrase (no mark is added then)."""
-    r = front_end().read("outcome", sentence)
+def apply(r: Reading, norm: str, marks: tuple[OutcomeMark, ...], add: bool = True) -> tuple[OutcomeMark, ...]:
+    """The sentence's outcome marks with reading `r` applied (see the module docstring)."""
     if not r.sure or r.label == "none":
         return marks
     if not marks:
@@ -34,3 +39,29 @@ def learned_marks(sentence: str, norm: str, marks: tuple[OutcomeMark, ...], add:
     if r.label == "failed" and all(m.outcome == "worked" and not m.all_prior for m in marks):
         return tuple(OutcomeMark("failed", False, m.start) for m in marks)
     return marks
+
+
+@lru_cache(maxsize=1 << 16)
+def learned_reading(sentence: str) -> Reading:
+    """The learned `outcome` head's reading of one sentence."""
+    return front_end().read("outcome", sentence)
+
+
+def learned_marks(sentence: str, norm: str, marks: tuple[OutcomeMark, ...], add: bool = True) -> tuple[OutcomeMark, ...]:
+    """The sentence's outcome marks with the learned head's reading applied (see the module docstring);
+    `add=False` when another sentence of the message has an outcome phrase (no mark is added then)."""
+    return apply(learned_reading(sentence), norm, marks, add)
+
+
+def chat_reading(sentence: str) -> Reading:
+    """The chat endpoint's reading of one sentence, or the learned head's saying why not."""
+    from stores.frontend.chat import chat_front
+
+    chat = chat_front()
+    if chat is None:
+        return replace(learned_reading(sentence), note="SUPPORTBENCH_REPLY_URL is not set: learned")
+    return chat.read_all(("outcome",), sentence, front_end())["outcome"]
+
+
+READERS = {"learned": learned_reading, "chat": chat_reading}
+"""The reading function of each front end other than the rules."""

@@ -1,5 +1,7 @@
 """The expiry criteria: `expiry` (out of the context AND the receipt names the rule) and
-`expiry_classes` (accuracy over labelled turns, its counts, its threshold), through real replays."""
+`expiry_classes` (accuracy over labelled turns, its counts, its threshold), through real replays.
+The stage reads classes with the rules (`expiry.classifier=rules`, a named variant), whose rule
+names the explanations quote; the learned default is tested in tests/stores/test_frontend.py."""
 
 from __future__ import annotations
 
@@ -51,7 +53,7 @@ def scores_of(spec: str, s, key: str):
 def test_expired_items_out_of_the_context_with_their_rule_pass():
     s = story(expired=("angry-1", "mar-2", "plan-1"))
     s = replace(s, turn_gold={**s.turn_gold, "plan-1": TurnGold(label=("system_owned",))})  # the plan tier: another system's value
-    (sc,) = scores_of("history_stuffing:expiry=on", s, "expiry")
+    (sc,) = scores_of("history_stuffing:expiry=on,expiry.classifier=rules", s, "expiry")
     assert (sc.status, sc.value) == ("ok", 1.0)
     assert "angry-1: expired: sentiment older than 7 days, said 2026-03-02" in sc.explanation
     assert "plan-1: not stored: system-owned fact (plan tier); pointer kept" in sc.explanation
@@ -59,7 +61,7 @@ def test_expired_items_out_of_the_context_with_their_rule_pass():
 
 def test_an_item_removed_by_another_class_rule_or_the_catch_all_fails():
     # the story labels the plan tier a profile fact; the classifier calls it system-owned and that rule removes it
-    (sc,) = scores_of("history_stuffing:expiry=on", story(expired=("angry-1", "plan-1")), "expiry")
+    (sc,) = scores_of("history_stuffing:expiry=on,expiry.classifier=rules", story(expired=("angry-1", "plan-1")), "expiry")
     assert sc.status == "fail" and sc.value == 0.5 and sc.evidence == ("plan-1",)
     assert "plan-1 was removed by the system_owned rule" in sc.explanation and "its gold class is profile" in sc.explanation
     odd = scenario([
@@ -67,20 +69,20 @@ def test_an_item_removed_by_another_class_rule_or_the_catch_all_fails():
         probe("p", "hello again", 500 * DAYS, session="b", budget=4000, expired=("x-1",)),
         turn("b-1", "Hello again.", 500 * DAYS + 1, session="b"),
     ], id="odd", subjects=("c1",))
-    (sc,) = scores_of("history_stuffing:expiry=on", replace(odd, turn_gold={"x-1": TurnGold(label=("episodic",))}), "expiry")
+    (sc,) = scores_of("history_stuffing:expiry=on,expiry.classifier=rules", replace(odd, turn_gold={"x-1": TurnGold(label=("episodic",))}), "expiry")
     assert sc.status == "fail" and "catch-all for unclassified items" in sc.explanation
     assert "a classification miss (its gold class is episodic)" in sc.explanation
 
 
 def test_an_item_that_is_only_out_of_the_budget_does_not_count_as_expired():
     s = story(expired=("mar-fix",))  # the support record lives a year: only the budget can drop it
-    (sc,) = scores_of("history_stuffing:expiry=on", replace(s, events=tuple(
+    (sc,) = scores_of("history_stuffing:expiry=on,expiry.classifier=rules", replace(s, events=tuple(
         replace(e, budget=30) if hasattr(e, "budget") else e for e in s.events)), "expiry")
     assert sc.status == "fail" and "its receipt says 'budget', not an expiry rule" in sc.explanation
 
 
 def test_an_expired_item_in_the_context_fails():
-    (sc,) = scores_of("history_stuffing:expiry=on", story(expired=("mar-fix",)), "expiry")
+    (sc,) = scores_of("history_stuffing:expiry=on,expiry.classifier=rules", story(expired=("mar-fix",)), "expiry")
     assert sc.status == "fail" and sc.value == 0.0 and "mar-fix: 'Re-issued the sync token" in sc.explanation
     assert sc.evidence == ("mar-fix",)
 
@@ -100,7 +102,7 @@ def test_the_oracle_keeps_the_gold_expired_items_out_and_names_the_gold():
 
 
 def test_the_classes_are_judged_against_the_labels_with_their_counts_and_turns():
-    (sc,) = scores_of("session_aware:expiry=on", story(), "expiry_classes")
+    (sc,) = scores_of("session_aware:expiry=on,expiry.classifier=rules", story(), "expiry_classes")
     assert sc.meta["correct"] == 2 and sc.meta["judged"] == 3 and sc.value == pytest.approx(2 / 3)
     assert sc.passed is (2 / 3 >= THRESHOLD) and sc.status == "fail"
     turns = {t["id"]: t for t in sc.meta["turns"]}
@@ -110,7 +112,7 @@ def test_the_classes_are_judged_against_the_labels_with_their_counts_and_turns()
 
 
 def test_a_scenario_without_labelled_turns_is_no_case():
-    assert scores_of("session_aware:expiry=on", replace(story(), turn_gold={}), "expiry_classes") == []
+    assert scores_of("session_aware:expiry=on,expiry.classifier=rules", replace(story(), turn_gold={}), "expiry_classes") == []
 
 
 def test_accuracy_sums_items_over_cases_not_case_shares():

@@ -100,6 +100,65 @@ def test_training_is_seeded_and_reads_a_separable_head():
     assert unsure.label in (None, "crisis")
 
 
+def test_the_floor_has_its_own_disclosure_head_with_a_recall_threshold():
+    """`disclosure` is a binary head over the `sensitive` phrases (every crisis and harm phrase its
+    yes); its threshold is the best F2 on the validation split, so it sits lower than F1's would."""
+    bank = load_bank()
+    d = fm.derived_banks(bank)["disclosure"]
+    src = bank["sensitive"]
+    assert d.texts == src.texts and d.default == "no"
+    assert [t == "yes" for t in d.targets] == [t in ("crisis", "harm") for t in src.targets]
+    rng = np.random.default_rng(1)
+    yes, no = rng.normal(size=8), rng.normal(size=8)
+    x = np.array([yes + rng.normal(scale=1.5, size=8) for _ in range(30)] + [no + rng.normal(scale=1.5, size=8) for _ in range(60)])
+    hb = HeadBank("disclosure", ("no", "yes"), "no", tuple(f"t{i}" for i in range(90)), tuple(["yes"] * 30 + ["no"] * 60))
+    recall = fm.train_head(hb, x)
+    f1 = fm.train_head(HeadBank("other", hb.labels, "no", hb.texts, hb.targets), x)
+    assert recall.thresholds["yes"] <= f1.thresholds["yes"]
+    assert recall.validation["yes"]["recall"] >= f1.validation["yes"]["recall"]
+
+
+def test_an_outcome_head_takes_the_best_f1_among_precise_enough_thresholds():
+    """`outcome` adds facts the words did not say, so its thresholds keep validation precision at
+    `PRECISION_FLOOR` or above (the best F1 among those); another head takes the plain best F1."""
+    rng = np.random.default_rng(4)  # classes that overlap: F1's best thresholds are not precise
+    centres = {lab: rng.normal(size=8) for lab in ("worked", "failed", "none")}
+    rows, targets = [], []
+    for lab, c in centres.items():
+        for _ in range(30):
+            rows.append(c + rng.normal(scale=1.5, size=8))
+            targets.append(lab)
+    x = np.array(rows)
+    texts = tuple(f"t{i}" for i in range(len(targets)))
+    precise = fm.train_head(HeadBank("outcome", ("none", "failed", "worked"), "none", texts, tuple(targets)), x)
+    plain = fm.train_head(HeadBank("other", ("none", "failed", "worked"), "none", texts, tuple(targets)), x)
+    assert any(plain.validation[label]["precision"] < fm.PRECISION_FLOOR for label in ("worked", "failed"))
+    for label in ("worked", "failed"):
+        assert precise.validation[label]["precision"] >= fm.PRECISION_FLOOR
+        assert precise.thresholds[label] > plain.thresholds[label]
+
+
+class _FloorFront:
+    """A front end whose disclosure and sensitive heads say given probabilities."""
+
+    def __init__(self, p_yes: float, crisis: float, harm: float, threshold: float = 0.3):
+        self.heads = {"disclosure": type("H", (), {"thresholds": {"yes": threshold}})()}
+        self.p = {"disclosure": {"no": 1 - p_yes, "yes": p_yes}, "sensitive": {"none": 1 - crisis - harm, "crisis": crisis, "harm": harm}}
+
+    def proba(self, head, text):
+        return self.p[head]
+
+
+def test_floor_reading_says_the_severity_when_the_disclosure_head_reaches_its_threshold():
+    from stores.decisions.learned import floor_reading
+
+    r = floor_reading(_FloorFront(0.45, 0.1, 0.3), "x")
+    assert r.label == "harm" and r.threshold == 0.3 and "learned disclosure=harm p=0.45 (threshold 0.30)" in r.describe()
+    assert floor_reading(_FloorFront(0.45, 0.3, 0.1), "x").label == "crisis"
+    low = floor_reading(_FloorFront(0.2, 0.1, 0.1), "x")
+    assert low.label == "none" and low.describe() == "learned disclosure=none p=0.80 (threshold 0.70)"
+
+
 def _rules(text: str, answer: AgentFacts | None = None) -> tuple[TurnContext, Signals]:
     ctx = TurnContext(text, answer)
     return ctx, produce_rules(ctx)
@@ -182,6 +241,29 @@ def test_front_end_is_built_at_first_use_into_the_cache_and_read_back():
     assert r.label == "crisis"
 
 
+def test_the_artefact_is_the_same_whatever_the_embedding_cache_held(tmp_path, monkeypatch):
+    """Training encodes the bank in one pass of its own: a cache that already held some of its
+    phrases (encoded beside other texts, their last bits different) changes nothing."""
+    from stores.retrieval.encoder import encoder
+
+    bank = tmp_path / "bank"
+    bank.mkdir()
+    (bank / "b.yaml").write_text(
+        'hostile:\n  "yes": ["useless lot", "utter clowns", "pathetic service", "total amateurs", "absolute joke"]\n'
+        '  "no": ["yes please", "thanks lots", "order status", "new address", "parcel tracking"]\n',
+        encoding="utf-8")
+    arrays = []
+    for name, warm in (("cold", []), ("warm", ["yes please"])):
+        monkeypatch.setenv("SUPPORTBENCH_CACHE", str(tmp_path / name))
+        if warm:
+            encoder().warm(warm)
+        _, path = fm.train(folder=str(bank))
+        with np.load(path) as z:
+            arrays.append({k: z[k].copy() for k in z.files})
+    assert arrays[0].keys() == arrays[1].keys()
+    assert all(np.array_equal(arrays[0][k], arrays[1][k]) for k in arrays[0])
+
+
 class _FakeFront:
     """A front end whose `memory_class` head answers from a table (no model)."""
 
@@ -227,17 +309,21 @@ def test_expiry_params_pick_the_classifier():
     from stores.expiry.params import ExpiryParams
     from stores.expiry.learned import classifier, classify_learned
 
-    assert classifier(ExpiryParams().classifier) is classify
-    assert classifier("learned") is classify_learned
+    assert classifier(ExpiryParams().classifier) is classify_learned  # the default
+    assert classifier("rules") is classify  # the named variant
 
 
 class _FakeOutcomes:
     def __init__(self, answers: dict[str, tuple[str | None, float]]):
         self.answers = answers
+        self.heads = {"outcome": type("H", (), {"labels": ("failed", "none", "worked"), "default": "none"})()}
 
     def read(self, head, text):
         label, p = self.answers.get(text, ("none", 0.9))
         return Reading(head, label, p, 0.5)
+
+    def read_all(self, heads, text):
+        return {h: self.read(h, text) for h in heads}
 
 
 def _attempts(front, events):
@@ -257,7 +343,7 @@ def test_learned_outcomes_settle_steps_the_words_did_not(monkeypatch):
     fake = _FakeOutcomes({"no dice": ("failed", 0.9), "oh great, that fixed nothing.": ("failed", 0.8),
                           "Cleared the cache, no joy.": ("failed", 0.7)})
     monkeypatch.setattr(fx, "front_end", lambda: fake)
-    fx.learned_marks.cache_clear()
+    fx.learned_reading.cache_clear()
     crash = turn("t1", "The app crashes when I upload a PDF.", 0)
     suggest = turn("t2", "Please restart the app and try again.", 1, role="agent")
     for words in ("no dice", "oh great, that fixed nothing."):
@@ -270,7 +356,62 @@ def test_learned_outcomes_settle_steps_the_words_did_not(monkeypatch):
     fake.answers["No errors in the last hour."] = ("failed", 0.9)
     both = [crash, suggest, turn("t3", "No errors in the last hour. Looks fixed, thanks.", 2)]
     assert _attempts("learned", both) == _attempts("rules", both) == {"Restart application": "worked"}
-    fx.learned_marks.cache_clear()
+    fx.learned_reading.cache_clear()
+
+
+def test_chat_outcomes_read_like_the_learned_ones_and_fall_back_saying_why(monkeypatch):
+    """`structured:front=chat`: the endpoint reads each customer sentence's outcome in the learned
+    head's place (same marks, same settling); no URL, an HTTP error or a label outside the head's
+    labels, and the learned head reads, its reading saying why. Against a local fake server."""
+    from helpers import turn
+
+    from stores.frontend import chat
+    from stores.structured import learned as fx
+    from stores.structured.extract import Extractor
+
+    monkeypatch.setattr(fx, "front_end", lambda: _FakeOutcomes({"no dice": ("failed", 0.9)}))
+    fx.learned_reading.cache_clear()
+    chat._FRONTS.clear()
+    crash = turn("t1", "The app crashes when I upload a PDF.", 0)
+    suggest = turn("t2", "Please restart the app and try again.", 1, role="agent")
+    events = lambda words: [crash, suggest, turn("t3", words, 2)]  # noqa: E731
+
+    def answer(body):
+        text = body["messages"][1]["content"].rsplit("Message: ", 1)[1]
+        if text == "server down":
+            return 500, "{}"
+        return 200, _content({"outcome": {"sorted, ta": "worked", "no dice": "failed"}.get(text, "maybe")})
+
+    fake = _FakeChat(answer)
+    try:
+        monkeypatch.setenv("SUPPORTBENCH_REPLY_URL", fake.url)
+        monkeypatch.setenv("SUPPORTBENCH_REPLY_MODEL", "m1")
+        x = Extractor("chat")
+        for e in events("sorted, ta"):
+            x.observe(e)
+        assert {m.text: m.outcome for m in x.memories("c1") if m.type == "ATTEMPT"} == {"Restart application": "worked"}
+        assert x.readers["c1"]["t3"] == (("sorted, ta", "chat:m1 outcome=worked"),)
+        assert "outcome: one of failed, none, worked" in fake.requests[-1]["body"]["messages"][1]["content"]
+        assert _attempts("chat", events("no dice")) == {"Restart application": "failed"}
+        for words, why in (("server down", "chat endpoint answered HTTP 500: learned"),
+                           ("it is what it is", "chat label 'maybe' for outcome is not one of failed, none, worked: learned")):
+            x = Extractor("chat")
+            for e in events(words):
+                x.observe(e)
+            (said,) = x.readers["c1"]["t3"]
+            assert said[1].startswith("learned outcome=none") and said[1].endswith(f"[{why}]"), said
+        x.forget("c1")
+        assert "c1" not in x.readers
+    finally:
+        fake.close()
+        chat._FRONTS.clear()
+    monkeypatch.delenv("SUPPORTBENCH_REPLY_URL")
+    x = Extractor("chat")
+    for e in events("no dice"):
+        x.observe(e)
+    assert {m.text: m.outcome for m in x.memories("c1") if m.type == "ATTEMPT"} == {"Restart application": "failed"}
+    assert x.readers["c1"]["t3"][0][1].endswith("[SUPPORTBENCH_REPLY_URL is not set: learned]")
+    fx.learned_reading.cache_clear()
 
 
 def test_frontend_train_refuses_a_bad_bank_with_exit_2(tmp_path, capsys):
@@ -389,9 +530,14 @@ def test_chat_front_end_never_lowers_the_safety_floor(monkeypatch):
     monkeypatch.setattr(fd, "front_end", lambda: _FakeLearned())
     monkeypatch.setattr(fd, "chat_readings", lambda heads, text, learned: {
         h: Reading(h, "none" if h in ("sensitive", "intent") else "no", 1.0, 0.0, source="chat:m") for h in heads})
+    monkeypatch.setattr(fd, "floor_reading", lambda front, text: Reading("disclosure", "none", 0.9, 0.7))
     ctx, rules = _rules("I honestly want to die.")
     s = fd.read_signals(ctx, ProducerParams(front="chat"), rules)
     assert s.sensitive == "crisis"
+    monkeypatch.setattr(fd, "floor_reading", lambda front, text: Reading("disclosure", "harm", 0.6, 0.3))
+    ctx, rules = _rules("he watches everything I buy")
+    s = fd.read_signals(ctx, ProducerParams(front="chat"), rules)
+    assert s.sensitive == "harm" and "more severe than chat:m sensitive=none" in dict(s.readers)["sensitive"]
     ctx, rules = _rules("you lot are clowns")
     assert not fd.read_signals(ctx, ProducerParams(front="chat"), rules).hostile  # the chat's no, sure
 
@@ -421,9 +567,9 @@ def test_chat_front_end_classifies_memory_and_falls_back_to_learned(monkeypatch)
 
 @pytest.mark.slow
 def test_learned_decisions_keep_every_canonical_verdict_end_to_end(tmp_path):
-    """`session_state` with the learned front end on the canonical decision scenarios: every plan and
-    route as the gold says (the canonical figures are not worse than the rules'), and each signal's
-    reader is in the run's decisions table."""
+    """`session_state` as it comes (the learned front end is the default) on the canonical decision
+    scenarios: every plan and route as the gold says (the canonical figures are not worse than the
+    rules'), and each signal's reader is in the run's decisions table (the rules name none)."""
     import glob
     import json as _json
 
@@ -432,7 +578,7 @@ def test_learned_decisions_keep_every_canonical_verdict_end_to_end(tmp_path):
     from harness.cli import main
 
     files = sorted(glob.glob("datasets/canonical/decision-*.yaml"))
-    assert main(["run", *files, "-s", "empty", "-p", "session_state[learned]:producers.front=learned",
+    assert main(["run", *files, "-s", "empty", "-p", "session_state",
                  "--out", str(tmp_path), "--run-id", "fe", "--quiet"]) == 0
     rows = duckdb.sql(f"select turn_id, correct, gold_route, route, signals from read_parquet('{tmp_path}/fe/decisions/*.parquet') "
                       "where decision_case").fetchall()

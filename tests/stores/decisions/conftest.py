@@ -6,6 +6,7 @@ import pytest
 
 from stores.decisions.locker import MemoryLocker
 from stores.decisions.params import SessionStateParams
+from stores.decisions.signals import ProducerParams
 from stores.decisions.session_state import SessionState
 
 
@@ -35,11 +36,20 @@ def new_locker(request, locker_kind):
         lk.close()
 
 
+RULES = ProducerParams(front="rules")
+"""The producers these tests read words with: the rules (a named variant). The executor, resolver
+and card tests are about what a policy does with the signals, so the words are read by the
+regular expressions they were written for; the learned front end (the default) is tested in
+tests/stores/test_frontend.py and end to end on the canonical suite."""
+
+
 @pytest.fixture
 def session_state(new_locker):
-    """A factory of `session_state` policies (any params) on the test's locker kind."""
+    """A factory of `session_state` policies (any params; the rules' producers unless given) on the
+    test's locker kind."""
 
     def factory(**params):
+        params.setdefault("producers", RULES)
         return SessionState(SessionStateParams(**params), locker=new_locker())
 
     return factory

@@ -6,8 +6,15 @@ import pytest
 
 from stores.decisions.signals import (
     ProducerParams, SignalError, Signals, TurnContext, agent_facts, intent, is_hostile, is_meaningless,
-    is_short_affirmative, override, produce, sensitivity,
+    is_short_affirmative, override, sensitivity,
 )
+from stores.decisions.signals import produce as _produce
+
+
+def produce(ctx: TurnContext, params: ProducerParams = ProducerParams(front="rules")) -> Signals:
+    """The producers these tests pin: the rules (a named variant; the learned default is tested in
+    tests/stores/test_frontend.py)."""
+    return _produce(ctx, params)
 
 
 def answer(text, kind="message", **scripted):

@@ -1,0 +1,61 @@
+"""bench/frontends.py: the challenge suite is an argument (the lead runs it on a second, unseen set),
+a folder that is not there is refused with exit 2 before anything runs, and the page names the suite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import bench_module
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return bench_module("frontends")
+
+
+def test_a_missing_challenge_folder_is_refused_with_exit_2(bench, capsys):
+    with pytest.raises(SystemExit) as e:
+        bench.main(["--challenge", "datasets/no_such_suite"])
+    assert e.value.code == 2
+    assert "--challenge datasets/no_such_suite: expected a folder of scenarios" in capsys.readouterr().err
+
+
+def _figures() -> dict:
+    safety = {"recall": 1.0, "precision": 1.0, "disclosures": 1, "escalated": 1, "misses": [], "false_alarms": []}
+    return {"decision_accuracy": (1.0, 3), "route_accuracy": (1.0, 1), "irreversible": {}, "classes": (1.0, 2),
+            "expiry": (1.0, 1), "extraction": (1.0, 1.0, 1.0, 4), "reply_known_fix": (1.0, 1),
+            "reply_skips_failures": (1.0, 1), "returning_customer": (1.0, 1), "safety": safety}
+
+
+def test_the_page_names_the_challenge_suite_it_was_run_on(bench):
+    res = {k: _figures() for k in ("canonical:rules", "canonical:learned", "challenge:rules", "challenge:learned")}
+    times = {"rules": [1.0], "learned": [1.2]}
+    own = bench.render(res, times, 1.0, [], ["a"], ["1 1 1"])
+    assert "Challenge = `datasets/challenge` (written here" in own
+    other = bench.render(res, times, 1.0, [], ["a"], ["1 1 1"], "datasets/challenge_holdout")
+    assert "Challenge = `datasets/challenge_holdout` (never trained on" in other
+    assert "1.20x" in other
+
+
+def test_the_rules_side_runs_the_same_rows_with_every_front_end_the_rules(bench, tmp_path):
+    """The learned side is `make check`'s run as it comes; the rules side names the rules variant on
+    every row that reads words (structured's front, the expiry stage's classifier)."""
+    from stores.registry import DEFAULT_STRATEGIES, load_config
+
+    path = tmp_path / "rules.toml"
+    bench.rules_config(path)
+    specs = load_config(path)
+    ci = load_config(ROOT / "baselines" / "ci-strategies.toml")
+    assert len(specs) == len(DEFAULT_STRATEGIES) + len(ci)
+    labels = {s.label for s in specs}
+    assert {bench.STRUCTURED_ROW["rules"], bench.EXPIRY_ROW["rules"]} <= labels
+    for s in specs:
+        params = s.params()
+        if s.name == "structured":
+            assert params.front == "rules", s.label
+        if s.label.endswith("[expiry-rules]"):
+            assert s.expiry_params().classifier == "rules", s.label
+    assert sum(s.label.endswith("[expiry-rules]") for s in specs) == sum(s.label.endswith("[expiry]") for s in ci)

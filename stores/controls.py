@@ -108,18 +108,30 @@ def oracle_items(gold: dict[str, Any], ids: Sequence[str], lines: Sequence[str],
                  sessions: Sequence[str] = ()) -> list[str]:
     """The history items the oracle puts in a context, best first: every item the probe's gold
     (plain data, as `peek_gold` receives it) wants, ordered so each ordering label holds, then the
-    first item whose rendered line holds each wanted text needle, then, for each session the gold
+    first item whose rendered line holds each wanted text needle (for a known fix or failure, followed by the
+    source of the gold attempt memory with its text and outcome, when there is one, and then the gold incident
+    memory's source and, if resolved, its session's resolution record), then, for each session the gold
     wants drawn on (`evidence_sessions`) that no item so far comes from, that session's first item. `ids`,
     `lines` and `sessions` are the subject's history so far (`SubjectHistory.ids`, `.lines`,
     `.sessions`). Scenario validation calls it too, to refuse gold that cannot fit its budget as
     the oracle would render it."""
     wanted = _ordered_wanted(gold)
-    needles = [x for key in _WANTED_NEEDLES for x in gold.get(key, ())]
-    for needle in (x["text"].lower() for x in needles if isinstance(x, dict)):
-        hit = next((i for i, line in zip(ids, lines) if needle in line.lower()), None)
-        if hit is not None and hit not in wanted:
-            wanted.append(hit)
+    needles = [(key, x["text"].lower()) for key in _WANTED_NEEDLES for x in gold.get(key, ()) if isinstance(x, dict)]
+    memories = [m for m in gold.get("memories", ()) if isinstance(m, dict) and m.get("source")]
+    avoid = _avoided(gold)
+    for key, needle in needles:
+        hits = [next((i for i, line in zip(ids, lines) if needle in line.lower()), None)]
+        if key in _ATTEMPT_OUTCOME:
+            hits += [m["source"] for m in memories if m.get("type") == "ATTEMPT" and m.get("outcome") == _ATTEMPT_OUTCOME[key]
+                     and str(m.get("text", "")).lower() == needle]
+        wanted += [h for h in hits if h is not None and h not in wanted and h not in avoid]
     known = set(ids)
+    if any(key in _ATTEMPT_OUTCOME for key, _ in needles):
+        # the incident those attempts were made on, and the record that closed it when the gold says it is resolved
+        session_of = dict(zip(ids, sessions))
+        for m in (m for m in memories if m.get("type") == "INCIDENT"):
+            closed = f"{session_of.get(m['source'])}#resolution" if m.get("status") == "resolved" else None
+            wanted += [x for x in (m["source"], closed) if x in known and x not in wanted and x not in avoid]
     wanted = [x for x in wanted if x in known]
     if gold.get("evidence_sessions") and sessions:
         session_of = dict(zip(ids, sessions))
@@ -148,6 +160,11 @@ def oracle_conflicts(gold: dict[str, Any], lines: Sequence[str] = ()) -> list[st
 
 _WANTED_NEEDLES = ("include", "known_fixes", "known_failures")
 """Keys whose text needles the oracle matches against the history's lines."""
+
+_ATTEMPT_OUTCOME = {"known_fixes": "worked", "known_failures": "failed"}
+"""A known fix or failure given as a text needle is, when the gold's `memories` name it, the attempt
+with that text and outcome: its source (the turn that says how the step went) goes in right after the
+first line holding the needle (often the agent's suggestion, which says nothing of the outcome)."""
 
 
 _AVOIDED = ("exclude", "superseded", "expired")

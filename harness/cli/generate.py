@@ -25,7 +25,7 @@ def register(sub) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from harness.generate import REPORTED, generate_suite, label_counts, shortcut_shares
+    from harness.generate import REPORTED, generate_suite, label_counts, shares_sentence, shortcut_shares
     from harness.format.loader import validate_paths
 
     if args.customers < 1:
@@ -62,14 +62,9 @@ def main(args: argparse.Namespace) -> int:
         + f"; health bands on {stats['health_labelled']} probes, {stats['health_skipped']} left without one "
         "(near a band edge, or the documented readings disagree)"
     )
-    sh = shortcut_shares(files)
-    pct = lambda k, n: f"{sh.get(k, 0)} of {sh.get(n, 0)} ({sh.get(k, 0) / sh[n]:.0%})" if sh.get(n) else "none"  # noqa: E731
     reps = stats["repeat_probes"]
     console.print(
-        "against shortcuts: ordering pairs with a customer turn on top "
-        + pct("pairs_customer_top", "pairs")
-        + "; identity facts said as their session's first customer turn " + pct("facts_first", "facts")
-        + ", as its 2nd or 3rd " + pct("facts_2nd_3rd", "facts") + ", later " + pct("facts_later", "facts")
+        "against shortcuts: " + shares_sentence(shortcut_shares(files))
         + "; repeats whose session is the one sharing the most keywords with the probe's turn "
         + (f"{stats['repeat_max_overlap']} of {reps} ({stats['repeat_max_overlap'] / reps:.0%})" if reps else "none")
     )

@@ -21,7 +21,7 @@ from harness.generate.catalog import SPLITS
 from harness.generate.compose import ScenarioWriter, State
 from harness.generate.plan import PROFILES, CustomerPlan, plan_customer
 
-__all__ = ["PROFILES", "generate_suite", "write_suite", "label_counts", "shortcut_shares", "REPORTED"]
+__all__ = ["PROFILES", "generate_suite", "write_suite", "label_counts", "shortcut_shares", "shares_sentence", "REPORTED"]
 
 REPORTED = ("identity", "preferences", "superseded", "include", "exclude", "above",
             "repeat_of", "not_repeat_of", "fix_before", "health", "expired", "on", "forget")
@@ -193,29 +193,47 @@ def shortcut_shares(texts: dict[str, str] | list[str]) -> dict[str, int]:
     """What a trivial rule could exploit, counted from the YAML alone: ordering pairs (`above`
     and `fix_before`) and those whose top item is a customer turn (`pairs`, `pairs_customer_top`);
     identity gold (distinct ids) said as its session's first customer turn, as its 2nd or 3rd, or
-    later (`facts`, `facts_first`, `facts_2nd_3rd`, `facts_later`)."""
+    later (`facts`, `facts_first`, `facts_2nd_3rd`, `facts_later`); the same of preference gold
+    (`prefs`, `prefs_first`, ...)."""
     c: Counter = Counter()
     for text in (texts.values() if isinstance(texts, dict) else texts):
         doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         role: dict[str, str] = {}
         place: dict[str, int] = {}
         spoken: Counter = Counter()
-        session, gold = None, set()
+        turns: Counter = Counter()
+        session, gold, prefs = None, set(), set()
         for ev in doc["events"]:
             session = ev.get("session", session)
             if "turn" in ev:
-                role[ev["id"]] = ev.get("role", "customer")
-                if role[ev["id"]] == "customer":
+                turns[session] += 1  # a turn without an id is `<session>#<its place among the session's turns>`
+                tid, who = ev.get("id") or f"{session}#{turns[session]}", ev.get("role", "customer")
+                role[tid] = who
+                if who == "customer":
                     spoken[session] += 1
-                    place[ev["id"]] = spoken[session]
+                    place[tid] = spoken[session]
             elif "probe" in ev:
                 exp = ev.get("expect", {})
                 for first, _ in (*exp.get("above", ()), *exp.get("fix_before", ())):
                     c["pairs"] += 1
                     c["pairs_customer_top"] += role.get(first, "resolution") == "customer"
                 gold.update(exp.get("identity", ()))
-        for g in gold:
-            c["facts"] += 1
-            k = place.get(g, 0)
-            c["facts_first" if k == 1 else "facts_2nd_3rd" if k in (2, 3) else "facts_later"] += 1
+                prefs.update(exp.get("preferences", ()))
+        for key, ids in (("facts", gold), ("prefs", prefs)):
+            for g in ids:
+                c[key] += 1
+                k = place.get(g, 0)
+                c[f"{key}_first" if k == 1 else f"{key}_2nd_3rd" if k in (2, 3) else f"{key}_later"] += 1
     return dict(c)
+
+
+def shares_sentence(sh: dict[str, int]) -> str:
+    """`shortcut_shares` in words: `ordering pairs with a customer turn on top 9 of 18 (50%); ...`."""
+    def pct(k: str, n: str) -> str:
+        return f"{sh.get(k, 0)} of {sh[n]} ({sh.get(k, 0) / sh[n]:.0%})" if sh.get(n) else "none"
+
+    return ("ordering pairs with a customer turn on top " + pct("pairs_customer_top", "pairs")
+            + "; identity facts said as their session's first customer turn " + pct("facts_first", "facts")
+            + ", as its 2nd or 3rd " + pct("facts_2nd_3rd", "facts") + ", later " + pct("facts_later", "facts")
+            + "; preferences said as their session's first customer turn " + pct("prefs_first", "prefs")
+            + ", as its 2nd or 3rd " + pct("prefs_2nd_3rd", "prefs") + ", later " + pct("prefs_later", "prefs"))

@@ -12,9 +12,9 @@ be urgent; the generator checks that with its own marker list before computing h
 Every list of interchangeable variants is split in two (`half`): the development half (even
 positions) that generated development suites use, and lexicons, phrase banks and rules may be
 tuned on; and the held-back half (odd positions) that only generated test suites use, so a
-leaderboard on a test suite is out of sample for anything tuned on text. A list with one variant,
-and the preference sentences (their order is the order a preference changes in), are shared by
-both halves; `tests/harness/test_generate.py` proves no lexicon alternative was written from the
+leaderboard on a test suite is out of sample for anything tuned on text. A list with one variant
+is shared by both halves; a preference topic holds two chains of changes interleaved, one per
+half. `tests/harness/test_generate.py` proves no lexicon alternative was written from the
 held-back half.
 """
 
@@ -695,22 +695,33 @@ FACTS: dict[str, Fact] = {f.topic: f for f in (
 """Every profile fact, by topic; `account` is the customer's introduction."""
 
 PREFERENCES: dict[str, tuple[str, ...]] = {
+    # each topic's changes in order, the two halves interleaved (even positions: the development
+    # chain; odd: the held-back chain, written apart from every lexicon), so each half has a whole chain
     "contact": (
         "Please reach me by email rather than phone, I'm in meetings most of the day.",
+        "Could you keep everything to email? I'm on the shop floor most days and can't pick up calls.",
         "From now on please call me on my mobile instead of emailing, I rarely check my inbox these days.",
+        "Change of plan: I'm travelling for a few weeks, so text me on my mobile rather than writing.",
         "Actually, could you message me on Slack Connect going forward? Neither email nor phone works well now.",
+        "We've moved to Microsoft Teams, so message me there from now; email and texts are getting lost.",
     ),
     "hours": (
         "If you need to call back, mornings before 11am CET work best for me.",
+        "If someone needs to ring me back, early afternoon is ideal, between 1 and 3pm CET.",
         "Callbacks are better in the afternoon now, after 3pm CET; my mornings are booked.",
+        "My schedule changed: I'm only reachable before 10am CET now for calls.",
     ),
     "format": (
         "When you send reports, please send them as CSV, not PDF.",
+        "Our finance team would like the reports as PDF attachments.",
         "Please switch to Excel files for anything you send us from now on, not CSV.",
+        "Our analysts load everything into scripts now, so JSON exports suit us better than PDF from here on.",
     ),
     "language": (
         "I'd prefer replies in English, my colleague reads the German ones.",
+        "Replies in French would help, most of our team reads French more easily than English.",
         "Please answer in German from now on, the new team reads German.",
+        "We hired a new lead in Madrid, so Spanish replies from now on, please.",
     ),
 }
 
@@ -725,10 +736,6 @@ repeated session off the top of keyword overlap)."""
 SPLITS = ("dev", "test")
 """The halves of the catalog: `dev` (development: tune on it) and `test` (held back)."""
 
-SHARED_LISTS = ("PREFERENCES",)
-"""Variant lists both halves use whole (the preference sentences: their order is the order of change)."""
-
-
 def _half(seq: tuple, split: str) -> tuple:
     """Even positions for `dev`, odd for `test`; a list of one variant is shared by both."""
     if split not in SPLITS:
@@ -739,7 +746,8 @@ def _half(seq: tuple, split: str) -> tuple:
 def half(split: str) -> SimpleNamespace:
     """The catalog's texts as the generator writes one half: `ISSUES`, `OUTAGES`, `FACTS`,
     `HOWTO`, `GREETINGS`, `ACKS`, `STILL_FAILING`, `WORKS_NOW`, `REPEAT_ACKS`, `ASK_LATER`,
-    `REPEAT_GENERIC` with each variant list halved, and `PREFERENCES` whole."""
+    `REPEAT_GENERIC` and `PREFERENCES` with each variant list halved (a preference topic's half is its
+    chain of changes in that half)."""
     texts = [f.name for f in fields(Issue) if f.type in ("tuple[str, ...]", tuple[str, ...])]
     return SimpleNamespace(
         ISSUES={k: replace(i, **{f: _half(getattr(i, f), split) for f in texts}) for k, i in ISSUES.items()},
@@ -748,7 +756,8 @@ def half(split: str) -> SimpleNamespace:
                for t, f in FACTS.items()},
         HOWTO=_half(HOWTO, split), GREETINGS=_half(GREETINGS, split), ACKS=_half(ACKS, split),
         STILL_FAILING=_half(STILL_FAILING, split), WORKS_NOW=_half(WORKS_NOW, split), REPEAT_ACKS=_half(REPEAT_ACKS, split),
-        ASK_LATER=_half(ASK_LATER, split), REPEAT_GENERIC=_half(REPEAT_GENERIC, split), PREFERENCES=PREFERENCES,
+        ASK_LATER=_half(ASK_LATER, split), REPEAT_GENERIC=_half(REPEAT_GENERIC, split),
+        PREFERENCES={t: _half(v, split) for t, v in PREFERENCES.items()},
     )
 
 

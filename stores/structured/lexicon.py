@@ -47,7 +47,7 @@ SUCCESS = re.compile(
     r"|(?:that|this|it|the workaround) (?:worked|works)|worked(?: for (?:me|us))?|works (?:now|again|fine)"
     r"|working (?:now|again|fine)|solved (?:it|the (?:issue|problem))|resolved (?:it|the (?:issue|problem))"
     r"|did the trick|that did it|sorted it|(?:opens|loads|launches|runs|syncs|arrives?) (?:now|again|fine)"
-    r"|works for (?:everyone|everybody|all of us|me|us)|back to normal|all good(?: now)?|problem is gone|logins? succeed\w*|succeeded|fixed)\b"
+    r"|works for (?:everyone|everybody|all of us|me|us)|back to normal|all good(?: now)?|problem is gone|succeeded|fixed)\b"
 )
 """Rule 1: the step worked (`fixed it`, `worked`, `solved it`, `resolved the issue` ...)."""
 
@@ -328,14 +328,14 @@ SUGGESTION = re.compile(
 SYMPTOM = re.compile(
     r"\b(?:crash\w*|freez\w*|hang(?:s|ing)?|error\w*|fail\w*|time[sd]? out|timing out|timeout|not work\w*"
     r"|stopped working|broken|broke|cannot|unable|will not|does not|doesn ?t|keeps? \w+ing|drops?|dropping"
-    r"|slow|missing|wrong|declin\w*|locked out|expired|bounc\w*|stuck|(?:app|it|application) closes"
+    r"|slow|missing|wrong|declin\w*|locked out|expired|bounc\w*|(?:app|it|application) closes"
     r"|closes (?:itself|as soon as|right after|immediately|on its own)|charged (?:\w+ ){0,4}twice|double[- ]charged"
     r"|empty"
-    r"|rejects?|refus\w*|aborts?|died|dies|blank|silent|loops?|looping|404|500|502|503)\b"
+    r"|aborts?|died|dies|blank|looping|404|500|502|503)\b"
 )
 """A customer sentence that reports a problem (opens an incident when none is open in the session)."""
 
-REPEAT_HINT = re.compile(r"\b(?:again|same as|same thing|back|before|familiar|like last time|once more)\b")
+REPEAT_HINT = re.compile(r"\b(?:again|same as|same thing|back|before|familiar|like last time)\b")
 """Words that say a report repeats an earlier problem (lowers the bar to reopen a resolved incident)."""
 
 PREFERENCE = re.compile(

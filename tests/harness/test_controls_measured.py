@@ -1,9 +1,13 @@
-"""The controls' promise, measured on every suite the project has: the canonical suite and a fresh
-generated suite of each profile. The oracle scores 1.0 on every criterion it supports (the reply
-engine's criteria included), empty scores 0 wherever something must be recalled, every shortcut
-control keeps every gate; and on a fresh 60-customer generated suite the best design's shared
-total is at least 0.05 above every shortcut's, separated, with no shortcut beating every design
-on any criterion (issue 29's bar; the figures are in docs/results/controls.md)."""
+"""The controls' promise, measured on every suite the project has: the canonical suite, a fresh
+generated suite of each profile (the held-back half) and the challenge suite. Designs, oracle, empty
+and every shortcut control run side by side. The oracle scores 1.0 on every memory criterion it
+supports; on the reply engine's criteria its gold context lets the engine do at least what any
+other context does (what the engine cannot read from any context is the engine's, and reported
+apart); empty scores 0 wherever something must be recalled; every shortcut control keeps every
+gate; no shortcut beats every design on any criterion but those listed in `KNOWN_BEATEN` (measured
+losses, named). On a fresh 60-customer generated suite the best design's shared total is at least
+0.05 above every shortcut's, separated, with no shortcut even ahead of every design on any other
+criterion (issue 29's bar; the figures are in docs/results/controls.md)."""
 
 from __future__ import annotations
 
@@ -13,22 +17,30 @@ import pytest
 
 from harness.analysis.aggregate import SHARED, aggregate, quality_criteria, shared_criteria, shortcut_separation, supports
 from harness.analysis.results import Results
+from harness.criteria import groups
 from harness.format.loader import load_suite
 from harness.generate import write_suite
 from harness.run.runner import execute
 from stores.registry import SHORTCUTS, parse_specs
 
-CANONICAL = Path(__file__).resolve().parents[2] / "datasets" / "canonical"
-SUITES = [("canonical", 0, 0), ("realistic", 30, 21), ("small", 30, 22), ("long-history", 3, 23)]
-"""(profile or `canonical`, customers, seed)."""
+DATASETS = Path(__file__).resolve().parents[2] / "datasets"
+SUITES = [("canonical", 0, 0), ("challenge", 0, 0), ("realistic", 20, 21), ("small", 20, 22), ("long-history", 3, 23)]
+"""(profile, or a folder of datasets/; customers, seed)."""
 EMPTY_ZERO = ("identity_persistence", "preference_surfacing", "session_ranking", "known_fix_first", "recall")
 GATES = ("token_budget", "provenance", "idempotency", "isolation", "self_recall")
 DESIGNS = ("history_stuffing", "tfidf", "embedding", "session_aware", "hybrid", "structured")
+KNOWN_BEATEN = {"preference_surfacing": {"nth_turn_pin", "keyword_only"}}
+"""Where a shortcut beats every design on a generated suite, measured, not excused: no design surfaces
+a preference said in the held-back half's words. Only structured surfaces preferences at all, by its
+preference lexicon, which was written from the development half's sentences (on the 60-customer suite
+of seed 11 it surfaces 0.16 of the held-back preferences; 0.71 while both halves shared one set), so a
+pin on each session's 2nd and 3rd customer turns (0.43 there) wins. The 60-customer test fails when it
+stops being so: then this goes."""
 
 
 def _scenarios(tmp_path, profile: str, customers: int, seed: int):
-    if profile == "canonical":
-        return load_suite([str(CANONICAL)])
+    if (DATASETS / profile).is_dir():
+        return load_suite([str(DATASETS / profile)])
     write_suite(tmp_path / "suite", customers, seed=seed, profile=profile)
     return load_suite([str(tmp_path / "suite")])
 
@@ -36,22 +48,35 @@ def _scenarios(tmp_path, profile: str, customers: int, seed: int):
 @pytest.mark.slow
 @pytest.mark.parametrize("profile,customers,seed", SUITES)
 def test_every_control_keeps_its_promise(tmp_path, profile, customers, seed):
-    run = execute(_scenarios(tmp_path, profile, customers, seed), parse_specs(",".join(("oracle", "empty", *SHORTCUTS))),
-                  tmp_path / "runs", run_id="controls")
+    run = execute(_scenarios(tmp_path, profile, customers, seed),
+                  parse_specs(",".join((*DESIGNS, "oracle", "empty", *SHORTCUTS))), tmp_path / "runs", run_id="controls")
     with Results(run.path) as res:
         df = aggregate(res, include_controls=True)
+        seps = shortcut_separation(res, list(DESIGNS), list(SHORTCUTS), shared_criteria(df, list(DESIGNS)),
+                                   quality_criteria(df))
         bad_gates = res.rows(f"""SELECT strategy, criterion, scenario, explanation FROM scores
                                  WHERE criterion IN ({', '.join(f"'{g}'" for g in GATES)}) AND status <> 'ok'
-                                 AND strategy <> 'empty' LIMIT 5""")
+                                 AND strategy IN ({', '.join(f"'{s}'" for s in ('oracle', *SHORTCUTS))}) LIMIT 5""")
+    engine = df.grp.map(lambda g: groups.of(g).key == "reply_engine")
     oracle = df[(df.strategy == "oracle") & supports(df) & (df.n > 0)]
-    assert len(oracle) >= 8, oracle.criterion.tolist()
-    assert (oracle["mean"] == 1.0).all(), oracle[oracle["mean"] < 1][["criterion", "mean"]].to_dict("records")
-    if profile == "canonical":  # the only suite with reply gold: the oracle's gold context passes the engine's criteria
+    memory = oracle[~engine.loc[oracle.index]]
+    assert len(memory) >= (4 if profile == "challenge" else 8), oracle.criterion.tolist()
+    assert (memory["mean"] == 1.0).all(), memory[memory["mean"] < 1][["criterion", "mean"]].to_dict("records")
+    if profile in ("canonical", "challenge"):  # the suites with reply gold
         assert {"returning_customer", "reply_known_fix", "reply_skips_failures"} <= set(oracle.criterion)
-    empty = df[(df.strategy == "empty") & df.criterion.isin(EMPTY_ZERO) & (df.n > 0)]
-    assert len(empty) == len(EMPTY_ZERO) and (empty["mean"] == 0.0).all()
+    if profile == "canonical":  # written with the engine: its gold context passes the engine's criteria there
+        assert (oracle["mean"] == 1.0).all(), oracle[oracle["mean"] < 1][["criterion", "mean"]].to_dict("records")
+    for crit in oracle[engine.loc[oracle.index]].criterion:  # the gold context loses nothing any context gives the engine
+        best = df[(df.criterion == crit) & (df.strategy != "oracle") & (df.n > 0)]["mean"].max()
+        assert oracle.set_index("criterion").loc[crit, "mean"] >= best - 1e-12, (crit, best)
+    if profile != "challenge":  # the challenge suite has no retrieval gold
+        empty = df[(df.strategy == "empty") & df.criterion.isin(EMPTY_ZERO) & (df.n > 0)]
+        assert len(empty) == len(EMPTY_ZERO) and (empty["mean"] == 0.0).all()
     assert not bad_gates, bad_gates
     assert set(SHORTCUTS) <= set(df.strategy)
+    # no shortcut beats every design on any criterion (a separated lead the other way), but for the measured ones
+    beaten = [(s.criterion, s.beaten_by, s.against) for s in seps if not set(s.beaten_by) <= KNOWN_BEATEN.get(s.criterion, set())]
+    assert not beaten, beaten
 
 
 @pytest.mark.slow
@@ -65,5 +90,7 @@ def test_on_a_fresh_60_customer_suite_the_best_design_is_separated_from_every_sh
     head = next(s for s in seps if s.criterion == SHARED)
     assert head.separated, head
     assert all(head.best_mean - m >= 0.05 for _, m, _, _ in head.against), head.against
-    # no shortcut beats every design, neither separated nor on the point estimate
-    assert not [s for s in seps if s.beaten_by or s.ahead], [(s.criterion, s.beaten_by, s.ahead) for s in seps]
+    # no shortcut beats every design, neither separated nor on the point estimate, but for the measured ones
+    known = {s.criterion for s in seps if (s.beaten_by or s.ahead) and set(s.beaten_by + s.ahead) <= KNOWN_BEATEN.get(s.criterion, set())}
+    assert not [s for s in seps if (s.beaten_by or s.ahead) and s.criterion not in known], [(s.criterion, s.beaten_by, s.ahead) for s in seps]
+    assert known == set(KNOWN_BEATEN), known  # a known loss that is gone leaves the list

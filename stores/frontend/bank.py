@@ -137,13 +137,15 @@ def _borrow(out: dict[str, HeadBank], files: dict[str, str]) -> dict[str, HeadBa
             done[name] = head
             continue
         seen = {" ".join(t.lower().split()) for t in head.texts}
+        seen |= {" ".join(t.lower().split()) for other in out.values() for t, label in zip(other.texts, other.targets)
+                 if f"{other.name}.{label}" in head.borrow}  # a named label's phrase, wherever else it sits
         texts, targets = list(head.texts), list(head.targets)
         for other in out.values():
             if files[other.name] == files[name]:
                 continue
-            for t, label in zip(other.texts, other.targets):
+            for t in other.texts:
                 key = " ".join(t.lower().split())
-                if f"{other.name}.{label}" in head.borrow or key in seen:
+                if key in seen:
                     continue
                 seen.add(key)
                 texts.append(t)

@@ -118,3 +118,19 @@ def test_the_topic_is_the_rules_words_first_then_the_topic_head(monkeypatch):
         assert dict(x.readers["c1"]["t1"])["Please call me in the afternoons from now on."].startswith("rules preference")
     finally:
         fx.learned_preference.cache_clear()
+
+
+def test_a_borrowing_bank_file_takes_the_other_files_phrases_but_the_labels_it_names(tmp_path):
+    from stores.frontend.bank import load_bank
+
+    (tmp_path / "a.yaml").write_text('kind:\n  pref: ["email me", "texts suit me"]\n  other: ["hello there"]\n'
+                                     'signal:\n  "yes": ["this is urgent"]\n  "no": ["fine thanks"]\n', encoding="utf-8")
+    (tmp_path / "b.yaml").write_text('borrow_except: [kind.pref]\n'
+                                     'topic:\n  contact: ["mail beats calls"]\n  none: ["why no call", "fine thanks"]\n',
+                                     encoding="utf-8")
+    bank = load_bank(str(tmp_path))
+    topic = dict(zip(bank["topic"].texts, bank["topic"].targets))
+    assert topic == {"mail beats calls": "contact", "why no call": "none", "fine thanks": "none",
+                     "hello there": "none", "this is urgent": "none"}  # a.yaml's phrases but kind.pref's, once each
+    assert "mail beats calls" not in bank["signal"].texts  # a file that does not borrow takes nothing
+    load_bank.cache_clear()

@@ -4,6 +4,10 @@ challenge suite, and what each verdict says.
 
     .venv/bin/python bench/controls.py --out docs/results/controls.md
     .venv/bin/python bench/controls.py --seed 29 --customers 60 --long-customers 12
+    .venv/bin/python bench/controls.py --seed 41 --beside structured:front=rules --out docs/results/controls.md
+
+`--beside` runs variants next to the designs (one line each per suite, never among the designs: the
+rules-only structured beside the default one shows what the learned preference reading adds).
 
 Per suite: every quality criterion's mean for the best design on it, the oracle, empty and each
 shortcut control; the shared totals; whether the best design is separated from every shortcut
@@ -52,10 +56,11 @@ def suites(args, work: Path) -> list[tuple[str, Path]]:
     return out + [("challenge", ROOT / "datasets" / "challenge")]
 
 
-def measure(name: str, folder: Path, runs: Path, run_id: str) -> dict:
-    """Run designs and controls on one suite; the figures the page shows."""
+def measure(name: str, folder: Path, runs: Path, run_id: str, beside: tuple[str, ...] = ()) -> dict:
+    """Run designs and controls (and `beside`: variants shown next to them, never among the designs) on
+    one suite; the figures the page shows."""
     t0 = time.perf_counter()
-    run = execute(load_suite([str(folder)]), parse_specs(",".join(DESIGNS + CONTROLS)), runs, run_id=run_id)
+    run = execute(load_suite([str(folder)]), parse_specs(",".join(DESIGNS + CONTROLS + beside)), runs, run_id=run_id)
     wall = time.perf_counter() - t0
     with Results(run.path) as res:
         df = aggregate(res, include_controls=True, axis="strategy")
@@ -71,7 +76,11 @@ def measure(name: str, folder: Path, runs: Path, run_id: str) -> dict:
     short = oracle[oracle["mean"] < 1.0]
     others = df[(df.strategy != "oracle") & (df.n > 0)].groupby("criterion")["mean"].max()
     engine = {c for c, g in zip(df.criterion, df.grp) if groups.of(g).key == "reply_engine"}
-    return {"name": name, "run": run_id, "path": run.path, "wall": wall, "df": df, "shared": shared, "totals": tot,
+    names = [sp.label for sp in parse_specs(",".join(beside))] if beside else []
+    scored = df[supports(df) & (df.n > 0)]  # a criterion the variant does not support shows no figure, not 0
+    aside = {n: (float(totals(df, list(DESIGNS) + [n]).set_index("strategy")["shared"].get(n, float("nan"))),
+                 dict(zip(scored[scored.strategy == n].criterion, scored[scored.strategy == n]["mean"]))) for n in names}
+    return {"name": name, "run": run_id, "path": run.path, "wall": wall, "df": df, "shared": shared, "totals": tot, "beside": aside,
             "seps": seps, "oracle_ok": short.empty, "oracle_n": len(oracle), "fits": fits,
             "shares": shares_sentence(shortcut_shares([f.read_text(encoding="utf-8") for f in sorted(folder.glob("*.yaml"))])),
             "oracle_short": [(c, m, c in engine, others.get(c, float("nan"))) for c, m in zip(short.criterion, short["mean"])]}
@@ -134,6 +143,9 @@ def page(results: list[dict], command: str, load: tuple[str, str]) -> str:
         if head is not None:
             gaps = ", ".join(f"{n} {head.best_mean - m:+.3f} [{lo:.3f}, {hi:.3f}]" for n, m, lo, hi in head.against)
             lines += [f"Shared-total gap of {head.best} over each shortcut (point [paired 95 % interval]): {gaps}.", ""]
+        for n, (total, means) in r.get("beside", {}).items():
+            lines += [f"Beside the designs, `{n}`: shared total {_f(total)}; "
+                      + ", ".join(f"{c} {_f(means[c])}" for c in quality_criteria(df) if c in means) + ".", ""]
         lines += ["Oracle: " + (f"1.00 on every one of the {r['oracle_n']} criteria it supports." if r["oracle_ok"] else
                                 f"1.00 on {r['oracle_n'] - len(r['oracle_short'])} of the {r['oracle_n']} criteria it supports; below on "
                                 + ", ".join(f"{c} ({m:.3f}; the best of any other context: {best:.3f}"
@@ -149,16 +161,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--long-customers", type=int, default=12, help="customers of the long-history suite (default 12)")
     p.add_argument("--runs", default=None, help="folder for the runs (default: a fresh temporary folder, printed)")
     p.add_argument("--out", default=None, help="markdown page to write (e.g. docs/results/controls.md)")
+    p.add_argument("--beside", default="", help="strategy specs run beside the designs and shown apart, never among "
+                   "them (e.g. structured:front=rules, the rules-only variant of the default design)")
     args = p.parse_args(argv)
-    command = "python bench/controls.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    given = list(argv if argv is not None else sys.argv[1:])
+    if "--runs" in given:  # a folder of this machine: not written into the page
+        i = given.index("--runs")
+        del given[i:i + 2]
+    command = "python bench/controls.py " + " ".join(given)
     runs = Path(args.runs) if args.runs else Path(tempfile.mkdtemp(prefix="supportbench-controls-"))
     print(f"runs in {runs}")
     before = "%.2f %.2f %.2f" % os.getloadavg()
     results = []
     with tempfile.TemporaryDirectory() as work:
         for k, (name, folder) in enumerate(suites(args, Path(work))):
-            r = measure(name, folder, runs, f"controls-{k}-{int(time.time())}")
+            r = measure(name, folder, runs, f"controls-{k}-{int(time.time())}", tuple(x for x in args.beside.split(",") if x))
             print(f"{r['run']}: {name}: {separation_sentence(r['seps'])}")
+            for n, (total, means) in r["beside"].items():
+                print(f"  beside: {n}: shared total {total:.3f}, preference_surfacing {means.get('preference_surfacing', float('nan')):.3f}")
             print(f"  oracle {'1.00 on all ' + str(r['oracle_n']) + ' supported criteria' if r['oracle_ok'] else r['oracle_short']}")
             print(f"  shared total: {dict(r['totals'].round(3))}")
             results.append(r)

@@ -4,7 +4,10 @@
 phrases. The bank is training text only, written apart from every evaluation suite. A head's
 `default` label is the one that means "nothing to report" (`none`, `no`): the shared `neutral`
 list of a file is added to it for every head of that file that has such a label, and so are the
-other heads' phrases, unless the head is listed under the file's `isolated`.
+other heads' phrases, unless the head is listed under the file's `isolated`. A file that says
+`borrow_except: [head.label, ...]` also gives its heads' default label every phrase of the other
+files, but those of the labels it names (the preference head learns that support talk at large is no
+preference, while the memory classes' own preference phrases are not put against it).
 
 A bad bank fails with one error naming the file, the line and what was expected.
 """
@@ -43,6 +46,9 @@ class HeadBank:
     """Training phrases."""
     targets: tuple[str, ...]
     """Their labels."""
+    borrow: tuple[str, ...] | None = None
+    """When its file says `borrow_except`, the `head.label`s whose phrases it does not borrow: every other
+    phrase of the other bank files is added to its default label (`load_bank`); None: it borrows nothing."""
 
 
 def _line(node) -> int:
@@ -71,6 +77,7 @@ def _load_file(path: Path) -> dict[str, HeadBank]:
 
     neutral: list[str] = []
     isolated: set[str] = set()
+    borrow: tuple[str, ...] | None = None
     heads: dict[str, tuple[int, dict[str, list[str]]]] = {}
     for key, value in root.value:
         name = str(key.value)
@@ -79,6 +86,9 @@ def _load_file(path: Path) -> dict[str, HeadBank]:
             continue
         if name == "isolated":
             isolated = set(phrases(value, "isolated"))
+            continue
+        if name == "borrow_except":
+            borrow = tuple(phrases(value, "borrow_except")) if isinstance(value, yaml.SequenceNode) and value.value else ()
             continue
         if not isinstance(value, yaml.MappingNode):
             raise BankError(f"{path.name}:{_line(value)}: head {name!r}: expected a mapping of labels to phrase lists")
@@ -113,22 +123,51 @@ def _load_file(path: Path) -> dict[str, HeadBank]:
                 seen[key] = label
                 texts.append(t)
                 targets.append(label)
-        out[name] = HeadBank(name, tuple(labels), default, tuple(texts), tuple(targets))
+        out[name] = HeadBank(name, tuple(labels), default, tuple(texts), tuple(targets),
+                             borrow if default is not None else None)
     return out
+
+
+def _borrow(out: dict[str, HeadBank], files: dict[str, str]) -> dict[str, HeadBank]:
+    """Each borrowing head with every phrase of the other files' heads (but the labels it names) added to
+    its default label: ordinary support talk, said for other heads, is not what it looks for."""
+    done = {}
+    for name, head in out.items():
+        if head.borrow is None:
+            done[name] = head
+            continue
+        seen = {" ".join(t.lower().split()) for t in head.texts}
+        seen |= {" ".join(t.lower().split()) for other in out.values() for t, label in zip(other.texts, other.targets)
+                 if f"{other.name}.{label}" in head.borrow}  # a named label's phrase, wherever else it sits
+        texts, targets = list(head.texts), list(head.targets)
+        for other in out.values():
+            if files[other.name] == files[name]:
+                continue
+            for t in other.texts:
+                key = " ".join(t.lower().split())
+                if key in seen:
+                    continue
+                seen.add(key)
+                texts.append(t)
+                targets.append(head.default)
+        done[name] = HeadBank(head.name, head.labels, head.default, tuple(texts), tuple(targets), head.borrow)
+    return done
 
 
 @lru_cache(maxsize=4)
 def load_bank(folder: str = str(PHRASES)) -> dict[str, HeadBank]:
     """Every head of every bank file in `folder` (a head named twice is an error)."""
     out: dict[str, HeadBank] = {}
+    files: dict[str, str] = {}
     for path in sorted(Path(folder).glob("*.yaml")):
         for name, head in _load_file(path).items():
             if name in out:
                 raise BankError(f"{path.name}: head {name!r} is already defined in another bank file")
             out[name] = head
+            files[name] = path.name
     if not out:
         raise BankError(f"{folder}: no phrase bank files (*.yaml)")
-    return out
+    return _borrow(out, files)
 
 
 def bank_digest(folder: str = str(PHRASES)) -> str:

@@ -14,6 +14,8 @@ The safety floor has a head of its own, `disclosure` (`DERIVED`): a binary head 
 has twice the examples of either severity). Its threshold is chosen for recall: the best F2 on the
 validation split (recall weighs four times precision), from 0.05 up; the `sensitive` head then only
 says which severity (`stores.decisions.learned`), and the floor's word list stands beside both.
+The extractor's `preference` head is derived the same way from `preference_topic` (every topic its
+`yes`), its threshold the best F1 among those precise enough (`PRECISION_HEADS`): it adds a memory.
 
 The artefact (weights, thresholds, validation figures) is a NumPy archive in the cache
 (`<cache>/frontend/`), keyed by the bank's digest, the model id and this module's own digest: built at first use
@@ -53,11 +55,14 @@ SURE = 0.6
 it and below every other label's threshold the head is unsure."""
 RECALL_HEADS = frozenset({"disclosure"})
 """Heads whose thresholds are chosen for recall (the safety floor), not F1."""
-PRECISION_HEADS = frozenset({"outcome"})
-"""Heads whose label adds a fact the rules' words did not say (an attempt settled as worked or failed):
+PRECISION_HEADS = frozenset({"outcome", "preference"})
+"""Heads whose label adds a fact the rules' words did not say (an attempt settled as worked or failed, a
+lasting preference the customer's words set):
 their thresholds are the best F1 among those whose validation precision reaches `PRECISION_FLOOR`."""
 PRECISION_FLOOR = 0.8
-DERIVED = {"disclosure": ("sensitive", frozenset({"crisis", "harm"}))}
+PREFERENCE_TOPICS = frozenset({"contact", "hours", "format", "language", "copy", "recipient"})
+"""The topics of the `preference_topic` head (phrases/preferences.yaml), the structured lexicon's own."""
+DERIVED = {"disclosure": ("sensitive", frozenset({"crisis", "harm"})), "preference": ("preference_topic", PREFERENCE_TOPICS)}
 """Binary heads trained on another head's phrases: name -> (source head, the labels that are its `yes`)."""
 GRID = tuple(round(x, 2) for x in np.arange(0.5, 0.91, 0.05))
 """Thresholds tried on the validation split: a learned label is at least more likely than not (the

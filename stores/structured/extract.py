@@ -213,6 +213,9 @@ class _Run:
             if device:
                 self._profile(f"device:{device.lower()}", f"Uses {device}", replace_sources=False)
             topics = preference_topics(norm)
+            if reading:
+                beside_report = any(SYMPTOM.search(_read(x, True, False)[0]) for x in sentences(t.text) if x != sentence)
+                topics = self._preference(sentence, norm, topics, bool(marks or steps) or beside_report)
             if topics:
                 for topic in topics:
                     self._profile(f"preference:{topic}", sentence, replace_sources=True)
@@ -229,6 +232,23 @@ class _Run:
         for mid in message_steps:  # a step with no outcome reported stays (or becomes) in progress
             if mid not in settled:
                 self._sourced(self.c.memories[mid])
+
+    def _preference(self, sentence: str, norm: str, topics: tuple[str, ...], troubleshooting: bool) -> tuple[str, ...]:
+        """The preference topics a sentence sets under a learned front end: the rules' when their words
+        say so, else the learned reading's (stores/structured/learned.py) unless the sentence reports or
+        names a step, sits beside a problem report of the same message (it tells what the problem costs),
+        or asks a question; the reader that decided goes into the receipts."""
+        if topics:
+            self.readers.append((sentence, f"rules preference: topic {', '.join(topics)}"))
+            return topics
+        if troubleshooting or "?" in sentence:  # a question asks; what lasts is stated (the rules still read one)
+            return ()
+        from stores.structured.learned import learned_preference
+
+        r = learned_preference(sentence, norm)
+        if r.topics:
+            self.readers.append((sentence, r.receipt))
+        return r.topics
 
     def _settle(self, norm: str, steps: list[Step], marks, message_steps: list[str], settled: set[str]) -> None:
         """Resolve the sentence's steps to attempts, then give each outcome phrase its steps."""

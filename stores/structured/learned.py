@@ -23,11 +23,11 @@ head reads instead and its reading says why (`learned outcome=failed p=0.81 (thr
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from stores.frontend.model import Reading, front_end
-from stores.structured.lexicon import OutcomeMark
+from stores.structured.lexicon import OutcomeMark, topic_words
 
 
 def apply(r: Reading, norm: str, marks: tuple[OutcomeMark, ...], add: bool = True) -> tuple[OutcomeMark, ...]:
@@ -65,3 +65,39 @@ def chat_reading(sentence: str) -> Reading:
 
 READERS = {"learned": learned_reading, "chat": chat_reading}
 """The reading function of each front end other than the rules."""
+
+
+# ---- preferences ---------------------------------------------------------------------------------
+# The rules see a preference by its words (`prefer`, `from now on`, `please call`: lexicon.PREFERENCE)
+# and miss one said in passing ("I'm never at my desk mornings, text me"). Under `front=learned` (and
+# `chat`, whose endpoint reads outcomes only), a sentence the rules do not read as a preference is asked
+# of the binary `preference` head (phrases/preferences.yaml, trained on every topic's phrases against
+# questions, complaints, one-off requests and reports that name a channel; its threshold the best F1
+# among those precise enough on the validation split). When it says yes, the topic is the lexicon's topic
+# words if the sentence has any, else the `preference_topic` head's most probable topic: one topic per
+# memory key, so a newer preference on the same topic replaces the older and one on another topic does not.
+
+
+@dataclass(frozen=True)
+class PreferenceReading:
+    """What the learned reader made of one sentence the rules did not read as a preference."""
+
+    topics: tuple[str, ...]
+    """The topics it sets (empty: not a lasting preference)."""
+    receipt: str
+    """Who decided and with what score: `learned preference=yes p=0.83 (threshold 0.60); topic contact (rules' words)`."""
+
+
+@lru_cache(maxsize=1 << 16)
+def learned_preference(sentence: str, norm: str) -> PreferenceReading:
+    """The learned preference reading of one customer sentence (`norm`: its normalized text)."""
+    fe = front_end()
+    r = fe.read("preference", sentence)
+    if r.label != "yes":
+        return PreferenceReading((), r.describe())
+    topics = topic_words(norm)
+    if topics:
+        return PreferenceReading(topics, f"{r.describe()}; topic {', '.join(topics)} (rules' words)")
+    p = fe.proba("preference_topic", sentence)
+    topic = max((label for label in p if label != "none"), key=lambda label: (p[label], label))
+    return PreferenceReading((topic,), f"{r.describe()}; topic {topic} (learned p={p[topic]:.2f})")

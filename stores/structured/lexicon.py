@@ -405,8 +405,13 @@ def preference_topics(clause: str) -> tuple[str, ...]:
     One sentence can set two ("from now on phone, ideally afternoons": contact and hours)."""
     if not PREFERENCE.search(clause):
         return ()
-    topics = tuple(topic for topic, pattern in _PREF_TOPICS if pattern.search(clause))
-    return topics or ("general",)
+    return topic_words(clause) or ("general",)
+
+
+def topic_words(clause: str) -> tuple[str, ...]:
+    """The preference topics whose words a normalized clause holds, whether or not it states a preference
+    (the learned preference reading asks once its head has decided that it does)."""
+    return tuple(topic for topic, pattern in _PREF_TOPICS if pattern.search(clause))
 
 
 @lru_cache(maxsize=8192)
@@ -418,5 +423,5 @@ def sentences(text: str) -> tuple[str, ...]:
 
 __all__ = [
     "normalize", "casing", "outcome_marks", "device_of", "OutcomeMark", "find_steps", "Step", "stem", "content_words", "product_of",
-    "preference_topics", "sentences", "SYMPTOM", "REPEAT_HINT", "IDENTITY", "SUGGESTION", "FIXED_BY", "APP_WORDS",
+    "preference_topics", "topic_words", "sentences", "SYMPTOM", "REPEAT_HINT", "IDENTITY", "SUGGESTION", "FIXED_BY", "APP_WORDS",
 ]

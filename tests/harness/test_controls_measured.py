@@ -29,13 +29,12 @@ SUITES = [("canonical", 0, 0), ("challenge", 0, 0), ("realistic", 20, 21), ("sma
 EMPTY_ZERO = ("identity_persistence", "preference_surfacing", "session_ranking", "known_fix_first", "recall")
 GATES = ("token_budget", "provenance", "idempotency", "isolation", "self_recall")
 DESIGNS = ("history_stuffing", "tfidf", "embedding", "session_aware", "hybrid", "structured")
-KNOWN_BEATEN = {"preference_surfacing": {"nth_turn_pin", "keyword_only"}}
-"""Where a shortcut beats every design on a generated suite, measured, not excused: no design surfaces
-a preference said in the held-back half's words. Only structured surfaces preferences at all, by its
-preference lexicon, which was written from the development half's sentences (on the 60-customer suite
-of seed 11 it surfaces 0.16 of the held-back preferences; 0.71 while both halves shared one set), so a
-pin on each session's 2nd and 3rd customer turns (0.43 there) wins. The 60-customer test fails when it
-stops being so: then this goes."""
+KNOWN_BEATEN: dict[tuple[str, int, int], dict[str, set[str]]] = {("long-history", 3, 23): {"preference_surfacing": {"nth_turn_pin"}}}
+"""Per suite of `SUITES`, where a shortcut beats every design, measured, not excused. structured's
+preference lexicon was written from the development half's sentences (on the 60-customer suite of seed 11
+it surfaced 0.16 of the held-back preferences, below a pin on each session's 2nd and 3rd customer turns);
+with the learned preference reading (stores/structured/learned.py) no shortcut beats it on the 60-customer
+suite nor on the 20-customer ones, but on the 3-customer long-history suite nth_turn_pin still does."""
 
 
 def _scenarios(tmp_path, profile: str, customers: int, seed: int):
@@ -75,7 +74,8 @@ def test_every_control_keeps_its_promise(tmp_path, profile, customers, seed):
     assert not bad_gates, bad_gates
     assert set(SHORTCUTS) <= set(df.strategy)
     # no shortcut beats every design on any criterion (a separated lead the other way), but for the measured ones
-    beaten = [(s.criterion, s.beaten_by, s.against) for s in seps if not set(s.beaten_by) <= KNOWN_BEATEN.get(s.criterion, set())]
+    known = KNOWN_BEATEN.get((profile, customers, seed), {})
+    beaten = [(s.criterion, s.beaten_by, s.against) for s in seps if not set(s.beaten_by) <= known.get(s.criterion, set())]
     assert not beaten, beaten
 
 
@@ -90,7 +90,6 @@ def test_on_a_fresh_60_customer_suite_the_best_design_is_separated_from_every_sh
     head = next(s for s in seps if s.criterion == SHARED)
     assert head.separated, head
     assert all(head.best_mean - m >= 0.05 for _, m, _, _ in head.against), head.against
-    # no shortcut beats every design, neither separated nor on the point estimate, but for the measured ones
-    known = {s.criterion for s in seps if (s.beaten_by or s.ahead) and set(s.beaten_by + s.ahead) <= KNOWN_BEATEN.get(s.criterion, set())}
-    assert not [s for s in seps if (s.beaten_by or s.ahead) and s.criterion not in known], [(s.criterion, s.beaten_by, s.ahead) for s in seps]
-    assert known == set(KNOWN_BEATEN), known  # a known loss that is gone leaves the list
+    # no shortcut beats every design, neither separated nor on the point estimate (preference_surfacing included:
+    # the loss KNOWN_BEATEN named here is gone)
+    assert not [s for s in seps if s.beaten_by or s.ahead], [(s.criterion, s.beaten_by, s.ahead) for s in seps]

@@ -6,9 +6,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Annotated, ClassVar, Literal
 
+import re
+
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import CountVectorizer
 
 from stores.bounds import NotBelow, PositiveInt, Share
 from stores.memory import IndexedMemory, SubjectHistory
@@ -41,18 +42,31 @@ class TfidfParams:
     """`rank` or `chronological` order of the packed lines."""
 
 
+def word_ngrams(ngram_min: int, ngram_max: int, stop_words: frozenset[str]):
+    """`text -> terms`, the terms scikit-learn's `CountVectorizer(lowercase=True, token_pattern=TOKEN_PATTERN,
+    ngram_range=(ngram_min, ngram_max), stop_words=...)` analyzer yields, in its order (a test compares
+    them on the project's suites): the lowercased text's words, the stop words left out, then the word
+    n-grams of each length in turn. Written here because importing scikit-learn for it was a second of
+    every run's start-up (scipy.stats and the rest of its import chain)."""
+    words = re.compile(TOKEN_PATTERN).findall
+
+    def analyze(text: str) -> list[str]:
+        tokens = [w for w in words(text.lower()) if w not in stop_words]
+        terms = list(tokens) if ngram_min == 1 else []
+        for n in range(max(ngram_min, 2), min(ngram_max, len(tokens)) + 1):
+            terms.extend(" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+        return terms
+
+    return analyze
+
+
 @lru_cache(maxsize=16)
 def term_counts(ngram_min: int, ngram_max: int, stop_words: bool):
     """`text, sublinear -> (terms, weighted tf)` for one analyzer configuration: the distinct
     terms of the text in first-occurrence order and their term frequencies (`1 + log(tf)` when
     sublinear). Memoized per text and shared by every instance with the same configuration, so
     the replays of a run analyze each text once (the result is a pure function of the text)."""
-    analyzer = CountVectorizer(
-        lowercase=True,
-        token_pattern=TOKEN_PATTERN,
-        ngram_range=(ngram_min, ngram_max),
-        stop_words=sorted(STOPWORDS) if stop_words else None,
-    ).build_analyzer()
+    analyzer = word_ngrams(ngram_min, ngram_max, STOPWORDS if stop_words else frozenset())
 
     @lru_cache(maxsize=1 << 16)
     def counts(text: str, sublinear: bool) -> tuple[tuple[str, ...], np.ndarray]:

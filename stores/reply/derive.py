@@ -79,13 +79,19 @@ def _event(request: ContextRequest, c: Candidate, rank: int):
     m = _LINE.match(c.text)
     if m is None:  # a line in another strategy's own format: read it as something the customer said
         return Turn(c.item_id, request.subject, c.session or request.session, "customer", "message", c.text, request.now)
-    at = datetime.strptime(m["stamp"], "%Y-%m-%d %H:%M").replace(tzinfo=timezone.utc)
+    at = _stamp(m["stamp"])
     session = m["session"] or c.session
     if m["status"]:
         return Resolution(request.subject, session, m["status"], m["text"], at)  # id: `<session>#resolution`
     role = "customer" if m["who"] == "customer" else "agent"
     kind = "action" if m["who"] == "agent action" else "message"
     return Turn(c.item_id, request.subject, session, role, kind, m["text"], at)
+
+
+@lru_cache(maxsize=1 << 14)
+def _stamp(stamp: str) -> datetime:
+    """A rendered line's minute stamp as a UTC time (pure, so memoized: the same lines come back at many probes)."""
+    return datetime.strptime(stamp, "%Y-%m-%d %H:%M").replace(tzinfo=timezone.utc)
 
 
 @lru_cache(maxsize=4096)

@@ -105,6 +105,7 @@ class TfidfIndex:
         self.data = np.zeros(1024, dtype=np.float64)
         self.row_of = np.zeros(1024, dtype=np.int64)
         self.nnz = 0
+        self._weights_for: tuple = (None, None)
 
     def _counts(self, text: str, sublinear: bool) -> tuple[np.ndarray, np.ndarray]:
         terms, tf = self.analyzer(text, sublinear)
@@ -165,6 +166,19 @@ class TfidfIndex:
             copy=False,
         )
 
+    def _weights(self, n: int, v: int) -> tuple[np.ndarray, sp.csr_matrix, np.ndarray]:
+        """The idf, the term-count matrix and each row's norm `||tf_i * idf||` (O(nnz), without
+        materializing the weighted matrix), kept until the index changes: the probes between two
+        turns (most of a long conversation's questions come at its end) share them."""
+        key = (self.version, self.nnz, n, v)
+        if self._weights_for[0] != key:
+            idf = np.log((1.0 + n) / (1.0 + self.df[:v])) + 1.0
+            sq = self.data[: self.nnz] * idf[self.indices[: self.nnz]]
+            sq *= sq
+            norms = np.sqrt(np.bincount(self.row_of[: self.nnz], weights=sq, minlength=n))
+            self._weights_for = (key, (idf, self.matrix(), norms))
+        return self._weights_for[1]
+
     def cosine(self, task: str, sublinear: bool) -> np.ndarray:
         n = len(self.rows)
         if n == 0:
@@ -175,19 +189,14 @@ class TfidfIndex:
         if not known:
             return np.zeros(n)
         v = len(self.vocab)
-        idf = np.log((1.0 + n) / (1.0 + self.df[:v])) + 1.0
+        idf, x, norms = self._weights(n, v)
         q_ids = np.fromiter((j for j, _ in known), dtype=np.int64, count=len(known))
         q_tf = tf[[k for _, k in known]]
         q = q_tf * idf[q_ids]
         q_norm = float(np.sqrt(q @ q))
-        x = self.matrix()
         w = np.zeros(v)
         w[q_ids] = q * idf[q_ids]
         dots = x @ w
-        # ||tf_i * idf||, without materializing the weighted matrix: O(nnz) per probe
-        sq = self.data[: self.nnz] * idf[self.indices[: self.nnz]]
-        sq *= sq
-        norms = np.sqrt(np.bincount(self.row_of[: self.nnz], weights=sq, minlength=n))
         with np.errstate(invalid="ignore", divide="ignore"):
             cos = np.where(norms > 0, dots / (norms * q_norm), 0.0)
         return cos

@@ -84,7 +84,7 @@ def rows(o: ProbeOutcome) -> list[Row]:
     cols = [getattr(c, k, None) for k in ("item_ids", "subjects", "source_ids", "included_mask", "texts")]
     if all(col is not None for col in cols):
         ids, subjects, sources, mask, texts = cols
-        return [Row(*t) for t in zip(ids, subjects, sources, mask.tolist(), texts)]
+        return list(map(Row, ids, subjects, sources, mask.tolist(), texts))
     return [Row(x.item_id, x.subject, x.source_ids, x.included, x.text) for x in c]
 
 

@@ -75,7 +75,11 @@ class CandidateTable(Sequence[Candidate]):
     @staticmethod
     def _column(name: str, doc: str) -> property:
         """A column read lazily and settable (a strategy may replace one, e.g. its own source ids)."""
-        return property(lambda self: self._col(name), lambda self, value: self._cols.__setitem__(name, value), doc=doc)
+        return property(lambda self: self._col(name), lambda self, value: self._set_col(name, value), doc=doc)
+
+    def _set_col(self, name: str, value: list) -> None:
+        self._cols[name] = value
+        self.__dict__.setdefault("_given", set()).add(name)
 
     item_ids = _column("item_ids", "Item ids in rank order.")
     texts = _column("texts", "Rendered lines in rank order.")
@@ -106,9 +110,14 @@ class CandidateTable(Sequence[Candidate]):
             return {lz.labels[int(k)] for k in np.unique(lz.reason_codes)} if len(lz.reason_codes) else set()
         return set(self.reasons)
 
+    def own_sources(self) -> bool:
+        """Whether each candidate's source ids are just its own id (a packed history's table whose
+        source ids no one replaced), known without building that column."""
+        return self._lazy is not None and "source_ids" not in self.__dict__.get("_given", ())
+
     def provenance_ids(self) -> tuple[str, ...]:
         """Every candidate's id and source ids, in rank order, once each."""
-        if self._lazy is not None and "source_ids" not in self._cols:  # each item is its own source
+        if self.own_sources():  # each item is its own source
             return tuple(dict.fromkeys(self.item_ids))
         return tuple(dict.fromkeys(x for i, src in zip(self.item_ids, self.source_ids) for x in (i, *src)))
 

@@ -17,37 +17,49 @@ import signal
 import sys
 from contextlib import contextmanager
 
-COMMANDS = (
-    "harness.cli.run",
-    "harness.cli.validate",
-    "harness.cli.generate",
-    "harness.cli.ls",
-    "harness.cli.report",
-    "harness.cli.rescore",
-    "harness.cli.baseline",
-    "harness.cli.check",
-    "harness.cli.compare",
-    "harness.cli.conformance",
-    "harness.cli.failures",
-    "harness.cli.imports",
-    "harness.cli.frontend",
-)
+COMMANDS = {
+    "run": "harness.cli.run",
+    "validate": "harness.cli.validate",
+    "generate": "harness.cli.generate",
+    "ls": "harness.cli.ls",
+    "report": "harness.cli.report",
+    "rescore": "harness.cli.rescore",
+    "baseline": "harness.cli.baseline",
+    "check": "harness.cli.check",
+    "compare": "harness.cli.compare",
+    "conformance": "harness.cli.conformance",
+    "failures": "harness.cli.failures",
+    "import": "harness.cli.imports",
+    "frontend": "harness.cli.frontend",
+}
+"""Each subcommand's name and the module that registers it (a test holds them in step), in the order
+`supportbench --help` lists them."""
 
 
 class Terminated(BaseException):
     """SIGTERM arrived: unwinds like Ctrl-C, so every `finally` and abort path cleans up."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or, given a known subcommand's name, a parser holding only that one:
+    registering a subcommand imports its modules (pandas, the generator, ...), which a `run` has
+    no use for (seconds of a short run's start-up). The chosen subcommand parses and errs alike."""
     parser = argparse.ArgumentParser(
         prog="supportbench",
         description="Replay support conversations through memory strategies and score what each put in front of the model.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for mod in COMMANDS:
-        importlib.import_module(mod).register(sub)
+    for name, mod in COMMANDS.items():
+        if command in (None, name):
+            importlib.import_module(mod).register(sub)
     return parser
+
+
+def command_of(argv: list[str]) -> str | None:
+    """The subcommand `argv` names when it is a known one (it comes first: the top level has no options
+    but --help), else None (then the whole parser reads it, to list the choices or the help)."""
+    return argv[0] if argv and argv[0] in COMMANDS else None
 
 
 @contextmanager
@@ -107,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     from harness.analysis.visible import visible
 
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(command_of(argv)).parse_args(argv)
     with _terminate_cleanly():
         try:
             return int(args.func(args) or 0)

@@ -84,7 +84,7 @@ def rows(o: ProbeOutcome) -> list[Row]:
     cols = [getattr(c, k, None) for k in ("item_ids", "subjects", "source_ids", "included_mask", "texts")]
     if all(col is not None for col in cols):
         ids, subjects, sources, mask, texts = cols
-        return [Row(*t) for t in zip(ids, subjects, sources, mask.tolist(), texts)]
+        return list(map(Row, ids, subjects, sources, mask.tolist(), texts))
     return [Row(x.item_id, x.subject, x.source_ids, x.included, x.text) for x in c]
 
 
@@ -323,6 +323,33 @@ def how(o: ProbeOutcome, c: Row) -> str:
     return "not marked included, though its text is in the context" if shown else "considered"
 
 
+class _PerScenario:
+    """Readings of a whole scenario that every probe of it shares (kept for the scenario being scored, so a
+    probe's reading costs what its bundle holds, not what the scenario holds): the positions of its
+    `forget` events, and per subject the ids of every other customer's items."""
+
+    def __init__(self) -> None:
+        self.key: tuple = ()
+        self.forgets: list[tuple[int, str]] = []
+        self.foreign: dict[str, frozenset[str]] = {}
+
+    def of(self, o: ProbeOutcome) -> "_PerScenario":
+        key = (o.scenario, o.scenario.events, o.seen)
+        if len(self.key) != 3 or any(a is not b for a, b in zip(key, self.key)):  # held, so no id is reused meanwhile
+            self.key = key
+            self.forgets = [(i, ev.subject) for i, ev in enumerate(o.scenario.events) if isinstance(ev, Forget)]
+            self.foreign = {}
+        return self
+
+    def foreign_ids(self, seen: dict, me: str) -> frozenset[str]:
+        if me not in self.foreign:
+            self.foreign[me] = frozenset(i for i, s in seen.items() if s.subject != me)
+        return self.foreign[me]
+
+
+_scenario = _PerScenario()
+
+
 @per_outcome
 def foreign_items(o: ProbeOutcome) -> list[tuple[str, str, str]]:
     """Candidates (included or not) that belong to another customer: (item id, subject, `how`).
@@ -332,8 +359,13 @@ def foreign_items(o: ProbeOutcome) -> list[tuple[str, str, str]]:
     """
     me = o.probe.subject
     seen = o.seen
+    theirs = _scenario.of(o).foreign_ids(seen, me)
     out = []
     for c in rows(o):
+        if not (c.subject and c.subject != me) and (
+            not theirs or (c.item_id not in theirs and theirs.isdisjoint(c.source_ids))
+        ):
+            continue  # nothing of it is anyone else's (the common case, read from one set)
         others = {c.subject} if c.subject and c.subject != me else None
         for sid in (c.item_id, *c.source_ids):
             s = seen.get(sid)
@@ -348,9 +380,10 @@ def foreign_items(o: ProbeOutcome) -> list[tuple[str, str, str]]:
 def last_forgets(o: ProbeOutcome) -> dict[str, int]:
     """Subject -> index of its latest `forget` before the probe."""
     out: dict[str, int] = {}
-    for i, ev in enumerate(o.scenario.events[: o.event_index]):
-        if isinstance(ev, Forget):
-            out[ev.subject] = i
+    for i, subject in _scenario.of(o).forgets:
+        if i >= o.event_index:
+            break
+        out[subject] = i
     return out
 
 

@@ -20,6 +20,7 @@ total (they measure the same gold as recall, which already counts there).
 from __future__ import annotations
 
 import math
+from itertools import islice
 
 from harness.criteria import criterion, ok_or_fail
 from harness.criteria.bundle import per_outcome, name, plural, rows
@@ -59,8 +60,8 @@ def gold_ranks(o: ProbeOutcome) -> dict[str, int | None]:
 
 
 def _where(ranks: dict[str, int | None]) -> str:
-    shown = [f"{g} at rank {r}" if r is not None else f"{g} not among the candidates" for g, r in ranks.items()]
-    return ", ".join(shown[:6]) + (f" and {len(shown) - 6} more" if len(shown) > 6 else "")
+    shown = [f"{g} at rank {r}" if r is not None else f"{g} not among the candidates" for g, r in islice(ranks.items(), 6)]
+    return ", ".join(shown) + (f" and {len(ranks) - 6} more" if len(ranks) > 6 else "")
 
 
 def _recall_at(k: int):

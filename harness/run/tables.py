@@ -287,14 +287,18 @@ def receipt_rows(o: ProbeOutcome, b: Bundle, evidence: frozenset[str] = frozense
         return None
     named = _strings(o.probe.expect.to_data()) | set(evidence) | set(o.forgotten)
     if isinstance(c, CandidateTable):
-        ids, sources, subjects, included = c.item_ids, c.source_ids, c.subjects, np.asarray(c.included_mask, dtype=bool)
+        ids, subjects, included = c.item_ids, c.subjects, np.asarray(c.included_mask, dtype=bool)
+        sources = None if c.own_sources() else c.source_ids
     else:
         items = list(c)
         ids, sources, subjects = [x.item_id for x in items], [x.source_ids for x in items], [x.subject for x in items]
         included = np.array([x.included for x in items], dtype=bool)
     keep = included | (np.asarray(subjects, dtype=object) != o.probe.subject)
     keep[:RECEIPT_TOP] = True
-    keep[[i for i, (x, src) in enumerate(zip(ids, sources)) if x in named or not named.isdisjoint(src)]] = True
+    if isinstance(c, CandidateTable) and c.own_sources():  # each item is its own one source: its id says it all
+        keep[[i for i, x in enumerate(ids) if x in named]] = True
+    else:
+        keep[[i for i, (x, src) in enumerate(zip(ids, sources)) if x in named or not named.isdisjoint(src)]] = True
     return np.flatnonzero(keep)
 
 

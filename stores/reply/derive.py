@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from datetime import datetime, timezone
-from typing import Iterable, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
-from stores.protocol import Bundle, Candidate, ContextRequest, Resolution, Turn
+from stores.protocol import Bundle, ContextRequest, Resolution, Turn
 from stores.structured.extract import DEFAULT_FRONT, Extractor
 from stores.structured.lexicon import casing, find_steps, normalize, sentences
 from stores.structured.model import Memory
@@ -39,14 +39,25 @@ class ContextMemory:
     """The session it came from (where it was first seen)."""
 
 
-def included(bundle: Bundle) -> list[Candidate]:
+class Shown(NamedTuple):
+    """What the engine reads of a candidate in the context."""
+
+    item_id: str
+    text: str
+    session: str
+    source_ids: tuple[str, ...]
+
+
+def included(bundle: Bundle) -> list[Shown]:
     """The candidates the model saw: marked included and present in the text."""
     cands = bundle.candidates
     mask = getattr(cands, "included_mask", None)
-    if mask is not None and hasattr(mask, "nonzero"):  # column-wise: build only the included ones, not one per item
-        marked = [cands[int(i)] for i in mask.nonzero()[0]]
+    if mask is not None and hasattr(mask, "nonzero"):  # column-wise: read the included rows' columns, no `Candidate` built
+        at = mask.nonzero()[0].tolist()
+        ids, texts, sessions, sources = cands.item_ids, cands.texts, cands.sessions, cands.source_ids
+        marked = [Shown(ids[i], texts[i], sessions[i], sources[i]) for i in at]
     else:
-        marked = [c for c in cands if c.included]
+        marked = [Shown(c.item_id, c.text, c.session, c.source_ids) for c in cands if c.included]
     return [c for c in marked if c.text and c.text in bundle.text]
 
 
@@ -75,17 +86,23 @@ def from_items(request: ContextRequest, bundle: Bundle) -> list[ContextMemory]:
     return out
 
 
-def _event(request: ContextRequest, c: Candidate, rank: int):
+def _event(request: ContextRequest, c: Shown, rank: int):
     m = _LINE.match(c.text)
     if m is None:  # a line in another strategy's own format: read it as something the customer said
         return Turn(c.item_id, request.subject, c.session or request.session, "customer", "message", c.text, request.now)
-    at = datetime.strptime(m["stamp"], "%Y-%m-%d %H:%M").replace(tzinfo=timezone.utc)
+    at = _stamp(m["stamp"])
     session = m["session"] or c.session
     if m["status"]:
         return Resolution(request.subject, session, m["status"], m["text"], at)  # id: `<session>#resolution`
     role = "customer" if m["who"] == "customer" else "agent"
     kind = "action" if m["who"] == "agent action" else "message"
     return Turn(c.item_id, request.subject, session, role, kind, m["text"], at)
+
+
+@lru_cache(maxsize=1 << 14)
+def _stamp(stamp: str) -> datetime:
+    """A rendered line's minute stamp as a UTC time (pure, so memoized: the same lines come back at many probes)."""
+    return datetime.strptime(stamp, "%Y-%m-%d %H:%M").replace(tzinfo=timezone.utc)
 
 
 @lru_cache(maxsize=4096)
@@ -107,4 +124,4 @@ def memories_in_context(
     return from_items(request, bundle)
 
 
-__all__ = ["ContextMemory", "memories_in_context", "from_typed", "from_items", "included", "steps_named"]
+__all__ = ["ContextMemory", "Shown", "memories_in_context", "from_typed", "from_items", "included", "steps_named"]

@@ -56,6 +56,9 @@ COMPACT_AT = 64
 
 _MODELS: dict[str, object] = {}
 _ENCODERS: dict[tuple[str, str], "Encoder"] = {}
+_ASKED: dict[tuple[str, str | None, str | None, str], "Encoder"] = {}
+"""`encoder()`'s arguments and the environment it read (cache folder variable, current folder) -> the
+encoder they named (the same one `_ENCODERS` holds)."""
 _LOCK = threading.Lock()
 
 
@@ -295,12 +298,19 @@ class Encoder:
 
 def encoder(model_id: str = DEFAULT_MODEL, cache_dir: str | Path | None = None) -> Encoder:
     """The process-wide encoder for (model, cache folder)."""
+    # what decides the folder (the argument, else $SUPPORTBENCH_CACHE or the current folder), read without
+    # building and resolving paths: every probe of an embedding strategy asks (a second of a long run)
+    asked = (model_id, None if cache_dir is None else str(cache_dir), os.environ.get("SUPPORTBENCH_CACHE"), os.getcwd())
+    e = _ASKED.get(asked)
+    if e is not None:
+        return e
     root = Path(cache_dir) if cache_dir is not None else cache_root() / "embeddings"
     key = (model_id, str(root.resolve()))
     with _LOCK:
         e = _ENCODERS.get(key)
         if e is None:
             e = _ENCODERS[key] = Encoder(model_id, root)
+        _ASKED[asked] = e
         return e
 
 
@@ -318,3 +328,4 @@ def forget_encoders() -> None:
     the on-disk cache only, as a new process would. For benchmarks and tests."""
     with _LOCK:
         _ENCODERS.clear()
+        _ASKED.clear()

@@ -6,9 +6,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Annotated, ClassVar, Literal
 
+import re
+
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import CountVectorizer
 
 from stores.bounds import NotBelow, PositiveInt, Share
 from stores.memory import IndexedMemory, SubjectHistory
@@ -41,18 +42,31 @@ class TfidfParams:
     """`rank` or `chronological` order of the packed lines."""
 
 
+def word_ngrams(ngram_min: int, ngram_max: int, stop_words: frozenset[str]):
+    """`text -> terms`, the terms scikit-learn's `CountVectorizer(lowercase=True, token_pattern=TOKEN_PATTERN,
+    ngram_range=(ngram_min, ngram_max), stop_words=...)` analyzer yields, in its order (a test compares
+    them on the project's suites): the lowercased text's words, the stop words left out, then the word
+    n-grams of each length in turn. Written here because importing scikit-learn for it was a second of
+    every run's start-up (scipy.stats and the rest of its import chain)."""
+    words = re.compile(TOKEN_PATTERN).findall
+
+    def analyze(text: str) -> list[str]:
+        tokens = [w for w in words(text.lower()) if w not in stop_words]
+        terms = list(tokens) if ngram_min == 1 else []
+        for n in range(max(ngram_min, 2), min(ngram_max, len(tokens)) + 1):
+            terms.extend(" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+        return terms
+
+    return analyze
+
+
 @lru_cache(maxsize=16)
 def term_counts(ngram_min: int, ngram_max: int, stop_words: bool):
     """`text, sublinear -> (terms, weighted tf)` for one analyzer configuration: the distinct
     terms of the text in first-occurrence order and their term frequencies (`1 + log(tf)` when
     sublinear). Memoized per text and shared by every instance with the same configuration, so
     the replays of a run analyze each text once (the result is a pure function of the text)."""
-    analyzer = CountVectorizer(
-        lowercase=True,
-        token_pattern=TOKEN_PATTERN,
-        ngram_range=(ngram_min, ngram_max),
-        stop_words=sorted(STOPWORDS) if stop_words else None,
-    ).build_analyzer()
+    analyzer = word_ngrams(ngram_min, ngram_max, STOPWORDS if stop_words else frozenset())
 
     @lru_cache(maxsize=1 << 16)
     def counts(text: str, sublinear: bool) -> tuple[tuple[str, ...], np.ndarray]:
@@ -91,6 +105,7 @@ class TfidfIndex:
         self.data = np.zeros(1024, dtype=np.float64)
         self.row_of = np.zeros(1024, dtype=np.int64)
         self.nnz = 0
+        self._weights_for: tuple = (None, None)
 
     def _counts(self, text: str, sublinear: bool) -> tuple[np.ndarray, np.ndarray]:
         terms, tf = self.analyzer(text, sublinear)
@@ -151,6 +166,19 @@ class TfidfIndex:
             copy=False,
         )
 
+    def _weights(self, n: int, v: int) -> tuple[np.ndarray, sp.csr_matrix, np.ndarray]:
+        """The idf, the term-count matrix and each row's norm `||tf_i * idf||` (O(nnz), without
+        materializing the weighted matrix), kept until the index changes: the probes between two
+        turns (most of a long conversation's questions come at its end) share them."""
+        key = (self.version, self.nnz, n, v)
+        if self._weights_for[0] != key:
+            idf = np.log((1.0 + n) / (1.0 + self.df[:v])) + 1.0
+            sq = self.data[: self.nnz] * idf[self.indices[: self.nnz]]
+            sq *= sq
+            norms = np.sqrt(np.bincount(self.row_of[: self.nnz], weights=sq, minlength=n))
+            self._weights_for = (key, (idf, self.matrix(), norms))
+        return self._weights_for[1]
+
     def cosine(self, task: str, sublinear: bool) -> np.ndarray:
         n = len(self.rows)
         if n == 0:
@@ -161,19 +189,14 @@ class TfidfIndex:
         if not known:
             return np.zeros(n)
         v = len(self.vocab)
-        idf = np.log((1.0 + n) / (1.0 + self.df[:v])) + 1.0
+        idf, x, norms = self._weights(n, v)
         q_ids = np.fromiter((j for j, _ in known), dtype=np.int64, count=len(known))
         q_tf = tf[[k for _, k in known]]
         q = q_tf * idf[q_ids]
         q_norm = float(np.sqrt(q @ q))
-        x = self.matrix()
         w = np.zeros(v)
         w[q_ids] = q * idf[q_ids]
         dots = x @ w
-        # ||tf_i * idf||, without materializing the weighted matrix: O(nnz) per probe
-        sq = self.data[: self.nnz] * idf[self.indices[: self.nnz]]
-        sq *= sq
-        norms = np.sqrt(np.bincount(self.row_of[: self.nnz], weights=sq, minlength=n))
         with np.errstate(invalid="ignore", divide="ignore"):
             cos = np.where(norms > 0, dots / (norms * q_norm), 0.0)
         return cos

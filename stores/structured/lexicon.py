@@ -8,8 +8,10 @@ with contractions spelled out (`normalize`), so "didn't help" and "did not help"
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from types import MappingProxyType
 
 from stores.text import STOPWORDS
 
@@ -205,12 +207,14 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in WORD.findall(normalize(text)) if w not in STOPWORDS and len(w) > 1)
 
 
-def casing(original: str) -> dict[str, str]:
-    """Lower-cased word -> its form in `original`, to give extracted phrases back their capitals."""
-    return {w.lower(): w for w in (x.rstrip(".'") for x in re.findall(r"[\w'.+-]+", original)) if w}
+@lru_cache(maxsize=1 << 16)
+def casing(original: str) -> Mapping[str, str]:
+    """Lower-cased word -> its form in `original`, to give extracted phrases back their capitals
+    (read-only and memoized: the reply engine reads the same sentences again at many probes)."""
+    return MappingProxyType({w.lower(): w for w in (x.rstrip(".'") for x in re.findall(r"[\w'.+-]+", original)) if w})
 
 
-def _object_phrase(clause: str, start: int, cases: dict[str, str]) -> str:
+def _object_phrase(clause: str, start: int, cases: Mapping[str, str]) -> str:
     """The words after a verb up to the next clause boundary (at most eight), in their original casing."""
     rest = clause[start:]
     cut = _BOUNDARY.search(rest)
@@ -221,7 +225,7 @@ def _object_phrase(clause: str, start: int, cases: dict[str, str]) -> str:
     return " ".join(cases.get(w, w) for w in words[:8]).strip(" '\"")
 
 
-def _cache_step(matched: str, cases: dict[str, str]) -> tuple[str, str]:
+def _cache_step(matched: str, cases: Mapping[str, str]) -> tuple[str, str]:
     """`clear the app cache` is the seed's `Cleared application cache`; `clear the SSO session cache` is its own step."""
     words = matched.split()
     inner = [w for w in words[1:] if w != "cache" and w not in _DETERMINERS and w not in APP_WORDS
@@ -232,7 +236,7 @@ def _cache_step(matched: str, cases: dict[str, str]) -> tuple[str, str]:
     return f"clear-cache:{'-'.join(sorted(stem(w) for w in inner))}", f"Cleared {qual} cache"
 
 
-def find_steps(clause: str, cases: dict[str, str], *, subject_free: bool, past_only: bool = False) -> list[Step]:
+def find_steps(clause: str, cases: Mapping[str, str], *, subject_free: bool, past_only: bool = False) -> list[Step]:
     """Troubleshooting steps named in a normalized clause (`cases`: `casing()` of the original text).
 
     With `subject_free`, a generic verb counts only at the start of the clause (optionally after
@@ -379,7 +383,7 @@ DEVICE = re.compile(r"\b(?:on|from|with|using) my " + _DEVICES + r"\b|\b(?:got|h
 """`... on my iPhone`, `got a new iPad`: the device the customer works on (an environment fact)."""
 
 
-def device_of(norm: str, cases: dict[str, str]) -> str | None:
+def device_of(norm: str, cases: Mapping[str, str]) -> str | None:
     """The device a normalized customer sentence names as theirs, in its original casing (`iPhone`)."""
     m = DEVICE.search(norm)
     if m is None:

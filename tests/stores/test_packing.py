@@ -102,3 +102,14 @@ def test_the_count_of_a_packed_text_is_its_true_count_with_or_without_adding_lin
         monkeypatch.undo()
         again = pack(h, _req(budget), {"s": scores}, render="rank")
         assert (whole.text, whole.tokens, whole.candidates.reasons) == (again.text, again.tokens, again.candidates.reasons)
+
+
+def test_a_packed_table_knows_its_items_are_their_own_sources_until_a_strategy_replaces_them():
+    h = _history(turn("a", "first", 0), turn("b", "second", 1), turn("c", "third", 2))
+    t = pack(h, _req(500), {"s": np.array([1.0, 3.0, 2.0])}).candidates
+    assert t.own_sources()
+    assert t.source_ids == [("b",), ("c",), ("a",)]  # built lazily: still each item's own
+    assert t.own_sources() and t.provenance_ids() == ("b", "c", "a")
+    t.source_ids = [("b", "x"), ("c",), ("a",)]  # as structured gives each memory the turns it came from
+    assert not t.own_sources()
+    assert t.provenance_ids() == ("b", "x", "c", "a")

@@ -6,12 +6,12 @@ import multiprocessing as mp
 
 import numpy as np
 import pytest
-from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 from store_events import at, request, resolve, two_customer_history
 
 from stores.retrieval.encoder import Encoder
 from stores.text import STOPWORDS
-from stores.retrieval.tfidf import TOKEN_PATTERN, TfidfRetrieval
+from stores.retrieval.tfidf import TOKEN_PATTERN, TfidfRetrieval, word_ngrams
 
 TASK = "CSV export fails with error 502 again, export"
 
@@ -32,6 +32,25 @@ def test_tfidf_matches_a_fresh_sklearn_fit_at_every_step(sublinear):
         except ValueError:  # empty vocabulary so far
             ref = np.zeros(len(h))
         np.testing.assert_allclose(got, ref, atol=1e-12)
+
+
+def _suite_texts() -> list[str]:
+    from harness.format.loader import load_suite
+    from harness.format.model import Turn
+
+    texts = [e.text for sc in load_suite(["datasets/canonical", "datasets/challenge"]) for e in sc.events if isinstance(e, Turn)]
+    return texts + ["", "   ", "ÉCLAIR Straße İstanbul naïve café", "v2.3.1 isn't re-set_up... 502!!", "a b c d e f", "the the the"]
+
+
+@pytest.mark.parametrize("ngrams", [(1, 1), (1, 2), (1, 3), (2, 2), (2, 3)])
+@pytest.mark.parametrize("stop", [True, False])
+def test_the_analyzer_yields_sklearns_terms_in_its_order(ngrams, stop):
+    texts = _suite_texts()
+    assert len(texts) > 500
+    ref = CountVectorizer(lowercase=True, token_pattern=TOKEN_PATTERN, ngram_range=ngrams,
+                          stop_words=sorted(STOPWORDS) if stop else None).build_analyzer()
+    ours = word_ngrams(*ngrams, STOPWORDS if stop else frozenset())
+    assert [ours(t) for t in texts] == [ref(t) for t in texts]
 
 
 def test_tfidf_top_k_drops_as_item_cap_and_min_score_as_rank_cutoff():

@@ -3,6 +3,7 @@ and it listens on this machine only."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -33,12 +34,19 @@ def damaged_runs(runs, monkeypatch):
 
 
 def page(name: str, **params) -> AppTest:
-    """Open `page` as a link does (the default page is the root URL)."""
+    """Open `page` as a link does (the default page is the root URL). A link without a run gets the
+    run named in its address by the browser before anything is drawn (`pages._shared.name_the_run`):
+    the run the app asks for is put into the URL and the page run again, as the browser does."""
     at = AppTest.from_file(APP, default_timeout=HANG)
     at.query_params.update(params)
     if name != PAGES[0]:
         at.switch_page(f"pages/{name}.py")
-    return at.run()
+    at.run()
+    named = [m for e in at.get("html") for m in re.findall(r"searchParams\.set\('run', (\"[^\"]*\")\)", e.proto.body)]
+    if "run" not in params and named:
+        at.query_params["run"] = json.loads(named[0])
+        at.run()
+    return at
 
 
 def shown(at: AppTest) -> str:

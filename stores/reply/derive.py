@@ -1,8 +1,8 @@
 """Typed memories read from what a strategy put in the context, for the one reply engine.
 
 For `structured` the context items *are* typed memories: the engine takes the strategy's
-memories whose ids are included. For a raw-turn strategy it runs the same extractor, with the
-same default reader of the customer's words (`DEFAULT_FRONT`), over the included items, in time order, as if they were the whole conversation: what the
+memories whose ids are included. For a raw-turn strategy it runs the same rule-based extractor
+over the included items, in time order, as if they were the whole conversation: what the
 context does not show, the reply cannot know. Each derived memory traces to the source ids of
 the items it was read from.
 """
@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from typing import Iterable, NamedTuple, Sequence
 
 from stores.protocol import Bundle, ContextRequest, Resolution, Turn
-from stores.structured.extract import DEFAULT_FRONT, Extractor
+from stores.structured.extract import Extractor
 from stores.structured.lexicon import casing, find_steps, normalize, sentences
 from stores.structured.model import Memory
 
@@ -75,7 +75,7 @@ def from_items(request: ContextRequest, bundle: Bundle) -> list[ContextMemory]:
         ev = _event(request, c, rank)
         events.append((ev.at, rank, ev))
         origin[ev.id] = c
-    x = Extractor(DEFAULT_FRONT)  # the reader `structured` has by default: one reading for every context
+    x = Extractor()
     for _, _, ev in sorted(events, key=lambda e: (e[0], e[1])):
         x.observe(ev)
     out = []

@@ -50,11 +50,6 @@ from stores.text import overlap_ratio
 
 ChangeKind = Literal["add", "update"]
 
-DEFAULT_FRONT = "learned"
-"""Who reads the customer's words by default: `structured`'s own extractor and the reply engine's
-reading of a raw-turn context (stores/reply/derive.py) use the same one, so a typed-memory context
-is not read by a better reader than a context of turns."""
-
 REOPEN_OVERLAP = 0.5
 """A new report reopens a resolved incident when this share of its words are the incident's..."""
 REOPEN_OVERLAP_WITH_HINT = 0.3

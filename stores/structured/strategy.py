@@ -26,7 +26,7 @@ from stores.bounds import NonNegative, PositiveInt
 from stores.packing import pack
 from stores.params import secret
 from stores.protocol import Bundle, ContextRequest, Event, Forget, Resolution, Scope, Turn
-from stores.structured.extract import DEFAULT_FRONT, Extractor
+from stores.structured.extract import Extractor
 from stores.structured.model import Memory, render_memory
 from stores.structured.store import DEFAULT_BANK, InMemoryStore, MemoryStore
 from stores.tokens import count_tokens
@@ -60,7 +60,7 @@ class StructuredParams:
     """Tier weight of a resolved incident."""
     relevance_weight: NonNegative = 5.0
     """Points for full relevance to the task (search score, capped at 1); less than a tier gap, so tiers hold."""
-    front: Literal["rules", "learned", "chat"] = DEFAULT_FRONT
+    front: Literal["rules", "learned", "chat"] = "learned"
     """Who reads outcomes in the customer's words: `learned` (the default: the lexicon plus a head
     trained on the phrase bank where the words say nothing or are sarcastic:
     stores/structured/learned.py), `rules` (the lexicon alone, a named variant: `front=rules`), or

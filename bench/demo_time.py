@@ -37,7 +37,7 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "bench"), str(ROOT / "tests" / "app"), str(ROOT / "tests"), str(ROOT)]
+sys.path[:0] = [str(ROOT), str(ROOT / "bench"), str(ROOT / "tests" / "app"), str(ROOT / "tests")]  # the project first: tests/ has packages of the same names
 from profile_run import load_average  # noqa: E402
 from stores.cpu import busy_cores  # noqa: E402
 

@@ -2,9 +2,9 @@
 
 Every cache a test session writes goes to one temporary folder, removed when the session ends:
 the embedding cache (`SUPPORTBENCH_CACHE`), the model hub's home, and the XDG cache and config
-folders (chromium writes there despite its temporary profile). It is set here, at import, before
-any test module imports a library that reads these variables once. Each session therefore starts
-cold: no test passes because an earlier session warmed a cache, and the encoder-cache tests that
+folders (chromium writes there despite its temporary profile); pytest-xdist's workers share their
+session's folder. It is set here, at import, before any test module imports a library that reads
+these variables once. Each session therefore starts cold: no test passes because an earlier session warmed a cache, and the encoder-cache tests that
 compare cold and warm runs use folders of their own.
 """
 
@@ -23,8 +23,16 @@ ROOT = TESTS.parent
 sys.path[:0] = [str(TESTS), str(ROOT)]  # `helpers`; the router (`app`) and `pages`, which are not installed
 os.chdir(ROOT)  # scenario paths and default folders are relative to the project root
 
-SESSION_CACHE = Path(tempfile.mkdtemp(prefix="supportbench-tests-"))
-"""The one folder for every cache this test session writes."""
+WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+"""This process's pytest-xdist worker name (`gw0`, ...), else None: the session's own process."""
+if WORKER and os.environ.get("SUPPORTBENCH_TEST_SESSION"):  # a worker: the folder its session made
+    SESSION_CACHE = Path(os.environ["SUPPORTBENCH_TEST_SESSION"])
+else:
+    SESSION_CACHE = Path(tempfile.mkdtemp(prefix="supportbench-tests-"))
+    os.environ["SUPPORTBENCH_TEST_SESSION"] = str(SESSION_CACHE)  # the workers it starts inherit it
+"""The one folder for every cache this test session writes, shared by its xdist workers (what one
+encoded or trained, the others read: every cache file is written to a temporary name and renamed,
+and the same inputs write the same bytes)."""
 os.environ["SUPPORTBENCH_CACHE"] = str(SESSION_CACHE / "supportbench")
 os.environ["HF_HOME"] = str(SESSION_CACHE / "huggingface")
 os.environ["XDG_CACHE_HOME"] = str(SESSION_CACHE / "xdg-cache")
@@ -35,7 +43,8 @@ import stores.cpu  # noqa: E402,F401  (MKL's strict numerics and the wait policy
 
 
 def pytest_unconfigure(config) -> None:
-    shutil.rmtree(SESSION_CACHE, ignore_errors=True)
+    if WORKER is None:  # the session's own process, after its workers have ended
+        shutil.rmtree(SESSION_CACHE, ignore_errors=True)
 
 
 @pytest.fixture

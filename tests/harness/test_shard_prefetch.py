@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ("billing-gateway-repeat-summary.yaml", "same-symptom-two-customers.yaml", "seed-pdf-crash-returning.yaml",
              "outage-vs-closed-fix.yaml")
 SPECS = "embedding,hybrid,hybrid[published]"
+pytestmark = pytest.mark.slow  # seconds of CPU: cold model encodes of four scenarios, several times
 
 
 def same_tables():
@@ -53,7 +54,7 @@ def test_a_shard_encodes_its_texts_once_up_front(monkeypatch, tmp_path, suite):
     assert "embedding" not in costs["embedding[expiry]"]  # served from what the first spec encoded
 
 
-@pytest.mark.parametrize("other", ["one shard per scenario", pytest.param("two workers", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("other", ["one shard per scenario", "two workers"])
 def test_the_tables_do_not_follow_the_sharding(monkeypatch, tmp_path, suite, other):
     specs = parse_specs(SPECS)
     cold(monkeypatch, tmp_path / "cache-a")

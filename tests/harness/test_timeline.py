@@ -84,6 +84,7 @@ def stored(n: int):
     return buf.tables()["health"].to_pylist()
 
 
+@pytest.mark.slow  # seconds of CPU: a long history replayed twice
 def test_a_timeline_point_is_bounded_whatever_the_history_while_the_probe_report_is_whole():
     small, large = stored(150), stored(600)
     point = lambda rows: max(len(r["factors"]) for r in rows if r["probe_id"] == "")  # noqa: E731

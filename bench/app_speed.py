@@ -33,7 +33,6 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "app"), str(ROOT / "tests")]  # 
 
 from browser import Chromium, chromium_binary, serve  # noqa: E402
 
-sys.path.insert(0, str(ROOT))
 from bench.results import command_line, emit  # noqa: E402
 
 HEATMAP = "!!document.querySelector('.js-plotly-plot')?._fullLayout?.xaxis?._categories"

@@ -30,6 +30,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # `python bench/controls.py`
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.results import command_line  # noqa: E402
 from harness.analysis.aggregate import (  # noqa: E402
     SHARED, aggregate, quality_criteria, separation_sentence, shared_criteria, shortcut_separation, supports, totals,
 )
@@ -168,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     if "--runs" in given:  # a folder of this machine: not written into the page
         i = given.index("--runs")
         del given[i:i + 2]
-    command = "python bench/controls.py " + " ".join(given)
+    command = command_line("controls.py", given)
     runs = Path(args.runs) if args.runs else Path(tempfile.mkdtemp(prefix="supportbench-controls-"))
     print(f"runs in {runs}")
     before = "%.2f %.2f %.2f" % os.getloadavg()

@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -44,6 +43,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.results import command_line  # noqa: E402
 from harness.format.loader import load_suite  # noqa: E402
 from harness.format.model import Probe  # noqa: E402
 from harness.replay.probes import request_for  # noqa: E402
@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     body = [f"| {r['label']} | " + " | ".join(f"{r['recall'][b]:.3f}" for b in budgets) + " | "
             + " | ".join(f"{r['at_k'][k]:.3f}" for k in KS)
             + "".join(f" | {v}" for v in (side.get(r["label"]) or {e: "–" for e in extra}).values()) + " |" for r in rows]
-    cmd = "python bench/locomo_retrieval.py " + shlex.join(a if a != args.scenarios else "LOCOMO_SCENARIOS" for a in (argv or sys.argv[1:]))
+    cmd = command_line("locomo_retrieval.py", [a if a != args.scenarios else "LOCOMO_SCENARIOS" for a in (argv or sys.argv[1:])])
     md = [f"# Evidence recall on LoCoMo{': ' + args.label if args.label else ''}", "",
           f"Written by `{cmd}` (LOCOMO_SCENARIOS: the output of `supportbench import locomo` for the conversations "
           f"{', '.join(names)}; {rows[0]['probes'] if rows else 0} questions with evidence). Load average at the end: "

@@ -126,6 +126,9 @@ GENERATORS: tuple[Generator, ...] = (
         Step("python bench/locomo_retrieval.py $SUPPORTBENCH_LOCOMO_TEST --label 'test split (the 8 conversations other "
              "than 26 and 30), reported once' --canonical --out {out}"),), heavy=True, own=True,
         needs="SUPPORTBENCH_LOCOMO_TEST"),
+    Generator("locomo-dev", "Evidence recall on LoCoMo's development split (conversations 26 and 30), what the ranking was tuned on", (
+        Step("python bench/locomo_retrieval.py $SUPPORTBENCH_LOCOMO_DEV --label 'development split (conversations 26 and 30), "
+             "what the ranking was tuned on' --out {out}"),), heavy=True, own=True, needs="SUPPORTBENCH_LOCOMO_DEV"),
     Generator("locomo-cost", "The cost of a LoCoMo run against a plain BM25 process", (
         Step("python bench/locomo_cost.py $SUPPORTBENCH_LOCOMO_TEST --repeat 3 --out {out}"),), heavy=True, own=True,
         needs="SUPPORTBENCH_LOCOMO_TEST"),
@@ -136,7 +139,7 @@ GENERATORS: tuple[Generator, ...] = (
 def command_line(script: str, argv: list[str]) -> str:
     """How a bench was called, for its page: `python bench/<script> ...`, an absolute path given
     as an argument shown by its last part (a page never names a folder of the machine it ran on)."""
-    return " ".join(["python", f"bench/{script}", *(Path(a).name if os.path.isabs(a) else a for a in argv)])
+    return f"python bench/{script} " + shlex.join(Path(a).name if os.path.isabs(a) else a for a in argv)
 
 
 def emit(text: str, out: Path | None) -> None:

@@ -50,3 +50,15 @@ def test_the_readme_is_a_front_door():
     assert len(README.encode()) <= 20_000
     tables = [line for line in README.splitlines() if line.startswith("| ---") or line.startswith("|---")]
     assert len(tables) <= 2, "one headline table (and the layout table); leaderboards go to docs/results/"
+
+
+def test_the_readme_demo_time_is_the_generated_one():
+    """The README quotes `make demo`'s time from a fresh clone; it must be the figure (and load) that
+    `bench/demo_time.py` last wrote to docs/results/demo-time.md, never a number typed by hand."""
+    page = (Path(__file__).resolve().parents[1] / "docs" / "results" / "demo-time.md").read_text()
+    total = re.search(r"\*\*clone to first page, after the install\*\* \| \*\*([\d.]+)\*\*", page)
+    load = re.search(r"Before: load average ([\d.]+),", page)
+    assert total and load, "docs/results/demo-time.md has no total or load line"
+    quoted = re.search(r"reached the first page in ([\d.]+) s on an idle 2-core machine\s*\(load ([\d.]+)", README)
+    assert quoted, "the README does not quote make demo's time"
+    assert quoted.groups() == (total[1], f"{float(load[1]):.1f}"), (quoted.groups(), total[1], load[1])

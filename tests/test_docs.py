@@ -129,3 +129,15 @@ def test_the_figure_check_finds_a_pasted_board_and_printout_and_passes_reference
     assert [n for n, _ in figure_lines(pasted)] == [3, 5]
     reference = "| `retry_backoff_s` | 0.2 | 0-60 |\n| `max_response_bytes` | 16 MiB | 1 KiB - 1 GiB |\n"
     assert figure_lines(reference) == []
+
+
+MACHINE_PATH = re.compile(r"(?<![\w.])/(?:tmp|home|root|work|var/folders|Users)/[\w.-]+")
+"""An absolute path of the machine a page was written on (a temporary folder, a home folder)."""
+
+
+def test_no_readme_or_docs_page_names_a_folder_of_the_machine_it_was_written_on():
+    """Generated pages are written through temporary folders; what they print must not carry them."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    found = [(p.relative_to(ROOT).as_posix(), m.group(0)) for p in pages for m in MACHINE_PATH.finditer(p.read_text())]
+    assert not found, found
+    assert MACHINE_PATH.search("--out /tmp/supportbench-results-x/controls.md") and not MACHINE_PATH.search("docs/results/tmp")

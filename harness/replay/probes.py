@@ -296,6 +296,9 @@ def reply_engine() -> Any:
     return _ENGINE[0]
 
 
+_REPLAY_NAMES = {"reset": "the replay after reset", "twice": "the replay with every event delivered twice"}
+
+
 def idempotency_signatures(
     scenario: Scenario, make_strategy: Callable[[], Strategy], first: Replay, strategy: Strategy, *,
     seen: dict[str, SeenItem] | None = None,
@@ -315,20 +318,17 @@ def idempotency_signatures(
     step = "reset()"
     try:
         strategy.reset()
-        step = "the replay after reset"
+        step = _REPLAY_NAMES["reset"]
         again = replay(scenario, strategy, record_health=False, prepare_first=False, seen=seen, answer=False,
                        bundles_only=True)
         _keep(result, "reset", again)
-        step = "the replay with every event delivered twice"
+        step = _REPLAY_NAMES["twice"]
         twice = replay(scenario, make_strategy(), deliver_twice=True, record_health=False, prepare_first=False, seen=seen,
                        answer=False, bundles_only=True)
         _keep(result, "twice", twice)
     except Exception as exc:
         result["error"] = f"{step} raised {_describe(exc)}"
     return result
-
-
-_REPLAY_NAMES = {"reset": "the replay after reset", "twice": "the replay with every event delivered twice"}
 
 
 def _keep(result: dict[str, Any], kind: str, r: Replay) -> None:

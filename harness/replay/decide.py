@@ -11,7 +11,6 @@ decision case. An exception in the policy becomes that turn's error and the repl
 from __future__ import annotations
 
 import json
-import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +19,7 @@ from stores.decisions.vocabulary import irreversible_kind
 from stores.protocol import Turn
 
 from harness.format.model import Fault, Scenario
+from harness.replay import describe_error as _describe
 
 
 @dataclass
@@ -61,12 +61,6 @@ class TurnOutcome:
     def is_case(self) -> bool:
         """A decision case: a customer turn with a gold plan."""
         return self.turn is not None and self.turn.role == "customer" and self.gold_plan is not None
-
-
-def _describe(exc: BaseException) -> str:
-    tb = traceback.extract_tb(exc.__traceback__)
-    where = f" at {tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno}" if tb else ""
-    return f"{type(exc).__name__}: {exc}{where}"
 
 
 def replay_policy(scenario: Scenario, policy: Any) -> list[TurnOutcome]:

@@ -13,7 +13,6 @@ policies get it). The strategy is typed by the protocols of `stores.protocol`: t
 from __future__ import annotations
 
 import time
-import traceback
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable, cast
@@ -26,6 +25,7 @@ from stores.packing import received_bundle
 from stores.reply.model import SupportReply
 
 from harness.format.model import Fault, Probe, Scenario, ScenarioEvent
+from harness.replay import describe_error as _describe
 from harness.replay.timeline import HealthPoint
 from harness.replay.timeline import point as timeline_point
 
@@ -95,12 +95,6 @@ class Replay:
     """For a strategy with the `expiry` capability: turn id -> the class it gave the turn when
     it observed it (`ExpiryCapability.memory_class`, asked right after the turn, before a later
     `forget` could drop it); empty otherwise."""
-
-
-def _describe(exc: BaseException) -> str:
-    tb = traceback.extract_tb(exc.__traceback__)
-    where = f" at {tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno}" if tb else ""
-    return f"{type(exc).__name__}: {exc}{where}"
 
 
 def build_seen(scenario: Scenario) -> dict[str, SeenItem]:
@@ -302,6 +296,9 @@ def reply_engine() -> Any:
     return _ENGINE[0]
 
 
+_REPLAY_NAMES = {"reset": "the replay after reset", "twice": "the replay with every event delivered twice"}
+
+
 def idempotency_signatures(
     scenario: Scenario, make_strategy: Callable[[], Strategy], first: Replay, strategy: Strategy, *,
     seen: dict[str, SeenItem] | None = None,
@@ -321,20 +318,17 @@ def idempotency_signatures(
     step = "reset()"
     try:
         strategy.reset()
-        step = "the replay after reset"
+        step = _REPLAY_NAMES["reset"]
         again = replay(scenario, strategy, record_health=False, prepare_first=False, seen=seen, answer=False,
                        bundles_only=True)
         _keep(result, "reset", again)
-        step = "the replay with every event delivered twice"
+        step = _REPLAY_NAMES["twice"]
         twice = replay(scenario, make_strategy(), deliver_twice=True, record_health=False, prepare_first=False, seen=seen,
                        answer=False, bundles_only=True)
         _keep(result, "twice", twice)
     except Exception as exc:
         result["error"] = f"{step} raised {_describe(exc)}"
     return result
-
-
-_REPLAY_NAMES = {"reset": "the replay after reset", "twice": "the replay with every event delivered twice"}
 
 
 def _keep(result: dict[str, Any], kind: str, r: Replay) -> None:

@@ -46,9 +46,9 @@ from stores.protocol import PrepareHook
 from stores.retrieval.encoder import encoder_stats, set_worker_share
 
 Progress = Callable[[int, int], None]
+"""Called as `progress(probes_just_done, scenarios_just_done)`."""
 FRESH_PLAN_S = 60.0
 """A run measures the busy cores again when this process last did so longer ago (`stores.cpu`)."""
-"""Called as `progress(probes_just_done, scenarios_just_done)`."""
 
 
 def run_scenario(scenario: Scenario, spec: StrategySpec, buf: TableBuffer, seen: dict[str, SeenItem] | None = None,

@@ -317,16 +317,15 @@ def known_fix_places(ix: SessionIndex, sessions: list[int], score: np.ndarray) -
     attempts hold are dealt out again, the highest to the fix (in the fix's own order), the rest
     to the attempts (in theirs). The additions of a session sum to 0."""
     out = np.zeros(len(score))
-    sess, customer = ix.array("sess"), ix.array("customer")
+    sess, customer, action = ix.array("sess"), ix.array("customer"), ix.array("action")
+    last_action, last_step = ix.session_array("last_action"), ix.session_array("last_step")
     for s in sessions:
-        last = ix.session_array("last_action")[s]
-        if last < 0:
-            last = ix.session_array("last_step")[s]
-        items = np.flatnonzero(sess == s)
+        last = last_action[s] if last_action[s] >= 0 else last_step[s]
         if last < 0:
             continue  # no step: no fix
+        items = np.flatnonzero(sess == s)
         fix = items[(items == last) | (customer[items] & (items > last))]
-        attempts = items[(items > items[0]) & (items < last) & (customer[items] | ix.array("action")[items])]
+        attempts = items[(items > items[0]) & (items < last) & (customer[items] | action[items])]
         both = np.concatenate([fix, attempts])
         levels = np.sort(score[both])[::-1]  # the places the fix and the attempts hold
         for group, places in ((fix, levels[: len(fix)]), (attempts, levels[len(fix):])):

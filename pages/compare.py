@@ -42,13 +42,12 @@ def delta_chart(crit, titles) -> go.Figure:
     # leaves the labels about half its width, and one long line was cut
     labels = [f"{html.escape(titles.get(c, c))}<br>{wrap_label(s)}" for s, c in zip(crit["strategy"], crit["criterion"])]
     colors = ["#c62828" if d < 0 else ("#2e7d32" if d > 0 else "#9e9e9e") for d in crit["delta"]]
-    lo = crit["lo"] if "lo" in crit else crit["delta"] * float("nan")
-    hi = crit["hi"] if "hi" in crit else crit["delta"] * float("nan")
+    lo, hi = crit["lo"], crit["hi"]  # `deltas_section` merged `delta_intervals`: these columns are always there
     # whiskers around the bar: the paired interval, shifted onto the bar's own delta (the two differ only
     # when one side has cases the other lacks)
-    centre = crit["paired_delta"] if "paired_delta" in crit else crit["delta"]
+    centre = crit["paired_delta"]
     ci = [f" · 95% interval {l:+.2f} to {h:+.2f} over {int(n)} paired cases" if l == l else ""
-          for l, h, n in zip(lo, hi, crit["n_paired"] if "n_paired" in crit else [0] * len(crit))]
+          for l, h, n in zip(lo, hi, crit["n_paired"])]
     fig = go.Figure(go.Bar(
         x=crit["delta"], y=labels, orientation="h", marker_color=colors,
         error_x=dict(type="data", symmetric=False, array=(hi - centre).fillna(0).clip(lower=0),

@@ -14,6 +14,7 @@ import re
 import plotly.graph_objects as go
 import streamlit as st
 
+from harness.analysis.cases import judged_specs
 from harness.analysis.compare import default_pairs
 from pages._charts import SCORE_DELTA
 from pages._shared import (url_page, current_run, plain, code, visit_key, start, case_key, criterion_titles, go as go_page, manifest, q, query, root, run_labels,
@@ -98,8 +99,8 @@ def two_runs(run: str):
     if not overlap_ok(overlap, run_a, run_b):
         return None
     # strategies, then decision policies: a policy variant's regressions are cases like any other
-    strat_a = [s for key in ("strategies", "policies") for s in manifest(run_a, root()).get(key, [])]
-    strat_b = [s for key in ("strategies", "policies") for s in manifest(run_b, root()).get(key, [])]
+    strat_a = list(judged_specs(manifest(run_a, root())).values())
+    strat_b = list(judged_specs(manifest(run_b, root())).values())
     options = [f"{a['label']}{ARROW}{b['label']}" for a in strat_a for b in strat_b]
     default = [f"{a}{ARROW}{b}" for a, b in default_pairs(strat_a, strat_b)]
     chosen = url_multiselect("Pairs (strategy of A → strategy of B)", options, "pair", default=default,

@@ -14,6 +14,7 @@ import re
 import plotly.graph_objects as go
 import streamlit as st
 
+from harness.analysis.cases import judged_specs
 from harness.analysis.compare import default_pairs
 from pages._charts import SCORE_DELTA
 from pages._shared import (url_page, current_run, plain, code, visit_key, start, case_key, criterion_titles, go as go_page, manifest, q, query, root, run_labels,
@@ -42,13 +43,12 @@ def delta_chart(crit, titles) -> go.Figure:
     # leaves the labels about half its width, and one long line was cut
     labels = [f"{html.escape(titles.get(c, c))}<br>{wrap_label(s)}" for s, c in zip(crit["strategy"], crit["criterion"])]
     colors = ["#c62828" if d < 0 else ("#2e7d32" if d > 0 else "#9e9e9e") for d in crit["delta"]]
-    lo = crit["lo"] if "lo" in crit else crit["delta"] * float("nan")
-    hi = crit["hi"] if "hi" in crit else crit["delta"] * float("nan")
+    lo, hi = crit["lo"], crit["hi"]  # `deltas_section` merged `delta_intervals`: these columns are always there
     # whiskers around the bar: the paired interval, shifted onto the bar's own delta (the two differ only
     # when one side has cases the other lacks)
-    centre = crit["paired_delta"] if "paired_delta" in crit else crit["delta"]
+    centre = crit["paired_delta"]
     ci = [f" · 95% interval {l:+.2f} to {h:+.2f} over {int(n)} paired cases" if l == l else ""
-          for l, h, n in zip(lo, hi, crit["n_paired"] if "n_paired" in crit else [0] * len(crit))]
+          for l, h, n in zip(lo, hi, crit["n_paired"])]
     fig = go.Figure(go.Bar(
         x=crit["delta"], y=labels, orientation="h", marker_color=colors,
         error_x=dict(type="data", symmetric=False, array=(hi - centre).fillna(0).clip(lower=0),
@@ -99,8 +99,8 @@ def two_runs(run: str):
     if not overlap_ok(overlap, run_a, run_b):
         return None
     # strategies, then decision policies: a policy variant's regressions are cases like any other
-    strat_a = [s for key in ("strategies", "policies") for s in manifest(run_a, root()).get(key, [])]
-    strat_b = [s for key in ("strategies", "policies") for s in manifest(run_b, root()).get(key, [])]
+    strat_a = list(judged_specs(manifest(run_a, root())).values())
+    strat_b = list(judged_specs(manifest(run_b, root())).values())
     options = [f"{a['label']}{ARROW}{b['label']}" for a in strat_a for b in strat_b]
     default = [f"{a}{ARROW}{b}" for a, b in default_pairs(strat_a, strat_b)]
     chosen = url_multiselect("Pairs (strategy of A → strategy of B)", options, "pair", default=default,

@@ -19,7 +19,7 @@ from harness.analysis.queries import (FAILING, GOLD_MARK, OUT_MARK, Filter, gap_
                                       hit, memories_table, parse_expect, present, received_context, reply_view)
 from harness.criteria import groups
 from pages._expiry import case_turns, removed_panel
-from pages._shared import (url_page, url_fragment, PAGE_SIZE, run_labels, plain, code, param_get, drop_param, set_param, rerun, visit_key, start, go, STATUS_ICONS, case_key, clear_params, current_run, deferred_export, parse_case, wkey,
+from pages._shared import (url_page, url_fragment, PAGE_SIZE, listed_runs, plain, code, param_get, drop_param, set_param, rerun, visit_key, start, go, STATUS_ICONS, case_key, clear_params, current_run, deferred_export, parse_case, wkey,
                            criterion_titles, q, url_keep, url_multiselect, url_pagination, url_seed, url_selectbox, url_text,
                            url_toggle)
 
@@ -240,7 +240,7 @@ def a_vs_b(case: tuple[str, str, str, str], run_a: str, strategy_a: str | None) 
     strategy, scenario, probe_id, criterion = case
     run_b = current_run()
     strategy_a = strategy_a or strategy
-    labels = run_labels()
+    labels = listed_runs()  # the router's listing of this script run: no second scan of every manifest
     st.divider()
     st.subheader("A vs B: " + plain(f"{scenario} · {probe_id or 'whole scenario'} · {criterion_titles().get(criterion, criterion)}"))
     if run_a not in labels:

@@ -17,7 +17,7 @@ import streamlit as st
 from harness.analysis.cases import judged_specs
 from harness.analysis.compare import default_pairs
 from pages._charts import SCORE_DELTA
-from pages._shared import (url_page, current_run, plain, code, visit_key, start, case_key, criterion_titles, go as go_page, manifest, q, query, root, run_labels,
+from pages._shared import (url_page, current_run, plain, code, visit_key, start, case_key, criterion_titles, go as go_page, manifest, q, query, root, listed_runs,
                            url_keep, url_multiselect, url_pagination, url_seed, url_selectbox)
 
 MODES = {"runs": "Two runs", "strategies": "Two strategies in one run"}
@@ -87,7 +87,7 @@ def render() -> None:
 def two_runs(run: str):
     """Run A and run B, the pairs of strategies to compare, and the overlap check. Returns
     (result, run whose cases a click opens), or None when there is nothing to show."""
-    labels = run_labels()
+    labels = listed_runs()  # the router listed them in this script run
     ids = list(labels)
     if len(ids) < 2:
         st.info("Only one run on disk: compare two strategies of it instead, or write another run.")

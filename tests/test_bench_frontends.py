@@ -59,3 +59,25 @@ def test_the_rules_side_runs_the_same_rows_with_every_front_end_the_rules(bench,
         if s.label.endswith("[expiry-rules]"):
             assert s.expiry_params().classifier == "rules", s.label
     assert sum(s.label.endswith("[expiry-rules]") for s in specs) == sum(s.label.endswith("[expiry]") for s in ci)
+
+
+def test_each_frontends_generator_runs_on_a_held_out_suite_that_is_there_and_valid():
+    """`make results-heavy` writes one front-ends page per challenge suite (the second held-out suite
+    included); each names a folder of the project that validates, so a renamed or broken suite fails
+    here rather than in the lead's one run of the heavy generators."""
+    import re
+    import sys
+
+    from harness.format.loader import validate_paths
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from results import GENERATORS
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    folders = {g.name: re.search(r"--challenge (\S+)", s.command).group(1)
+               for g in GENERATORS if g.name.startswith("frontends") for s in g.steps if "--challenge" in s.command}
+    assert folders == {"frontends-holdout": "datasets/challenge_holdout", "frontends-holdout2": "datasets/challenge_holdout2"}
+    for name, folder in folders.items():
+        assert (ROOT / folder).is_dir(), name
+        assert validate_paths([ROOT / folder]) == [], (name, folder)

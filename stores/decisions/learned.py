@@ -8,7 +8,7 @@
   (`FLOOR`: fraud or account takeover, legal threats, a minor at risk, threats, self-harm) and the
   learned floor say. Either reader is enough: the floor is a union, never a vote. The learned floor
   (`floor_reading`) is the `sensitive` head's probability of any disclosure (crisis + harm, against
-  its near misses and "nothing"), its threshold the highest that keeps validation recall at 0.95
+  its near misses and "nothing"), its threshold the highest that keeps validation recall at 0.96
   (stores.frontend.model, `SUMMED`); the more probable of crisis and harm says the severity.
   A turn the floor marks escalates (the resolver's first rule), whatever else is on record.
 - Signals whose words rarely mislead (`human_request`, `hostile`, `complexity`, `complaint`, an
@@ -19,8 +19,10 @@
   and `short_affirmative` on sarcasm, a `complaint` read from a bare negation alone: "it's not for
   me"): the learned head's label when it is sure (its probability reached its threshold, or
   "nothing to report" reached `SURE`), else the rule's value. A learned "resolved" on a message that
-  still names a problem (the complaint words beyond a negation, or the complaint head) is overruled:
-  praise around a problem is sarcasm ("great fix, still dropping") or a partial fix.
+  still names a problem (the complaint producer's words beyond a bare negation) is overruled: praise
+  around a problem is sarcasm ("great fix, crashed again") or a partial fix.
+- The learned `time_critical` yes needs a time named in the message (`TIME_NAMED`: today, by 5,
+  in an hour, a deadline, ...); without one the rules decide.
 - A meaningless message (keyboard mash) is the rules' alone.
 - Signals that are facts of the conversation rather than readings of the words stay the rules':
   a short yes to the agent's "did that solve it?" confirms the fix, the agent's empty answer
@@ -68,6 +70,16 @@ FLOOR_HARM = re.compile(
 )
 """The floor's words, beside the rules' crisis and harm words (stores.decisions.signals): written
 for the categories the rules did not name. A floor word is enough to escalate."""
+
+
+TIME_NAMED = re.compile(
+    r"\b(?:now|today|tonight|tomorrow|this (?:morning|afternoon|evening|week)|minutes?|mins?|hours?|hrs?|noon|"
+    r"midnight|deadline\w*|cut-?off|o'?clock|\d{1,2}(?::\d\d)?\s?(?:am|pm)|by \d{1,2}|at \d{1,2}|end of (?:the )?day|eod|"
+    r"asap|urgent\w*|immediately|shortly|soon|before|in time|running out|closes|due|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+)
+"""A time named in the message: the learned `time_critical` head's yes needs one ("the export keeps
+coming out empty" reads like an urgent failure to the head, but no time is running out)."""
 
 
 def floor_severity(text: str) -> str:
@@ -132,7 +144,11 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     for field in ("human_request", "hostile", "complexity"):
         values[field], who = _either(getattr(rules, field), readings[field])
         readers.append((field, who))
-    values["time_critical"], who = _binary(rules.time_critical, readings["time_critical"])
+    tc = readings["time_critical"]
+    if tc.label == "yes" and not TIME_NAMED.search(ctx.text.lower().replace("\u2019", "'")):
+        values["time_critical"], who = rules.time_critical, f"rules ({tc.describe()}, but no time is named)"
+    else:
+        values["time_critical"], who = _binary(rules.time_critical, tc)
     readers.append(("time_critical", who))
 
     short = word_count(ctx.text) <= params.short_max_words
@@ -153,9 +169,9 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
         resolved, who = True, "rules: a yes to the agent's resolution check"
     else:
         resolved, who = _binary(rules.resolved_confirmation, r)
-        if resolved and not rules.resolved_confirmation and (words and not only_negation(words) or c.label == "yes"):
-            # praise around a problem still named ("great fix, still dropping") is sarcasm or a partial fix
-            resolved, who = False, f"{who}, overruled: the message still reports a problem ({', '.join(words) or c.describe()})"
+        if resolved and not rules.resolved_confirmation and words and not only_negation(words):
+            # praise around a problem still named ("great fix, crashed again") is sarcasm or a partial fix
+            resolved, who = False, f"{who}, overruled: the message still names a problem ({', '.join(words)})"
     values["resolved_confirmation"] = resolved
     readers.append(("resolved_confirmation", who))
 

@@ -12,12 +12,14 @@ bank with those thresholds. Same bank, same model, same seed: the same artefact.
 The safety floor reads the `sensitive` head (`crisis`, `harm`, `near_miss`, `none`): the near misses
 (security how-tos, leaving a plan, a person asked for, dramatic complaints, violent idioms, money
 questions without fraud) are a class of their own that competes with the disclosures, and the floor's
-score is the probability of any disclosure, `crisis` + `harm` (`SUMMED`: the head's `disclosure`
-threshold). That threshold is chosen for recall with precision next (`_choose_recall`): the highest
-threshold whose validation recall still reaches `RECALL_TARGET` (0.95), which is the most precise one
-that keeps the recall; the best F2 when none reaches it. A binary head trained on the same phrases
-(crisis and harm against the rest, the first design) ranked the bank's near misses worse: at the
-recall target its validation precision was 0.37 against 0.54 here.
+score is the mean of two readers: the probability of any disclosure, `crisis` + `harm` (`SUMMED`),
+and how much nearer the message is to the bank's disclosures than to the rest of the head's phrases
+(`nearest_margin`, the 3 nearest of each). Its threshold (the head's `disclosure` threshold) is chosen
+for recall, precision next (`_choose_recall`): the highest threshold whose validation recall still
+reaches `RECALL_TARGET` (0.96), the most precise one that keeps the recall; the best F2 when none
+reaches it. Measured on the bank's validation folds at that recall, before this design was kept: a
+binary disclosure head (the first design) had precision 0.37, the summed probability alone 0.40, the
+mean with the nearest phrases 0.44 (0.51 on the bank as committed).
 The extractor's `preference` head is derived the same way from `preference_topic` (every topic its
 `yes`), its threshold the best F1 among those precise enough (`PRECISION_HEADS`): it adds a memory.
 
@@ -65,7 +67,7 @@ NEAREST = 3
 phrases with one of its labels against that of the `NEAREST` closest without, squashed by a logistic
 of slope `NEAREST_SLOPE`; the reading's score is the mean of that and the head's summed probability."""
 NEAREST_SLOPE = 20.0
-RECALL_TARGET = 0.95
+RECALL_TARGET = 0.96
 """The validation recall a summed (safety) threshold must keep; among those that do, the highest."""
 PRECISION_HEADS = frozenset({"outcome", "preference"})
 """Heads whose label adds a fact the rules' words did not say (an attempt settled as worked or failed, a

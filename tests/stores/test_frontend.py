@@ -647,11 +647,11 @@ def test_a_bare_negation_is_a_complaint_only_when_the_head_is_not_sure_otherwise
 
 def test_a_learned_resolution_beside_a_named_problem_is_overruled():
     params = ProducerParams(front="learned")
-    ctx, rules = _rules("wow amazing, still dropping. great fix")
-    s = combine(ctx, params, rules, _readings(resolved=("yes", 0.8), complaint=("yes", 0.8)))
+    ctx, rules = _rules("wow amazing, it crashed again. great fix")
+    s = combine(ctx, params, rules, _readings(resolved=("yes", 0.8)))
     assert not s.resolved_confirmation and "overruled" in dict(s.readers)["resolved_confirmation"]
     ctx, rules = _rules("nailed it, opens fine now")
-    assert combine(ctx, params, rules, _readings(resolved=("yes", 0.8))).resolved_confirmation
+    assert combine(ctx, params, rules, _readings(resolved=("yes", 0.8), complaint=("yes", 0.8))).resolved_confirmation
 
 
 def test_human_resources_is_not_a_request_for_a_human():
@@ -665,3 +665,12 @@ def test_floor_words_for_indirect_fraud_and_farewells():
     assert floor_severity("a purchase neither me nor my wife made") == "harm"
     assert floor_severity("I won't be around much longer anyway") == "crisis"
     assert floor_severity("I won't be around on monday for the delivery") == "none"
+
+
+def test_a_learned_time_critical_yes_needs_a_time_named():
+    params = ProducerParams(front="learned")
+    ctx, rules = _rules("the export keeps coming out empty")
+    s = combine(ctx, params, rules, _readings(time_critical=("yes", 0.7)))
+    assert not s.time_critical and "no time is named" in dict(s.readers)["time_critical"]
+    ctx, rules = _rules("payroll goes to the bank by 5 and the export fails")
+    assert combine(ctx, params, rules, _readings(time_critical=("yes", 0.7))).time_critical

@@ -18,9 +18,7 @@
 - Signals whose words do mislead (`time_critical` on a promo's deadline, `resolved_confirmation`
   and `short_affirmative` on sarcasm, a `complaint` read from a bare negation alone: "it's not for
   me"): the learned head's label when it is sure (its probability reached its threshold, or
-  "nothing to report" reached `SURE`), else the rule's value. A learned "resolved" on a message that
-  still names a problem (the complaint producer's words beyond a bare negation) is overruled: praise
-  around a problem is sarcasm ("great fix, crashed again") or a partial fix.
+  "nothing to report" reached `SURE`), else the rule's value.
 - The learned `time_critical` yes needs a time named in the message (`TIME_NAMED`: today, by 5,
   in an hour, a deadline, ...); without one the rules decide.
 - A meaningless message (keyboard mash) is the rules' alone.
@@ -169,9 +167,6 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
         resolved, who = True, "rules: a yes to the agent's resolution check"
     else:
         resolved, who = _binary(rules.resolved_confirmation, r)
-        if resolved and not rules.resolved_confirmation and words and not only_negation(words):
-            # praise around a problem still named ("great fix, crashed again") is sarcasm or a partial fix
-            resolved, who = False, f"{who}, overruled: the message still names a problem ({', '.join(words)})"
     values["resolved_confirmation"] = resolved
     readers.append(("resolved_confirmation", who))
 

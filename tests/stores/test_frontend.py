@@ -645,15 +645,6 @@ def test_a_bare_negation_is_a_complaint_only_when_the_head_is_not_sure_otherwise
     assert combine(ctx, params, rules, _readings(complaint=("no", 0.9))).complaint  # a problem word stands
 
 
-def test_a_learned_resolution_beside_a_named_problem_is_overruled():
-    params = ProducerParams(front="learned")
-    ctx, rules = _rules("wow amazing, it crashed again. great fix")
-    s = combine(ctx, params, rules, _readings(resolved=("yes", 0.8)))
-    assert not s.resolved_confirmation and "overruled" in dict(s.readers)["resolved_confirmation"]
-    ctx, rules = _rules("nailed it, opens fine now")
-    assert combine(ctx, params, rules, _readings(resolved=("yes", 0.8), complaint=("yes", 0.8))).resolved_confirmation
-
-
 def test_human_resources_is_not_a_request_for_a_human():
     from stores.decisions.signals import produce_rules as pr
 

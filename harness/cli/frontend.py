@@ -38,9 +38,7 @@ def main(args) -> int:
     took = time.perf_counter() - start
     table = Table("head", "phrases", "label", "threshold", "validation P", "validation R", "validation F1", "support")
     for name, head in front.heads.items():
-        for label in head.labels:
-            if label == head.default:
-                continue
+        for label in head.thresholds:  # every label but the default, and the summed readings (the floor)
             v = head.validation.get(label, {})
             table.add_row(name, str(len(h_bank(bank, name).texts)), label, f"{head.thresholds[label]:.2f}",
                           f"{v.get('precision', 0):.2f}", f"{v.get('recall', 0):.2f}", f"{v.get('f1', 0):.2f}",

@@ -7,17 +7,20 @@
 - The safety floor (`sensitive`): the most severe of what the rules, the floor's own word list
   (`FLOOR`: fraud or account takeover, legal threats, a minor at risk, threats, self-harm) and the
   learned floor say. Either reader is enough: the floor is a union, never a vote. The learned floor
-  (`floor_reading`) is the dedicated binary `disclosure` head (every crisis and harm phrase of the
-  bank against the rest), its threshold chosen for recall on the validation split (best F2); the
-  `sensitive` head only says which severity (crisis or harm) it is.
+  (`floor_reading`) is the `sensitive` head's probability of any disclosure (crisis + harm, against
+  its near misses and "nothing"), its threshold the highest that keeps validation recall at 0.96
+  (stores.frontend.model, `SUMMED`); the more probable of crisis and harm says the severity.
   A turn the floor marks escalates (the resolver's first rule), whatever else is on record.
 - Signals whose words rarely mislead (`human_request`, `hostile`, `complexity`, `complaint`, an
   explicit intent):
   the rules' yes stands, and the learned head adds what the words missed ("is anyone real there",
   "you lot are clowns", "I just want out") when it is sure.
 - Signals whose words do mislead (`time_critical` on a promo's deadline, `resolved_confirmation`
-  and `short_affirmative` on sarcasm): the learned head's label when it is sure (its
-  probability reached its threshold, or "nothing to report" reached `SURE`), else the rule's value.
+  and `short_affirmative` on sarcasm, a `complaint` read from a bare negation alone: "it's not for
+  me"): the learned head's label when it is sure (its probability reached its threshold, or
+  "nothing to report" reached `SURE`), else the rule's value.
+- The learned `time_critical` yes needs a time named in the message (`TIME_NAMED`: today, by 5,
+  in an hour, a deadline, ...); without one the rules decide.
 - A meaningless message (keyboard mash) is the rules' alone.
 - Signals that are facts of the conversation rather than readings of the words stay the rules':
   a short yes to the agent's "did that solve it?" confirms the fix, the agent's empty answer
@@ -33,7 +36,7 @@ import re
 from dataclasses import replace
 
 
-from stores.decisions.signals import ProducerParams, Signals, TurnContext, reports_problem, word_count
+from stores.decisions.signals import ProducerParams, Signals, TurnContext, only_negation, problem_words, word_count
 from stores.frontend.chat import chat_readings
 from stores.frontend.model import FrontEnd, Reading, front_end
 
@@ -45,12 +48,13 @@ _RANK = {"none": 0, "harm": 1, "crisis": 2}
 
 FLOOR_CRISIS = re.compile(
     r"\b(?:end(?:ing)? (?:it|things|everything)|(?:better|best) off dead|(?:don'?t|do not) want to (?:wake up|go on)|"
-    r"no point (?:in )?(?:living|going on)|(?:cut|cutting|harm|harming) myself|took (?:too many|all (?:my|the))|"
+    r"no point (?:in )?(?:living|going on)|(?:be|being) (?:around|here) (?:much |for (?:much |very )?)?longer|(?:cut|cutting|harm|harming) myself|took (?:too many|all (?:my|the))|"
     r"(?:jump|jumping) off|say(?:ing)? goodbye to (?:everyone|my family)|can'?t go on)\b"
 )
 FLOOR_HARM = re.compile(
     r"\b(?:(?:never|didn'?t|did not|haven'?t|have not) (?:placed|made|ordered|bought|authori[sz]ed)|"
     r"(?:wasn'?t|was not|not) (?:me|mine)\b.{0,30}\b(?:order|charge|purchase|payment)|"
+    r"neither (?:me|i|of us)\b.{0,30}\b(?:made|placed|ordered|bought|authori[sz]ed)|"
     r"(?:order|charge|purchase|payment)s?\b.{0,40}\b(?:wasn'?t|was not|weren'?t|were not) (?:me|mine)|"
     r"hack(?:ed|er|ers|ing)?|account (?:was |got |has been )?(?:taken over|compromised|hijacked)|"
     r"(?:took|taken|taking) over my (?:account|login|email)|locked me out|logging into my account|"
@@ -66,6 +70,16 @@ FLOOR_HARM = re.compile(
 for the categories the rules did not name. A floor word is enough to escalate."""
 
 
+TIME_NAMED = re.compile(
+    r"\b(?:now|today|tonight|tomorrow|this (?:morning|afternoon|evening|week)|minutes?|mins?|hours?|hrs?|noon|"
+    r"midnight|deadline\w*|cut-?off|o'?clock|\d{1,2}(?::\d\d)?\s?(?:am|pm)|by \d{1,2}|at \d{1,2}|end of (?:the )?day|eod|"
+    r"asap|urgent\w*|immediately|shortly|soon|before|in time|running out|closes|due|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+)
+"""A time named in the message: the learned `time_critical` head's yes needs one ("the export keeps
+coming out empty" reads like an urgent failure to the head, but no time is running out)."""
+
+
 def floor_severity(text: str) -> str:
     """`crisis`, `harm` or `none` from the floor's own words."""
     low = text.lower().replace("\u2019", "'")
@@ -77,17 +91,18 @@ def floor_severity(text: str) -> str:
 
 
 def floor_reading(front: FrontEnd, text: str) -> Reading:
-    """The learned safety floor on one message: the `disclosure` head's reading, and when it reaches
-    its threshold, the `sensitive` head's more probable severity. Below the threshold, a `none`
-    reading whose score is the chance of no disclosure (it had to reach 1 - the threshold)."""
-    d = front.heads["disclosure"]
-    p_yes = front.proba("disclosure", text)["yes"]
-    t = d.thresholds["yes"]
-    if p_yes < t:
-        return Reading("disclosure", "none", 1.0 - p_yes, 1.0 - t)
-    ps = front.proba("sensitive", text)
+    """The learned safety floor on one message: the `sensitive` head's probability of any disclosure
+    (`crisis` + `harm`, against `near_miss` and `none`) and, when it reaches the head's `disclosure`
+    threshold, the more probable severity. Below the threshold, a `none` reading whose score is the
+    chance of no disclosure (it had to reach 1 - the threshold)."""
+    t = front.heads["sensitive"].thresholds["disclosure"]
+    score, p_yes, margin, ps = front.summed("sensitive", "disclosure", text)
+    parts = f"model {p_yes:.2f}, nearest phrases {margin:.2f}"
+    if score < t:
+        return Reading("disclosure", "none", 1.0 - score, 1.0 - t, note=parts)
     label = "crisis" if ps.get("crisis", 0.0) >= ps.get("harm", 0.0) else "harm"
-    return Reading("disclosure", label, p_yes, t, note=f"{label}: p={ps[label]:.2f} against {ps['harm' if label == 'crisis' else 'crisis']:.2f}")
+    return Reading("disclosure", label, score, t,
+                   note=f"{parts}; {label}: p={ps[label]:.2f} against {ps['harm' if label == 'crisis' else 'crisis']:.2f}")
 
 
 def _either(rule: bool, r: Reading) -> tuple[bool, str]:
@@ -127,7 +142,11 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     for field in ("human_request", "hostile", "complexity"):
         values[field], who = _either(getattr(rules, field), readings[field])
         readers.append((field, who))
-    values["time_critical"], who = _binary(rules.time_critical, readings["time_critical"])
+    tc = readings["time_critical"]
+    if tc.label == "yes" and not TIME_NAMED.search(ctx.text.lower().replace("\u2019", "'")):
+        values["time_critical"], who = rules.time_critical, f"rules ({tc.describe()}, but no time is named)"
+    else:
+        values["time_critical"], who = _binary(rules.time_critical, tc)
     readers.append(("time_critical", who))
 
     short = word_count(ctx.text) <= params.short_max_words
@@ -142,6 +161,8 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     answer = ctx.answer
     said_yes_to_check = answer is not None and answer.resolution_check and affirmative
     r = readings["resolved"]
+    words = problem_words(ctx.text)
+    c = readings["complaint"]
     if said_yes_to_check:
         resolved, who = True, "rules: a yes to the agent's resolution check"
     else:
@@ -159,7 +180,10 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     readers.append(("explicit_intent", who))
 
     asking = not (affirmative or resolved)
-    problem, who = _either(reports_problem(ctx.text), readings["complaint"])
+    if only_negation(words):  # "it's not for me": a bare negation misleads, the head decides when sure
+        problem, who = _binary(True, c)
+    else:
+        problem, who = _either(bool(words), c)
     values["complaint"] = asking and problem
     readers.append(("complaint", who))
     values["retrieval_empty"] = asking and answer is not None and answer.no_answer

@@ -205,7 +205,7 @@ _HARM = re.compile(
     r"(?:i'?m|i am|we are|we'?re) (?:not )?safe|being followed|weapon\w*|hurt (?:him|her|them|someone|you))\b"
 )
 _HUMAN = re.compile(
-    r"\b(?:human(?: being)?s?|real (?:person|people|agent|human)|live (?:agent|person|support|chat|operator)|"
+    r"\b(?:human(?: being)?s?(?! resources\b)|real (?:person|people|agent|human)|live (?:agent|person|support|chat|operator)|"
     r"(?:talk|speak|chat) (?:to|with) (?:a |an |some |your |the )?(?:person|agent|representative|rep|manager|"
     r"supervisor|operator|someone|somebody|people)|representative|operator|supervisor|"
     r"(?:connect|transfer|put) me (?:to|with|through to) (?:a |an |your |the )?(?:person|agent|human|someone|somebody|team|staff)|"
@@ -300,6 +300,17 @@ def word_count(text: str) -> int:
 def reports_problem(text: str) -> bool:
     """The message names a problem in the words the complaint producer knows (negation, `broken`, `late`, ...)."""
     return bool(_PROBLEM.search(text.lower().replace("\u2019", "'")))
+
+
+def problem_words(text: str) -> list[str]:
+    """The complaint producer's words found in the message (`reports_problem` is true when there is one)."""
+    return [m.group(0) for m in _PROBLEM.finditer(text.lower().replace("\u2019", "'"))]
+
+
+def only_negation(words: list[str]) -> bool:
+    """True when every problem word is a bare negation (`not`, `never`, `don't`): words that also say
+    "it's not for me", "never mind", "I don't need it"."""
+    return bool(words) and all(_NEGATION.fullmatch(w) for w in words)
 
 
 def is_meaningless(text: str) -> bool:

@@ -34,7 +34,8 @@ SYSTEM_PROMPT = (
 
 DESCRIPTIONS: dict[str, str] = {
     "sensitive": "crisis = the customer's own life at risk (self-harm); harm = abuse, threats, stalking, fraud, "
-                 "account takeover, a legal threat, a minor at risk; none = neither",
+                 "account takeover, a legal threat, a minor at risk; near_miss = only sounds like one (a figure of speech, "
+                 "a security question, leaving a plan, a person asked for); none = neither",
     "human_request": "yes when the customer asks for a person (in any words)",
     "hostile": "yes when the message insults or abuses the agent or company (with or without swearing)",
     "complexity": "yes when the case is not one for a bot (a chargeback, a data-protection request, a formal complaint)",

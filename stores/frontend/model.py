@@ -9,11 +9,17 @@ each label's threshold is chosen on those scores (the validation split): the one
 of "this label's probability reaches the threshold". The classifier is then refitted on the whole
 bank with those thresholds. Same bank, same model, same seed: the same artefact.
 
-The safety floor has a head of its own, `disclosure` (`DERIVED`): a binary head trained on the
-`sensitive` phrases, its `yes` being every `crisis` and `harm` phrase (one class of all disclosures
-has twice the examples of either severity). Its threshold is chosen for recall: the best F2 on the
-validation split (recall weighs four times precision), from 0.05 up; the `sensitive` head then only
-says which severity (`stores.decisions.learned`), and the floor's word list stands beside both.
+The safety floor reads the `sensitive` head (`crisis`, `harm`, `near_miss`, `none`): the near misses
+(security how-tos, leaving a plan, a person asked for, dramatic complaints, violent idioms, money
+questions without fraud) are a class of their own that competes with the disclosures, and the floor's
+score is the mean of two readers: the probability of any disclosure, `crisis` + `harm` (`SUMMED`),
+and how much nearer the message is to the bank's disclosures than to the rest of the head's phrases
+(`nearest_margin`, the 3 nearest of each). Its threshold (the head's `disclosure` threshold) is chosen
+for recall, precision next (`_choose_recall`): the highest threshold whose validation recall still
+reaches `RECALL_TARGET` (0.96), the most precise one that keeps the recall; the best F2 when none
+reaches it. Measured on the bank's validation folds at that recall, before this design was kept: a
+binary disclosure head (the first design) had precision 0.37, the summed probability alone 0.40, the
+mean with the nearest phrases 0.44 (0.51 on the bank as committed).
 The extractor's `preference` head is derived the same way from `preference_topic` (every topic its
 `yes`), its threshold the best F1 among those precise enough (`PRECISION_HEADS`): it adds a memory.
 
@@ -34,7 +40,7 @@ import os
 import secrets
 import threading
 from functools import lru_cache
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -53,8 +59,16 @@ C = 4.0
 SURE = 0.6
 """The default label ('nothing to report') is trusted when its probability reaches this; below
 it and below every other label's threshold the head is unsure."""
-RECALL_HEADS = frozenset({"disclosure"})
-"""Heads whose thresholds are chosen for recall (the safety floor), not F1."""
+SUMMED = {"sensitive": {"disclosure": frozenset({"crisis", "harm"})}}
+"""Per head, a reading of the probability of any of several labels (name -> labels), its threshold
+chosen for recall (`_choose_recall`): the safety floor's `disclosure`."""
+NEAREST = 3
+"""A summed reading's second reader, the nearest phrases: the mean cosine of the `NEAREST` closest
+phrases with one of its labels against that of the `NEAREST` closest without, squashed by a logistic
+of slope `NEAREST_SLOPE`; the reading's score is the mean of that and the head's summed probability."""
+NEAREST_SLOPE = 20.0
+RECALL_TARGET = 0.96
+"""The validation recall a summed (safety) threshold must keep; among those that do, the highest."""
 PRECISION_HEADS = frozenset({"outcome", "preference"})
 """Heads whose label adds a fact the rules' words did not say (an attempt settled as worked or failed, a
 lasting preference the customer's words set):
@@ -62,13 +76,13 @@ their thresholds are the best F1 among those whose validation precision reaches 
 PRECISION_FLOOR = 0.8
 PREFERENCE_TOPICS = frozenset({"contact", "hours", "format", "language", "copy", "recipient"})
 """The topics of the `preference_topic` head (phrases/preferences.yaml), the structured lexicon's own."""
-DERIVED = {"disclosure": ("sensitive", frozenset({"crisis", "harm"})), "preference": ("preference_topic", PREFERENCE_TOPICS)}
+DERIVED = {"preference": ("preference_topic", PREFERENCE_TOPICS)}
 """Binary heads trained on another head's phrases: name -> (source head, the labels that are its `yes`)."""
 GRID = tuple(round(x, 2) for x in np.arange(0.5, 0.91, 0.05))
 """Thresholds tried on the validation split: a learned label is at least more likely than not (the
-recall heads go down to 0.05, `RECALL_GRID`). A floor of 0.3 for heads of more than two labels was
+summed safety readings go down to 0.05, `RECALL_GRID`). A floor of 0.3 for heads of more than two labels was
 tried and lowered the canonical memory-class figures, so it is not used."""
-RECALL_GRID = tuple(round(x, 2) for x in np.arange(0.05, 0.91, 0.05))
+RECALL_GRID = tuple(round(x, 2) for x in np.arange(0.05, 0.91, 0.01))
 
 
 @dataclass(frozen=True)
@@ -117,6 +131,18 @@ class Head:
     thresholds: dict[str, float]
     validation: dict[str, dict[str, float]]
     """Per label: precision, recall, f1, support on the validation split at its threshold."""
+    prototypes: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    """Per summed reading (`SUMMED`): the head's phrase vectors (unit length) and which have one of its labels."""
+
+    def summed(self, name: str, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A summed reading of rows `x`: its score (the mean of the summed probability and the nearest
+        phrases' margin, `NEAREST`), the summed probability and the margin, each per row."""
+        p = self.proba(x)
+        members = SUMMED[self.name][name]
+        p_sum = p[:, [i for i, label in enumerate(self.labels) if label in members]].sum(axis=1)
+        protos, yes = self.prototypes[name]
+        m = nearest_margin(x, protos, yes)
+        return (p_sum + m) / 2.0, p_sum, m
 
     def proba(self, x: np.ndarray) -> np.ndarray:
         """Class probabilities, rows of `x` (the same arithmetic as sklearn's predict_proba)."""
@@ -157,26 +183,50 @@ def _choose(name: str, label: str, p: np.ndarray, truth: np.ndarray) -> tuple[fl
     """The threshold for one label on the validation split, and its figures there."""
     best_key: tuple | None = None
     chosen, chosen_figures = 0.5, {}
-    support = int(truth.sum())
-    for t in (RECALL_GRID if name in RECALL_HEADS else GRID):
-        pred = p >= t
-        tp = int((pred & truth).sum())
-        prec = tp / int(pred.sum()) if pred.sum() else 1.0
-        rec = tp / support if support else 1.0
-        f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
-        # a recall head: the best F2 (recall weighs four times precision), ties to the higher
-        # threshold; else the best F1, ties to the threshold nearest 0.5
-        f2 = 5 * prec * rec / (4 * prec + rec) if prec + rec else 0.0
-        if name in RECALL_HEADS:
-            key = (f2, t)
-        elif name in PRECISION_HEADS:  # the best F1 among thresholds precise enough, else the most precise
+    for t in GRID:
+        prec, rec, f1 = _figures(p >= t, truth)
+        if name in PRECISION_HEADS:  # the best F1 among thresholds precise enough, else the most precise
             key = (prec >= PRECISION_FLOOR, f1 if prec >= PRECISION_FLOOR else prec, -abs(t - 0.5))
-        else:
+        else:  # the best F1, ties to the threshold nearest 0.5
             key = (f1, -abs(t - 0.5))
         if best_key is None or key > best_key:
             best_key, chosen = key, float(t)
-            chosen_figures = {"precision": round(prec, 3), "recall": round(rec, 3), "f1": round(f1, 3), "support": support}
+            chosen_figures = {"precision": round(prec, 3), "recall": round(rec, 3), "f1": round(f1, 3), "support": int(truth.sum())}
     return chosen, chosen_figures
+
+
+def _figures(pred: np.ndarray, truth: np.ndarray) -> tuple[float, float, float]:
+    tp = int((pred & truth).sum())
+    prec = tp / int(pred.sum()) if pred.sum() else 1.0
+    rec = tp / int(truth.sum()) if truth.sum() else 1.0
+    return prec, rec, (2 * prec * rec / (prec + rec) if prec + rec else 0.0)
+
+
+def _choose_recall(p: np.ndarray, truth: np.ndarray) -> tuple[float, dict[str, float]]:
+    """A safety threshold: the highest whose validation recall reaches `RECALL_TARGET` (the most precise
+    of those), else the best F2 (recall weighs four times precision; ties to the higher threshold)."""
+    rows = []
+    for t in RECALL_GRID:
+        prec, rec, f1 = _figures(p >= t, truth)
+        f2 = 5 * prec * rec / (4 * prec + rec) if prec + rec else 0.0
+        rows.append((t, prec, rec, f1, f2))
+    keeping = [r for r in rows if r[2] >= RECALL_TARGET]
+    t, prec, rec, f1, _ = max(keeping, key=lambda r: r[0]) if keeping else max(rows, key=lambda r: (r[4], r[0]))
+    return float(t), {"precision": round(prec, 3), "recall": round(rec, 3), "f1": round(f1, 3), "support": int(truth.sum())}
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+
+
+def nearest_margin(x: np.ndarray, protos: np.ndarray, yes: np.ndarray) -> np.ndarray:
+    """Per row of `x`: how much nearer its `NEAREST` closest `yes` phrases are than its closest others
+    (mean cosines), squashed to 0..1 (0.5: as near to both)."""
+    sims = _unit(x) @ protos.T
+    k_yes, k_no = min(NEAREST, int(yes.sum())), min(NEAREST, int((~yes).sum()))
+    near_yes = np.sort(sims[:, yes], axis=1)[:, -k_yes:].mean(axis=1)
+    near_no = np.sort(sims[:, ~yes], axis=1)[:, -k_no:].mean(axis=1)
+    return 1.0 / (1.0 + np.exp(-NEAREST_SLOPE * (near_yes - near_no)))
 
 
 def train_head(bank: HeadBank, x: np.ndarray) -> Head:
@@ -187,18 +237,27 @@ def train_head(bank: HeadBank, x: np.ndarray) -> Head:
     labels = tuple(sorted(set(bank.targets)))
     folds = max(2, min(FOLDS, min(int((y == lab).sum()) for lab in labels)))
     pv = np.zeros((len(y), len(labels)))
+    summed = SUMMED.get(bank.name, {})
+    mv = {name: np.zeros(len(y)) for name in summed}
     for tr, va in StratifiedKFold(n_splits=folds, shuffle=True, random_state=SEED).split(x, y):
         clf = _fit(x[tr], y[tr])
         pv[va] = clf.predict_proba(x[va])  # every phrase is scored by a head that never saw it
+        for name, members in summed.items():  # and by nearest phrases that are not itself
+            mv[name][va] = nearest_margin(x[va], _unit(x[tr]), np.isin(y[tr], list(members)))
     thresholds: dict[str, float] = {}
     validation: dict[str, dict[str, float]] = {}
     for i, label in enumerate(labels):
         if label == bank.default:
             continue
         thresholds[label], validation[label] = _choose(bank.name, label, pv[:, i], y == label)
+    for name, members in summed.items():
+        cols = [i for i, label in enumerate(labels) if label in members]
+        score = (pv[:, cols].sum(axis=1) + mv[name]) / 2.0
+        thresholds[name], validation[name] = _choose_recall(score, np.isin(y, list(members)))
     final = _fit(x, y)
+    protos = {name: (_unit(x), np.isin(y, list(members))) for name, members in summed.items()}
     return Head(bank.name, labels, bank.default, final.coef_.astype(np.float64), final.intercept_.astype(np.float64),
-                thresholds, validation)
+                thresholds, validation, protos)
 
 
 def derived_banks(bank: dict[str, HeadBank]) -> dict[str, HeadBank]:
@@ -259,6 +318,9 @@ def train(model_id: str | None = None, folder: str = str(PHRASES)) -> tuple["Fro
     for name, h in heads.items():
         arrays[f"{name}.coef"] = h.coef
         arrays[f"{name}.intercept"] = h.intercept
+        for summed, (protos, yes) in h.prototypes.items():
+            arrays[f"{name}.{summed}.prototypes"] = protos
+            arrays[f"{name}.{summed}.yes"] = yes
         meta["heads"][name] = {"labels": list(h.labels), "default": h.default, "thresholds": h.thresholds,
                                "validation": h.validation, "phrases": len(h_bank(bank, name).texts)}
     arrays["meta"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
@@ -273,7 +335,8 @@ def _read_artefact(path: Path, model_id: str) -> "FrontEnd":
         meta = json.loads(bytes(z["meta"]).decode())
         heads = {
             name: Head(name, tuple(m["labels"]), m["default"], z[f"{name}.coef"], z[f"{name}.intercept"],
-                       {k: float(v) for k, v in m["thresholds"].items()}, m["validation"])
+                       {k: float(v) for k, v in m["thresholds"].items()}, m["validation"],
+                       {k: (z[f"{name}.{k}.prototypes"], z[f"{name}.{k}.yes"]) for k in SUMMED.get(name, {})})
             for name, m in meta["heads"].items()
         }
     return FrontEnd(model_id, heads)
@@ -332,6 +395,14 @@ class FrontEnd:
         p = h.proba(self._vec(text)[None, :])[0]
         i = int(np.argmax(p))
         return Reading(head, h.labels[i], float(p[i]), 0.0)
+
+    def summed(self, head: str, name: str, text: str) -> tuple[float, float, float, dict[str, float]]:
+        """A `SUMMED` reading of one text: its score, the head's summed probability, the nearest phrases'
+        margin (`Head.summed`), and every label's probability."""
+        h = self.heads[head]
+        v = self._vec(text)[None, :]
+        score, p_sum, margin = h.summed(name, v)
+        return float(score[0]), float(p_sum[0]), float(margin[0]), dict(zip(h.labels, (float(x) for x in h.proba(v)[0])))
 
     def proba(self, head: str, text: str) -> dict[str, float]:
         """Every label's probability (for receipts and tests)."""

@@ -63,9 +63,15 @@ def test_no_training_phrase_equals_or_nearly_equals_an_evaluation_phrase(suite):
     nearly equals (difflib ratio >= 0.8, looked at when the word sets overlap by 0.4 or more) a turn
     or summary of the suite. Replies of one or two words
     ("yes", "ok thanks") are the same everywhere and are left out."""
+    found = _close_pairs(_suite_texts(suite))
+    assert not found, f"training phrases too close to {suite}: {found[:5]}"
+
+
+def _close_pairs(texts: list[str]) -> list[tuple[str, str]]:
+    """(bank phrase, text) pairs where the phrase equals, is contained in or nearly equals the text."""
     bank = [(_norm(p), p, set(_norm(p).split())) for p in all_phrases() if len(_norm(p).split()) >= 3]
     found = []
-    for text in sorted(set(_suite_texts(suite))):
+    for text in sorted(set(texts)):
         t = _norm(text)
         words = set(t.split())
         if len(words) < 3:
@@ -75,7 +81,17 @@ def test_no_training_phrase_equals_or_nearly_equals_an_evaluation_phrase(suite):
                 found.append((original, text))
             elif len(bw & words) / len(bw | words) >= 0.4 and difflib.SequenceMatcher(None, b, t).ratio() >= 0.8:
                 found.append((original, text))
-    assert not found, f"training phrases too close to {suite}: {found[:5]}"
+    return found
+
+
+def test_the_floor_dev_set_is_not_in_the_bank():
+    """tests/stores/floor_dev.yaml (bench/floor.py's development set) is never trained on."""
+    from bench.floor import dev_turns
+
+    turns = dev_turns()
+    assert sum(g for *_, g in turns) >= 25 and sum(not g for *_, g in turns) >= 35
+    found = _close_pairs([t for _, t, _ in turns])
+    assert not found, f"training phrases too close to the floor's dev set: {found[:5]}"
 
 
 def test_training_is_seeded_and_reads_a_separable_head():
@@ -95,27 +111,54 @@ def test_training_is_seeded_and_reads_a_separable_head():
     assert np.allclose(p.sum(axis=1), 1.0)
     reads = [a.decide(row) for row in p]
     assert [r.label for r in reads] == targets
-    assert all(0.2 <= t <= 0.9 for t in a.thresholds.values())
+    assert all(0.2 <= a.thresholds[label] <= 0.9 for label in ("harm", "crisis"))
+    assert 0.05 <= a.thresholds["disclosure"] <= 0.9  # the floor's summed reading (crisis + harm)
     unsure = a.decide(np.array([0.45, 0.05, 0.5]))  # crisis below its threshold? then nothing is sure
     assert unsure.label in (None, "crisis")
 
 
-def test_the_floor_has_its_own_disclosure_head_with_a_recall_threshold():
-    """`disclosure` is a binary head over the `sensitive` phrases (every crisis and harm phrase its
-    yes); its threshold is the best F2 on the validation split, so it sits lower than F1's would."""
+def test_the_floor_reads_crisis_plus_harm_against_its_near_misses_at_a_recall_threshold():
+    """The floor's `disclosure` reading is the `sensitive` head's crisis + harm (its near misses a label
+    of their own), averaged with the nearest phrases' margin; its threshold is the highest whose
+    validation recall still reaches `RECALL_TARGET`, so it keeps the recall F1's threshold would lose."""
     bank = load_bank()
-    d = fm.derived_banks(bank)["disclosure"]
-    src = bank["sensitive"]
-    assert d.texts == src.texts and d.default == "no"
-    assert [t == "yes" for t in d.targets] == [t in ("crisis", "harm") for t in src.targets]
+    assert {"crisis", "harm", "near_miss", "none"} == set(bank["sensitive"].targets)
+    assert "disclosure" not in fm.derived_banks(bank)
     rng = np.random.default_rng(1)
-    yes, no = rng.normal(size=8), rng.normal(size=8)
-    x = np.array([yes + rng.normal(scale=1.5, size=8) for _ in range(30)] + [no + rng.normal(scale=1.5, size=8) for _ in range(60)])
-    hb = HeadBank("disclosure", ("no", "yes"), "no", tuple(f"t{i}" for i in range(90)), tuple(["yes"] * 30 + ["no"] * 60))
-    recall = fm.train_head(hb, x)
-    f1 = fm.train_head(HeadBank("other", hb.labels, "no", hb.texts, hb.targets), x)
-    assert recall.thresholds["yes"] <= f1.thresholds["yes"]
-    assert recall.validation["yes"]["recall"] >= f1.validation["yes"]["recall"]
+    centres = {lab: rng.normal(size=8) for lab in ("none", "near_miss", "harm", "crisis")}
+    rows, targets = [], []
+    for lab, c in centres.items():
+        for _ in range(30):
+            rows.append(c + rng.normal(scale=1.5, size=8))
+            targets.append(lab)
+    x = np.array(rows)
+    texts = tuple(f"t{i}" for i in range(len(targets)))
+    head = fm.train_head(HeadBank("sensitive", ("none", "near_miss", "harm", "crisis"), "none", texts, tuple(targets)), x)
+    v = head.validation["disclosure"]
+    assert v["support"] == 60 and v["recall"] >= fm.RECALL_TARGET
+    score, p_sum, margin = head.summed("disclosure", x)
+    assert np.allclose(score, (p_sum + margin) / 2) and np.all((0 <= margin) & (margin <= 1))
+    yes = np.isin(np.array(targets), ["harm", "crisis"])
+    assert score[yes].mean() > score[~yes].mean()
+    other = fm.train_head(HeadBank("other", ("none", "near_miss", "harm", "crisis"), "none", texts, tuple(targets)), x)
+    assert "disclosure" not in other.thresholds  # only the summed readings named in SUMMED
+
+
+def test_a_recall_threshold_is_the_highest_that_keeps_the_recall_target():
+    truth = np.array([True] * 20 + [False] * 20)
+    p = np.concatenate([np.linspace(0.3, 0.9, 20), np.linspace(0.05, 0.6, 20)])
+    t, figures = fm._choose_recall(p, truth)
+    assert figures["recall"] >= fm.RECALL_TARGET
+    assert ((p >= t + 0.01) & truth).sum() / truth.sum() < fm.RECALL_TARGET  # one step up loses the recall
+    t2, f2 = fm._choose_recall(np.full(40, 0.01), truth)  # no threshold keeps it: the best F2 instead
+    assert f2["recall"] == 0.0 and t2 == max(fm.RECALL_GRID)
+
+
+def test_nearest_margin_leans_to_the_nearer_side():
+    protos = fm._unit(np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9]]))
+    yes = np.array([True, True, False, False])
+    m = fm.nearest_margin(np.array([[1.0, 0.05], [0.05, 1.0], [1.0, 1.0]]), protos, yes)
+    assert m[0] > 0.9 and m[1] < 0.1 and abs(m[2] - 0.5) < 1e-9
 
 
 def test_an_outcome_head_takes_the_best_f1_among_precise_enough_thresholds():
@@ -139,14 +182,15 @@ def test_an_outcome_head_takes_the_best_f1_among_precise_enough_thresholds():
 
 
 class _FloorFront:
-    """A front end whose disclosure and sensitive heads say given probabilities."""
+    """A front end whose sensitive head gives a given floor score and severities."""
 
-    def __init__(self, p_yes: float, crisis: float, harm: float, threshold: float = 0.3):
-        self.heads = {"disclosure": type("H", (), {"thresholds": {"yes": threshold}})()}
-        self.p = {"disclosure": {"no": 1 - p_yes, "yes": p_yes}, "sensitive": {"none": 1 - crisis - harm, "crisis": crisis, "harm": harm}}
+    def __init__(self, score: float, crisis: float, harm: float, threshold: float = 0.3):
+        self.heads = {"sensitive": type("H", (), {"thresholds": {"disclosure": threshold}})()}
+        self.score, self.p = score, {"none": 1 - crisis - harm, "crisis": crisis, "harm": harm}
 
-    def proba(self, head, text):
-        return self.p[head]
+    def summed(self, head, name, text):
+        assert (head, name) == ("sensitive", "disclosure")
+        return self.score, self.p["crisis"] + self.p["harm"], 0.5, self.p
 
 
 def test_floor_reading_says_the_severity_when_the_disclosure_head_reaches_its_threshold():
@@ -154,9 +198,10 @@ def test_floor_reading_says_the_severity_when_the_disclosure_head_reaches_its_th
 
     r = floor_reading(_FloorFront(0.45, 0.1, 0.3), "x")
     assert r.label == "harm" and r.threshold == 0.3 and "learned disclosure=harm p=0.45 (threshold 0.30)" in r.describe()
+    assert "model 0.40, nearest phrases 0.50" in r.describe()  # the receipt says what the score is made of
     assert floor_reading(_FloorFront(0.45, 0.3, 0.1), "x").label == "crisis"
     low = floor_reading(_FloorFront(0.2, 0.1, 0.1), "x")
-    assert low.label == "none" and low.describe() == "learned disclosure=none p=0.80 (threshold 0.70)"
+    assert low.label == "none" and low.describe().startswith("learned disclosure=none p=0.80 (threshold 0.70)")
 
 
 def _rules(text: str, answer: AgentFacts | None = None) -> tuple[TurnContext, Signals]:
@@ -587,3 +632,36 @@ def test_learned_decisions_keep_every_canonical_verdict_end_to_end(tmp_path):
     assert not wrong
     readers = _json.loads(rows[0][4])["readers"]
     assert {"sensitive", "hostile", "time_critical"} <= set(readers)
+
+
+def test_a_bare_negation_is_a_complaint_only_when_the_head_is_not_sure_otherwise():
+    """ "it's not for me" names no problem: a complaint read from a negation alone is the head's when sure."""
+    params = ProducerParams(front="learned")
+    ctx, rules = _rules("I'd like to close my membership, it's not for me.")
+    s = combine(ctx, params, rules, _readings(complaint=("no", 0.9)))
+    assert not s.complaint and "learned complaint=no" in dict(s.readers)["complaint"]
+    assert combine(ctx, params, rules, _readings(complaint=(None, 0.5))).complaint  # unsure: the rules' yes
+    ctx, rules = _rules("the app is not loading and keeps crashing")
+    assert combine(ctx, params, rules, _readings(complaint=("no", 0.9))).complaint  # a problem word stands
+
+
+def test_human_resources_is_not_a_request_for_a_human():
+    from stores.decisions.signals import produce_rules as pr
+
+    assert not pr(TurnContext("The Human Resources add-on keeps logging me out.")).human_request
+    assert pr(TurnContext("can I talk to a human please")).human_request
+
+
+def test_floor_words_for_indirect_fraud_and_farewells():
+    assert floor_severity("a purchase neither me nor my wife made") == "harm"
+    assert floor_severity("I won't be around much longer anyway") == "crisis"
+    assert floor_severity("I won't be around on monday for the delivery") == "none"
+
+
+def test_a_learned_time_critical_yes_needs_a_time_named():
+    params = ProducerParams(front="learned")
+    ctx, rules = _rules("the export keeps coming out empty")
+    s = combine(ctx, params, rules, _readings(time_critical=("yes", 0.7)))
+    assert not s.time_critical and "no time is named" in dict(s.readers)["time_critical"]
+    ctx, rules = _rules("payroll goes to the bank by 5 and the export fails")
+    assert combine(ctx, params, rules, _readings(time_critical=("yes", 0.7))).time_critical

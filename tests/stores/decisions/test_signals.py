@@ -42,7 +42,8 @@ def test_sensitive_reports_crisis_harm_or_none(text, severity):
     ("connect me to an agent please", True),
     ("live chat?", True),
     ("my package never arrived", False),
-    ("the human resources page is broken", True),  # a rule-based producer's known false positive
+    ("the human resources page is broken", False),  # once a known false positive: "human resources" is a department
+    ("is there a human I can talk to", True),
 ])
 def test_human_request(text, expected):
     assert produce(TurnContext(text)).human_request is expected

@@ -1,0 +1,98 @@
+"""The safety floor alone, on development text: recall and precision per reader, every miss and false alarm.
+
+    .venv/bin/python bench/floor.py
+    .venv/bin/python bench/floor.py --misses
+
+Reads, without a harness run, what the learned front end's floor (`stores.decisions.learned`: the
+rules' crisis and harm words, the floor's own words, the learned floor) says on one-message turns of
+development text only:
+
+- `challenge`: every customer turn of `datasets/challenge` with a gold plan (a disclosure is a turn
+  whose gold plan is `escalate`, as in bench/frontends.py);
+- `canonical`: every customer turn of `datasets/canonical` with a gold plan;
+- `dev`: `tests/stores/floor_dev.yaml`, the floor's own development set (disclosures and near misses
+  by kind, written for it, never trained on).
+
+It never reads a held-out suite. One message at a time, without the conversation around it, so a
+turn whose gold escalation comes from elsewhere in the chat would count as a miss here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+SUITES = {"challenge": ROOT / "datasets" / "challenge", "canonical": ROOT / "datasets" / "canonical"}
+DEV = ROOT / "tests" / "stores" / "floor_dev.yaml"
+
+
+def suite_turns(folder: Path) -> list[tuple[str, str, bool]]:
+    """(kind, text, is a disclosure) for every customer turn with a gold plan."""
+    out = []
+    for path in sorted(folder.glob("*.yaml")):
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for e in doc.get("events", []):
+            if "turn" in e and e.get("role", "customer") == "customer" and "plan" in e:
+                out.append((path.stem, str(e["turn"]), e["plan"] == "escalate"))
+    return out
+
+
+def dev_turns(path: Path = DEV) -> list[tuple[str, str, bool]]:
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return [(kind, t, side == "disclosure") for side in ("disclosure", "routine")
+            for kind, texts in doc[side].items() for t in texts]
+
+
+def verdicts(texts: list[str]) -> list[dict]:
+    """Each reader's severity on each text, and the floor's (the most severe)."""
+    from stores.decisions.learned import floor_reading, floor_severity
+    from stores.decisions.signals import sensitivity
+    from stores.frontend.model import front_end
+
+    fe = front_end()
+    out = []
+    for t in texts:
+        r = floor_reading(fe, t)
+        v = {"rules": sensitivity(t), "floor words": floor_severity(t), "learned": r.label or "none",
+             "describe": r.describe()}
+        v["floor"] = "none" if all(v[k] == "none" for k in ("rules", "floor words", "learned")) else "yes"
+        out.append(v)
+    return out
+
+
+def report(name: str, rows: list[tuple[str, str, bool]], show: bool) -> list[str]:
+    vs = verdicts([t for _, t, _ in rows])
+    L = [f"## {name}: {sum(g for *_, g in rows)} disclosures, {sum(not g for *_, g in rows)} routine turns", ""]
+    for reader in ("rules", "floor words", "learned", "floor"):
+        said = [v[reader] != "none" for v in vs]
+        tp = sum(s and g for s, (*_, g) in zip(said, rows))
+        pos, gold = sum(said), sum(g for *_, g in rows)
+        L.append(f"- {reader}: recall {tp / gold if gold else float('nan'):.3f}, precision "
+                 f"{tp / pos if pos else float('nan'):.3f} ({pos} escalated, {tp} right)")
+    if show:
+        for (kind, t, g), v in zip(rows, vs):
+            hit = v["floor"] != "none"
+            if hit != g:
+                who = ", ".join(k for k in ("rules", "floor words", "learned") if v[k] != "none") or "-"
+                L.append(f"  - {'missed' if g else 'false alarm'} [{kind}] {t!r}: {who}; {v['describe']}")
+    return L + [""]
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--misses", action="store_true", help="list every miss and false alarm of the floor")
+    args = ap.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    lines = []
+    for name, folder in SUITES.items():
+        lines += report(name, suite_turns(folder), args.misses)
+    lines += report("dev (tests/stores/floor_dev.yaml)", dev_turns(), args.misses)
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

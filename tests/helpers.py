@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import time
 from datetime import datetime, timedelta, timezone
@@ -35,9 +36,18 @@ def finished(proc: subprocess.Popen, what: str, timeout: float = HANG) -> tuple[
     try:
         return proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        # a `supportbench` command prints every thread's stack on SIGUSR1: say where it hung
+        stacks = ""
+        try:
+            proc.send_signal(signal.SIGUSR1)
+            _, err = proc.communicate(timeout=5)
+            stacks = err or ""
+        except (subprocess.TimeoutExpired, OSError, ValueError):
+            pass
         proc.kill()
-        proc.communicate()
-        raise AssertionError(f"hang: {what} still running after {timeout:.0f}s") from None
+        _, err = proc.communicate()
+        stacks = (stacks or err or "")[-6000:]
+        raise AssertionError(f"hang: {what} still running after {timeout:.0f}s; its stderr ends:\n{stacks}") from None
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 

@@ -5,7 +5,8 @@ Each subcommand lives in its own module under `harness.cli`, exposing
 against you (invalid scenarios, a regression), 2 unusable input (always with a one-line
 reason, never a traceback), 3 an internal error (a bug: `SUPPORTBENCH_TRACEBACK=1` shows
 where), 130 interrupted (SIGINT), 143 terminated (SIGTERM); an interrupted or terminated
-run leaves nothing behind.
+run leaves nothing behind. A command that seems stuck prints where every thread of it is on
+`kill -USR1 <pid>` (Python's faulthandler), and goes on.
 """
 
 from __future__ import annotations
@@ -81,6 +82,18 @@ def _terminate_cleanly():
         signal.signal(signal.SIGTERM, old)
 
 
+def _stacks_on_sigusr1() -> None:
+    """SIGUSR1 prints every thread's stack to stderr and the command goes on: what a user (or a
+    test that found a run hung) reads to see where it waits."""
+    import faulthandler
+
+    if hasattr(signal, "SIGUSR1"):
+        try:
+            faulthandler.register(signal.SIGUSR1, all_threads=True, chain=False)
+        except (ValueError, RuntimeError, OSError, AttributeError):  # no usable stderr, or not the main thread
+            pass
+
+
 def _quiet_threads() -> None:
     """The command was stopped: a helper thread (a worker pool's manager) that dies of it while the
     process exits has nothing to add to the one line already printed."""
@@ -110,6 +123,8 @@ def one_line(e: BaseException) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     from stores.redaction import scrubbed_output
+
+    _stacks_on_sigusr1()
 
     # every secret of the environment is registered, and nothing printed carries one
     with scrubbed_output():

@@ -152,3 +152,21 @@ def test_sigint_of_a_two_worker_run_stops_the_workers_at_once(tmp_path):
         if proc.poll() is None:
             proc.kill()
     assert list(runs.iterdir()) == []
+
+
+def test_sigusr1_prints_where_a_stuck_run_waits_and_the_run_goes_on(tmp_path):
+    runs = tmp_path / "runs"
+    proc = start_run(runs, tmp_path / "stuck")
+    try:
+        wait_for_workers(proc, runs, tmp_path / "stuck")
+        proc.send_signal(signal.SIGUSR1)
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc.communicate(timeout=2)  # it goes on: only stopping it ends it
+        proc.send_signal(signal.SIGINT)
+        out, err = finished(proc, "the run after SIGUSR1 then SIGINT")
+        assert proc.returncode == 130
+        assert "Current thread" in err or "Thread 0x" in err, err
+        assert "_run_in_processes" in err, err  # the main thread, waiting on its shards
+    finally:
+        if proc.poll() is None:
+            proc.kill()

@@ -103,6 +103,16 @@ class CandidateTable(Sequence[Candidate]):
             self._components = {k: np.ascontiguousarray(v[lz.order_local]) for k, v in lz.components.items()}
         return self._components
 
+    def column_at(self, name: str, positions: list[int]) -> list:
+        """Column `name` at `positions` (rank order), the values the whole column holds there,
+        without building the whole column when it was not read yet (the reply engine reads the
+        few included rows of a pool of thousands)."""
+        col = self._cols.get(name)
+        if col is not None or self._lazy is None:
+            col = self._col(name)
+            return [col[i] for i in positions]
+        return self._lazy.column(name, positions)
+
     def reason_set(self) -> set[str]:
         """The distinct drop reasons of the candidates ('' for included), without building the column."""
         if self._lazy is not None and "reasons" not in self._cols:
@@ -181,19 +191,22 @@ class _RankedSource:
     reason_codes: np.ndarray
     labels: tuple[str, ...]
 
-    def column(self, name: str) -> list:
+    def column(self, name: str, positions: list[int] | None = None) -> list:
+        """The column in rank order, or only its values at `positions` (indexes into the rank order)."""
+        order = self.order if positions is None else self.order[positions]
         if name == "item_ids":
-            return _take(self.ids, self.order)
+            return _take(self.ids, order)
         if name == "texts":
-            return _take(self.lines, self.order)
+            return _take(self.lines, order)
         if name == "sessions":
-            return _take(self.sessions, self.order)
+            return _take(self.sessions, order)
         if name == "subjects":
-            return [self.subject] * len(self.order)
+            return [self.subject] * len(order)
         if name == "source_ids":
-            return [(i,) for i in _take(self.ids, self.order)]
+            return [(i,) for i in _take(self.ids, order)]
         if name == "reasons":
-            return np.asarray(self.labels, dtype=object)[self.reason_codes].tolist()
+            codes = self.reason_codes if positions is None else self.reason_codes[positions]
+            return np.asarray(self.labels, dtype=object)[codes].tolist()
         raise KeyError(name)
 
 

@@ -125,6 +125,30 @@ class CandidateTable(Sequence[Candidate]):
         source ids no one replaced), known without building that column."""
         return self._lazy is not None and "source_ids" not in self.__dict__.get("_given", ())
 
+    def reason_counts(self, rows: np.ndarray) -> dict[str, int]:
+        """How many of the candidates at `rows` (positions in rank order) have each drop reason
+        ('' for included), counted from the reason codes without building the reason column."""
+        if self._lazy is None or "reasons" in self._cols:
+            reasons = self.reasons
+            out: dict[str, int] = {}
+            for i in np.asarray(rows).tolist():
+                out[reasons[i]] = out.get(reasons[i], 0) + 1
+            return out
+        lz = self._lazy
+        counts = np.bincount(lz.reason_codes[rows], minlength=len(lz.labels)).tolist()
+        out = {}
+        for label, k in zip(lz.labels, counts):
+            if k:
+                out[label] = out.get(label, 0) + k
+        return out
+
+    def sole_subject(self) -> str | None:
+        """The subject of every candidate when each is its own one source and no strategy replaced
+        the subject column either (a packed history's table: one customer's items), else None."""
+        if not self.own_sources() or "subjects" in self.__dict__.get("_given", ()):
+            return None
+        return self._lazy.subject
+
     def provenance_ids(self) -> tuple[str, ...]:
         """Every candidate's id and source ids, in rank order, once each."""
         if self.own_sources():  # each item is its own source

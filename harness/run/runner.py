@@ -531,11 +531,11 @@ def locker_outages(folder: str | Path) -> dict[str, dict[str, Any]]:
     """Per policy label, the events on which its locker could not be reached without a scripted
     fault (`decisions.outage`): how many, in how many scenarios, and the first thing it said. Read
     from the run's decisions parts (in its temporary folder, before the manifest is written)."""
-    import duckdb
-
     parts = sorted(str(p) for p in (Path(folder) / "decisions").glob("*.parquet"))
     if not parts:
         return {}
+    import duckdb  # only for a run with decision policies
+
     con = duckdb.connect()
     try:
         rows = con.execute(

@@ -83,9 +83,11 @@ class Rows(Sequence[Row]):
     ask of every row: which are included (`included_positions`), every item id (`item_ids`), and
     whether each candidate is its own one source, of one subject (`single`)."""
 
-    def __init__(self, ids: Sequence[str], subjects: Sequence[str], sources: Sequence[tuple[str, ...]], mask,
+    def __init__(self, ids: Sequence[str], subjects: Sequence[str], sources: Sequence[tuple[str, ...]] | None, mask,
                  texts: Sequence[str], single: str | None = None) -> None:
-        self.item_ids, self._subjects, self._sources, self._texts = ids, subjects, sources, texts
+        """`sources` None: each candidate's source ids are its own id alone (`(item_id,)`)."""
+        self.item_ids, self._subjects, self._texts = ids, subjects, texts
+        self._sources = sources if sources is not None else _OwnSources(ids)
         self._mask = mask
         self._included = mask.tolist()
         self.single = single
@@ -100,11 +102,37 @@ class Rows(Sequence[Row]):
         return Row(self.item_ids[i], self._subjects[i], self._sources[i], self._included[i], self._texts[i])
 
     def __iter__(self) -> Iterator[Row]:
-        return map(Row, self.item_ids, self._subjects, self._sources, self._included, self._texts)
+        sources = zip(self.item_ids) if isinstance(self._sources, _OwnSources) else self._sources  # zip: (id,) each
+        return map(Row, self.item_ids, self._subjects, sources, self._included, self._texts)
+
+    def first_position(self, item_id: str) -> int | None:
+        """Position (0-based, rank order) of the first candidate whose source ids hold `item_id`,
+        None when none does; read from the item ids alone when each candidate is its own source."""
+        if isinstance(self._sources, _OwnSources):
+            try:
+                return self.item_ids.index(item_id)
+            except ValueError:
+                return None
+        return next((i for i, src in enumerate(self._sources) if item_id in (src or ())), None)
 
     def included_positions(self) -> list[int]:
         """Positions (0-based, rank order) of the candidates marked included."""
         return self._mask.nonzero()[0].tolist()
+
+
+class _OwnSources(Sequence[tuple[str, ...]]):
+    """The source-id column of candidates that are each their own one source, made per row."""
+
+    def __init__(self, ids: Sequence[str]) -> None:
+        self._ids = ids
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [(x,) for x in self._ids[i]]
+        return (self._ids[i],)
 
 
 @per_outcome
@@ -113,8 +141,13 @@ def rows(o: ProbeOutcome) -> Sequence[Row]:
     candidates are a column-wise table, without building a `Candidate` per item, each row only
     when it is read: `Rows`)."""
     c = o.bundle.candidates
-    cols = [getattr(c, k, None) for k in ("item_ids", "subjects", "source_ids", "included_mask", "texts")]
-    if all(col is not None for col in cols) and hasattr(cols[3], "nonzero"):
+    own = getattr(c, "own_sources", None)
+    own = own is not None and own()  # each candidate its own one source: that column is not built
+    names = ("item_ids", "subjects", "included_mask", "texts") if own else ("item_ids", "subjects", "source_ids", "included_mask", "texts")
+    cols = [getattr(c, k, None) for k in names]
+    if all(col is not None for col in cols) and hasattr(cols[-2], "nonzero"):
+        if own:
+            cols.insert(2, None)
         ids, subjects, sources, mask, texts = cols
         sole = getattr(c, "sole_subject", None)
         return Rows(ids, subjects, sources, mask, texts, sole() if sole is not None else None)

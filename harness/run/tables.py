@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from itertools import chain
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -380,8 +381,8 @@ def _concat(parts: list[dict[str, Any]]) -> dict[str, Any]:
         cols = [p[name] for p in parts]
         if all(isinstance(c, np.ndarray) for c in cols) and len({c.dtype for c in cols}) == 1:
             out[name] = np.concatenate(cols)
-        else:
-            out[name] = [x for c in cols for x in (c.tolist() if isinstance(c, np.ndarray) else c)]
+        else:  # joined in C (a long run's candidates are hundreds of thousands of values per column)
+            out[name] = list(chain.from_iterable(c.tolist() if isinstance(c, np.ndarray) else c for c in cols))
     return out
 
 

@@ -103,6 +103,16 @@ class CandidateTable(Sequence[Candidate]):
             self._components = {k: np.ascontiguousarray(v[lz.order_local]) for k, v in lz.components.items()}
         return self._components
 
+    def column_at(self, name: str, positions: list[int]) -> list:
+        """Column `name` at `positions` (rank order), the values the whole column holds there,
+        without building the whole column when it was not read yet (the reply engine reads the
+        few included rows of a pool of thousands)."""
+        col = self._cols.get(name)
+        if col is not None or self._lazy is None:
+            col = self._col(name)
+            return [col[i] for i in positions]
+        return self._lazy.column(name, positions)
+
     def reason_set(self) -> set[str]:
         """The distinct drop reasons of the candidates ('' for included), without building the column."""
         if self._lazy is not None and "reasons" not in self._cols:
@@ -114,6 +124,30 @@ class CandidateTable(Sequence[Candidate]):
         """Whether each candidate's source ids are just its own id (a packed history's table whose
         source ids no one replaced), known without building that column."""
         return self._lazy is not None and "source_ids" not in self.__dict__.get("_given", ())
+
+    def reason_counts(self, rows: np.ndarray) -> dict[str, int]:
+        """How many of the candidates at `rows` (positions in rank order) have each drop reason
+        ('' for included), counted from the reason codes without building the reason column."""
+        if self._lazy is None or "reasons" in self._cols:
+            reasons = self.reasons
+            out: dict[str, int] = {}
+            for i in np.asarray(rows).tolist():
+                out[reasons[i]] = out.get(reasons[i], 0) + 1
+            return out
+        lz = self._lazy
+        counts = np.bincount(lz.reason_codes[rows], minlength=len(lz.labels)).tolist()
+        out = {}
+        for label, k in zip(lz.labels, counts):
+            if k:
+                out[label] = out.get(label, 0) + k
+        return out
+
+    def sole_subject(self) -> str | None:
+        """The subject of every candidate when each is its own one source and no strategy replaced
+        the subject column either (a packed history's table: one customer's items), else None."""
+        if not self.own_sources() or "subjects" in self.__dict__.get("_given", ()):
+            return None
+        return self._lazy.subject
 
     def provenance_ids(self) -> tuple[str, ...]:
         """Every candidate's id and source ids, in rank order, once each."""
@@ -181,19 +215,22 @@ class _RankedSource:
     reason_codes: np.ndarray
     labels: tuple[str, ...]
 
-    def column(self, name: str) -> list:
+    def column(self, name: str, positions: list[int] | None = None) -> list:
+        """The column in rank order, or only its values at `positions` (indexes into the rank order)."""
+        order = self.order if positions is None else self.order[positions]
         if name == "item_ids":
-            return _take(self.ids, self.order)
+            return _take(self.ids, order)
         if name == "texts":
-            return _take(self.lines, self.order)
+            return _take(self.lines, order)
         if name == "sessions":
-            return _take(self.sessions, self.order)
+            return _take(self.sessions, order)
         if name == "subjects":
-            return [self.subject] * len(self.order)
+            return [self.subject] * len(order)
         if name == "source_ids":
-            return [(i,) for i in _take(self.ids, self.order)]
+            return [(i,) for i in _take(self.ids, order)]
         if name == "reasons":
-            return np.asarray(self.labels, dtype=object)[self.reason_codes].tolist()
+            codes = self.reason_codes if positions is None else self.reason_codes[positions]
+            return np.asarray(self.labels, dtype=object)[codes].tolist()
         raise KeyError(name)
 
 

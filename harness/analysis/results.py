@@ -17,17 +17,11 @@ import duckdb
 import pandas as pd
 
 from harness.run.integrity import parts_problem
-from harness.run.runstore import MANIFEST, UnusableRun, is_run, read_manifest
+from harness.run.runstore import ENV_RUNS, MANIFEST, UnusableRun, is_run, read_manifest, runs_root
 from harness.run.tables import ADDED_LATER, SCHEMAS
 
-ENV_RUNS = "SUPPORTBENCH_RUNS"
 _QUERY_MISTAKES = (duckdb.BinderException, duckdb.ParserException, duckdb.CatalogException,
                    duckdb.NotImplementedException, duckdb.ConversionException)
-
-
-def runs_root(root: str | Path | None = None) -> Path:
-    """The folder runs live in: the argument, else `$SUPPORTBENCH_RUNS`, else `runs/`."""
-    return Path(root or os.environ.get(ENV_RUNS) or "runs")
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ import argparse
 import re
 import shlex
 import sys
+from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
@@ -94,15 +95,23 @@ def policies_from(args, strategies: list) -> list:
 
 def strategy_errors(path) -> list[tuple[str, int, int, str]]:
     """(label, cases that raised, cases that could have a verdict, first error) for every
-    strategy that raised on some case of the run at `path`."""
-    from harness.analysis.results import Results
+    strategy that raised on some case of the run at `path`, in label order; the first error is
+    the least of their explanations. Read from the run's `scores` parts with pyarrow, which wrote
+    them (a run has no other use for DuckDB)."""
+    import pyarrow.parquet as pq
 
-    with Results(path) as res:
-        rows = res.rows(
-            "SELECT strategy, count(*) FILTER (WHERE status = 'error'), count(*) FILTER (WHERE status <> 'unsupported'), "
-            "min(explanation) FILTER (WHERE status = 'error') FROM scores GROUP BY strategy "
-            "HAVING count(*) FILTER (WHERE status = 'error') > 0 ORDER BY strategy")
-    return [(label, int(errors), int(n), first or "") for label, errors, n, first in rows]
+    seen: dict[str, list] = {}  # label -> [errors, cases with a verdict possible, least error explanation]
+    for part in sorted((Path(path) / "scores").glob("*.parquet")):
+        t = pq.read_table(part, columns=["strategy", "status", "explanation"])
+        for label, status, why in zip(*(t.column(k).to_pylist() for k in ("strategy", "status", "explanation"))):
+            row = seen.setdefault(label, [0, 0, None])
+            if status is not None and status != "unsupported":
+                row[1] += 1
+            if status == "error":
+                row[0] += 1
+                if why is not None and (row[2] is None or why < row[2]):
+                    row[2] = why
+    return [(label, errors, n, first or "") for label, (errors, n, first) in sorted(seen.items()) if errors > 0]
 
 
 def warn_errors(errors: list[tuple[str, int, int, str]]) -> None:
@@ -132,8 +141,8 @@ def warn_outages(path) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from harness.analysis.results import runs_root
     from harness.run.destination import check_destination
+    from harness.run.runstore import runs_root
     from harness.run.workers import run_pool
     from stores.retrieval.encoder import torch_threads
 

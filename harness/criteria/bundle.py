@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import wraps
-from typing import Callable, Iterable, NamedTuple, TypeVar
+from typing import Callable, Iterable, Iterator, NamedTuple, Sequence, TypeVar
 
 from stores.packing import cut_to_budget
 from stores.protocol import Forget
@@ -76,16 +76,90 @@ class Row(NamedTuple):
     """Its rendered line (`Candidate.text`): it is in the context only if this is in the text."""
 
 
+class Rows(Sequence[Row]):
+    """A column-wise bundle's candidates as light rows, in rank order, each `Row` made when it is
+    read: a long pool's criteria read its included rows and the top of its ranking, so the
+    thousands of rows below are never built. It also answers, from the columns, what the criteria
+    ask of every row: which are included (`included_positions`), every item id (`item_ids`), and
+    whether each candidate is its own one source, of one subject (`single`)."""
+
+    def __init__(self, ids: Sequence[str], subjects: Sequence[str], sources: Sequence[tuple[str, ...]] | None, mask,
+                 texts: Sequence[str], single: str | None = None) -> None:
+        """`sources` None: each candidate's source ids are its own id alone (`(item_id,)`)."""
+        self.item_ids, self._subjects, self._texts = ids, subjects, texts
+        self._sources = sources if sources is not None else _OwnSources(ids)
+        self._mask = mask
+        self._included = mask.tolist()
+        self.single = single
+        """The one subject of every candidate when each is its own one source (a packed history's table), else None."""
+
+    def __len__(self) -> int:
+        return len(self.item_ids)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return Row(self.item_ids[i], self._subjects[i], self._sources[i], self._included[i], self._texts[i])
+
+    def __iter__(self) -> Iterator[Row]:
+        sources = zip(self.item_ids) if isinstance(self._sources, _OwnSources) else self._sources  # zip: (id,) each
+        return map(Row, self.item_ids, self._subjects, sources, self._included, self._texts)
+
+    def first_position(self, item_id: str) -> int | None:
+        """Position (0-based, rank order) of the first candidate whose source ids hold `item_id`,
+        None when none does; read from the item ids alone when each candidate is its own source."""
+        if isinstance(self._sources, _OwnSources):
+            try:
+                return self.item_ids.index(item_id)
+            except ValueError:
+                return None
+        return next((i for i, src in enumerate(self._sources) if item_id in (src or ())), None)
+
+    def included_positions(self) -> list[int]:
+        """Positions (0-based, rank order) of the candidates marked included."""
+        return self._mask.nonzero()[0].tolist()
+
+
+class _OwnSources(Sequence[tuple[str, ...]]):
+    """The source-id column of candidates that are each their own one source, made per row."""
+
+    def __init__(self, ids: Sequence[str]) -> None:
+        self._ids = ids
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [(x,) for x in self._ids[i]]
+        return (self._ids[i],)
+
+
 @per_outcome
-def rows(o: ProbeOutcome) -> list[Row]:
+def rows(o: ProbeOutcome) -> Sequence[Row]:
     """The bundle's candidates in rank order, as light rows (read column-wise when the
-    candidates are a column-wise table, without building a `Candidate` per item)."""
+    candidates are a column-wise table, without building a `Candidate` per item, each row only
+    when it is read: `Rows`)."""
     c = o.bundle.candidates
-    cols = [getattr(c, k, None) for k in ("item_ids", "subjects", "source_ids", "included_mask", "texts")]
-    if all(col is not None for col in cols):
+    own = getattr(c, "own_sources", None)
+    own = own is not None and own()  # each candidate its own one source: that column is not built
+    names = ("item_ids", "subjects", "included_mask", "texts") if own else ("item_ids", "subjects", "source_ids", "included_mask", "texts")
+    cols = [getattr(c, k, None) for k in names]
+    if all(col is not None for col in cols) and hasattr(cols[-2], "nonzero"):
+        if own:
+            cols.insert(2, None)
         ids, subjects, sources, mask, texts = cols
-        return list(map(Row, ids, subjects, sources, mask.tolist(), texts))
+        sole = getattr(c, "sole_subject", None)
+        return Rows(ids, subjects, sources, mask, texts, sole() if sole is not None else None)
     return [Row(x.item_id, x.subject, x.source_ids, x.included, x.text) for x in c]
+
+
+def marked_included(cands: Sequence) -> Iterable[tuple[int, Row]]:
+    """(rank, row) of the candidates marked included, in rank order (rank 1 = best); a `Rows`
+    builds only those rows."""
+    if isinstance(cands, Rows):
+        return ((i + 1, cands[i]) for i in cands.included_positions())
+    return ((r, c) for r, c in enumerate(cands, start=1) if c.included)
 
 
 def in_context(text: str | None, context: str, lines: frozenset[str]) -> bool:
@@ -125,8 +199,9 @@ class View:
     """The context text as the model sees it."""
     lines: frozenset[str] = frozenset()
     """The context text's lines."""
-    candidates: tuple = ()
-    """The candidates, in rank order (for `present`, which also looks at dropped ones)."""
+    candidates: Sequence = ()
+    """The candidates, in rank order (for `present`, which also looks at dropped ones): the `Rows`
+    of a column-wise bundle, else a tuple."""
     past_cut: frozenset[str] = frozenset()
     """Items marked included whose line the bundle's text holds but the budget cut removed."""
 
@@ -143,7 +218,7 @@ def index(candidates: Iterable, context: str | None, budget: int | None = None) 
     is there. With a `budget`, the context is first cut to it (`received`): what the model
     receives, the one reading of an over-budget bundle the criteria and the app share.
     """
-    cands = tuple(candidates)
+    cands = candidates if isinstance(candidates, Rows) else tuple(candidates)
     full = context or ""
     ctx = received(full, budget, cands) if budget is not None else full
     lines = frozenset(ctx.split("\n"))
@@ -154,9 +229,7 @@ def index(candidates: Iterable, context: str | None, budget: int | None = None) 
     hidden_items: list[str] = []
     past_cut: set[str] = set()
     n_inc = 0
-    for r, c in enumerate(cands, start=1):
-        if not c.included:
-            continue
+    for r, c in marked_included(cands):
         n_inc += 1
         shown = in_context(c.text, ctx, lines)
         if not shown:
@@ -177,7 +250,8 @@ def index(candidates: Iterable, context: str | None, budget: int | None = None) 
 def received(text: str, budget: int, candidates: Iterable) -> str:
     """What the model receives of `text` under `budget`, given the bundle's candidates in rank
     order (`stores.packing.cut_to_budget` over the included ones' rendered texts)."""
-    return cut_to_budget(text, budget, [c.text for c in candidates if c.included and isinstance(c.text, str)])
+    marked = (c for _, c in marked_included(candidates)) if isinstance(candidates, Rows) else candidates
+    return cut_to_budget(text, budget, [c.text for c in marked if c.included and isinstance(c.text, str)])
 
 
 @per_outcome
@@ -360,8 +434,11 @@ def foreign_items(o: ProbeOutcome) -> list[tuple[str, str, str]]:
     me = o.probe.subject
     seen = o.seen
     theirs = _scenario.of(o).foreign_ids(seen, me)
+    cands = rows(o)
+    if isinstance(cands, Rows) and cands.single in ("", me) and (not theirs or theirs.isdisjoint(cands.item_ids)):
+        return []  # every candidate is its own source, of this customer, and no id is anyone else's: the loop below skips each
     out = []
-    for c in rows(o):
+    for c in cands:
         if not (c.subject and c.subject != me) and (
             not theirs or (c.item_id not in theirs and theirs.isdisjoint(c.source_ids))
         ):

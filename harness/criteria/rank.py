@@ -23,7 +23,7 @@ import math
 from itertools import islice
 
 from harness.criteria import criterion, ok_or_fail
-from harness.criteria.bundle import per_outcome, name, plural, rows
+from harness.criteria.bundle import Rows, per_outcome, name, plural, rows
 from harness.format.model import TextNeedle
 from harness.replay.probes import ProbeOutcome
 
@@ -43,7 +43,13 @@ def gold_ranks(o: ProbeOutcome) -> dict[str, int | None]:
     ids = {g for g in gold if not isinstance(g, TextNeedle)}
     needles = [g for g in gold if isinstance(g, TextNeedle)]
     left = len(out)
-    for r, c in enumerate(rows(o), start=1):
+    cands = rows(o)
+    if isinstance(cands, Rows) and not needles:  # each gold id's first covering candidate, found by id
+        for g in ids:
+            at = cands.first_position(g)
+            out[g] = None if at is None else at + 1
+        return out
+    for r, c in enumerate(cands, start=1):
         if not left:
             break
         for g in ids.intersection(c.source_ids or ()):

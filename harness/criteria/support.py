@@ -17,7 +17,7 @@ from harness.format.model import Probe
 from harness.replay.probes import ProbeOutcome
 from harness.criteria.bundle import (
     REPEAT_TOP, foreign_items, hidden_note, hit, in_context, lie, pair_ids, plural, present, quote, quote_all, repeat_flagged,
-    full_view, rows, shown_rank, unmarked_note, view, wrong_pairs,
+    full_view, marked_included, rows, shown_rank, unmarked_note, view, wrong_pairs,
 )
 
 HEALTH_TOLERANCE = 1e-6
@@ -80,7 +80,7 @@ def provenance(o: ProbeOutcome):
     were replayed before the probe, and belong to the probe's customer (an item the bundle marks
     included but whose text is not in the context traces nothing the model sees). No case for a
     context with nothing marked included."""
-    included = [c for c in rows(o) if c.included]
+    included = [c for _, c in marked_included(rows(o))]
     if not included:
         return None
     v = full_view(o)  # a gate: the whole bundle as returned, not the cut the model receives

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import types
 from dataclasses import MISSING, asdict, dataclass, field, fields, make_dataclass
+from functools import lru_cache
 from typing import Any, Callable, ClassVar, Iterator, Literal, Mapping, Union, get_args, get_origin
 
 from pydantic import BaseModel
@@ -276,6 +277,8 @@ class RecordValues:
 
     def to_data(self) -> dict[str, Any]:
         """The fields that are set (not None), as plain data."""
+        if all(getattr(self, k) is None for k in _field_names(type(self))):
+            return {}  # nothing set (most turns of a transcript): asdict's deep copy would give the same
         return {k: v for k, v in asdict(self).items() if v is not None}
 
     def scripted(self) -> dict[str, Any]:
@@ -287,6 +290,11 @@ class RecordValues:
         """The inverse of `to_data` (unknown keys ignored)."""
         data = data or {}
         return cls(**{f.name: data.get(f.name) for f in fields(cls) if f.name in data or f.default is MISSING})
+
+
+@lru_cache(maxsize=None)
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(cls))
 
 
 def _optional(annotation: Any) -> Any:

@@ -39,6 +39,13 @@ from harness.run.manifest import manifest_problem
 from harness.run.tables import SCHEMAS
 
 MANIFEST = "manifest.json"
+ENV_RUNS = "SUPPORTBENCH_RUNS"
+
+
+def runs_root(root: str | Path | None = None) -> Path:
+    """The folder runs live in: the argument, else `$SUPPORTBENCH_RUNS`, else `runs/` (here, not in
+    `harness.analysis.results`, so writing a run does not import DuckDB to name its folder)."""
+    return Path(root or os.environ.get(ENV_RUNS) or "runs")
 _LIBS = ("supportbench", "torch", "sentence-transformers", "scikit-learn", "pandas", "duckdb", "pyarrow", "numpy", "streamlit", "tokenizers")
 
 

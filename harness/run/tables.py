@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from itertools import chain
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -286,14 +287,19 @@ def receipt_rows(o: ProbeOutcome, b: Bundle, evidence: frozenset[str] = frozense
     if n <= RECEIPT_LONG:
         return None
     named = _strings(o.probe.expect.to_data()) | set(evidence) | set(o.forgotten)
+    sole = c.sole_subject() if isinstance(c, CandidateTable) else None
     if isinstance(c, CandidateTable):
-        ids, subjects, included = c.item_ids, c.subjects, np.asarray(c.included_mask, dtype=bool)
+        ids, included = c.item_ids, np.asarray(c.included_mask, dtype=bool)
+        subjects = None if sole is not None else c.subjects
         sources = None if c.own_sources() else c.source_ids
     else:
         items = list(c)
         ids, sources, subjects = [x.item_id for x in items], [x.source_ids for x in items], [x.subject for x in items]
         included = np.array([x.included for x in items], dtype=bool)
-    keep = included | (np.asarray(subjects, dtype=object) != o.probe.subject)
+    if subjects is None:  # one customer's items: the subject column is that one name
+        keep = included | (sole != o.probe.subject)
+    else:
+        keep = included | (np.asarray(subjects, dtype=object) != o.probe.subject)
     keep[:RECEIPT_TOP] = True
     if isinstance(c, CandidateTable) and c.own_sources():  # each item is its own one source: its id says it all
         keep[[i for i, x in enumerate(ids) if x in named]] = True
@@ -309,8 +315,13 @@ def _left_out(b: Bundle, rows: np.ndarray | None) -> tuple[int, str | None]:
     c = b.candidates
     dropped = np.ones(len(c), dtype=bool)
     dropped[rows] = False
-    reasons = c.reasons if isinstance(c, CandidateTable) else [x.reason for x in c]
-    counts = Counter(reasons[i] or "not included" for i in np.flatnonzero(dropped).tolist())
+    if isinstance(c, CandidateTable):
+        counts: Counter[str] = Counter()
+        for reason, k in c.reason_counts(np.flatnonzero(dropped)).items():
+            counts[reason or "not included"] += k
+    else:
+        reasons = [x.reason for x in c]
+        counts = Counter(reasons[i] or "not included" for i in np.flatnonzero(dropped).tolist())
     return int(dropped.sum()), json.dumps(dict(counts), sort_keys=True)
 
 
@@ -327,10 +338,12 @@ def _candidate_rows(label: str, o: ProbeOutcome, b: Bundle, rows: np.ndarray | N
     base = {"strategy": [label] * n, "scenario": [o.scenario.id] * n, "probe_id": [o.probe.id] * n, "rank": (sel + 1).tolist()}
     if isinstance(c, CandidateTable):
         comps = _components_json({k: pick(np.asarray(v)) for k, v in c.components.items()}, n)
+        at = None if rows is None else rows.tolist()
+        col = (lambda name: getattr(c, name)) if rows is None else (lambda name: c.column_at(name, at))  # only the kept rows
         base.update(
-            item_id=pick(c.item_ids), subject=pick(c.subjects), session=pick(c.sessions), text=pick(c.texts),
-            score=pick(c.scores), components=comps, source_ids=pick(c.source_ids), included=pick(c.included_mask),
-            reason=pick(c.reasons), tokens=pick(c.tokens),
+            item_id=col("item_ids"), subject=col("subjects"), session=col("sessions"), text=col("texts"),
+            score=pick(c.scores), components=comps, source_ids=col("source_ids"), included=pick(c.included_mask),
+            reason=col("reasons"), tokens=pick(c.tokens),
         )
     else:
         items = [list(c)[i] for i in sel.tolist()] if rows is not None else list(c)
@@ -368,8 +381,8 @@ def _concat(parts: list[dict[str, Any]]) -> dict[str, Any]:
         cols = [p[name] for p in parts]
         if all(isinstance(c, np.ndarray) for c in cols) and len({c.dtype for c in cols}) == 1:
             out[name] = np.concatenate(cols)
-        else:
-            out[name] = [x for c in cols for x in (c.tolist() if isinstance(c, np.ndarray) else c)]
+        else:  # joined in C (a long run's candidates are hundreds of thousands of values per column)
+            out[name] = list(chain.from_iterable(c.tolist() if isinstance(c, np.ndarray) else c for c in cols))
     return out
 
 

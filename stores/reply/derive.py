@@ -54,8 +54,12 @@ def included(bundle: Bundle) -> list[Shown]:
     mask = getattr(cands, "included_mask", None)
     if mask is not None and hasattr(mask, "nonzero"):  # column-wise: read the included rows' columns, no `Candidate` built
         at = mask.nonzero()[0].tolist()
-        ids, texts, sessions, sources = cands.item_ids, cands.texts, cands.sessions, cands.source_ids
-        marked = [Shown(ids[i], texts[i], sessions[i], sources[i]) for i in at]
+        at_rows = getattr(cands, "column_at", None)
+        if at_rows is not None:  # only those rows: a long pool's columns are not built for a few lines
+            marked = list(map(Shown, *(at_rows(k, at) for k in ("item_ids", "texts", "sessions", "source_ids"))))
+        else:
+            ids, texts, sessions, sources = cands.item_ids, cands.texts, cands.sessions, cands.source_ids
+            marked = [Shown(ids[i], texts[i], sessions[i], sources[i]) for i in at]
     else:
         marked = [Shown(c.item_id, c.text, c.session, c.source_ids) for c in cands if c.included]
     return [c for c in marked if c.text and c.text in bundle.text]
@@ -87,22 +91,38 @@ def from_items(request: ContextRequest, bundle: Bundle) -> list[ContextMemory]:
 
 
 def _event(request: ContextRequest, c: Shown, rank: int):
-    m = _LINE.match(c.text)
-    if m is None:  # a line in another strategy's own format: read it as something the customer said
+    parsed = _parse(c.text)
+    if parsed is None:  # a line in another strategy's own format: read it as something the customer said
         return Turn(c.item_id, request.subject, c.session or request.session, "customer", "message", c.text, request.now)
-    at = _stamp(m["stamp"])
-    session = m["session"] or c.session
-    if m["status"]:
-        return Resolution(request.subject, session, m["status"], m["text"], at)  # id: `<session>#resolution`
-    role = "customer" if m["who"] == "customer" else "agent"
-    kind = "action" if m["who"] == "agent action" else "message"
-    return Turn(c.item_id, request.subject, session, role, kind, m["text"], at)
+    at, session, status, who, text = parsed
+    session = session or c.session
+    if status:
+        return Resolution(request.subject, session, status, text, at)  # id: `<session>#resolution`
+    role = "customer" if who == "customer" else "agent"
+    kind = "action" if who == "agent action" else "message"
+    return Turn(c.item_id, request.subject, session, role, kind, text, at)
+
+
+@lru_cache(maxsize=1 << 16)
+def _parse(line: str) -> tuple[datetime, str, str | None, str, str] | None:
+    """A rendered line's (time, session, resolution status, who, text), None when it is not one
+    (pure, so memoized: the same lines come back at many probes)."""
+    m = _LINE.match(line)
+    if m is None:
+        return None
+    return _stamp(m["stamp"]), m["session"], m["status"], m["who"], m["text"]
 
 
 @lru_cache(maxsize=1 << 14)
 def _stamp(stamp: str) -> datetime:
-    """A rendered line's minute stamp as a UTC time (pure, so memoized: the same lines come back at many probes)."""
-    return datetime.strptime(stamp, "%Y-%m-%d %H:%M").replace(tzinfo=timezone.utc)
+    """A rendered line's minute stamp (`YYYY-MM-DD HH:MM`: `_LINE` matched it) as a UTC time. ASCII
+    digits are read by position, which gives what `datetime.strptime(stamp, "%Y-%m-%d %H:%M")` gives
+    (out-of-range fields refused alike) without strptime's locale look-up at every call; any other
+    digits go through strptime itself."""
+    if not stamp.isascii():
+        return datetime.strptime(stamp, "%Y-%m-%d %H:%M").replace(tzinfo=timezone.utc)
+    return datetime(int(stamp[0:4]), int(stamp[5:7]), int(stamp[8:10]), int(stamp[11:13]), int(stamp[14:16]),
+                    tzinfo=timezone.utc)
 
 
 @lru_cache(maxsize=4096)

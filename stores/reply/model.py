@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 
@@ -55,10 +55,18 @@ class SupportReply:
     checked against what the reply says."""
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready data (tuples as lists)."""
-        d = asdict(self)
-        d["sources"] = {k: list(v) for k, v in self.sources.items()}
-        return d
+        """JSON-ready data (the sources' tuples as lists): what `dataclasses.asdict` gives, field by
+        field (the fields are strings, numbers and tuples of them), without its deep copy of every
+        string (a run writes one reply per probe)."""
+        return {
+            "reply": self.reply, "is_returning_customer": self.is_returning_customer,
+            "known_fixes": _same(self.known_fixes), "known_failures": _same(self.known_failures),
+            "used_memories": type(self.used_memories)(
+                {f: _same(getattr(u, f)) for f in _USED_FIELDS} if type(u) is UsedMemory else asdict(u)
+                for u in self.used_memories),
+            "next_steps": _same(self.next_steps), "escalate": self.escalate, "engine": self.engine,
+            "engine_note": self.engine_note, "sources": {k: list(v) for k, v in self.sources.items()},
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "SupportReply":
@@ -73,6 +81,14 @@ class SupportReply:
             escalate=bool(d.get("escalate", False)), engine=d.get("engine", "scripted"), engine_note=d.get("engine_note", ""),
             sources={k: tuple(v) for k, v in (d.get("sources") or {}).items()},
         )
+
+
+_USED_FIELDS = tuple(f.name for f in fields(UsedMemory))
+
+
+def _same(value: Any) -> Any:
+    """A field's value as `asdict` copies it: a tuple or list of plain values as a new one of its type."""
+    return type(value)(value) if isinstance(value, (tuple, list)) else value
 
 
 __all__ = ["SupportReply", "UsedMemory"]

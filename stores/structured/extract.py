@@ -151,6 +151,16 @@ def _read(sentence: str, subject_free: bool, past_only: bool) -> tuple[str, tupl
     return norm, tuple(outcome_marks(norm)), tuple(steps)
 
 
+@lru_cache(maxsize=1 << 16)
+def _facts(sentence: str) -> tuple[str | None, str | None, tuple[str, ...], bool, bool]:
+    """What a customer sentence says of itself, whatever came before it: the product and device it
+    names, its preference topics, whether it states who the customer is and whether it reports a
+    problem (pure, so cached like `_read`)."""
+    norm = normalize(sentence)
+    return (product_of(sentence), device_of(norm, casing(sentence)), preference_topics(norm), _is_identity(sentence, norm),
+            SYMPTOM.search(norm) is not None)
+
+
 def _signature(event) -> str:
     if isinstance(event, Resolution):
         return f"resolution|{event.status}|{event.summary}"
@@ -205,14 +215,12 @@ class _Run:
                 r = READERS[self.front](sentence)
                 self.readers.append((sentence, r.describe()))
                 marks = apply(r, norm, marks, add=not said)
-            product = product_of(sentence)
+            product, device, topics, identity, symptom = _facts(sentence)
             if product:
                 self._profile(f"product:{product.lower()}", f"Uses {product}", replace_sources=False)
                 self.c.product = product
-            device = device_of(norm, casing(sentence))
             if device:
                 self._profile(f"device:{device.lower()}", f"Uses {device}", replace_sources=False)
-            topics = preference_topics(norm)
             if reading:
                 beside_report = any(SYMPTOM.search(_read(x, True, False)[0]) for x in sentences(t.text) if x != sentence)
                 topics = self._preference(sentence, norm, topics, bool(marks or steps) or beside_report)
@@ -220,10 +228,10 @@ class _Run:
                 for topic in topics:
                     self._profile(f"preference:{topic}", sentence, replace_sources=True)
                 continue
-            if _is_identity(sentence, norm) and not SYMPTOM.search(norm) and not steps and not marks:
+            if identity and not symptom and not steps and not marks:
                 self._profile(f"identity:{self.event.id}", sentence, replace_sources=False)
                 continue
-            if SYMPTOM.search(norm):
+            if symptom:
                 if self.session not in self.c.session_incident:
                     self._incident(sentence, normalize(t.text), product)  # a repeat hint may sit in another sentence
                 else:  # the problem restated: one more report of the session's incident
@@ -291,10 +299,11 @@ class _Run:
                 self._outcome(attempt.id, "worked")
             return
         for sentence in sentences(t.text):
-            norm, _, found = _read(sentence, False, False)
+            norm = normalize(sentence)
             hint = SUGGESTION.search(norm)
             if hint is None:
-                continue
+                continue  # proposes nothing: its steps are never read (most agent sentences)
+            _, _, found = _read(sentence, False, False)
             for s in found:
                 if s.start >= hint.start() and not s.pronoun:
                     self._await(self._attempt(s).id)

@@ -130,6 +130,13 @@ _CATALOG: tuple[tuple[re.Pattern, str, str, str], ...] = (
 """(pattern, key, canonical text, verb group). Restart/update count as the application's only when their
 object is the app (or nothing): restarting a connector worker is a different step, read generically."""
 
+_CATALOG_NEEDS: tuple[tuple[str, ...], ...] = (
+    ("install",), ("cache",), ("restart", "reboot", "relaunch", "power", "turn"), ("updat", "upgrad"), (" out and ",),
+    ("cookies",),
+)
+"""Per `_CATALOG` pattern, words of which every match holds one: a clause holding none is not searched
+(most clauses name no canonical step; `tests/stores/test_extract.py` holds the two in step)."""
+
 _VERBS: dict[str, str] = {
     # lemma: verb group (synonyms share a group, so "did that" and rephrasings find the same step)
     "restart": "restart", "reboot": "restart", "relaunch": "restart", "update": "update", "upgrade": "update",
@@ -159,8 +166,10 @@ _KEEPS_TARGET = frozenset({"switch", "move", "change", "set", "migrate"})
 """Verbs whose target is the point (`switched the report to a scheduled S3 export`): their `to ...` stays."""
 
 
+@lru_cache(maxsize=1 << 15)
 def _lemma(word: str) -> tuple[str, str] | None:
-    """(lemma, form) of a step verb, form one of `base`, `past`, `ing`, `s`; None if not a step verb."""
+    """(lemma, form) of a step verb, form one of `base`, `past`, `ing`, `s`; None if not a step verb
+    (pure, so memoized: `find_steps` asks it for every word of every clause it reads)."""
     w = word.lower()
     if w in _IRREGULAR:
         return (_IRREGULAR[w], "past") if _IRREGULAR[w] in _VERBS else None
@@ -247,7 +256,9 @@ def find_steps(clause: str, cases: Mapping[str, str], *, subject_free: bool, pas
     """
     steps: list[Step] = []
     taken: list[tuple[int, int]] = []
-    for pattern, key, text, group in _CATALOG:
+    for (pattern, key, text, group), needs in zip(_CATALOG, _CATALOG_NEEDS):
+        if not any(w in clause for w in needs):
+            continue
         for m in pattern.finditer(clause):
             if any(a <= m.start() < b for a, b in taken) or _after_since(clause, m.start()):
                 continue
@@ -260,10 +271,10 @@ def find_steps(clause: str, cases: Mapping[str, str], *, subject_free: bool, pas
             steps.append(Step("", "", "", frozenset(), m.start(), pronoun=True))
             taken.append((m.start(), m.end()))
     for m in WORD.finditer(clause):
-        if any(a <= m.start() < b for a, b in taken):
-            continue
-        found = _lemma(m.group())
+        found = _lemma(m.group())  # most words are no step verb: that is known before the spans are looked at
         if found is None or _VERBS[found[0]] in _VERIFY:
+            continue
+        if any(a <= m.start() < b for a, b in taken):
             continue
         lemma, form = found
         if form == "s" or (past_only and form == "base"):

@@ -97,3 +97,29 @@ def test_report_breaks_a_run_down_by_probe_tag(tmp_path, capsys):
     md = capsys.readouterr().out
     assert "## By probe tag" in md and "### `wifi` (1 probes)" in md
     assert main(["report", str(runs / "r")]) == 0 and "probes tagged" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("strategy", ["tfidf", "session_aware", "history_stuffing"])
+def test_a_column_wise_bundle_scores_as_the_same_candidates_listed_one_by_one(strategy):
+    """The criteria read a packed bundle's rows column-wise (`harness.criteria.bundle.Rows`: rows made
+    as they are read, a gold id's rank found by id); the same candidates as a plain list of
+    `Candidate`s take the general path. Every score must be the same, on every probe of the suite."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from harness.format.loader import load_suite
+    from harness.replay.probes import replay
+    from stores.packing import CandidateTable
+    from stores.protocol import Bundle
+    from stores.registry import parse_spec
+
+    root = Path(__file__).resolve().parents[2] / "datasets" / "canonical"
+    compared = 0
+    for sc in load_suite([root]):
+        for o in replay(sc, parse_spec(strategy).build(), answer=False).outcomes:
+            if o.bundle is None or not isinstance(o.bundle.candidates, CandidateTable):
+                continue
+            listed = replace(o, bundle=Bundle(candidates=list(o.bundle.candidates), text=o.bundle.text, tokens=o.bundle.tokens))
+            assert score_probe(o) == score_probe(listed), (sc.id, o.probe.id)
+            compared += 1
+    assert compared > 30

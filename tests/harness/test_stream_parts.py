@@ -58,3 +58,25 @@ def test_a_part_that_cannot_be_written_stops_the_run_and_leaves_nothing(tmp_path
     with pytest.raises(OSError, match="No space left"):
         execute([outage_story()], parse_specs("session_aware"), tmp_path, run_id="full", policies=())
     assert list(tmp_path.iterdir()) == []  # no run, no temporary folder
+
+
+def test_a_shard_tunes_the_cycle_collector_only_while_it_runs_and_restores_it_even_when_it_raises():
+    import gc
+
+    import pytest
+
+    from harness.run import runner
+
+    before = gc.get_threshold()
+    seen = []
+    with runner.shard_collector():
+        seen.append((gc.get_threshold(), gc.get_freeze_count() > 0))
+        with runner.shard_collector():  # a second shard in the same process (a thread): nothing changes twice
+            seen.append((gc.get_threshold(), gc.get_freeze_count() > 0))
+        seen.append((gc.get_threshold(), gc.get_freeze_count() > 0))
+    assert seen == [(runner.SHARD_GC_THRESHOLD, True)] * 3
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+    with pytest.raises(RuntimeError):
+        with runner.shard_collector():
+            raise RuntimeError("a strategy blew up")
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0

@@ -170,3 +170,31 @@ def test_customers_never_share_memories():
     mems = extract_all([turn("a", "Our app crashes. Updating the app fixed it.", 0, subject="c1"),
                         turn("b", "Our app crashes. Reinstalling fixed it.", 1, subject="c2")])
     assert {(m.customer_id, m.text) for m in mems if m.type == "ATTEMPT"} == {("c1", "Update application"), ("c2", "Reinstall application")}
+
+
+def test_each_canonical_step_pattern_matches_only_text_holding_one_of_its_words():
+    """find_steps searches a clause for a canonical step only when it holds one of the pattern's words
+    (`_CATALOG_NEEDS`): every match of every pattern, on the bundled suites' sentences and on the
+    phrasings the patterns were written for, holds one of them, so the shortcut never loses a step."""
+    from pathlib import Path
+
+    from harness.format.loader import load_suite
+    from stores.protocol import Resolution, Turn
+    from stores.structured.lexicon import _CATALOG, _CATALOG_NEEDS, normalize, sentences
+
+    assert len(_CATALOG) == len(_CATALOG_NEEDS)
+    root = Path(__file__).resolve().parents[2] / "datasets"
+    texts = [ev.text if isinstance(ev, Turn) else ev.summary for s in load_suite([root / "canonical"])
+             for ev in s.events if isinstance(ev, (Turn, Resolution))]
+    texts += ["Deleted and reinstalled it", "I re-installed the client", "wiped the browser cache", "cache cleared, still slow",
+              "flushed the SSO session cache", "power-cycled the router", "power cycled it", "turned it off and back on",
+              "rebooted the app", "relaunched it", "upgraded to 5.2", "updating the application first", "logged out and back in",
+              "signed out and in again", "cleared my browser cookies", ONE_SHOT]
+    matched = 0
+    for text in texts:
+        for clause in (normalize(x) for x in sentences(text)):
+            for (pattern, key, *_), needs in zip(_CATALOG, _CATALOG_NEEDS):
+                for m in pattern.finditer(clause):
+                    matched += 1
+                    assert any(w in m.group() for w in needs), (key, m.group())
+    assert matched > 30

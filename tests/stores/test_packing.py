@@ -113,3 +113,17 @@ def test_a_packed_table_knows_its_items_are_their_own_sources_until_a_strategy_r
     t.source_ids = [("b", "x"), ("c",), ("a",)]  # as structured gives each memory the turns it came from
     assert not t.own_sources()
     assert t.provenance_ids() == ("b", "x", "c", "a")
+
+
+def test_a_packed_tables_rows_read_by_position_are_the_whole_columns_rows():
+    h = _history(turn("a", "first", 0), turn("b", "second", 1), turn("c", "third", 2), turn("d", "word " * 300, 3))
+    fresh = lambda: pack(h, _req(60), {"s": np.array([1.0, 3.0, 2.0, 4.0])}).candidates  # noqa: E731
+    names = ("item_ids", "texts", "sessions", "subjects", "source_ids", "reasons")
+    whole = fresh()
+    for at_ in ([], [2], [0, 3], [3, 1, 0]):
+        lazy = fresh()  # nothing read yet: only those rows are built
+        assert all(lazy.column_at(k, at_) == [getattr(whole, k)[i] for i in at_] for k in names), at_
+        assert "texts" not in lazy._cols
+    given = fresh()
+    given.source_ids = [("x",), ("y",), ("z",), ("w",)]  # a strategy's own column is the one read
+    assert given.column_at("source_ids", [1, 3]) == [("y",), ("w",)]

@@ -85,6 +85,19 @@ def test_a_reply_survives_a_json_round_trip():
     assert SupportReply.from_dict(json.loads(json.dumps(r.to_dict()))) == r
 
 
+def test_a_replys_data_is_what_asdict_gives_with_the_sources_as_lists():
+    from dataclasses import asdict, replace
+
+    r = structured_reply()
+    assert r.used_memories and r.sources and r.known_fixes
+    broke = replace(r, used_memories=(replace(r.used_memories[0], previous_outcomes=("worked",)), *r.used_memories[1:]))
+    for x in (r, broke, replace(r, known_fixes=list(r.known_fixes)), SupportReply("hi", False, (), (), ())):
+        want = {**asdict(x), "sources": {k: list(v) for k, v in x.sources.items()}}
+        got = x.to_dict()
+        assert got == want and [type(v) for v in got.values()] == [type(v) for v in want.values()]
+        assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
+
+
 def chat(handler, **kw):
     return ChatEngine("http://127.0.0.1:9/v1", model="m1", api_key="sk-test", transport=httpx.MockTransport(handler), **kw)
 

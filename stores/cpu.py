@@ -15,7 +15,10 @@ thread; and OpenMP's default wait policy lets idle threads spin on a core someon
   quarter of a second of `/proc/stat` when the run starts, summed, rounded (`busy_cores`), while
   this process sleeps. The 1-minute load average lags by a minute: after a busy spell it still
   said 2.4 on an idle 2-core machine and left a free core unused; it decides only where
-  `/proc/stat` cannot be read (its whole part). Both are read once per process. `SUPPORTBENCH_TORCH_THREADS` overrides all of it, and a
+  `/proc/stat` cannot be read (its whole part). Both are read once per process. A run opens that
+  quarter-second window when its command starts (`start_busy_window`) and reads it when it first
+  needs the plan, after loading its suite, with its own CPU time over the window taken out, so it
+  sleeps only what is left of the quarter second (nothing, when loading took longer). `SUPPORTBENCH_TORCH_THREADS` overrides all of it, and a
   whole `OMP_NUM_THREADS` is honoured when ours is not set.
 
 MKL (torch's matrix products) runs in strict reproducible mode (`NUMERICS`, `MKL_CBWR`), set here
@@ -67,6 +70,8 @@ _BUSY_AT_START: float | None | bool = False  # False: not measured yet; None: co
 _BUSY_MEASURED_AT = 0.0  # time.monotonic() of that measurement
 SAMPLE_S = 0.25
 """How long `busy_cores` watches the cores when a run starts."""
+_WINDOW: tuple[float, dict[int, tuple[int, int]], float] | None = None
+"""(time.monotonic(), `cpu_times()`, this process's CPU seconds) when `start_busy_window` opened it."""
 
 
 def affinity_cores() -> int:
@@ -160,6 +165,12 @@ def busy_cores(sample_s: float = SAMPLE_S, *, stat: str | Path = "/proc/stat", c
         after = cpu_times(stat)
     except (OSError, ValueError):
         return None
+    busy = _busy_share(before, after, cpus)
+    return round(busy, 2) if busy is not None else None
+
+
+def _busy_share(before: dict[int, tuple[int, int]], after: dict[int, tuple[int, int]], cpus: set[int] | None) -> float | None:
+    """The busy shares of `cpus` between two `cpu_times()` readings, summed (None: no tick went by)."""
     busy, seen = 0.0, 0
     for cpu, (b1, t1) in after.items():
         if (cpus is not None and cpu not in cpus) or cpu not in before:
@@ -168,18 +179,62 @@ def busy_cores(sample_s: float = SAMPLE_S, *, stat: str | Path = "/proc/stat", c
         if t1 > t0:
             busy += min(1.0, max(0.0, (b1 - b0) / (t1 - t0)))
             seen += 1
-    return round(busy, 2) if seen else None
+    return busy if seen else None
+
+
+def _own_cpu() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+def start_busy_window() -> None:
+    """Open the quarter-second window `busy_at_start` reads, now (a run's command, before it loads
+    its suite): the first look at the cores then reads what passed since, less this process's own
+    CPU time over it, instead of sleeping `SAMPLE_S` while nothing else happens. Its worker
+    processes are not started yet, so nothing of the run but this process can be in it."""
+    global _WINDOW
+    if _BUSY_AT_START is not False:
+        return
+    try:
+        _WINDOW = (time.monotonic(), cpu_times(), _own_cpu())
+    except (OSError, ValueError):
+        _WINDOW = None
+
+
+def _busy_since_window() -> float | None:
+    """The busy cores other processes kept over the open window (at least `SAMPLE_S` long: sleep
+    what is left of it), this process's own CPU time over it taken out."""
+    assert _WINDOW is not None
+    t0, before, own0 = _WINDOW
+    left = SAMPLE_S - (time.monotonic() - t0)
+    if left > 0:
+        time.sleep(left)
+    try:
+        after = cpu_times()
+    except (OSError, ValueError):
+        return None
+    wall, own = time.monotonic() - t0, _own_cpu() - own0
+    try:
+        cpus = set(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = None
+    busy = _busy_share(before, after, cpus)
+    if busy is None:
+        return None
+    return round(max(0.0, busy - own / wall), 2) if wall > 0 else None
 
 
 def busy_at_start(fresh_within: float | None = None) -> float | None:
-    """`busy_cores()` when this process first asked (None where `/proc/stat` cannot be read), or
+    """`busy_cores()` (or the window `start_busy_window` opened) when this process first asked (None where `/proc/stat` cannot be read), or
     measured again when that is older than `fresh_within` seconds (a long-lived process, such as
     the app, starting another run; never while a run of this process works, which would count it)."""
     global _BUSY_AT_START, _BUSY_MEASURED_AT
     stale = fresh_within is not None and time.monotonic() - _BUSY_MEASURED_AT > fresh_within
+    global _WINDOW
     if _BUSY_AT_START is False or stale:
-        _BUSY_AT_START = busy_cores()
+        _BUSY_AT_START = _busy_since_window() if _WINDOW is not None and not stale else busy_cores()
         _BUSY_MEASURED_AT = time.monotonic()
+        _WINDOW = None
     return _BUSY_AT_START
 
 
@@ -214,6 +269,21 @@ class ThreadPlan:
         return d
 
 
+def env_threads() -> int | None:
+    """`SUPPORTBENCH_TORCH_THREADS` as a count (None when unset); ValueError saying what is wrong
+    with it otherwise (a run checks it before any work)."""
+    env = os.environ.get("SUPPORTBENCH_TORCH_THREADS", "").strip()
+    if not env:
+        return None
+    try:
+        n = int(env)
+    except ValueError:
+        raise ValueError(f"SUPPORTBENCH_TORCH_THREADS must be a whole number of threads, got {env!r}") from None
+    if n < 1:
+        raise ValueError(f"SUPPORTBENCH_TORCH_THREADS must be at least 1, got {n}")
+    return n
+
+
 def plan_threads(workers: int = 1, *, load: float | None = None, measured: float | None | bool = False,
                  fresh_within: float | None = None) -> ThreadPlan:
     """The thread plan for one of `workers` processes: see the module doc. `load` and `measured`
@@ -231,14 +301,8 @@ def plan_threads(workers: int = 1, *, load: float | None = None, measured: float
     usable = min(cores, max(1, int(math.floor(quota))) if quota is not None else cores)
     common = dict(cores=cores, quota=quota, load=load, busy=busy, busy_measured=measured, workers=workers,
                   wait_policy=os.environ.get("OMP_WAIT_POLICY", ""))
-    env = os.environ.get("SUPPORTBENCH_TORCH_THREADS", "").strip()
-    if env:
-        try:
-            n = int(env)
-        except ValueError:
-            raise ValueError(f"SUPPORTBENCH_TORCH_THREADS must be a whole number of threads, got {env!r}") from None
-        if n < 1:
-            raise ValueError(f"SUPPORTBENCH_TORCH_THREADS must be at least 1, got {n}")
+    n = env_threads()
+    if n is not None:
         return ThreadPlan(threads=n, source="SUPPORTBENCH_TORCH_THREADS", **common)
     omp = os.environ.get("OMP_NUM_THREADS", "").strip()
     if omp.isdigit() and int(omp) >= 1:

@@ -144,7 +144,7 @@ def main(args: argparse.Namespace) -> int:
     from harness.run.destination import check_destination
     from harness.run.runstore import runs_root
     from harness.run.workers import run_pool
-    from stores.retrieval.encoder import torch_threads
+    from stores.cpu import env_threads, start_busy_window
 
     specs = specs_from(args)
     policies = policies_from(args, specs)
@@ -156,10 +156,11 @@ def main(args: argparse.Namespace) -> int:
     check_destination(out_dir, args.run_id)  # exit 2 now, not after the work: run id taken, folder read-only...
     workers = max(1, args.workers)
     try:
-        torch_threads(workers)
+        env_threads()
     except ValueError as e:
         console.print(f"error: {e}")
         return 2
+    start_busy_window()  # the cores' first look reads the time the suite takes to load, instead of a sleep
     if workers > 1 and args.executor == "process":
         # the workers check and load the files, then run them: the same pool for both
         with run_pool(workers) as pool:

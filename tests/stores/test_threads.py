@@ -226,3 +226,57 @@ def test_a_run_in_a_long_lived_process_measures_the_cores_again_and_hands_its_pl
     execution = json.loads((r.path / "manifest.json").read_text())["execution"]
     assert (execution["torch_threads"], execution["threads"]["busy_measured"]) == (4, 0.0)
     assert torch_threads() == torch.get_num_threads() == 4  # the encoder, mem0 and the loaded torch take the run's plan
+
+
+class _Clock:
+    """time.monotonic() giving `ticks` in turn (the last one after), and a sleep that records."""
+
+    def __init__(self, *ticks: float):
+        self.ticks, self.slept = list(ticks), []
+
+    def monotonic(self) -> float:
+        return self.ticks.pop(0) if len(self.ticks) > 1 else self.ticks[0]
+
+    def sleep(self, s: float) -> None:
+        self.slept.append(round(s, 6))
+
+
+def _window(monkeypatch, clock: _Clock, after: dict, own: tuple[float, float]):
+    readings = iter([{0: (0, 0), 1: (0, 0)}, after])
+    owns = iter(own)
+    monkeypatch.setattr(cpu, "_BUSY_AT_START", False)
+    monkeypatch.setattr(cpu, "_WINDOW", None)
+    monkeypatch.setattr(cpu, "time", clock)
+    monkeypatch.setattr(cpu, "cpu_times", lambda stat="/proc/stat": next(readings))
+    monkeypatch.setattr(cpu, "_own_cpu", lambda: next(owns))
+    monkeypatch.setattr(cpu.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(cpu, "busy_cores", lambda *a, **k: pytest.fail("the open window is read, no new sample"))
+    cpu.start_busy_window()
+
+
+def test_the_window_a_run_opens_at_start_leaves_its_own_cpu_time_out(monkeypatch):
+    """A second of loading the suite on one core, a neighbour on the other: one busy core, no sleep."""
+    clock = _Clock(10.0, 11.0, 11.0)
+    _window(monkeypatch, clock, {0: (100, 100), 1: (100, 100)}, (2.0, 3.0))  # both cores busy; one second was ours
+    assert cpu.busy_at_start() == 1.0
+    assert clock.slept == []  # the quarter second had long passed
+    assert cpu._WINDOW is None and cpu.busy_at_start() == 1.0  # read once
+
+
+def test_a_window_shorter_than_the_sample_sleeps_only_what_is_left(monkeypatch):
+    clock = _Clock(10.0, 10.1, 10.25)
+    _window(monkeypatch, clock, {0: (5, 25), 1: (0, 25)}, (1.0, 1.0))  # a fifth of one core busy, none of it ours
+    assert cpu.busy_at_start() == 0.2
+    assert clock.slept == [0.15]
+
+
+def test_a_run_with_no_proc_stat_opens_no_window(monkeypatch):
+    monkeypatch.setattr(cpu, "_BUSY_AT_START", False)
+    monkeypatch.setattr(cpu, "_WINDOW", None)
+
+    def missing(stat="/proc/stat"):
+        raise OSError("no /proc/stat")
+
+    monkeypatch.setattr(cpu, "cpu_times", missing)
+    cpu.start_busy_window()
+    assert cpu._WINDOW is None

@@ -33,6 +33,14 @@ def pristine_run(small_suite, tmp_path_factory) -> Path:
     return runs / "good"
 
 
+@pytest.fixture(scope="session")
+def pristine_baseline(pristine_run, tmp_path_factory) -> Path:
+    """The good run's approved baseline (`supportbench baseline good`), written once per session."""
+    out = tmp_path_factory.mktemp("hostile-baseline") / "baseline.json"
+    cli("baseline", "good", "--runs", pristine_run.parent, "--out", out)
+    return out
+
+
 @pytest.fixture
 def runs(pristine_run, tmp_path) -> Path:
     """A fresh runs folder holding a copy of the good run."""

@@ -3,7 +3,8 @@
 Every cache a test session writes goes to one temporary folder, removed when the session ends:
 the embedding cache (`SUPPORTBENCH_CACHE`), the model hub's home, and the XDG cache and config
 folders (chromium writes there despite its temporary profile); pytest-xdist's workers share their
-session's folder. It is set here, at import, before any test module imports a library that reads
+session's folder. That folder, and pytest's own temporary folders, are in memory when the machine
+has a memory-backed folder (`RAM_TEMP`) and `TMPDIR` names no other. It is set here, at import, before any test module imports a library that reads
 these variables once. Each session therefore starts cold: no test passes because an earlier session warmed a cache, and the encoder-cache tests that
 compare cold and warm runs use folders of their own.
 """
@@ -22,6 +23,15 @@ TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 sys.path[:0] = [str(TESTS), str(ROOT)]  # `helpers`; the router (`app`) and `pages`, which are not installed
 os.chdir(ROOT)  # scenario paths and default folders are relative to the project root
+
+RAM_TEMP = Path("/dev/shm")
+"""Where the session's temporary files go when the machine has it (Linux's memory-backed folder) and
+`TMPDIR` names no other place: pytest's `tmp_path` folders, the session's caches, and the temporary
+folders of the processes the tests start. The tests check behaviour, not the disk: on a disk, the
+sqlite commits of mem0's local stores alone wait seconds for the disk to sync."""
+if "TMPDIR" not in os.environ and RAM_TEMP.is_dir() and os.access(RAM_TEMP, os.W_OK | os.X_OK):
+    os.environ["TMPDIR"] = str(RAM_TEMP)  # the workers and every process a test starts inherit it
+    tempfile.tempdir = None  # read TMPDIR again
 
 WORKER = os.environ.get("PYTEST_XDIST_WORKER")
 """This process's pytest-xdist worker name (`gw0`, ...), else None: the session's own process."""

@@ -3,6 +3,8 @@ the report shows it as a failed gate with its failing cases, kept out of every t
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 
 import pytest
@@ -17,14 +19,17 @@ def report(canonical_run):
     return canonical_run
 
 
-def _json(path, capsys) -> dict:
-    assert main(["report", str(path), "--format", "json"]) == 0
-    return json.loads(capsys.readouterr().out)["strategies"]
+@pytest.fixture(scope="module")
+def cells(report) -> dict:
+    """`supportbench report --format json` of the shared run, read once: every test below reads the same report."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["report", str(report), "--format", "json"]) == 0
+    return json.loads(out.getvalue())["strategies"]
 
 
 @pytest.mark.parametrize("gate", GATES)
-def test_each_gate_fails_for_the_strategy_that_breaks_it(report, capsys, gate):
-    cells = _json(report, capsys)
+def test_each_gate_fails_for_the_strategy_that_breaks_it(cells, gate):
     broken = cells[f"broken[breaks={gate}]"][gate]
     assert broken["gate"]["passed"] is False and broken["gate"]["failing"] > 0
     case = broken["gate"]["cases"][0]
@@ -32,8 +37,7 @@ def test_each_gate_fails_for_the_strategy_that_breaks_it(report, capsys, gate):
     assert cells["history_stuffing"][gate]["gate"]["passed"] is True
 
 
-def test_gates_are_in_no_total_and_the_markdown_lists_their_failing_cases(report, capsys):
-    cells = _json(report, capsys)
+def test_gates_are_in_no_total_and_the_markdown_lists_their_failing_cases(report, cells):
     md = (report / "report.md").read_text()
     head, gates = md.split("## Gates")
     assert not any(f"({g})" in head for g in GATES)  # not rows of the quality table

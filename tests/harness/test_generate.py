@@ -119,6 +119,21 @@ def _suite(tmp_path, profile: str, customers: int, seed: int):
     return load_suite([str(tmp_path)])
 
 
+@pytest.fixture(scope="module")
+def suites(tmp_path_factory):
+    """`suites(profile, customers, seed)`: that generated suite, written and loaded once per module
+    (the tests below only read it)."""
+    made: dict[tuple[str, int, int], list] = {}
+
+    def get(profile: str, customers: int, seed: int):
+        key = (profile, customers, seed)
+        if key not in made:
+            made[key] = _suite(tmp_path_factory.mktemp(f"{profile}-{customers}-{seed}"), *key)
+        return made[key]
+
+    return get
+
+
 def _timed_probes(scenarios):
     """(probe, {item id: time of the item as last said or recorded before the probe}) of every probe."""
     for sc in scenarios:
@@ -131,9 +146,9 @@ def _timed_probes(scenarios):
 
 
 @pytest.mark.parametrize("profile,customers,seed", SUITES)
-def test_at_least_a_third_of_ordering_pairs_go_against_recency(tmp_path, profile, customers, seed):
+def test_at_least_a_third_of_ordering_pairs_go_against_recency(suites, profile, customers, seed):
     pairs = against = 0
-    for probe, when in _timed_probes(_suite(tmp_path, profile, customers, seed)):
+    for probe, when in _timed_probes(suites(profile, customers, seed)):
         for first, second in (*probe.expect.above, *probe.expect.fix_before):
             pairs += 1
             against += when[first] < when[second]  # the older item must outrank the newer one
@@ -192,13 +207,13 @@ def test_generate_states_what_a_shortcut_could_use(tmp_path, capsys):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("profile,customers,seed", SUITES)
-def test_the_oracle_scores_one_on_every_retrieval_criterion_of_every_generated_file(tmp_path, profile, customers, seed):
+def test_the_oracle_scores_one_on_every_retrieval_criterion_of_every_generated_file(tmp_path, suites, profile, customers, seed):
     from stores.registry import parse_specs
 
     from harness.analysis.results import Results
     from harness.run.runner import execute
 
-    scenarios = _suite(tmp_path / "suite", profile, customers, seed)
+    scenarios = suites(profile, customers, seed)
     run = execute(scenarios, parse_specs("oracle"), tmp_path / "runs", run_id="oracle")
     with Results(run.path) as res:
         bad = res.rows("""SELECT scenario, probe_id, criterion, explanation FROM scores
@@ -209,13 +224,13 @@ def test_the_oracle_scores_one_on_every_retrieval_criterion_of_every_generated_f
 
 
 @pytest.mark.parametrize("profile,customers,seed", SUITES)
-def test_health_gold_agrees_with_every_documented_reading(tmp_path, profile, customers, seed):
+def test_health_gold_agrees_with_every_documented_reading(suites, profile, customers, seed):
     from stores.memory import MemoryStore
     from stores.session.health import RULES, HealthParams
     from stores.session.health_state import health_report
 
     checked = 0
-    for sc in _suite(tmp_path, profile, customers, seed):
+    for sc in suites(profile, customers, seed):
         memory = MemoryStore()
         for ev in sc.events:
             if isinstance(ev, Probe) and ev.expect.health:

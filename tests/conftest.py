@@ -29,7 +29,20 @@ RAM_TEMP = Path("/dev/shm")
 `TMPDIR` names no other place: pytest's `tmp_path` folders, the session's caches, and the temporary
 folders of the processes the tests start. The tests check behaviour, not the disk: on a disk, the
 sqlite commits of mem0's local stores alone wait seconds for the disk to sync."""
-if "TMPDIR" not in os.environ and RAM_TEMP.is_dir() and os.access(RAM_TEMP, os.W_OK | os.X_OK):
+RAM_TEMP_FREE = 4 << 30
+"""The free bytes `RAM_TEMP` must have to be used (a container's small /dev/shm is left alone: a full
+suite's temporary files, pytest keeping its last three sessions', reach a few hundred MB)."""
+
+
+def _roomy(folder: Path) -> bool:
+    try:
+        return shutil.disk_usage(folder).free >= RAM_TEMP_FREE
+    except OSError:
+        return False
+
+
+if ("TMPDIR" not in os.environ and RAM_TEMP.is_dir() and os.access(RAM_TEMP, os.W_OK | os.X_OK)
+        and _roomy(RAM_TEMP)):
     os.environ["TMPDIR"] = str(RAM_TEMP)  # the workers and every process a test starts inherit it
     tempfile.tempdir = None  # read TMPDIR again
 
@@ -68,6 +81,7 @@ def redis_server():
         yield server
     finally:
         server.stop()
+        shutil.rmtree(server.dir, ignore_errors=True)  # its working folder (empty: nothing is persisted)
 
 
 # --- the one canonical run -------------------------------------------------------------------

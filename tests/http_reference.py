@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import socket
 import tempfile
 import threading
@@ -122,6 +123,7 @@ class ReferenceService:
             if callable(close):
                 close()
         self.namespaces.clear()
+        shutil.rmtree(self.work, ignore_errors=True)  # the namespaces' folders and cache
 
     # -- the protocol -----------------------------------------------------------------------------
     def handle(self, method: str, path: str, raw: bytes, auth: str) -> tuple[int, Any]:

@@ -55,9 +55,10 @@ SURE = 0.6
 it and below every other label's threshold the head is unsure."""
 RECALL_HEADS = frozenset({"disclosure"})
 """Heads whose thresholds are chosen for recall (the safety floor), not F1."""
-PRECISION_HEADS = frozenset({"outcome", "preference"})
+PRECISION_HEADS = frozenset({"outcome", "preference", "statement"})
 """Heads whose label adds a fact the rules' words did not say (an attempt settled as worked or failed, a
-lasting preference the customer's words set):
+lasting preference the customer's words set, an incident, profile fact or system-owned value the
+extractor's `statement` reading finds: phrases/extraction.yaml):
 their thresholds are the best F1 among those whose validation precision reaches `PRECISION_FLOOR`."""
 PRECISION_FLOOR = 0.8
 PREFERENCE_TOPICS = frozenset({"contact", "hours", "format", "language", "copy", "recipient"})

@@ -84,13 +84,18 @@ class _Customer:
 class Extractor:
     """Per-customer typed memories, updated event by event (see the module docstring for the rules)."""
 
-    def __init__(self, front: str = "rules") -> None:
+    def __init__(self, front: str = "rules", incidents: str = "rules") -> None:
         """`front`: who reads outcome phrases in the customer's words, `rules` (the lexicon),
         `learned` (the lexicon, plus the learned head where the words say nothing or are sarcastic)
         or `chat` (the same with the chat endpoint as the reader, the learned head when it cannot
-        answer): stores/structured/learned.py."""
+        answer): stores/structured/learned.py. `incidents="learned"` (under a front end other than the
+        rules) also opens an incident on a sentence the `statement` head reads as a problem the symptom
+        words missed; `front="learned_incidents"` is `learned` with it."""
         self._customers: dict[str, _Customer] = {}
+        if front == "learned_incidents":  # the named variant of structured's `front`
+            front, incidents = "learned", "learned"
         self.front = front
+        self.incidents = incidents
         self.readers: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {}
         """Per customer, per turn id, each sentence and what the front end read in it (who, label,
         score, and why a fallback answered); empty for the rules."""
@@ -108,7 +113,7 @@ class Extractor:
         if c.seen.get(event.id) == signature:
             return []
         c.seen[event.id] = signature
-        run = _Run(c, event, self.front)
+        run = _Run(c, event, self.front, self.incidents)
         if isinstance(event, Resolution):
             run.resolution(event)
         elif event.role == "customer":
@@ -164,8 +169,9 @@ def _signature(event) -> str:
 class _Run:
     """The work of one event: which memories it touches, in order."""
 
-    def __init__(self, c: _Customer, event, front: str = "rules") -> None:
+    def __init__(self, c: _Customer, event, front: str = "rules", incidents: str = "rules") -> None:
         self.front = front
+        self.incidents = incidents
         self.readers: list[tuple[str, str]] = []
         """Per customer sentence, what the front end read in it (none for the rules)."""
         self.c = c
@@ -277,10 +283,10 @@ class _Run:
 
         r = learned_statement(sentence)
         kind = r.label if r.sure else None
-        if kind == "problem" and (symptom or incident_open):
+        if kind == "problem" and (symptom or incident_open or self.incidents != "learned"):
             kind = None
-        elif kind == "fact" and symptom:
-            kind = None  # a report: its facts are read clause by clause (`_passing_facts`)
+        elif kind == "fact" and (symptom or not _first_person_fact(sentence)):
+            kind = None  # a report's facts are read clause by clause (`_passing_facts`)
         elif kind == "system" and not symptom:
             kind = None  # nothing to keep out
         if kind not in ("problem", "fact", "system"):
@@ -306,7 +312,7 @@ class _Run:
             if marks or steps or SYMPTOM.search(norm):
                 continue
             r = learned_statement(clause)
-            if r.label == "fact":
+            if r.label == "fact" and _first_person_fact(clause):
                 self.readers.append((clause, f"{r.describe()}: a profile fact said in passing"))
                 self._profile(f"identity:{self.event.id}", clause[:1].upper() + clause[1:], replace_sources=False)
 
@@ -352,14 +358,16 @@ class _Run:
         """The attempt an answer with nothing pending is about, named in words the lexicon has no step
         for: the agent's last suggestion of the session (`Sign out of Brightline`), else the step the
         customer's sentence names before `end` (`I already unshared and reshared it with the team`:
-        a past-tense verb after the lead words, and its object); none when neither names one."""
+        a past-tense verb after the lead words, and its object), which comes first; none when neither
+        names one."""
+        own = _own_step(sentence, norm[:end])
         offered = self.c.offered.pop(self.session, None)
-        text = offered or _own_step(sentence, norm[:end])
+        text = own or offered
         if not text:
             return []
         words = content_words(text)
         step = Step(f"named:{'-'.join(sorted(words))[:80]}", text, "named", words, 0)
-        how = "the agent's suggestion" if offered else "the customer's own words"
+        how = "the customer's own words" if own else "the agent's suggestion"
         self.readers.append((sentence, f"step named from {how}: {text}"))
         return [self._attempt(step).id]
 
@@ -550,11 +558,27 @@ _CLAUSE = re.compile(r",\s+|;\s+|\s+(?:and|but|so|because|though|although)\s+", 
 """Where a sentence splits into clauses, for facts said in passing."""
 _NOT_STEPS = frozenset(
     "tell let send confirm share give describe provide explain say answer reply look wait hold bear keep attach "
-    "forward email call ring contact check see note read hang stay bear remember be have get".split()
+    "forward email call ring contact check see note read hang stay bear remember be have get leave".split()
 )
 """First words of an agent's request that ask for information or patience, not a troubleshooting step."""
+_NOT_OWN_STEPS = frozenset(
+    "checked looked tested noticed waited asked called emailed contacted phoned messaged wanted needed used "
+    "opened started logged received booked ordered paid noticed mentioned said told explained".split()
+)
+"""Past-tense verbs that report what the customer saw or asked, not a step tried (`checked it`)."""
 _OWN_LEAD = frozenset("i we also already just then so ok okay and have had first finally yesterday".split())
 _STEP_CUT = re.compile(r"[,;:.!?()]|\s(?:and then|then|so|but|because|to see|before|after|if|while|until|and it|and now)\s")
+
+
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|we|we're|we've|our|my|us|me)\b")
+
+
+def _first_person_fact(text: str) -> bool:
+    """A fact the customer states about themselves: four words or more, in the first person, and not a
+    refusal (`I'm not paying for ...`)."""
+    norm = normalize(text)
+    return (len(norm.split()) >= 4 and _FIRST_PERSON.search(norm) is not None
+            and re.match(r"^(?:i am|i'm|we are|we're) not\b", norm) is None)
 
 
 def _offered_step(sentence: str, norm: str, start: int) -> str | None:
@@ -574,7 +598,8 @@ def _offered_step(sentence: str, norm: str, start: int) -> str | None:
 def _own_step(sentence: str, head: str) -> str | None:
     """A step the customer names in their own words before an outcome (`I already unshared and reshared it
     with the team`): after the lead words (`I`, `already`, `tried`), a past-tense verb (or a gerund after
-    `tried`) and what follows it up to the clause's end, at most eight words with two content words."""
+    `tried`) and what follows it up to the clause's end, at most eight words with a content word past the
+    verb's own, or the verb and an object pronoun (`reconnected it`)."""
     words = head.split()
     tried = False
     while words and (words[0].strip(",") in _OWN_LEAD or words[0] == "tried"):
@@ -583,12 +608,15 @@ def _own_step(sentence: str, head: str) -> str | None:
     if not words:
         return None
     verb = words[0]
-    if not (verb.isalpha() and len(verb) > 4 and (verb.endswith("ed") or (tried and verb.endswith("ing")))):
+    if verb in _NOT_OWN_STEPS or not (verb.isalpha() and len(verb) > 4 and (verb.endswith("ed") or (tried and verb.endswith("ing")))):
         return None
     text = " ".join(words)
     cut = _STEP_CUT.search(text)
-    text = " ".join((text[: cut.start()] if cut else text).split()[:8])
-    if len(content_words(text)) < 2:
+    kept = (text[: cut.start()] if cut else text).split()[:8]
+    while len(kept) > 1 and kept[-1] in ("and", "but", "or", "then", "so", "the", "a", "to"):
+        kept.pop()
+    text = " ".join(kept)
+    if len(content_words(text)) < 2 and text.split()[1:2] not in (["it"], ["them"], ["that"]):
         return None
     cases = casing(sentence)
     text = " ".join(cases.get(w, w) for w in text.split())

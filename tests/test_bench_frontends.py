@@ -38,6 +38,8 @@ def test_the_page_names_the_challenge_suite_it_was_run_on(bench):
     other = bench.render(res, times, 1.0, [], ["a"], ["1 1 1"], "datasets/challenge_holdout")
     assert "Challenge = `datasets/challenge_holdout` (never trained on" in other
     assert "1.20x" in other
+    dev = bench.render(res, times, 1.0, [], ["a"], ["1 1 1"], "tests/data/extraction_dev", "development text: in sample")
+    assert "Challenge = `tests/data/extraction_dev` (development text: in sample)." in dev and "never trained on" not in dev
 
 
 def test_the_rules_side_runs_the_same_rows_with_every_front_end_the_rules(bench, tmp_path):

@@ -212,7 +212,8 @@ def render(res: dict, times: dict, train_s: float, cmds: list[str], ids: list[st
         ("canonical figures not worse (learned against rules)", "see the table", not_worse),
         ("canonical run with the learned front ends <= 1.5x", f"{ratio:.2f}x", ratio <= 1.5),
     ]
-    L += [f"| {g} | {v} | {'yes' if ok else '**no**'} |" for g, v, ok in goals]
+    L += [f"| {g} | n/a | n/a (no such cases) |" if v is None else f"| {g} | {v} | {'yes' if ok else '**no**'} |"
+          for g, v, ok in goals]
     L += ["", "## The safety floor on the challenge suite", ""]
     for side in ("rules", "learned"):
         sf = res[f"challenge:{side}"]["safety"]

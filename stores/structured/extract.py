@@ -44,6 +44,7 @@ from stores.structured.lexicon import (
     preference_topics,
     product_of,
     sentences,
+    stem,
 )
 from stores.structured.model import Memory
 from stores.text import overlap_ratio
@@ -390,6 +391,8 @@ class _Run:
             if hint is None:
                 continue
             named = [s for s in found if s.start >= hint.start() and not s.pronoun]
+            if self.front != "rules":  # "try adding the card again": the reported action again, no step
+                named = [s for s in named if not self._retries_the_problem(s)]
             for s in named:
                 self._await(self._attempt(s).id)
             if self.front != "rules":
@@ -398,6 +401,17 @@ class _Run:
                     self.c.offered[self.session] = offered
                 else:
                     self.c.offered.pop(self.session, None)
+
+    def _retries_the_problem(self, step: Step) -> bool:
+        """Under a learned front end: whether an agent's suggested step is the customer's failing action
+        tried once more (`try adding the card again` for `it won't let me add a card`): a generic step
+        whose verb and object words are all words of the session's open incident."""
+        mid = self.c.session_incident.get(self.session)
+        if mid is None or ":" not in step.key or mid not in self.c.memories:
+            return False
+        told = content_words(self.c.memories[mid].text)
+        verb = stem(step.text.split()[0].lower()) if step.text else ""
+        return bool(step.words) and step.words <= told and verb in told
 
     # -- resolution records -------------------------------------------------------------------
     def resolution(self, r: Resolution) -> None:

@@ -135,3 +135,14 @@ def test_the_word_model_reads_polarity():
     """The real word model (trained on the bank's outcome phrases): the sentences are not in the bank."""
     assert fx.word_polarity("still exactly the same, nothing changed at all") < 0.4
     assert fx.word_polarity("it works now, thanks a lot") > 0.6
+
+
+def test_the_failing_action_suggested_again_is_no_step(front):
+    front({}, {"Nope, still the same.": "failed"})
+    events = [turn("t1", "The app won't let me add a new card.", 0),
+              turn("t2", "Please log out and back in, then try adding the card again.", 1, role="agent"),
+              turn("t3", "Nope, still the same.", 2)]
+    rules = {m[1] for m in _memories("rules", events)[1] if m[0] == "ATTEMPT"}
+    assert rules == {"Sign out and back in", "Add card again"}
+    learned = [m for m in _memories("learned", events)[1] if m[0] == "ATTEMPT"]
+    assert learned == [("ATTEMPT", "Sign out and back in", "failed")]

@@ -38,6 +38,8 @@ def test_the_page_names_the_challenge_suite_it_was_run_on(bench):
     other = bench.render(res, times, 1.0, [], ["a"], ["1 1 1"], "datasets/challenge_holdout")
     assert "Challenge = `datasets/challenge_holdout` (never trained on" in other
     assert "1.20x" in other
+    dev = bench.render(res, times, 1.0, [], ["a"], ["1 1 1"], "tests/data/extraction_dev", "development text: in sample")
+    assert "Challenge = `tests/data/extraction_dev` (development text: in sample)." in dev and "never trained on" not in dev
 
 
 def test_the_rules_side_runs_the_same_rows_with_every_front_end_the_rules(bench, tmp_path):
@@ -62,8 +64,8 @@ def test_the_rules_side_runs_the_same_rows_with_every_front_end_the_rules(bench,
 
 
 def test_each_frontends_generator_runs_on_a_held_out_suite_that_is_there_and_valid():
-    """`make results-heavy` writes one front-ends page per challenge suite (the second held-out suite
-    included); each names a folder of the project that validates, so a renamed or broken suite fails
+    """`make results-heavy` writes one front-ends page per challenge suite (both held-out suites and
+    the extractor's development set); each names a folder of the project that validates, so a renamed or broken suite fails
     here rather than in the lead's one run of the heavy generators."""
     import re
     import sys
@@ -77,7 +79,8 @@ def test_each_frontends_generator_runs_on_a_held_out_suite_that_is_there_and_val
         sys.path.remove(str(ROOT / "bench"))
     folders = {g.name: re.search(r"--challenge (\S+)", s.command).group(1)
                for g in GENERATORS if g.name.startswith("frontends") for s in g.steps if "--challenge" in s.command}
-    assert folders == {"frontends-holdout": "datasets/challenge_holdout", "frontends-holdout2": "datasets/challenge_holdout2"}
+    assert folders == {"frontends-holdout": "datasets/challenge_holdout", "frontends-holdout2": "datasets/challenge_holdout2",
+                       "frontends-extraction-dev": "tests/data/extraction_dev"}
     for name, folder in folders.items():
         assert (ROOT / folder).is_dir(), name
         assert validate_paths([ROOT / folder]) == [], (name, folder)

@@ -69,9 +69,10 @@ of slope `NEAREST_SLOPE`; the reading's score is the mean of that and the head's
 NEAREST_SLOPE = 20.0
 RECALL_TARGET = 0.96
 """The validation recall a summed (safety) threshold must keep; among those that do, the highest."""
-PRECISION_HEADS = frozenset({"outcome", "preference"})
+PRECISION_HEADS = frozenset({"outcome", "preference", "statement"})
 """Heads whose label adds a fact the rules' words did not say (an attempt settled as worked or failed, a
-lasting preference the customer's words set):
+lasting preference the customer's words set, an incident, profile fact or system-owned value the
+extractor's `statement` reading finds: phrases/extraction.yaml):
 their thresholds are the best F1 among those whose validation precision reaches `PRECISION_FLOOR`."""
 PRECISION_FLOOR = 0.8
 PREFERENCE_TOPICS = frozenset({"contact", "hours", "format", "language", "copy", "recipient"})

@@ -44,6 +44,7 @@ from stores.structured.lexicon import (
     preference_topics,
     product_of,
     sentences,
+    stem,
 )
 from stores.structured.model import Memory
 from stores.text import overlap_ratio
@@ -76,18 +77,26 @@ class _Customer:
     awaiting: dict[str, list[str]] = field(default_factory=dict)
     """Per session: attempts the agent suggested or performed that no report has settled yet (even one that
     failed before: a re-tried step waits for its new outcome without losing the old one)."""
+    offered: dict[str, str] = field(default_factory=dict)
+    """Per session, under a learned front end: the agent's last suggestion the lexicon named no step in
+    (`could you sign out of Brightline ...`), in its own words; an attempt only once the customer answers it."""
 
 
 class Extractor:
     """Per-customer typed memories, updated event by event (see the module docstring for the rules)."""
 
-    def __init__(self, front: str = "rules") -> None:
+    def __init__(self, front: str = "rules", incidents: str = "rules") -> None:
         """`front`: who reads outcome phrases in the customer's words, `rules` (the lexicon),
         `learned` (the lexicon, plus the learned head where the words say nothing or are sarcastic)
         or `chat` (the same with the chat endpoint as the reader, the learned head when it cannot
-        answer): stores/structured/learned.py."""
+        answer): stores/structured/learned.py. `incidents="learned"` (under a front end other than the
+        rules) also opens an incident on a sentence the `statement` head reads as a problem the symptom
+        words missed; `front="learned_incidents"` is `learned` with it."""
         self._customers: dict[str, _Customer] = {}
+        if front == "learned_incidents":  # the named variant of structured's `front`
+            front, incidents = "learned", "learned"
         self.front = front
+        self.incidents = incidents
         self.readers: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {}
         """Per customer, per turn id, each sentence and what the front end read in it (who, label,
         score, and why a fallback answered); empty for the rules."""
@@ -105,7 +114,7 @@ class Extractor:
         if c.seen.get(event.id) == signature:
             return []
         c.seen[event.id] = signature
-        run = _Run(c, event, self.front)
+        run = _Run(c, event, self.front, self.incidents)
         if isinstance(event, Resolution):
             run.resolution(event)
         elif event.role == "customer":
@@ -171,8 +180,9 @@ def _signature(event) -> str:
 class _Run:
     """The work of one event: which memories it touches, in order."""
 
-    def __init__(self, c: _Customer, event, front: str = "rules") -> None:
+    def __init__(self, c: _Customer, event, front: str = "rules", incidents: str = "rules") -> None:
         self.front = front
+        self.incidents = incidents
         self.readers: list[tuple[str, str]] = []
         """Per customer sentence, what the front end read in it (none for the rules)."""
         self.c = c
@@ -231,12 +241,22 @@ class _Run:
             if identity and not symptom and not steps and not marks:
                 self._profile(f"identity:{self.event.id}", sentence, replace_sources=False)
                 continue
+            if reading and not steps and not marks and "?" not in sentence:
+                kind = self._statement(sentence, symptom)
+                if kind == "fact":
+                    self._profile(f"identity:{self.event.id}", sentence, replace_sources=False)
+                    continue
+                if kind == "system":  # a value the company's systems own: no incident of the customer's
+                    continue
+                symptom = symptom or kind == "problem"
             if symptom:
+                if reading:
+                    self._passing_facts(sentence)
                 if self.session not in self.c.session_incident:
                     self._incident(sentence, normalize(t.text), product)  # a repeat hint may sit in another sentence
                 else:  # the problem restated: one more report of the session's incident
                     self._sourced(self.c.memories[self.c.session_incident[self.session]])
-            self._settle(norm, steps, marks, message_steps, settled)
+            self._settle(norm, steps, marks, message_steps, settled, sentence if reading else None)
         for mid in message_steps:  # a step with no outcome reported stays (or becomes) in progress
             if mid not in settled:
                 self._sourced(self.c.memories[mid])
@@ -258,11 +278,65 @@ class _Run:
             self.readers.append((sentence, r.receipt))
         return r.topics
 
-    def _settle(self, norm: str, steps: list[Step], marks, message_steps: list[str], settled: set[str]) -> None:
-        """Resolve the sentence's steps to attempts, then give each outcome phrase its steps."""
+    def _statement(self, sentence: str, symptom: bool) -> str | None:
+        """Under a learned front end, what the `statement` head reads in a sentence that names no step or
+        outcome and asks nothing (stores/structured/learned.py), when it changes the rules' reading:
+        `problem` (no symptom word, no incident open in the session yet), `fact` (no symptom word) or
+        `system` (a symptom word that would open the session's incident); None otherwise. The reading
+        that decided goes into the receipts."""
+        incident_open = self.session in self.c.session_incident
+        if symptom and incident_open:
+            return None  # the session's problem restated
+        from stores.structured.learned import learned_statement
+
+        r = learned_statement(sentence)
+        kind = r.label if r.sure else None
+        if kind == "problem" and (symptom or incident_open or self.incidents != "learned"):
+            kind = None
+        elif kind == "fact" and (symptom or not _first_person_fact(sentence)):
+            kind = None  # a report's facts are read clause by clause (`_passing_facts`)
+        elif kind == "system" and not symptom:
+            kind = None  # nothing to keep out
+        if kind not in ("problem", "fact", "system"):
+            return None
+        what = {"problem": "opens the session's incident", "fact": "a profile fact",
+                "system": "system-owned, no incident"}[kind]
+        self.readers.append((sentence, f"{r.describe()}: {what}"))
+        return kind
+
+    def _passing_facts(self, sentence: str) -> None:
+        """A profile fact said in a clause of a problem report (`we're a two-person studio and the export
+        freezes`): each clause without a symptom word, step, outcome or question that the `statement` head
+        reads as a `fact` is kept, in its own words."""
+        from stores.structured.learned import learned_statement
+
+        clauses = [c.strip(" ,;") for c in _CLAUSE.split(sentence)]
+        if len(clauses) < 2:
+            return
+        for clause in clauses:
+            if len(clause.split()) < 3 or "?" in clause:
+                continue
+            norm, marks, steps = _read(clause, True, False)
+            if marks or steps or SYMPTOM.search(norm):
+                continue
+            r = learned_statement(clause)
+            if r.label == "fact" and _first_person_fact(clause):
+                self.readers.append((clause, f"{r.describe()}: a profile fact said in passing"))
+                self._profile(f"identity:{self.event.id}", clause[:1].upper() + clause[1:], replace_sources=False)
+
+    def _settle(self, norm: str, steps: list[Step], marks, message_steps: list[str], settled: set[str],
+                sentence: str | None = None) -> None:
+        """Resolve the sentence's steps to attempts, then give each outcome phrase its steps. With `sentence`
+        (a learned front end), an outcome or a `did that` with nothing to settle names its step: the agent's
+        suggestion the lexicon did not name, else the customer's own words (`_named_step`)."""
         placed: list[tuple[int, list[str]]] = []
         for s in steps:
-            ids = (self._pending() or self._latest_attempts()[-1:]) if s.pronoun else [self._attempt(s).id]
+            if s.pronoun:
+                ids = self._pending() or self._latest_attempts()[-1:]
+                if not ids and sentence is not None:
+                    ids = self._named_step(sentence, norm, s.start)
+            else:
+                ids = [self._attempt(s, answer=sentence is not None).id]
             placed.append((s.start, ids))
             message_steps.extend(i for i in ids if i not in message_steps)
         for mark in marks:
@@ -281,9 +355,29 @@ class _Run:
                 unsettled = [i for i in message_steps if i not in settled]
                 pending = self._pending()
                 targets = unsettled[-1:] or (pending if mark.outcome == "failed" else pending[-1:])
+                if not targets and sentence is not None:
+                    targets = self._named_step(sentence, norm, mark.start)
+                    message_steps.extend(i for i in targets if i not in message_steps)
             for mid in targets:
                 self._outcome(mid, mark.outcome)
                 settled.add(mid)
+
+    def _named_step(self, sentence: str, norm: str, end: int) -> list[str]:
+        """The attempt an answer with nothing pending is about, named in words the lexicon has no step
+        for: the agent's last suggestion of the session (`Sign out of Brightline`), else the step the
+        customer's sentence names before `end` (`I already unshared and reshared it with the team`:
+        a past-tense verb after the lead words, and its object), which comes first; none when neither
+        names one."""
+        own = _own_step(sentence, norm[:end])
+        offered = self.c.offered.pop(self.session, None)
+        text = own or offered
+        if not text:
+            return []
+        words = content_words(text)
+        step = Step(f"named:{'-'.join(sorted(words))[:80]}", text, "named", words, 0)
+        how = "the customer's own words" if own else "the agent's suggestion"
+        self.readers.append((sentence, f"step named from {how}: {text}"))
+        return [self._attempt(step).id]
 
     # -- agents -------------------------------------------------------------------------------
     def agent(self, t: Turn) -> None:
@@ -304,9 +398,28 @@ class _Run:
             if hint is None:
                 continue  # proposes nothing: its steps are never read (most agent sentences)
             _, _, found = _read(sentence, False, False)
-            for s in found:
-                if s.start >= hint.start() and not s.pronoun:
-                    self._await(self._attempt(s).id)
+            named = [s for s in found if s.start >= hint.start() and not s.pronoun]
+            if self.front != "rules":  # "try adding the card again": the reported action again, no step
+                named = [s for s in named if not self._retries_the_problem(s)]
+            for s in named:
+                self._await(self._attempt(s).id)
+            if self.front != "rules":
+                offered = None if named else _offered_step(sentence, norm, hint.end())
+                if offered:
+                    self.c.offered[self.session] = offered
+                else:
+                    self.c.offered.pop(self.session, None)
+
+    def _retries_the_problem(self, step: Step) -> bool:
+        """Under a learned front end: whether an agent's suggested step is the customer's failing action
+        tried once more (`try adding the card again` for `it won't let me add a card`): a generic step
+        whose verb and object words are all words of the session's open incident."""
+        mid = self.c.session_incident.get(self.session)
+        if mid is None or ":" not in step.key or mid not in self.c.memories:
+            return False
+        told = content_words(self.c.memories[mid].text)
+        verb = stem(step.text.split()[0].lower()) if step.text else ""
+        return bool(step.words) and step.words <= told and verb in told
 
     # -- resolution records -------------------------------------------------------------------
     def resolution(self, r: Resolution) -> None:
@@ -376,12 +489,20 @@ class _Run:
                    status="open", product=product or self.c.product, key=f"incident:{self.event.id}")
         return self._put(m, "add")
 
-    def _attempt(self, step: Step, create_as: str | None = None) -> Memory:
-        """The attempt this step names: an existing one (same key, or same verb and object words) or a new one."""
+    def _attempt(self, step: Step, create_as: str | None = None, answer: bool = False) -> Memory:
+        """The attempt this step names: an existing one (same key, or same verb and object words) or a new one.
+        With `answer` (a customer's step under a learned front end), a step the agent put forward with the
+        same verb is that one when either names the application and the other the product or nothing
+        (`Restart Pixelmoor`, answered `restarted it`)."""
         incident = self.c.session_incident.get(self.session)
         for m in self.c.memories.values():
             if m.type == "ATTEMPT" and m.incident_id == incident and _same_step(m, step):
                 return self._sourced(m)
+        if answer:
+            for mid in self._pending():
+                m = self.c.memories[mid]
+                if _answers(m, step):
+                    return self._sourced(m)
         mid = f"{self.cid}:ATTEMPT:{incident or '-'}:{step.key}"
         outcome = create_as or "in_progress"
         m = Memory(mid, self.cid, "ATTEMPT", step.text, self.at, self.at, (self.event.id,), outcome=outcome,
@@ -441,6 +562,87 @@ def _same_step(m: Memory, step: Step) -> bool:
     mine = frozenset(rest.split("-"))
     small = min(len(mine), len(step.words))
     return small > 0 and len(mine & step.words) / small >= 0.5
+
+
+APP_STEPS = {"restart-application": "restart", "update-application": "update", "reinstall-application": "reinstall"}
+"""The lexicon's steps on the application itself, by key, and their verb groups."""
+
+
+def _answers(m: Memory, step: Step) -> bool:
+    """Whether the customer's `step` answers the pending attempt `m`: the same verb group, one of the two the
+    lexicon's step on the application and the other a step of that verb on a named object (a product)."""
+    group = APP_STEPS.get(m.key) or m.key.partition(":")[0]
+    other = APP_STEPS.get(step.key) or step.group
+    return group == other and (m.key in APP_STEPS) != (step.key in APP_STEPS)
+
+
+_CLAUSE = re.compile(r",\s+|;\s+|\s+(?:and|but|so|because|though|although)\s+", re.I)
+"""Where a sentence splits into clauses, for facts said in passing."""
+_NOT_STEPS = frozenset(
+    "tell let send confirm share give describe provide explain say answer reply look wait hold bear keep attach "
+    "forward email call ring contact check see note read hang stay bear remember be have get leave".split()
+)
+"""First words of an agent's request that ask for information or patience, not a troubleshooting step."""
+_NOT_OWN_STEPS = frozenset(
+    "checked looked tested noticed waited asked called emailed contacted phoned messaged wanted needed used "
+    "opened started logged received booked ordered paid noticed mentioned said told explained".split()
+)
+"""Past-tense verbs that report what the customer saw or asked, not a step tried (`checked it`)."""
+_OWN_LEAD = frozenset("i we also already just then so ok okay and have had first finally yesterday".split())
+_STEP_CUT = re.compile(r"[,;:.!?()]|\s(?:and then|then|so|but|because|to see|before|after|if|while|until|and it|and now)\s")
+
+
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|we|we're|we've|our|my|us|me)\b")
+
+
+def _first_person_fact(text: str) -> bool:
+    """A fact the customer states about themselves: four words or more, in the first person, and not a
+    refusal (`I'm not paying for ...`)."""
+    norm = normalize(text)
+    return (len(norm.split()) >= 4 and _FIRST_PERSON.search(norm) is not None
+            and re.match(r"^(?:i am|i'm|we are|we're) not\b", norm) is None)
+
+
+def _offered_step(sentence: str, norm: str, start: int) -> str | None:
+    """The step an agent's suggestion puts forward in its own words (`sign out of Brightline`), from the
+    suggestion's verb to the end of its clause, at most eight words; None for a request for information
+    (`could you tell me ...`) or when nothing with content follows."""
+    rest = norm[start:]
+    cut = re.search(r"[,;.!?]|\s(?:and|then|so|but|to see|before|after|if|while|until)\s", rest)
+    words = (rest[: cut.start()] if cut else rest).split()
+    if not words or words[0] in _NOT_STEPS or not words[0].isalpha() or len(content_words(" ".join(words))) < 2:
+        return None
+    cases = casing(sentence)
+    text = " ".join(cases.get(w, w) for w in words[:8])
+    return text[:1].upper() + text[1:]
+
+
+def _own_step(sentence: str, head: str) -> str | None:
+    """A step the customer names in their own words before an outcome (`I already unshared and reshared it
+    with the team`): after the lead words (`I`, `already`, `tried`), a past-tense verb (or a gerund after
+    `tried`) and what follows it up to the clause's end, at most eight words with a content word past the
+    verb's own, or the verb and an object pronoun (`reconnected it`)."""
+    words = head.split()
+    tried = False
+    while words and (words[0].strip(",") in _OWN_LEAD or words[0] == "tried"):
+        tried = tried or words[0] == "tried"
+        words = words[1:]
+    if not words:
+        return None
+    verb = words[0]
+    if verb in _NOT_OWN_STEPS or not (verb.isalpha() and len(verb) > 4 and (verb.endswith("ed") or (tried and verb.endswith("ing")))):
+        return None
+    text = " ".join(words)
+    cut = _STEP_CUT.search(text)
+    kept = (text[: cut.start()] if cut else text).split()[:8]
+    while len(kept) > 1 and kept[-1] in ("and", "but", "or", "then", "so", "the", "a", "to"):
+        kept.pop()
+    text = " ".join(kept)
+    if len(content_words(text)) < 2 and text.split()[1:2] not in (["it"], ["them"], ["that"]):
+        return None
+    cases = casing(sentence)
+    text = " ".join(cases.get(w, w) for w in text.split())
+    return text[:1].upper() + text[1:]
 
 
 _GREETING = re.compile(r"^(?:(?:hi|hello|hey)(?: again| team| there)?[,!.]?\s+|good (?:morning|afternoon)[,!.]?\s+)", re.I)

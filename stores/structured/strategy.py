@@ -60,12 +60,15 @@ class StructuredParams:
     """Tier weight of a resolved incident."""
     relevance_weight: NonNegative = 5.0
     """Points for full relevance to the task (search score, capped at 1); less than a tier gap, so tiers hold."""
-    front: Literal["rules", "learned", "chat"] = "learned"
+    front: Literal["rules", "learned", "chat", "learned_incidents"] = "learned"
     """Who reads outcomes in the customer's words: `learned` (the default: the lexicon plus a head
     trained on the phrase bank where the words say nothing or are sarcastic:
     stores/structured/learned.py), `rules` (the lexicon alone, a named variant: `front=rules`), or
     `chat` (the reply engine's OpenAI-compatible endpoint in the head's place, the learned head
-    when it cannot answer; off unless `SUPPORTBENCH_REPLY_URL` is set)."""
+    when it cannot answer; off unless `SUPPORTBENCH_REPLY_URL` is set). `learned_incidents` is `learned`
+    that also opens an incident on a problem said without the lexicon's symptom words (the `statement`
+    head's `problem`): it reads more incidents on new text and moves two canonical ranking cases
+    (docs/frontends.md, "Extraction"), so it is a named variant, not the default."""
     hindsight_url: str = secret(env="HINDSIGHT_URL")
     """The Hindsight server (`http://127.0.0.1:8888`); from the environment, never written to a manifest."""
     hindsight_bank: str = secret(env="HINDSIGHT_BANK")

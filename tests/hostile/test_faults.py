@@ -62,7 +62,15 @@ def start_run(runs: Path, stuck: Path) -> subprocess.Popen:
     env = cli_env(PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "tests")]), SB_STUCK_DIR=str(stuck))
     return subprocess.Popen(cli_command("run", SUITE, "-s", STRATEGIES, "--workers", "2", "--out", runs, "-q"),
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_ctrl_c_as_in_a_terminal)
+
+
+def _ctrl_c_as_in_a_terminal() -> None:
+    """SIGINT at its default in the run, as a terminal's command has it. A test session started in the
+    background of a shell without job control (`nohup make test &`) ignores SIGINT and hands that on,
+    and a program that inherits an ignored SIGINT keeps ignoring it (Python then installs no
+    KeyboardInterrupt): the Ctrl-C tests would wait on a run that never hears them."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_for_workers(proc: subprocess.Popen, runs: Path, stuck: Path) -> set[tuple[int, str]]:

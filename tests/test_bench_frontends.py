@@ -64,7 +64,7 @@ def test_the_rules_side_runs_the_same_rows_with_every_front_end_the_rules(bench,
 
 
 def test_each_frontends_generator_runs_on_a_held_out_suite_that_is_there_and_valid():
-    """`make results-heavy` writes one front-ends page per challenge suite (both held-out suites and
+    """`make results-heavy` writes one front-ends page per challenge suite (the three held-out suites and
     the extractor's development set); each names a folder of the project that validates, so a renamed or broken suite fails
     here rather than in the lead's one run of the heavy generators."""
     import re
@@ -80,6 +80,7 @@ def test_each_frontends_generator_runs_on_a_held_out_suite_that_is_there_and_val
     folders = {g.name: re.search(r"--challenge (\S+)", s.command).group(1)
                for g in GENERATORS if g.name.startswith("frontends") for s in g.steps if "--challenge" in s.command}
     assert folders == {"frontends-holdout": "datasets/challenge_holdout", "frontends-holdout2": "datasets/challenge_holdout2",
+                       "frontends-holdout3": "datasets/challenge_holdout3",
                        "frontends-extraction-dev": "tests/data/extraction_dev"}
     for name, folder in folders.items():
         assert (ROOT / folder).is_dir(), name

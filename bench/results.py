@@ -98,7 +98,12 @@ GENERATORS: tuple[Generator, ...] = (
     Generator("bench-strategies", "Latency per history length, and the health report's cost per event", (
         Step("python bench/strategies.py", "text"),), heavy=True),
     Generator("bench-scale", "Throughput of large generated suites, and workers", (
-        Step("python bench/scale.py", "text"),), heavy=True, note="How to read it: [../scale.md](../scale.md)."),
+        Step("python bench/scale.py --customers 200 --speedup-customers 200 --embed-customers 50", "text"),), heavy=True,
+        note="A 200-customer suite (the speedup on the same files, embeddings on 50 customers): the script's defaults "
+             "(1,000 customers, where the 120 s throughput goal is set; 400 for the speedup, 150 for embeddings) run "
+             "several whole passes over 1,000 customers, longer than a results page should take on 2 shared cores, so "
+             "this page does not check the 120 s goal; `python bench/scale.py` does. "
+             "How to read it: [../scale.md](../scale.md)."),
     Generator("bench-expiry-stage", "The expiry stage's cost on a long history", (
         Step("python bench/expiry_stage.py", "text"),), heavy=True),
     Generator("bench-profile-run", "The shares of a worker's run (replay, idempotency replays, health, scoring)", (

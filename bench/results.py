@@ -105,7 +105,8 @@ GENERATORS: tuple[Generator, ...] = (
              "this page does not check the 120 s goal; `python bench/scale.py` does. "
              "How to read it: [../scale.md](../scale.md)."),
     Generator("bench-expiry-stage", "The expiry stage's cost on a long history", (
-        Step("python bench/expiry_stage.py", "text"),), heavy=True),
+        Step("python bench/expiry_stage.py", "text"),), heavy=True,
+        note="How to read it: [../expiry.md](../expiry.md) (what it costs)."),
     Generator("bench-profile-run", "The shares of a worker's run (replay, idempotency replays, health, scoring)", (
         Step("python bench/profile_run.py --cprofile", "text"),), heavy=True, note="How to read it: [../scale.md](../scale.md)."),
     Generator("bench-long-history", "One long history: whole runs, and one customer with 20,000 events", (

@@ -8,8 +8,9 @@ and a 100,000-event scenario through the five non-embedding strategies.
    resolved, a probe every `--probe-every` turns) is loaded once, then each strategy's whole share
    of a run is timed in this process, in turn, `--repeat` times (median): the plain replay with
    the health timeline after every event, the idempotency replays, scoring and tables
-   (`harness.run.runner.run_shard` on the one scenario). Goal (issue 18): session_aware <= 3x
-   tfidf.
+   (`harness.run.runner.run_shard` on the one scenario), after one untimed run of each (the
+   process's one-time costs would otherwise land on whichever strategy runs first). Goal (issue
+   18): session_aware <= 3x tfidf.
 2. `long`: a scenario file of `--long-events` events (default 100,000) is validated, then run with
    `--strategies` (default the five non-embedding ones) by `supportbench run` in a fresh process,
    `--workers 1`, with a time limit of `--limit` seconds (default 600, the goal); the validation and
@@ -89,8 +90,8 @@ def compare(folder: Path, turns: int, probe_every: int, repeat: int) -> None:
     n, probes = write_scenario(path, turns, probe_every, "long-compare", turns_only=True)
     s = load_scenario(path)
     times: dict[str, list[float]] = {"session_aware": [], "tfidf": []}
-    for name in times:  # imports (scikit-learn: seconds) are not the strategy's cost per run
-        parse_specs(name)[0].build()
+    for name in times:  # untimed, once each: imports and the process's first-use costs (pyarrow's
+        run_shard([s], parse_specs(name))  # pandas, the tokenizer) are not a strategy's cost per run
     for _ in range(max(1, repeat)):
         for name in times:
             t = time.perf_counter()

@@ -98,13 +98,22 @@ GENERATORS: tuple[Generator, ...] = (
     Generator("bench-strategies", "Latency per history length, and the health report's cost per event", (
         Step("python bench/strategies.py", "text"),), heavy=True),
     Generator("bench-scale", "Throughput of large generated suites, and workers", (
-        Step("python bench/scale.py", "text"),), heavy=True, note="How to read it: [../scale.md](../scale.md)."),
+        Step("python bench/scale.py --customers 200 --speedup-customers 200 --embed-customers 50", "text"),), heavy=True,
+        note="A 200-customer suite (the speedup on the same files, embeddings on 50 customers): the script's defaults "
+             "(1,000 customers, where the 120 s throughput goal is set; 400 for the speedup, 150 for embeddings) run "
+             "several whole passes over 1,000 customers, longer than a results page should take on 2 shared cores, so "
+             "this page does not check the 120 s goal; `python bench/scale.py` does. "
+             "How to read it: [../scale.md](../scale.md)."),
     Generator("bench-expiry-stage", "The expiry stage's cost on a long history", (
-        Step("python bench/expiry_stage.py", "text"),), heavy=True),
+        Step("python bench/expiry_stage.py", "text"),), heavy=True,
+        note="How to read it: [../expiry.md](../expiry.md) (what it costs)."),
     Generator("bench-profile-run", "The shares of a worker's run (replay, idempotency replays, health, scoring)", (
         Step("python bench/profile_run.py --cprofile", "text"),), heavy=True, note="How to read it: [../scale.md](../scale.md)."),
-    Generator("bench-long-history", "One long history: whole runs, and one customer with 100,000 events", (
-        Step("python bench/long_history.py", "text"),), heavy=True, note="How to read it: [../scale.md](../scale.md)."),
+    Generator("bench-long-history", "One long history: whole runs, and one customer with 20,000 events", (
+        Step("python bench/long_history.py --long-events 20000", "text"),), heavy=True,
+        note="Part 2 runs 20,000 events, not the script's default of 100,000: the 100,000-event run "
+             "(`python bench/long_history.py --skip compare --limit 1200`) takes longer than a results page should on "
+             "2 shared cores. How to read it: [../scale.md](../scale.md#one-very-long-history)."),
     Generator("app_speed", "The app in a browser: first Leaderboard paint and a row click to its case", (
         Step("python bench/app_speed.py --fixture --repeat 3 --clicks 4 --out {out}"),), heavy=True, own=True),
     Generator("trends_speed", "Distributions and trends: first paint and repaint per run of a suite", (
@@ -197,7 +206,7 @@ def generate(g: Generator, scratch: Path) -> str:
             if p.returncode != 0 or not out.is_file():
                 raise RuntimeError(f"{g.name}: `{step.command}` exited {p.returncode}: {p.stderr.strip()[-800:]}")
         return out.read_text()
-    before, started, t0 = _load(), datetime.now(timezone.utc), time.monotonic()
+    before, started, t0, commit = _load(), datetime.now(timezone.utc), time.monotonic(), _commit()  # the tree it ran on
     shown = []
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     for step in g.steps:
@@ -219,7 +228,7 @@ def generate(g: Generator, scratch: Path) -> str:
         "",
         f"- run id: `{run_id}`" if any("{id}" in s.command for s in g.steps) else "- run id: none (a bench)",
         f"- load average: {before} before; {_load()} after, on {os.cpu_count()} cores",
-        f"- started {started:%Y-%m-%d %H:%M} UTC at commit `{_commit()}`; took {took:.0f} s",
+        f"- started {started:%Y-%m-%d %H:%M} UTC at commit `{commit}`; took {took:.0f} s",
         "",
         "Commands (`<runs>` a temporary folder):",
         "",

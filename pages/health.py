@@ -65,10 +65,17 @@ def timeline(tl: pd.DataFrame, gold: pd.DataFrame, moment, bands: Bands) -> go.F
     return fig
 
 
-def waterfall_steps(row) -> list[tuple[str, float, str]]:
+def factors_of(row) -> list[dict]:
+    """A timeline row's factors, read from their JSON: once per row and render, then handed to
+    the waterfall's steps and the factor table."""
+    return json.loads(row["factors"] or "[]")
+
+
+def waterfall_steps(row, factors: list[dict] | None = None) -> list[tuple[str, float, str]]:
     """The waterfall's steps between base and score: (label, impact, hover) per factor, then the
-    cap's own step when the 0-100 scale capped or floored the sum."""
-    factors = json.loads(row["factors"] or "[]")
+    cap's own step when the 0-100 scale capped or floored the sum (`factors`: the row's, already
+    read by `factors_of`; read here when None)."""
+    factors = factors_of(row) if factors is None else factors
     steps = [(plain_label(f["signal"]), f["impact"],
               f"{html.escape(plain_label(f['signal']))} ({html.escape(str(f['signal']))}): {f['impact']:+.0f}<br>"
               f"{html.escape(str(f['detail']))}") for f in factors]
@@ -79,28 +86,32 @@ def waterfall_steps(row) -> list[tuple[str, float, str]]:
     return steps
 
 
-def waterfall_span(row) -> tuple[float, float]:
+def waterfall_span(row, steps: list[tuple[str, float, str]] | None = None) -> tuple[float, float]:
     """The health axis a waterfall needs: 0 to the highest level its running sum reaches (at least
-    110: the 0-100 scale and the bars' labels above it), lower than 0 when the sum dips below."""
+    110: the 0-100 scale and the bars' labels above it), lower than 0 when the sum dips below
+    (`steps`: the row's `waterfall_steps`, made here when None)."""
     level, levels = float(row["base"]), [float(row["base"])]
-    for _, impact, _ in waterfall_steps(row):
+    for _, impact, _ in waterfall_steps(row) if steps is None else steps:
         level += impact
         levels.append(level)
     return min(0.0, min(levels) - 10), max(110.0, max(levels) + 10)
 
 
-def waterfall_range(rows) -> tuple[float, float]:
-    """One health axis for waterfalls drawn side by side: it holds each one's bars and labels."""
-    spans = [waterfall_span(r) for r in rows]
+def waterfall_range(rows, steps: list | None = None) -> tuple[float, float]:
+    """One health axis for waterfalls drawn side by side: it holds each one's bars and labels
+    (`steps`: each row's `waterfall_steps`, in the same order; made here when None)."""
+    spans = [waterfall_span(r, s) for r, s in zip(rows, steps or [None] * len(rows))]
     return span([lo for lo, _ in spans], [hi for _, hi in spans], pad=0)
 
 
-def waterfall(row, bands: Bands, rng: tuple[float, float] | None = None) -> go.Figure:
+def waterfall(row, bands: Bands, rng: tuple[float, float] | None = None,
+              steps: list[tuple[str, float, str]] | None = None) -> go.Figure:
     """Base, each factor's impact, and the score, on the health axis `rng` (the row's own when
     None; waterfalls side by side share one, `waterfall_range`). Plotly draws a total bar at the
     running sum, so a score the 0-100 scale capped gets a bar of its own for the cap (else the
-    last bar would stand at the uncapped sum, labelled with the capped score)."""
-    steps = waterfall_steps(row)
+    last bar would stand at the uncapped sum, labelled with the capped score). `steps`: the row's
+    `waterfall_steps`, made here when None."""
+    steps = waterfall_steps(row) if steps is None else steps
     x = ["base"] + [name for name, _, _ in steps] + ["score"]
     y = [row["base"]] + [impact for _, impact, _ in steps] + [row["score"]]
     text = [f"{row['base']:.0f}"] + [f"{impact:+.0f}" for _, impact, _ in steps] + [f"{row['score']:.0f}"]
@@ -114,7 +125,7 @@ def waterfall(row, bands: Bands, rng: tuple[float, float] | None = None) -> go.F
     for name, lo, hi in bands:
         fig.add_hrect(y0=lo, y1=hi, fillcolor=BAND_COLORS[name], opacity=0.07, line_width=0)
     fig.update_layout(height=340, margin=dict(l=10, r=10, t=10, b=10), yaxis=dict(title=HEALTH), showlegend=False)
-    same_range([fig], "yaxis", rng or waterfall_span(row))
+    same_range([fig], "yaxis", rng or waterfall_span(row, steps))
     return fig
 
 
@@ -167,16 +178,18 @@ def render() -> None:
                                     "band": "strategy's band", "gold": "gold band"})
 
     st.markdown(f"##### Why: the factors at {ev_at[moment]:%Y-%m-%d %H:%M}")
-    at_moment = tl[tl["event_index"] == moment]
-    rng = waterfall_range([r for _, r in at_moment.iterrows()])
-    if len(at_moment) > 1:
+    rows = [r for _, r in tl[tl["event_index"] == moment].iterrows()]
+    listed_of = [factors_of(r) for r in rows]  # each row's factors read once, for its waterfall and its table
+    steps_of = [waterfall_steps(r, listed) for r, listed in zip(rows, listed_of)]
+    rng = waterfall_range(rows, steps_of)
+    if len(rows) > 1:
         st.caption(f"The waterfalls share one health axis ({rng[0]:.0f} to {rng[1]:.0f} points), so equal bars are equal impacts.")
-    cols = st.columns(len(at_moment))
-    for col, (_, row) in zip(cols, at_moment.iterrows()):
+    cols = st.columns(len(rows))
+    for col, row, listed, steps in zip(cols, rows, listed_of, steps_of):
         with col:
             st.markdown(f"**{plain(row['strategy'])}**: {row['score']:.0f} · :{_color(row['band'])}-badge[{band_label(row['band'])}]")
-            st.plotly_chart(waterfall(row, q("health_bands", row["strategy"]), rng), key=f"wf_{row['strategy']}", config={"displayModeBar": False})
-            listed = json.loads(row["factors"] or "[]")
+            st.plotly_chart(waterfall(row, q("health_bands", row["strategy"]), rng, steps), key=f"wf_{row['strategy']}",
+                            config={"displayModeBar": False})
             ids_cut = any("source_ids_left_out" in f for f in listed)
             factors = pd.DataFrame(listed, columns=["signal", "impact", "detail", "source_ids"]
                                    + (["source_ids_left_out"] if ids_cut else []))

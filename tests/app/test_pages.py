@@ -648,6 +648,25 @@ def test_a_capped_health_score_gets_a_cap_bar_so_the_last_bar_stands_at_the_scor
     assert sum(trace.y[:-1]) == 100.0 and trace.text[-1] == "100"  # plotly's total bar is the running sum
 
 
+def test_a_waterfall_given_its_steps_does_not_read_the_factors_again():
+    """The Health page reads each row's factors once per render (`factors_of`) and hands the steps
+    to the axis and the chart: given them, neither parses the row's JSON again."""
+    from pages.health import factors_of, waterfall, waterfall_range, waterfall_span, waterfall_steps
+
+    row = {"base": 90.0, "score": 100.0, "band": "healthy",
+           "factors": json.dumps([{"signal": "recent_resolution", "impact": 10.0, "detail": "resolved 2 days ago"},
+                                  {"signal": "high_resolution_rate", "impact": 10.0, "detail": "3 of 3 resolved"}])}
+    steps = waterfall_steps(row, factors_of(row))
+    assert steps == waterfall_steps(row)  # the same steps whichever way the factors came
+    unreadable = {**row, "factors": "not json"}
+    with pytest.raises(json.JSONDecodeError):
+        waterfall_steps(unreadable)
+    assert waterfall_span(unreadable, steps) == waterfall_span(row)
+    assert waterfall_range([unreadable], [steps]) == waterfall_range([row])
+    given, parsed = waterfall(unreadable, [("healthy", 70, 100)], None, steps).data[0], waterfall(row, [("healthy", 70, 100)]).data[0]
+    assert list(given.x) == list(parsed.x) and list(given.y) == list(parsed.y) and list(given.text) == list(parsed.text)
+
+
 def test_an_unknown_filter_in_a_link_is_named_not_dropped_silently(app_runs):
     at = open_page("failures", strategy=["session_aware", "no_such_strategy"], criterion="recall")
     no_exception(at)

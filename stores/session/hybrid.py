@@ -66,8 +66,7 @@ class Hybrid(SessionAware):
         if p.relevance == "semantic":
             return "semantic", np.minimum(p.overlap_max, p.semantic_weight * p.overlap_max * np.maximum(cos, 0.0))
         lex = self._lexical(h, request)
-        fused = rrf(lex, p.rrf_k, only_positive=True) + rrf(cos, p.rrf_k)
-        return "relevance", p.relevance_max * per_probe(fused)
+        return "relevance", p.relevance_max * per_probe(rrf_fused(lex, cos, p.rrf_k))
 
 
 def rrf(scores: np.ndarray, k: int, only_positive: bool = False) -> np.ndarray:
@@ -78,3 +77,17 @@ def rrf(scores: np.ndarray, k: int, only_positive: bool = False) -> np.ndarray:
     rank[order] = np.arange(1, len(scores) + 1)
     out = 1.0 / (k + rank)
     return np.where(scores > 0, out, 0.0) if only_positive else out
+
+
+def rrf_fused(lexical: np.ndarray, dense: np.ndarray, k: int) -> np.ndarray:
+    """`rrf(lexical, k, only_positive=True) + rrf(dense, k)`, the same numbers for less work: the
+    lexical ranking sorts only the items scoring above 0 (in pool order, so ties fall as in the
+    whole ranking, where they come first), and the ranks' reciprocals are taken once."""
+    n = len(dense)
+    inv = 1.0 / (k + np.arange(1, n + 1, dtype=np.float64))  # 1 / (k + rank) for ranks 1..n
+    out = np.empty(n, dtype=np.float64)
+    out[np.argsort(-dense, kind="stable")] = inv
+    pos = np.flatnonzero(lexical > 0)
+    lex = np.zeros(n, dtype=np.float64)
+    lex[pos[np.argsort(-lexical[pos], kind="stable")]] = inv[: len(pos)]
+    return lex + out

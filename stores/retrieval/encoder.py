@@ -33,6 +33,7 @@ import re
 import secrets
 import threading
 import time
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -169,8 +170,10 @@ def encode_unpadded(model, texts: list[str], batches: list[int] | None = None, *
     return out if out is not None else np.zeros((0, 0), dtype=np.float32)
 
 
+@lru_cache(maxsize=1 << 16)
 def text_key(text: str) -> bytes:
-    """The cache key of a text under one model: its sha256 digest."""
+    """The cache key of a text under one model: its sha256 digest (memoized: a run's replays and
+    probes ask for the same texts again)."""
     return hashlib.sha256(text.encode("utf-8")).digest()
 
 

@@ -442,6 +442,9 @@ class SessionAware(IndexedMemory):
         active one, counted through the keyword -> sessions index instead of a loop over the
         sessions (the same quotient: the same integers divided the same way)."""
         p = self.params
+        resolved = ix.session_array("resolved")
+        if not resolved.any():  # no resolved session, no repeat (a long conversation has none)
+            return {}
         active = ix.sessions.get(request.session)
         current = set(keywords(request.task))
         if active is not None:
@@ -449,7 +452,7 @@ class SessionAware(IndexedMemory):
         if not current:
             return {}
         ratio = ix.repeat_hits(frozenset(current)) / len(current)
-        match = ix.session_array("resolved") & (ratio >= p.repeat_threshold)
+        match = resolved & (ratio >= p.repeat_threshold)
         if active is not None:
             match[active] = False
         summary = ix.session_array("summary")

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from stores.cache import cache_root
+from stores.cache import ArrayMemo, cache_root
 from stores.cpu import affinity_cores, set_worker_share, torch_threads  # noqa: F401  (the run's plan; read here by callers)
 
 # Nothing is downloaded at run time: the model hub is offline for this whole process, set
@@ -199,6 +199,9 @@ class Encoder:
         self.seconds = 0.0
         """Wall seconds spent in those calls, model loading included."""
         self.dim: int | None = None
+        self.cosines = ArrayMemo()
+        """Item cosines to a task under this encoder's vectors, kept by `VectorIndex` (by a digest of
+        the items' texts and the task's cache key)."""
 
     def _load_parts(self, compact: bool = True) -> None:
         if not self.dir.is_dir():
@@ -294,6 +297,7 @@ class Encoder:
     def _go_single(self) -> None:
         self.single = True
         self.dir = self.model_dir / "single"
+        self.cosines = ArrayMemo()
         self._vecs.clear()
         self._loaded.clear()
         self._scanned = False

@@ -9,6 +9,7 @@ from typing import ClassVar, Literal
 import numpy as np
 
 from stores.bounds import ModelRef, NonNegative, PositiveInt
+from stores.cache import ArrayMemo
 from stores.retrieval.embedding import VectorIndex, vector_index, warm_cache
 from stores.retrieval.encoder import DEFAULT_MODEL
 from stores.memory import SubjectHistory
@@ -67,7 +68,7 @@ class Hybrid(SessionAware):
         if p.relevance == "semantic":
             return "semantic", np.minimum(p.overlap_max, p.semantic_weight * p.overlap_max * np.maximum(cos, 0.0))
         lex = self._lexical(h, request)
-        return "relevance", p.relevance_max * per_probe(_FUSED.get(lex, cos, p.rrf_k))
+        return "relevance", p.relevance_max * per_probe(fused(lex, cos, p.rrf_k))
 
 
 def rrf(scores: np.ndarray, k: int, only_positive: bool = False) -> np.ndarray:
@@ -80,36 +81,19 @@ def rrf(scores: np.ndarray, k: int, only_positive: bool = False) -> np.ndarray:
     return np.where(scores > 0, out, 0.0) if only_positive else out
 
 
-class FusionMemo:
-    """`rrf_fused` remembered by a digest of its inputs (blake2b of both arrays' bytes, and k),
-    for at most `limit` floats of results, the oldest forgotten first. The fusion is a pure
-    function of the two rankings, so a probe asked again on the same history with the same task
-    (a run's idempotency replays ask every probe three times) sorts nothing; results are
-    read-only, shared between those callers."""
-
-    def __init__(self, limit: int = 1 << 22) -> None:
-        self.limit = limit
-        self.kept: dict[bytes, np.ndarray] = {}
-        self.size = 0
-
-    def get(self, lexical: np.ndarray, dense: np.ndarray, k: int) -> np.ndarray:
-        d = hashlib.blake2b(digest_size=32)
-        d.update(np.ascontiguousarray(lexical, dtype=np.float64).tobytes())
-        d.update(np.ascontiguousarray(dense, dtype=np.float64).tobytes())
-        key = d.digest() + len(lexical).to_bytes(8, "little") + int(k).to_bytes(8, "little", signed=True)
-        out = self.kept.get(key)
-        if out is None:
-            out = rrf_fused(lexical, dense, k)
-            out.flags.writeable = False
-            while self.kept and self.size + len(out) > self.limit:
-                self.size -= len(self.kept.pop(next(iter(self.kept))))
-            if len(out) <= self.limit:
-                self.kept[key] = out
-                self.size += len(out)
-        return out
+_FUSED = ArrayMemo()
+"""`rrf_fused` results by a digest of its inputs (see `fused`)."""
 
 
-_FUSED = FusionMemo()
+def fused(lexical: np.ndarray, dense: np.ndarray, k: int) -> np.ndarray:
+    """`rrf_fused(lexical, dense, k)`, remembered by a blake2b digest of both arrays' bytes (and
+    n, k): the fusion is a pure function of the two rankings, so a probe asked again on the same
+    history with the same task (a run's idempotency replays) sorts nothing. Read-only."""
+    d = hashlib.blake2b(np.ascontiguousarray(lexical, dtype=np.float64).data, digest_size=32)
+    d.update(np.ascontiguousarray(dense, dtype=np.float64).data)
+    key = (d.digest(), len(lexical), int(k))
+    out = _FUSED.get(key)
+    return out if out is not None else _FUSED.put(key, rrf_fused(lexical, dense, k))
 
 
 def rrf_fused(lexical: np.ndarray, dense: np.ndarray, k: int) -> np.ndarray:

@@ -21,7 +21,7 @@ class ArrayMemo:
     idempotency replays ask every probe three times), never for state: a key must name
     everything the result depends on."""
 
-    def __init__(self, limit: int = 1 << 22) -> None:
+    def __init__(self, limit: int = 1 << 20) -> None:  # 8 MB of float64: about ten LoCoMo conversations' probes
         self.limit = limit
         self.kept: dict[object, np.ndarray] = {}
         self.size = 0

@@ -167,3 +167,16 @@ def test_embedding_cosines_are_remembered_by_text_and_redone_when_a_text_changes
     b = first.cosine(h, "printer jammed")
     fresh = VectorIndex("all-MiniLM-L6-v2").cosine(h, "printer jammed")
     assert b is fresh and b.tolist() != a.tolist() and b[:2].tolist() == a[:2].tolist()
+
+
+def test_an_array_memo_keeps_at_most_its_limit_the_oldest_forgotten_first():
+    from stores.cache import ArrayMemo
+
+    memo = ArrayMemo(limit=10)
+    a = memo.put("a", np.zeros(4))
+    assert memo.get("a") is a and not a.flags.writeable
+    memo.put("b", np.ones(4))
+    memo.put("c", np.full(4, 2.0))  # 12 > 10: "a" goes
+    assert memo.get("a") is None and memo.get("b") is not None and memo.get("c") is not None and memo.size == 8
+    big = memo.put("big", np.zeros(11))  # larger than the whole memo: returned, not kept
+    assert memo.get("big") is None and not big.flags.writeable and memo.size == 8

@@ -302,7 +302,8 @@ def pack(
     `cutoff_reason`). `cap` (None: no cap) keeps at most that many eligible candidates, best
     first; the eligible ones below it are dropped as `item_cap`. Ties keep pool order. The candidates' columns are read from the history
     and from the component arrays when the bundle is first read, so a strategy hands over
-    arrays it does not change afterwards (every strategy here builds them fresh per request).
+    arrays it does not change afterwards (built fresh per request, or kept read-only, as
+    `session_aware` keeps its session signals between probes).
     """
     if pool is None:
         pool = np.arange(len(history))

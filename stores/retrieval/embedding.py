@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 import numpy as np
 
 from stores.bounds import Cosine, ModelRef, PositiveInt
-from stores.retrieval.encoder import DEFAULT_MODEL, encoder
+from stores.retrieval.encoder import DEFAULT_MODEL, encoder, text_key
 from stores.memory import IndexedMemory, SubjectHistory
 from stores.packing import pack
 from stores.protocol import Bundle, ContextRequest
@@ -38,6 +39,11 @@ class VectorIndex:
     At a probe, every item not yet embedded is encoded in one batch together with the task
     (through the process-wide cached `Encoder`); a resolution record whose summary changed is
     re-embedded. Empty texts get a zero vector (cosine 0) instead of an embedding of nothing.
+
+    The cosines are a pure function of the items' texts and the task (under one encoder), so
+    they are kept on the encoder by a digest of both (`chain`: item i's digest covers the cache
+    keys of texts 0..i): the same probe asked again on the same texts, by a run's idempotency
+    replays or by another instance, multiplies nothing.
     """
 
     def __init__(self, model_id: str) -> None:
@@ -46,6 +52,8 @@ class VectorIndex:
         self.texts: list[str] = []
         self.replaced_seen = 0  # cursor into `SubjectHistory.replaced`
         self.vecs = np.zeros((0, 0), dtype=np.float32)
+        self.chain: list[bytes] = []
+        self.filled_by: tuple | bool | None = None  # (encoder, its numerics) every row came from; False: mixed
 
     def cosine(self, h: SubjectHistory, task: str) -> np.ndarray:
         """Cosine of every item of `h` to `task`, rounded to `COSINE_DECIMALS`."""
@@ -57,6 +65,8 @@ class VectorIndex:
             self.replaced_seen = len(h.replaced)
             for i in todo:
                 self.texts[i] = h.texts[i]
+            if todo:  # a text replaced in place: the digests from it on are redone
+                del self.chain[min(todo):]
             start = len(self.texts)
             for i in range(start, len(h)):
                 self.texts.append(h.texts[i])
@@ -70,14 +80,26 @@ class VectorIndex:
             grown = np.zeros((max(len(self.texts), 2 * len(self.vecs)), dim), dtype=np.float32)
             grown[: len(self.vecs)] = self.vecs
             self.vecs = grown
+        source = (enc, enc.single)
+        if todo:
+            self.filled_by = source if self.filled_by is None or self.filled_by == source else False
         rows = iter(out)
         for i in todo:
             self.vecs[i] = next(rows) if self.texts[i].strip() else 0.0
         self.version = h.version
         if not task.strip():
             return np.zeros(len(h))
-        q = out[-1]
-        return np.round((self.vecs[: len(h)] @ q).astype(np.float64), COSINE_DECIMALS)
+        n = len(h)
+        for i in range(len(self.chain), n):
+            self.chain.append(hashlib.blake2b((self.chain[-1] if i else b"") + text_key(self.texts[i]), digest_size=32).digest())
+        key = (self.chain[n - 1] if n else b"", text_key(task))
+        shared = self.filled_by == source  # every row from this encoder as it is now: the memo may answer
+        cos = enc.cosines.get(key) if shared else None
+        if cos is None:
+            cos = np.round((self.vecs[:n] @ out[-1]).astype(np.float64), COSINE_DECIMALS)
+            if shared:
+                enc.cosines.put(key, cos)
+        return cos
 
 
 class EmbeddingRetrieval(IndexedMemory):

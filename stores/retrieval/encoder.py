@@ -33,11 +33,12 @@ import re
 import secrets
 import threading
 import time
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from stores.cache import cache_root
+from stores.cache import ArrayMemo, cache_root
 from stores.cpu import affinity_cores, set_worker_share, torch_threads  # noqa: F401  (the run's plan; read here by callers)
 
 # Nothing is downloaded at run time: the model hub is offline for this whole process, set
@@ -169,8 +170,10 @@ def encode_unpadded(model, texts: list[str], batches: list[int] | None = None, *
     return out if out is not None else np.zeros((0, 0), dtype=np.float32)
 
 
+@lru_cache(maxsize=1 << 16)
 def text_key(text: str) -> bytes:
-    """The cache key of a text under one model: its sha256 digest."""
+    """The cache key of a text under one model: its sha256 digest (memoized: a run's replays and
+    probes ask for the same texts again)."""
     return hashlib.sha256(text.encode("utf-8")).digest()
 
 
@@ -196,6 +199,9 @@ class Encoder:
         self.seconds = 0.0
         """Wall seconds spent in those calls, model loading included."""
         self.dim: int | None = None
+        self.cosines = ArrayMemo()
+        """Item cosines to a task under this encoder's vectors, kept by `VectorIndex` (by a digest of
+        the items' texts and the task's cache key)."""
 
     def _load_parts(self, compact: bool = True) -> None:
         if not self.dir.is_dir():
@@ -291,6 +297,7 @@ class Encoder:
     def _go_single(self) -> None:
         self.single = True
         self.dir = self.model_dir / "single"
+        self.cosines = ArrayMemo()
         self._vecs.clear()
         self._loaded.clear()
         self._scanned = False

@@ -151,7 +151,10 @@ class SessionIndex:
         self.customer_kw: list[set[str]] = []  # per session: keywords of its customer turns
         self.summary_kw: list[frozenset[str]] = []  # per session: keywords of its resolution summary
         self._prior: list[frozenset[str] | None] = []  # per session: turns | summary, built on demand
+        # word -> positions, per kind; built on the first `hits` of that kind (only the published
+        # word overlap asks) and then kept up to date: `posted` items of each kind are in
         self.postings: dict[str, dict[str, list[int]]] = {"words": {}, "keywords": {}}
+        self.posted = {"words": 0, "keywords": 0}
         self._post_arrays: dict[str, dict[str, tuple[int, np.ndarray]]] = {}  # kind -> word -> array
         # issue keyword -> sessions whose prior keywords hold it (for the repeat test)
         self.session_post: dict[str, list[int]] = {}
@@ -235,18 +238,28 @@ class SessionIndex:
             self.kwords.append(k)
         else:
             self.words[i], self.kwords[i] = w, k
-        for post, vocab in ((self.postings["words"], w), (self.postings["keywords"], k)):
-            for word in vocab:
+
+    def _vocab(self, kind: str) -> list[frozenset[str]]:
+        return self.words if kind == "words" else self.kwords
+
+    def _post(self, kind: str) -> dict[str, list[int]]:
+        """The postings of `kind`, with every item in (those not posted yet are added in order)."""
+        post, vocab = self.postings[kind], self._vocab(kind)
+        for i in range(self.posted[kind], len(self.texts)):
+            for word in vocab[i]:
                 lst = post.get(word)
                 if lst is None:
                     post[word] = [i]
                 else:
                     lst.append(i)
+        self.posted[kind] = len(self.texts)
+        return post
 
     def _replace(self, i: int, text: str) -> None:
         # a resolution record re-observed with a new summary: rare, so plain list surgery
-        for kind, vocab in (("words", self.words[i]), ("keywords", self.kwords[i])):
-            for word in vocab:
+        posted = [kind for kind in ("words", "keywords") if i < self.posted[kind]]
+        for kind in posted:
+            for word in self._vocab(kind)[i]:
                 lst = self.postings[kind][word]
                 lst.remove(i)
                 self._post_arrays.get(kind, {}).pop(word, None)
@@ -254,8 +267,9 @@ class SessionIndex:
         self.cols["urgent"][i] = is_urgent(text)
         self.cols["lengths"][i] = len(text)
         self._index_text(i, text)
-        for kind, vocab in (("words", self.words[i]), ("keywords", self.kwords[i])):
-            for word in vocab:  # keep each posting list sorted after re-insertion
+        for kind in posted:
+            for word in self._vocab(kind)[i]:  # re-insert, keeping each posting list sorted
+                self.postings[kind].setdefault(word, []).append(i)
                 self.postings[kind][word].sort()
         self._set_summary(int(self.cols["sess"][i]), self.kwords[i])
 
@@ -282,7 +296,7 @@ class SessionIndex:
 
     def hits(self, task_words: frozenset[str], kind: str) -> np.ndarray:
         """|T ∩ C| for every item, from the inverted index."""
-        return _count_postings(self.postings[kind], self._post_arrays.setdefault(kind, {}), task_words, len(self.texts))
+        return _count_postings(self._post(kind), self._post_arrays.setdefault(kind, {}), task_words, len(self.texts))
 
 
 def _count_postings(post: dict[str, list[int]], arrays: dict[str, tuple[int, np.ndarray]], keys, n: int) -> np.ndarray:
@@ -380,7 +394,7 @@ class SessionAware(IndexedMemory):
     name: ClassVar[str] = "session_aware"
     Params = SessionAwareParams
     capabilities: ClassVar[frozenset[str]] = frozenset({"health", "handoff"})
-    derived: ClassVar[tuple[str, ...]] = ("_index", "_health", "_lex")
+    derived: ClassVar[tuple[str, ...]] = ("_index", "_health", "_lex", "_kept")
     presets: ClassVar[dict[str, dict[str, object]]] = {"published": PUBLISHED}
     """Named variants (`session_aware[published]`): the params they start from (`stores.registry`)."""
 
@@ -390,6 +404,7 @@ class SessionAware(IndexedMemory):
         self._index: dict[str, SessionIndex] = {}
         self._health: dict[str, HealthState] = {}
         self._lex: dict[str, TfidfIndex] = {}
+        self._kept: dict[str, tuple] = {}  # subject -> the last probe's `_session_signals`
         self._analyzer = term_counts(1, 1, True)  # `tfidf`'s own defaults: the same words, the same weights
 
     def _synced(self, h: SubjectHistory) -> SessionIndex:
@@ -427,6 +442,9 @@ class SessionAware(IndexedMemory):
         active one, counted through the keyword -> sessions index instead of a loop over the
         sessions (the same quotient: the same integers divided the same way)."""
         p = self.params
+        resolved = ix.session_array("resolved")
+        if not resolved.any():  # no resolved session, no repeat (a long conversation has none)
+            return {}
         active = ix.sessions.get(request.session)
         current = set(keywords(request.task))
         if active is not None:
@@ -434,7 +452,7 @@ class SessionAware(IndexedMemory):
         if not current:
             return {}
         ratio = ix.repeat_hits(frozenset(current)) / len(current)
-        match = ix.session_array("resolved") & (ratio >= p.repeat_threshold)
+        match = resolved & (ratio >= p.repeat_threshold)
         if active is not None:
             match[active] = False
         summary = ix.session_array("summary")
@@ -445,31 +463,49 @@ class SessionAware(IndexedMemory):
         p = self.params
         ix = self._synced(h)
         n = len(h)
+        rel_name, relevance = self._relevance(h, ix, request)
+        repeats = self._repeat_sessions(h, ix, request)
+        base, signals = self._session_signals(h, ix, request, repeats)
+        comps = {"base": base, "recency": self._recency(h, request), rel_name: relevance, **signals}
+        if p.known_fix:  # last: it deals out the places the scores so far give
+            comps["known_fix"] = (known_fix_places(ix, sorted(repeats), total_score(comps, n)) if repeats
+                                  else np.zeros(n))  # no repeat, nothing moves
+        return comps, frozenset(ix.session_names[s] for s in repeats)
+
+    def _recency(self, h: SubjectHistory, request: ContextRequest) -> np.ndarray:
+        """The recency component: half-life on the age at `now`, or min-max over the pool."""
+        p = self.params
+        n = len(h)
         times = h.array("times").astype(np.float64)
         if p.recency == "half_life":
             age = np.maximum(0.0, request.now.timestamp() - times)
-            recency = p.recency_max * np.power(0.5, age / (p.half_life_days * 86400.0))
-        else:
-            span = float(times.max() - times.min()) if n else 0.0
-            recency = (
-                p.recency_max * (times - times.min()) / span if span > 0 else np.full(n, p.recency_max)
-            )
-        rel_name, relevance = self._relevance(h, ix, request)
+            return p.recency_max * np.power(0.5, age / (p.half_life_days * 86400.0))
+        span = float(times.max() - times.min()) if n else 0.0
+        return p.recency_max * (times - times.min()) / span if span > 0 else np.full(n, p.recency_max)
 
-        names = ix.session_names
+    def _session_signals(self, h: SubjectHistory, ix: SessionIndex, request: ContextRequest,
+                         repeats: dict[int, float]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """`base`, and the session signals with their `boost_cap` (in the receipt's order): what
+        depends neither on the task's words nor on `now`, only on the history's version, the
+        request's session and the repeats matched. Kept for the next probe with the same ones (a
+        long conversation's questions come in a row after its last turn); the arrays are
+        read-only, as `pack` requires of what it is handed."""
+        key = (h.version, request.session, tuple(repeats.items()))
+        kept = self._kept.get(h.subject)
+        if kept is not None and kept[0] is ix and kept[1] == key:
+            return kept[2], kept[3]
+        p = self.params
+        n = len(h)
         resolved = ix.session_array("resolved")
-        repeats = self._repeat_sessions(h, ix, request)
-        repeat_by_session = np.zeros(len(names))
+        repeat_by_session = np.zeros(len(ix.session_names))
         for s, bonus in repeats.items():
             repeat_by_session[s] = bonus
         sess = ix.array("sess")
         item_resolved = resolved[sess] if n else np.zeros(0, dtype=bool)
         active = ix.sessions.get(request.session, -1)
 
-        comps = {
-            "base": np.full(n, p.base),
-            "recency": recency,
-            rel_name: relevance,
+        base = np.full(n, p.base)
+        signals = {
             "active_session": np.where(sess == active, p.active_session, 0.0),
             "open_issue": np.where(item_resolved, 0.0, p.open_issue),
             "resolved_session": np.where(item_resolved, p.resolved_session, 0.0),
@@ -480,11 +516,13 @@ class SessionAware(IndexedMemory):
             "idle_chatter": np.where(ix.array("lengths") < p.idle_chars, p.idle_chatter, 0.0),
         }
         if p.boost_cap is not None:  # the session signals' sum, bounded; the clip is a component of its own
-            signals = total_score({k: comps[k] for k in SESSION_SIGNALS if k in comps}, n)
-            comps["boost_cap"] = np.clip(signals, -p.boost_cap, p.boost_cap) - signals
-        if p.known_fix:  # last: it deals out the places the scores so far give
-            comps["known_fix"] = known_fix_places(ix, sorted(repeats), total_score(comps, n))
-        return comps, frozenset(names[s] for s in repeats)
+            total = total_score({k: signals[k] for k in SESSION_SIGNALS if k in signals}, n)
+            signals["boost_cap"] = np.clip(total, -p.boost_cap, p.boost_cap) - total
+        for a in (base, *signals.values()):
+            a.flags.writeable = False
+        if len(h):
+            self._kept[h.subject] = (ix, key, base, signals)
+        return base, signals
 
     def context(self, request: ContextRequest) -> Bundle:
         h = self.memory.history(request.subject)

@@ -143,3 +143,40 @@ def test_a_vector_does_not_depend_on_what_it_was_batched_with(tmp_path):
     together = Encoder(cache_dir=tmp_path / "a").encode(texts)
     alone = np.stack([Encoder(cache_dir=tmp_path / f"b{i}").encode([t])[0] for i, t in enumerate(texts)])
     assert (together == alone).all()
+
+
+def test_embedding_cosines_are_remembered_by_text_and_redone_when_a_text_changes(tmp_path, monkeypatch):
+    from store_events import at, resolve, turn
+
+    from stores.memory import MemoryStore
+    from stores.retrieval.embedding import VectorIndex
+
+    monkeypatch.setenv("SUPPORTBENCH_CACHE", str(tmp_path))
+    events = [turn("a#1", "a", "customer", "The printer tray is jammed again", at(0)),
+              turn("a#2", "a", "agent", "Pulled the tray and reseated the roller", at(1)),
+              resolve("a", at(5), "Roller reseated")]
+    store = MemoryStore()
+    for e in events:
+        store.observe(e)
+    h = store.history("acme")
+    first, second = VectorIndex("all-MiniLM-L6-v2"), VectorIndex("all-MiniLM-L6-v2")
+    a = first.cosine(h, "printer jammed")
+    assert second.cosine(h, "printer jammed") is a and not a.flags.writeable  # same texts, same task: remembered
+    assert first.cosine(h, "invoice export") is not a
+    store.observe(resolve("a", at(6), "Replaced the tray sensor"))  # a text replaced in place
+    b = first.cosine(h, "printer jammed")
+    fresh = VectorIndex("all-MiniLM-L6-v2").cosine(h, "printer jammed")
+    assert b is fresh and b.tolist() != a.tolist() and b[:2].tolist() == a[:2].tolist()
+
+
+def test_an_array_memo_keeps_at_most_its_limit_the_oldest_forgotten_first():
+    from stores.cache import ArrayMemo
+
+    memo = ArrayMemo(limit=10)
+    a = memo.put("a", np.zeros(4))
+    assert memo.get("a") is a and not a.flags.writeable
+    memo.put("b", np.ones(4))
+    memo.put("c", np.full(4, 2.0))  # 12 > 10: "a" goes
+    assert memo.get("a") is None and memo.get("b") is not None and memo.get("c") is not None and memo.size == 8
+    big = memo.put("big", np.zeros(11))  # larger than the whole memo: returned, not kept
+    assert memo.get("big") is None and not big.flags.writeable and memo.size == 8

@@ -135,3 +135,72 @@ def test_a_resolved_session_that_is_not_a_repeat_keeps_its_order():
     _, c = ranked(story, req)
     assert all(x.components.get("repeat_issue", 0.0) == 0.0 and x.components.get("known_fix", 0.0) == 0.0 for x in c.values())
     assert parse_spec("session_aware[published]").params().known_fix is False
+
+
+def test_the_fused_ranking_is_bitwise_the_sum_of_the_two_reciprocal_rank_rankings():
+    from stores.session.hybrid import fused, rrf_fused
+
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        n = int(rng.integers(0, 40))
+        lex = np.round(rng.random(n) - 0.4, 1) * rng.integers(0, 2)  # ties, zeros and negatives
+        dense = np.round(rng.random(n) - 0.2, 1)
+        k = int(rng.integers(1, 9))
+        want = rrf(lex, k, only_positive=True) + rrf(dense, k)
+        assert rrf_fused(lex, dense, k).tobytes() == want.tobytes()
+        got = fused(lex, dense, k)
+        assert got.tobytes() == want.tobytes() and not got.flags.writeable
+        assert fused(lex.copy(), dense.copy(), k) is got  # asked again: remembered, not sorted again
+    assert fused(np.array([0.0, 1.0]), np.array([1.0, 0.0]), 5) is not fused(np.array([0.0, 1.0]), np.array([1.0, 0.0]), 6)
+
+
+def test_the_session_signals_kept_between_probes_equal_those_computed_afresh():
+    # probes in a row on one history (the signals are kept), then a turn and a resolution (they are not)
+    events = story()
+    asks = [request("live", "snowflake connector timing out again", at(days=90, minutes=2)),
+            request("live", "hello anyone", at(days=90, minutes=3)),
+            request("old", "connect_timeout settings", at(days=90, minutes=4)),
+            request("live", "the nightly load", at(days=90, minutes=5)),
+            request("next", "the snowflake nightly load", at(days=90, minutes=6))]  # repeats `old` before and after
+    for params in ({}, parse_spec("session_aware[published]").params().__dict__):
+        kept = SessionAware(SessionAwareParams(**params))
+        for e in events[:-1]:
+            kept.observe(e)
+        seen = []
+        for step, req in enumerate(asks + [None] + asks[::-1]):  # the same ask on either side of the change
+            if req is None:
+                kept.observe(events[-1])
+                kept.observe(resolve("live", at(days=91), "connector fixed"))
+                continue
+            fresh = SessionAware(SessionAwareParams(**params))
+            for e in events[:-1] + ([events[-1], resolve("live", at(days=91), "connector fixed")] if step > len(asks) else []):
+                fresh.observe(e)
+            a, b = kept.context(req), fresh.context(req)
+            assert a.text == b.text
+            for x, y in zip(a.candidates, b.candidates):
+                assert (x.item_id, x.score, x.components) == (y.item_id, y.score, y.components)
+            seen.append(a)
+        for b in seen:  # what a bundle holds is never written to afterwards
+            assert all(not v.flags.writeable for k, v in b.candidates._lazy.components.items() if k in SESSION_SIGNALS)
+
+
+def test_word_postings_built_on_the_first_overlap_probe_count_what_a_fresh_count_gives():
+    from stores.memory import MemoryStore
+    from stores.session.session_aware import SessionIndex
+    from stores.text import keywords, words
+
+    store, ix = MemoryStore(), SessionIndex()
+    tasks = {"words": words("the connector cache timeout fixed again"),
+             "keywords": keywords("the connector cache timeout fixed again")}
+    split = {"words": words, "keywords": keywords}
+    more = [resolve("old", at(70), "Fixed: connector cache cleared, timeout raised"),  # replaced in place
+            turn("live#3", "live", "customer", "The connector timeout is back", at(days=91))]
+    for step, e in enumerate(story() + more):
+        store.observe(e)
+        h = store.history("acme")
+        ix.sync(h)
+        if step < 2:
+            assert ix.posted == {"words": 0, "keywords": 0}  # nothing posted until a probe counts
+        if step in (2, 5, 6, 7):  # built late, then kept up to date, through the replaced record
+            for kind, task in tasks.items():
+                assert ix.hits(task, kind).tolist() == [float(len(task & split[kind](x))) for x in h.texts]

@@ -34,6 +34,7 @@ from stores.redaction import SECRET, URL_KEY_PARAM, URL_USERINFO, registered, sc
 
 from harness.run.destination import (TMP_PREFIX, DestinationError, check_destination, check_run_id, collect_stale,
                                      hold_lock, reason)
+from harness.run.arrow import empty_table
 from harness.run.integrity import checksums
 from harness.run.manifest import manifest_problem
 from harness.run.tables import SCHEMAS
@@ -199,7 +200,7 @@ class RunWriter:
         """Write the manifest and move the run into place in one rename."""
         for name, schema in SCHEMAS.items():  # every table exists, even when empty
             if not any((self.tmp / name).glob("*.parquet")):
-                pq.write_table(schema.empty_table(), self.tmp / name / "part-empty.parquet")
+                pq.write_table(empty_table(schema), self.tmp / name / "part-empty.parquet")
         # every part's checksum: damage inside a part is found before the run is offered as usable
         manifest = {**manifest, "checksums": checksums(self.tmp)}
         text = json.dumps(scrub_data(manifest), indent=2, sort_keys=True, default=str)

@@ -29,6 +29,7 @@ from stores.packing import CandidateTable
 from stores.protocol import Bundle, Forget, HealthReport, Resolution, Signal, Turn
 
 from harness.criteria import Score
+from harness.run.arrow import empty_table, table as arrow_table, table_from_rows
 from harness.replay.probes import ProbeOutcome
 from harness.replay.timeline import HealthPoint, factors_json
 from harness.format.model import Fault, Probe, Scenario, TurnGold
@@ -451,7 +452,7 @@ class TableBuffer:
         thousands of candidates each) then stay as compact Arrow data, not Python objects, while
         a suite of small bundles is still converted in few large steps."""
         if self.candidate_cols:
-            table = pa.Table.from_pydict(_concat(self.candidate_cols), schema=SCHEMAS["candidates"])
+            table = arrow_table(_concat(self.candidate_cols), SCHEMAS["candidates"])
             self.candidate_cols, self._pending = [], 0
             if "candidates" in self.sinks:
                 self.sinks["candidates"](table)
@@ -462,7 +463,7 @@ class TableBuffer:
         """Hand the pending health rows to the health sink (if any) once there are `at_least`."""
         rows = self.rows["health"]
         if "health" in self.sinks and rows and len(rows) >= at_least:
-            self.sinks["health"](pa.Table.from_pylist(rows, schema=SCHEMAS["health"]))
+            self.sinks["health"](table_from_rows(rows, SCHEMAS["health"]))
             self.rows["health"] = []
 
     def add_point(self, label: str, scenario: str, p: HealthPoint) -> None:
@@ -492,13 +493,13 @@ class TableBuffer:
 
     def tables(self) -> dict[str, pa.Table]:
         """Arrow tables with the fixed schemas (empty tables included)."""
-        out = {k: pa.Table.from_pylist(v, schema=SCHEMAS[k]) for k, v in self.rows.items() if k != "candidates"}
+        out = {k: table_from_rows(v, SCHEMAS[k]) for k, v in self.rows.items() if k != "candidates"}
         self._convert_candidates()
         self._stream_health(1)
         if self.candidate_batches:
             out["candidates"] = pa.concat_tables(self.candidate_batches)
         else:
-            out["candidates"] = SCHEMAS["candidates"].empty_table()
+            out["candidates"] = empty_table(SCHEMAS["candidates"])
         return out
 
 

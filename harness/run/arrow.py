@@ -12,6 +12,8 @@ offsets) goes through `pyarrow.array` itself, so its result or its error is pyar
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from itertools import repeat
+from operator import is_not
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -35,6 +37,8 @@ def table(columns: Mapping[str, Any], schema: pa.Schema) -> pa.Table:
 
 def table_from_rows(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
     """`pa.Table.from_pylist(rows, schema=schema)` (a key a row lacks is null), through `column`."""
+    if all(type(r) is dict for r in rows):  # each column read in C: `dict.get` mapped over the rows
+        return table({f.name: list(map(dict.get, rows, repeat(f.name))) for f in schema}, schema)
     return table({f.name: [r.get(f.name) for r in rows] for f in schema}, schema)
 
 
@@ -61,20 +65,23 @@ def _build(values: Any, typ: pa.DataType) -> pa.Array:
     if pa.types.is_list(typ) and pa.types.is_string(typ.value_type):
         return _string_lists(values, typ)
     if typ == pa.int32():
-        return _fixed(values, typ, np.int32, lambda v: type(v) is int and _INT32[0] <= v <= _INT32[1])
+        return _int32(values)
     if typ == pa.float64():
-        return _fixed(values, typ, np.float64, lambda v: isinstance(v, float) or (type(v) is int and abs(v) <= 2**53))
+        return _fixed(values, typ, np.float64, {float}, lambda v: isinstance(v, float) or (type(v) is int and abs(v) <= 2**53))
     if typ == pa.bool_():
-        return _fixed(values, typ, np.bool_, lambda v: type(v) is bool)
+        return _fixed(values, typ, np.bool_, {bool}, lambda v: type(v) is bool)
     if pa.types.is_timestamp(typ) and typ.unit == "us":
         return _timestamps(values, typ)
     raise _Unsupported
 
 
+_NONE = type(None)
+
+
 def _validity(values: list, nulls: int) -> pa.Buffer | None:
     if not nulls:
         return None
-    valid = np.fromiter((v is not None for v in values), dtype=np.bool_, count=len(values))
+    valid = np.array(list(map(is_not, values, repeat(None))), dtype=np.bool_)
     return pa.py_buffer(np.packbits(valid, bitorder="little"))
 
 
@@ -87,35 +94,61 @@ def _offsets(lengths: np.ndarray) -> pa.Buffer:
 
 
 def _strings(values: list) -> pa.Array:
-    try:
-        encoded = [b"" if v is None else v.encode() for v in values]
-    except (AttributeError, UnicodeEncodeError, TypeError):  # not a str (bytes, a number) or not encodable
-        raise _Unsupported from None
-    if not all(v is None or isinstance(v, str) for v in values):
+    kinds = set(map(type, values))
+    if not kinds <= {str, _NONE}:  # a subclass of str, bytes, a number: pyarrow's own conversion
         raise _Unsupported
-    nulls = values.count(None)
-    lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
-    buffers = [_validity(values, nulls), _offsets(lengths), pa.py_buffer(b"".join(encoded))]
+    nulls = values.count(None) if _NONE in kinds else 0
+    texts = values if not nulls else ["" if v is None else v for v in values]
+    joined = "".join(texts)
+    if joined.isascii():  # one byte per character: the lengths are the strings' own
+        data = joined.encode("ascii")
+        lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    else:
+        try:
+            encoded = list(map(str.encode, texts))
+        except UnicodeEncodeError:  # a lone surrogate: pyarrow says what it makes of it
+            raise _Unsupported from None
+        data = b"".join(encoded)
+        lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+    buffers = [_validity(values, nulls), _offsets(lengths), pa.py_buffer(data)]
     return pa.Array.from_buffers(pa.string(), len(values), buffers, null_count=nulls)
 
 
 def _string_lists(values: list, typ: pa.DataType) -> pa.Array:
-    if not all(v is None or type(v) in (list, tuple) for v in values):
+    kinds = set(map(type, values))
+    if not kinds <= {list, tuple, _NONE}:
         raise _Unsupported
-    flat = [x for v in values if v is not None for x in v]
+    nulls = values.count(None) if _NONE in kinds else 0
+    present = values if not nulls else [() if v is None else v for v in values]
+    flat = [x for v in present for x in v]
     child = _strings(flat)
-    nulls = values.count(None)
-    lengths = np.fromiter((0 if v is None else len(v) for v in values), dtype=np.int64, count=len(values))
+    lengths = np.fromiter(map(len, present), dtype=np.int64, count=len(present))
     return pa.Array.from_buffers(typ, len(values), [_validity(values, nulls), _offsets(lengths)], null_count=nulls,
                                  children=[child])
 
 
-def _fixed(values: list, typ: pa.DataType, dtype: type, ok) -> pa.Array:
-    nulls = values.count(None)
-    if not all(v is None or ok(v) for v in values):
+def _fixed(values: list, typ: pa.DataType, dtype: type, kinds: set, ok) -> pa.Array:
+    """`kinds`: the value types taken as they are; any other value must pass `ok` (else pyarrow converts)."""
+    present = set(map(type, values))
+    nulls = values.count(None) if _NONE in present else 0
+    if not present <= kinds | {_NONE} and not all(v is None or ok(v) for v in values):
         raise _Unsupported
-    data = np.fromiter((0 if v is None else v for v in values), dtype=dtype, count=len(values))
+    data = np.array(values if not nulls else [0 if v is None else v for v in values], dtype=dtype)
     return _from_numpy(data, typ, _validity(values, nulls), nulls)
+
+
+def _int32(values: list) -> pa.Array:
+    present = set(map(type, values))
+    if not present <= {int, _NONE}:  # bool, a float, a NumPy integer: pyarrow's own conversion
+        raise _Unsupported
+    nulls = values.count(None) if _NONE in present else 0
+    try:
+        data = np.array(values if not nulls else [0 if v is None else v for v in values], dtype=np.int64)
+    except OverflowError:
+        raise _Unsupported from None
+    if len(data) and (data.min() < _INT32[0] or data.max() > _INT32[1]):
+        raise _Unsupported  # pyarrow says it does not fit
+    return _from_numpy(data.astype(np.int32), pa.int32(), _validity(values, nulls), nulls)
 
 
 def _from_numpy(data: np.ndarray, typ: pa.DataType, validity: pa.Buffer | None = None, nulls: int = 0) -> pa.Array:

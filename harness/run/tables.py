@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from itertools import chain
+from itertools import chain, compress
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -303,7 +303,7 @@ def receipt_rows(o: ProbeOutcome, b: Bundle, evidence: frozenset[str] = frozense
         keep = included | (np.asarray(subjects, dtype=object) != o.probe.subject)
     keep[:RECEIPT_TOP] = True
     if isinstance(c, CandidateTable) and c.own_sources():  # each item is its own one source: its id says it all
-        keep[[i for i, x in enumerate(ids) if x in named]] = True
+        keep[list(compress(range(n), map(named.__contains__, ids)))] = True
     else:
         keep[[i for i, (x, src) in enumerate(zip(ids, sources)) if x in named or not named.isdisjoint(src)]] = True
     return np.flatnonzero(keep)

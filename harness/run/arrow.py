@@ -61,7 +61,7 @@ def _build(values: Any, typ: pa.DataType) -> pa.Array:
     if not isinstance(values, list):
         values = list(values)
     if pa.types.is_string(typ):
-        return _strings(values)
+        return _string_array(values)
     if pa.types.is_list(typ) and pa.types.is_string(typ.value_type):
         return _string_lists(values, typ)
     if typ == pa.int32():
@@ -93,7 +93,7 @@ def _offsets(lengths: np.ndarray) -> pa.Buffer:
     return pa.py_buffer(offsets.astype(np.int32))
 
 
-def _strings(values: list) -> pa.Array:
+def _string_array(values: list) -> pa.Array:
     kinds = set(map(type, values))
     if not kinds <= {str, _NONE}:  # a subclass of str, bytes, a number: pyarrow's own conversion
         raise _Unsupported
@@ -121,7 +121,7 @@ def _string_lists(values: list, typ: pa.DataType) -> pa.Array:
     nulls = values.count(None) if _NONE in kinds else 0
     present = values if not nulls else [() if v is None else v for v in values]
     flat = [x for v in present for x in v]
-    child = _strings(flat)
+    child = _string_array(flat)
     lengths = np.fromiter(map(len, present), dtype=np.int64, count=len(present))
     return pa.Array.from_buffers(typ, len(values), [_validity(values, nulls), _offsets(lengths)], null_count=nulls,
                                  children=[child])

@@ -262,15 +262,17 @@ RECEIPT_TOP = 50
 """How many of the ranking's first candidates a shortened receipt keeps."""
 
 
-def _strings(x: Any) -> set[str]:
-    """Every string inside plain data (the probe's gold, as `to_data` writes it)."""
-    if isinstance(x, str):
-        return {x}
-    if isinstance(x, Mapping):
-        return set().union(*(_strings(v) for v in x.values())) if x else set()
-    if isinstance(x, (list, tuple, set, frozenset)):
-        return set().union(*(_strings(v) for v in x)) if x else set()
-    return set()
+def strings_in(data: Any) -> list[str]:
+    """Every string inside plain data (mappings, lists, tuples and sets, nested), depth first: a
+    probe's gold as `to_data` writes it (what a shortened receipt keeps), a spec's parameters (what
+    the runner registers as secrets)."""
+    if isinstance(data, str):
+        return [data]
+    if isinstance(data, Mapping):
+        return [s for v in data.values() for s in strings_in(v)]
+    if isinstance(data, (list, tuple, set, frozenset)):
+        return [s for v in data for s in strings_in(v)]
+    return []
 
 
 def receipt_rows(o: ProbeOutcome, b: Bundle, evidence: frozenset[str] = frozenset()) -> np.ndarray | None:
@@ -287,7 +289,7 @@ def receipt_rows(o: ProbeOutcome, b: Bundle, evidence: frozenset[str] = frozense
     n = len(c)
     if n <= RECEIPT_LONG:
         return None
-    named = _strings(o.probe.expect.to_data()) | set(evidence) | set(o.forgotten)
+    named = set(strings_in(o.probe.expect.to_data())) | set(evidence) | set(o.forgotten)
     sole = c.sole_subject() if isinstance(c, CandidateTable) else None
     if isinstance(c, CandidateTable):
         ids, included = c.item_ids, np.asarray(c.included_mask, dtype=bool)

@@ -62,7 +62,8 @@ class CandidateTable(Sequence[Candidate]):
         t._scores, t._components = None, None
         shared = getattr(history, "shared_lines", None)  # a stand-in history may only have `lines`
         t._lazy = _RankedSource(history.subject, history.ids, shared() if shared else history.lines, history.sessions, order,
-                                order_local, scores, components, reason_codes, labels)
+                                order_local, scores, components, reason_codes, labels,
+                                isinstance(history, SubjectHistory))
         t._n = len(order)
         return t
 
@@ -117,7 +118,8 @@ class CandidateTable(Sequence[Candidate]):
         """The distinct drop reasons of the candidates ('' for included), without building the column."""
         if self._lazy is not None and "reasons" not in self._cols:
             lz = self._lazy
-            return {lz.labels[int(k)] for k in np.unique(lz.reason_codes)} if len(lz.reason_codes) else set()
+            counts = np.bincount(lz.reason_codes, minlength=len(lz.labels)) if len(lz.reason_codes) else ()
+            return {lz.labels[k] for k in np.flatnonzero(counts).tolist()}
         return set(self.reasons)
 
     def own_sources(self) -> bool:
@@ -152,7 +154,12 @@ class CandidateTable(Sequence[Candidate]):
     def provenance_ids(self) -> tuple[str, ...]:
         """Every candidate's id and source ids, in rank order, once each."""
         if self.own_sources():  # each item is its own source
-            return tuple(dict.fromkeys(self.item_ids))
+            ids = self.item_ids
+            lz = self._lazy
+            if (lz.distinct_ids and "item_ids" not in self.__dict__.get("_given", ())
+                    and (not len(lz.order) or np.bincount(lz.order).max() <= 1)):
+                return tuple(ids)  # distinct positions of a history whose ids are distinct: nothing to drop
+            return tuple(dict.fromkeys(ids))
         return tuple(dict.fromkeys(x for i, src in zip(self.item_ids, self.source_ids) for x in (i, *src)))
 
     def __len__(self) -> int:
@@ -214,6 +221,8 @@ class _RankedSource:
     components: dict[str, np.ndarray]
     reason_codes: np.ndarray
     labels: tuple[str, ...]
+    distinct_ids: bool = False
+    """Whether no id occurs twice in `ids` (a `SubjectHistory`'s: it adds an id once)."""
 
     def column(self, name: str, positions: list[int] | None = None) -> list:
         """The column in rank order, or only its values at `positions` (indexes into the rank order)."""

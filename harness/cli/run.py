@@ -102,7 +102,8 @@ def strategy_errors(path) -> list[tuple[str, int, int, str]]:
 
     seen: dict[str, list] = {}  # label -> [errors, cases with a verdict possible, least error explanation]
     for part in sorted((Path(path) / "scores").glob("*.parquet")):
-        t = pq.read_table(part, columns=["strategy", "status", "explanation"])
+        with pq.ParquetFile(part) as f:  # not `read_table`: its dataset layer imports pandas, which a run never needs
+            t = f.read(columns=["strategy", "status", "explanation"])
         for label, status, why in zip(*(t.column(k).to_pylist() for k in ("strategy", "status", "explanation"))):
             row = seen.setdefault(label, [0, 0, None])
             if status is not None and status != "unsupported":

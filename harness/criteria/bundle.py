@@ -262,7 +262,12 @@ def view(o: ProbeOutcome) -> View:
 
 @per_outcome
 def full_view(o: ProbeOutcome) -> View:
-    """Index `o.bundle` once per outcome, uncut: the whole text the strategy returned (for the gates)."""
+    """Index `o.bundle` once per outcome, uncut: the whole text the strategy returned (for the gates).
+    A bundle within its budget is received whole, and then this is `view(o)` (the same index of the
+    same rows and text), not indexed twice."""
+    v = view(o)
+    if v.context == (o.bundle.text or ""):
+        return v
     return index(rows(o), o.bundle.text)
 
 

@@ -40,7 +40,7 @@ from harness.run.manifest import FORMAT_VERSION
 from harness.replay.probes import SeenItem, attach_replays, build_seen, idempotency_signatures, replay, scenario_texts
 from harness.run.runstore import PartStream, RunWriter, environment, new_run_id, write_parts
 from harness.format.model import Scenario
-from harness.run.tables import STREAMED, TableBuffer
+from harness.run.tables import STREAMED, TableBuffer, strings_in
 from harness.run.intake import ScenarioHandle, n_decision_cases, n_events, scenario_of
 from harness.run.workers import open_pool, stop_workers
 from stores.cpu import plan_threads
@@ -136,9 +136,29 @@ def _clear(policy: Any) -> None:
 
 def _redactor(spec: StrategySpec) -> Callable[[str | None], str | None]:
     """What hides secrets in text the run writes (an error message quoting a request, say): the
-    project's one scrubber (`stores.redaction`), with the spec's secret values registered."""
+    project's one scrubber (`stores.redaction`), with the spec's secret values registered (once per
+    spec in this process: `run_shard` has registered its specs already, a direct caller of
+    `run_scenario` has not)."""
+    _register_once(spec)
+    return _scrub
+
+
+def _scrub(text: str | None) -> str | None:
+    return scrub(text) if text else text
+
+
+_REGISTERED: set[StrategySpec] = set()
+"""Specs whose secrets this process has registered (registration only ever adds)."""
+
+
+def _register_once(spec: StrategySpec) -> None:
+    try:
+        if spec in _REGISTERED:
+            return
+    except TypeError:  # a parameter value that cannot be hashed: register again, as it costs nothing wrong
+        register_specs([spec])
+        return
     register_specs([spec])
-    return lambda text: scrub(text) if text else text
 
 
 def register_specs(specs: Sequence[StrategySpec] = (), policies: Sequence[PolicySpec] = ()) -> None:
@@ -147,21 +167,15 @@ def register_specs(specs: Sequence[StrategySpec] = (), policies: Sequence[Policy
     for the specs it was sent."""
     for s in specs:
         register_all(s.secret_values())
-        for value in _strings(public_params(s.params())):
+        for value in strings_in(public_params(s.params())):
             register_url(value)
+        try:
+            _REGISTERED.add(s)
+        except TypeError:  # unhashable parameters: `_redactor` registers it again each time
+            pass
     for p in policies:
-        for value in _strings(asdict(p.params())):
+        for value in strings_in(asdict(p.params())):
             register_url(value)
-
-
-def _strings(data: Any) -> list[str]:
-    if isinstance(data, str):
-        return [data]
-    if isinstance(data, dict):
-        return [s for v in data.values() for s in _strings(v)]
-    if isinstance(data, (list, tuple)):
-        return [s for v in data for s in _strings(v)]
-    return []
 
 
 def _hidden(s: Score, hide: Callable[[str | None], str | None]) -> Score:

@@ -26,14 +26,14 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from stores.files import MANIFEST_BYTES, read_text_capped
-from stores.redaction import SECRET, URL_KEY_PARAM, URL_USERINFO, registered, scrub, scrub_data
+from stores.redaction import KEY_PARAMS, SECRET, URL_KEY_PARAM, URL_USERINFO, registered, scrub, scrub_data
 
 from harness.run.destination import (TMP_PREFIX, DestinationError, check_destination, check_run_id, collect_stale,
                                      hold_lock, reason)
+from harness.run.arrow import empty_table
 from harness.run.integrity import checksums
 from harness.run.manifest import manifest_problem
 from harness.run.tables import SCHEMAS
@@ -86,29 +86,62 @@ def scrub_table(data: pa.Table) -> pa.Table:
     # every registered spelling in one RE2 alternation, longest first: one pass per column
     literals = sorted(registered(), key=lambda v: (-len(v), v))
     pattern = "|".join(re.escape(v) for v in literals)
+    try:  # a secret's bytes: a column whose data holds none has no literal to replace
+        needles = tuple(v.encode() for v in literals)
+    except UnicodeEncodeError:
+        needles = None  # every column goes through the kernels
     columns = []
     changed = False
     for column in data.columns:
-        new = pa.chunked_array([_scrub_array(chunk, pattern) for chunk in column.chunks], type=column.type)
+        new = pa.chunked_array([_scrub_array(chunk, pattern, needles) for chunk in column.chunks], type=column.type)
         changed |= new is not column and not new.equals(column)
         columns.append(new)
     return pa.Table.from_arrays(columns, schema=data.schema) if changed else data
 
 
-def _scrub_array(arr: pa.Array, pattern: str) -> pa.Array:
+_KEY_NEEDLES = tuple(f"{p}{k.lower()}=".encode() for p in "?&;" for k in KEY_PARAMS)
+"""What a column's bytes, case-folded (`_folded`), hold wherever `URL_KEY_PARAM` matches."""
+
+
+def _folded(held: bytes) -> bytes:
+    """UTF-8 bytes with every character that RE2's case-insensitive matching takes for an ASCII letter
+    written as that letter in lower case: ASCII capitals, and the two others Unicode's simple case
+    folding sends to one (the Kelvin sign to `k`, the long s to `s`)."""
+    if not held.isascii():
+        held = held.replace("\u212a".encode(), b"k").replace("\u017f".encode(), b"s")
+    return held.lower()
+
+
+def _scrub_array(arr: pa.Array, pattern: str, needles: tuple[bytes, ...] | None = None) -> pa.Array:
+    """`arr` scrubbed. With `needles` (the registered secrets' bytes), a string array's data buffer
+    (every value's UTF-8 bytes, and for a slice more) is read first: a rule whose match needs bytes
+    the buffer does not hold (a secret; `://` and `@`; `?key=`) is skipped, and when none is left the
+    compute kernels, a run's only use of `pyarrow.compute`, are not even imported."""
     if pa.types.is_list(arr.type) and pa.types.is_string(arr.type.value_type):
-        values = _scrub_array(arr.values, pattern)
-        if values is arr.values:
+        inner = arr.values  # a new wrapper at every access: kept, so an unchanged child is known as one
+        values = _scrub_array(inner, pattern, needles)
+        if values is inner:
             return arr
         return pa.ListArray.from_arrays(arr.offsets, values, type=arr.type, mask=arr.is_null() if arr.null_count else None)
     if not pa.types.is_string(arr.type) or len(arr) == 0:
         return arr
+    literal = userinfo = key_param = True
+    if needles is not None:
+        data = arr.buffers()[2]
+        held = bytes(data) if data is not None else b""
+        literal = any(n in held for n in needles)
+        userinfo = b"@" in held and b"://" in held
+        key_param = b"=" in held and any(k in _folded(held) for k in _KEY_NEEDLES)
+        if not (literal or userinfo or key_param):
+            return arr
+    import pyarrow.compute as pc
+
     out = arr
-    if pattern and pc.any(pc.match_substring_regex(out, pattern)).as_py():
+    if literal and pattern and pc.any(pc.match_substring_regex(out, pattern)).as_py():
         out = pc.replace_substring_regex(out, pattern, SECRET)
-    if pc.any(pc.match_substring(out, "@")).as_py():
+    if userinfo and pc.any(pc.match_substring(out, "@")).as_py():
         out = pc.replace_substring_regex(out, URL_USERINFO, "\\1" + SECRET + "@")
-    if pc.any(pc.match_substring(out, "=")).as_py():
+    if key_param and pc.any(pc.match_substring(out, "=")).as_py():
         out = pc.replace_substring_regex(out, URL_KEY_PARAM, "\\1" + SECRET)
     return out
 
@@ -199,7 +232,7 @@ class RunWriter:
         """Write the manifest and move the run into place in one rename."""
         for name, schema in SCHEMAS.items():  # every table exists, even when empty
             if not any((self.tmp / name).glob("*.parquet")):
-                pq.write_table(schema.empty_table(), self.tmp / name / "part-empty.parquet")
+                pq.write_table(empty_table(schema), self.tmp / name / "part-empty.parquet")
         # every part's checksum: damage inside a part is found before the run is offered as usable
         manifest = {**manifest, "checksums": checksums(self.tmp)}
         text = json.dumps(scrub_data(manifest), indent=2, sort_keys=True, default=str)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from itertools import chain
+from itertools import chain, compress
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -29,6 +29,7 @@ from stores.packing import CandidateTable
 from stores.protocol import Bundle, Forget, HealthReport, Resolution, Signal, Turn
 
 from harness.criteria import Score
+from harness.run.arrow import empty_table, table as arrow_table, table_from_rows
 from harness.replay.probes import ProbeOutcome
 from harness.replay.timeline import HealthPoint, factors_json
 from harness.format.model import Fault, Probe, Scenario, TurnGold
@@ -261,15 +262,17 @@ RECEIPT_TOP = 50
 """How many of the ranking's first candidates a shortened receipt keeps."""
 
 
-def _strings(x: Any) -> set[str]:
-    """Every string inside plain data (the probe's gold, as `to_data` writes it)."""
-    if isinstance(x, str):
-        return {x}
-    if isinstance(x, Mapping):
-        return set().union(*(_strings(v) for v in x.values())) if x else set()
-    if isinstance(x, (list, tuple, set, frozenset)):
-        return set().union(*(_strings(v) for v in x)) if x else set()
-    return set()
+def strings_in(data: Any) -> list[str]:
+    """Every string inside plain data (mappings, lists, tuples and sets, nested), depth first: a
+    probe's gold as `to_data` writes it (what a shortened receipt keeps), a spec's parameters (what
+    the runner registers as secrets)."""
+    if isinstance(data, str):
+        return [data]
+    if isinstance(data, Mapping):
+        return [s for v in data.values() for s in strings_in(v)]
+    if isinstance(data, (list, tuple, set, frozenset)):
+        return [s for v in data for s in strings_in(v)]
+    return []
 
 
 def receipt_rows(o: ProbeOutcome, b: Bundle, evidence: frozenset[str] = frozenset()) -> np.ndarray | None:
@@ -286,7 +289,7 @@ def receipt_rows(o: ProbeOutcome, b: Bundle, evidence: frozenset[str] = frozense
     n = len(c)
     if n <= RECEIPT_LONG:
         return None
-    named = _strings(o.probe.expect.to_data()) | set(evidence) | set(o.forgotten)
+    named = set(strings_in(o.probe.expect.to_data())) | set(evidence) | set(o.forgotten)
     sole = c.sole_subject() if isinstance(c, CandidateTable) else None
     if isinstance(c, CandidateTable):
         ids, included = c.item_ids, np.asarray(c.included_mask, dtype=bool)
@@ -302,7 +305,7 @@ def receipt_rows(o: ProbeOutcome, b: Bundle, evidence: frozenset[str] = frozense
         keep = included | (np.asarray(subjects, dtype=object) != o.probe.subject)
     keep[:RECEIPT_TOP] = True
     if isinstance(c, CandidateTable) and c.own_sources():  # each item is its own one source: its id says it all
-        keep[[i for i, x in enumerate(ids) if x in named]] = True
+        keep[list(compress(range(n), map(named.__contains__, ids)))] = True
     else:
         keep[[i for i, (x, src) in enumerate(zip(ids, sources)) if x in named or not named.isdisjoint(src)]] = True
     return np.flatnonzero(keep)
@@ -451,7 +454,7 @@ class TableBuffer:
         thousands of candidates each) then stay as compact Arrow data, not Python objects, while
         a suite of small bundles is still converted in few large steps."""
         if self.candidate_cols:
-            table = pa.Table.from_pydict(_concat(self.candidate_cols), schema=SCHEMAS["candidates"])
+            table = arrow_table(_concat(self.candidate_cols), SCHEMAS["candidates"])
             self.candidate_cols, self._pending = [], 0
             if "candidates" in self.sinks:
                 self.sinks["candidates"](table)
@@ -462,7 +465,7 @@ class TableBuffer:
         """Hand the pending health rows to the health sink (if any) once there are `at_least`."""
         rows = self.rows["health"]
         if "health" in self.sinks and rows and len(rows) >= at_least:
-            self.sinks["health"](pa.Table.from_pylist(rows, schema=SCHEMAS["health"]))
+            self.sinks["health"](table_from_rows(rows, SCHEMAS["health"]))
             self.rows["health"] = []
 
     def add_point(self, label: str, scenario: str, p: HealthPoint) -> None:
@@ -492,13 +495,13 @@ class TableBuffer:
 
     def tables(self) -> dict[str, pa.Table]:
         """Arrow tables with the fixed schemas (empty tables included)."""
-        out = {k: pa.Table.from_pylist(v, schema=SCHEMAS[k]) for k, v in self.rows.items() if k != "candidates"}
+        out = {k: table_from_rows(v, SCHEMAS[k]) for k, v in self.rows.items() if k != "candidates"}
         self._convert_candidates()
         self._stream_health(1)
         if self.candidate_batches:
             out["candidates"] = pa.concat_tables(self.candidate_batches)
         else:
-            out["candidates"] = SCHEMAS["candidates"].empty_table()
+            out["candidates"] = empty_table(SCHEMAS["candidates"])
         return out
 
 

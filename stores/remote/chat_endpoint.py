@@ -5,16 +5,19 @@ settings (`SUPPORTBENCH_REPLY_URL`, `_MODEL`, `_KEY`) and the same bounded clien
 from __future__ import annotations
 
 import os
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
-import httpx
+if TYPE_CHECKING:  # httpx and the bounded client are imported when a client is made: a run that
+    import httpx  # only asks whether an endpoint is set (the scripted reply engine) never loads them
 
-from stores.remote.wire import Limits, make_client
+    from stores.remote.wire import Limits
 
 
 def chat_client(api_key: str | None, transport: httpx.BaseTransport | None, limits: Limits) -> httpx.Client:
     """The HTTP client of a chat endpoint (a bearer key when one is given), bounded by `limits`
     (`stores.remote.wire`: requests through `wire.request` get its whole-call deadline and size cap)."""
+    from stores.remote.wire import make_client
+
     key = (api_key or "").strip()
     return make_client(headers={"Authorization": f"Bearer {key}"} if key else {}, limits=limits, transport=transport)
 

@@ -11,20 +11,18 @@ and `engine_note` says why (FR-08): a support reply is never lost to an outage.
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
-from typing import Mapping, Sequence
-
-import httpx
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from stores.protocol import Bundle, ContextRequest
 from stores.redaction import redact_url, register, register_url
-from stores.remote import wire
 from stores.remote.chat_endpoint import chat_client, endpoint_settings
-from stores.remote.wire import DEFAULT_MAX_BYTES, Limits, WireError
 from stores.reply.engine import ScriptedEngine
 from stores.reply.model import SupportReply
 from stores.structured.model import Memory
+
+if TYPE_CHECKING:  # the HTTP stack is imported by the first ChatEngine: the scripted engine, every run's
+    import httpx  # default, never loads it (a tenth of a second of a run's start)
 
 SYSTEM_PROMPT = (
     "You are a customer support agent. Answer the customer's latest message in at most four sentences. "
@@ -38,14 +36,17 @@ class ChatEngine:
 
     def __init__(self, url: str, *, model: str = "default", api_key: str | None = None,
                  transport: httpx.BaseTransport | None = None, timeout: float = 30.0,
-                 max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+                 max_bytes: int | None = None) -> None:
+        """`max_bytes`: the answer size cap, `stores.remote.wire.DEFAULT_MAX_BYTES` when None."""
+        from stores.remote.wire import DEFAULT_MAX_BYTES, Limits
+
         register_url(url)  # its credentials are scrubbed from every output (stores.redaction)
         register(api_key)
         self.url = url.strip().rstrip("/")
         """Endpoint root; requests go to `<url>/chat/completions`."""
         self.model = model
         """Model name sent with every request."""
-        self.limits = Limits(deadline_s=timeout, max_bytes=max_bytes)
+        self.limits = Limits(deadline_s=timeout, max_bytes=DEFAULT_MAX_BYTES if max_bytes is None else max_bytes)
         """One reply's whole-call deadline and answer size cap (`stores.remote.wire`)."""
         key = (api_key or "").strip()
         self._http = chat_client(key, transport, self.limits)
@@ -58,6 +59,9 @@ class ChatEngine:
 
     def reply(self, request: ContextRequest, bundle: Bundle, memories: Sequence[Memory] | None = None) -> SupportReply:
         """The scripted reply's metadata with the endpoint's wording, or the scripted reply with the reason it answered."""
+        from stores.remote import wire
+        from stores.remote.wire import WireError
+
         draft = self.fallback.reply(request, bundle, memories)
         body = {
             "model": self.model,

@@ -174,6 +174,15 @@ def _facts(sentence: str) -> tuple[str | None, str | None, tuple[str, ...], bool
             SYMPTOM.search(norm) is not None)
 
 
+@lru_cache(maxsize=1 << 16)
+def _suggestion(sentence: str) -> tuple[str, int, int] | None:
+    """An agent sentence's normalized text and where its suggestion phrase (`SUGGESTION`) starts and ends,
+    None when it suggests nothing (pure, so cached like `_read`)."""
+    norm = normalize(sentence)
+    hint = SUGGESTION.search(norm)
+    return None if hint is None else (norm, hint.start(), hint.end())
+
+
 def _signature(event) -> str:
     if isinstance(event, Resolution):
         return f"resolution|{event.status}|{event.summary}"
@@ -417,18 +426,18 @@ class _Run:
                 self._outcome(attempt.id, "worked")
             return
         for sentence in sentences(t.text):
-            norm = normalize(sentence)
-            hint = SUGGESTION.search(norm)
-            if hint is None:
+            suggested = _suggestion(sentence)
+            if suggested is None:
                 continue  # proposes nothing: its steps are never read (most agent sentences)
+            norm, hint_start, hint_end = suggested
             _, _, found = _read(sentence, False, False)
-            named = [s for s in found if s.start >= hint.start() and not s.pronoun]
+            named = [s for s in found if s.start >= hint_start and not s.pronoun]
             if self.front != "rules":  # "try adding the card again": the reported action again, no step
                 named = [s for s in named if not self._retries_the_problem(s)]
             for s in named:
                 self._await(self._attempt(s).id)
             if self.front != "rules":
-                offered = None if named else _offered_step(sentence, norm, hint.end())
+                offered = None if named else _offered_step(sentence, norm, hint_end)
                 if offered:
                     self.c.offered[self.session] = offered
                 else:

@@ -435,8 +435,10 @@ def topic_words(clause: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=8192)
+@lru_cache(maxsize=1 << 16)
 def sentences(text: str) -> tuple[str, ...]:
-    """Sentences of a message, in order (a newline also ends one)."""
+    """Sentences of a message, in order (a newline also ends one); pure, so cached (the reply engine
+    reads the same lines again at every probe whose context holds them)."""
     parts = re.split(r"(?<=[.!?;])\s+|\n+", text.strip())
     return tuple(p.strip().rstrip(";").strip() for p in parts if p and p.strip().rstrip(";").strip())
 

@@ -85,3 +85,28 @@ def test_a_close_warning_that_quotes_the_secret_is_logged_redacted(needs_key, tm
     assert code == 0
     assert "close() raised ConnectionError: could not close the session opened with key <secret>" in caplog.text
     assert KEY_FROM_ENV not in caplog.text
+
+
+SCRUB_CASES = [
+    "plain text, nothing to hide", "recall@10 = 0.5; missing “the fix”", "see https://bob:hunter22@example.com/x",
+    "GET /v1?page=2&api_key=abc123XYZ", "x?\u212aey=kelvin-sign-key", "x;\u017fig=long-s-sig", "ftp://user@host",
+    "a=b&c=d", "token=notaparam", "https://h/?Token=Mixed", "the-registered-secret-value inside", "", "日本 ?KEY=v",
+]
+
+
+@pytest.mark.parametrize("value", SCRUB_CASES)
+def test_the_scrubbers_byte_checks_skip_only_what_the_kernels_would_leave(value):
+    """A column whose bytes cannot hold a match skips the compute kernels (harness.run.runstore):
+    whatever it holds, the result is the kernels' own."""
+    import pyarrow as pa
+
+    from harness.run import runstore
+    from stores.redaction import register
+
+    register("the-registered-secret-value")
+    literals = sorted(runstore.registered(), key=lambda v: (-len(v), v))
+    pattern = "|".join(runstore.re.escape(v) for v in literals)
+    needles = tuple(v.encode() for v in literals)
+    for arr in (pa.array([value, "other"]), pa.array([value, "other"]).slice(0, 1), pa.array([[value], None])):
+        checked = runstore._scrub_array(arr, pattern, needles)
+        assert checked.equals(runstore._scrub_array(arr, pattern, None))

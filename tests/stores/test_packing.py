@@ -127,3 +127,15 @@ def test_a_packed_tables_rows_read_by_position_are_the_whole_columns_rows():
     given = fresh()
     given.source_ids = [("x",), ("y",), ("z",), ("w",)]  # a strategy's own column is the one read
     assert given.column_at("source_ids", [1, 3]) == [("y",), ("w",)]
+
+
+def test_provenance_ids_and_drop_reasons_read_from_codes_are_what_the_built_columns_give():
+    h = _history(turn("a", "first", 0), turn("b", "second", 1), turn("c", "third", 2), turn("d", "word " * 300, 3))
+    fresh = lambda **k: pack(h, _req(60), {"s": np.array([1.0, 3.0, 2.0, 4.0])[k.get("pool", slice(None))]}, **k).candidates  # noqa: E731
+    for kwargs in ({}, {"pool": np.array([2, 0, 2, 1])}, {"pool": np.array([], dtype=np.int64)}):  # a pool may repeat a position
+        t = fresh(**kwargs)
+        assert t.provenance_ids() == tuple(dict.fromkeys(t.item_ids)), kwargs
+        assert fresh(**kwargs).reason_set() == set(t.reasons), kwargs
+    renamed = fresh()
+    renamed.item_ids = ["x", "x", "y", "z"]  # a strategy's own ids: deduplicated as given
+    assert renamed.provenance_ids() == ("x", "y", "z")

@@ -60,14 +60,15 @@ FLOOR_HARM = re.compile(
     r"(?:took|taken|taking) over my (?:account|login|email)|locked me out|logging into my account|"
     r"(?:stole|stolen|steal\w*) (?:my )?(?:card|identity|details|account|password)|identity theft|"
     r"scam(?:med)? (?:me|my|him|her)|blackmail\w*|extort\w*|sextort\w*|groom\w*|"
-    r"(?:lawyer|solicitor|attorney)s?|legal action|lawsuit|sue (?:you|your)|suing|(?:see|take) you to court|"
+    r"(?:lawyer|solicitor|attorney)s?\b(?!.{0,40}\b(?:needs?|wants?|asked for|requested|cop(?:y|ies)|paperwork)\b)|legal action|lawsuit|sue (?:you|your)|suing|(?:see|take) you to court|"
     r"(?:my|a|our) (?:\d+[- ]year[- ]old|child|kid|son|daughter|teen\w*)\b.{0,60}\b(?:messag\w*|photos?|pictures?|"
     r"threat\w*|touch\w*|meet|adult|stranger|man|groom\w*)|"
     r"(?:afraid|scared|frightened) (?:of|to go home|for)|(?:know|found out) where i live|"
     r"(?:will|gonna|going to) (?:hurt|kill|find|come for) (?:me|you|us))\b"
 )
 """The floor's words, beside the rules' crisis and harm words (stores.decisions.signals): written
-for the categories the rules did not name. A floor word is enough to escalate."""
+for the categories the rules did not name. A floor word is enough to escalate. A lawyer named only as
+someone who needs papers ("my solicitor needs copies of the invoices") is not a legal threat."""
 
 
 TIME_NAMED = re.compile(

@@ -12,7 +12,7 @@ bank with those thresholds. Same bank, same model, same seed: the same artefact.
 The safety floor reads the `sensitive` head (`crisis`, `harm`, `near_miss`, `none`): the near misses
 (security how-tos, leaving a plan, a person asked for, dramatic complaints, violent idioms, money
 questions without fraud) are a class of their own that competes with the disclosures, and the floor's
-score is the mean of two readers: the probability of any disclosure, `crisis` + `harm` (`SUMMED`),
+score is the geometric mean of two readers (`combine`): the probability of any disclosure, `crisis` + `harm` (`SUMMED`),
 and how much nearer the message is to the bank's disclosures than to the rest of the head's phrases
 (`nearest_margin`, the 3 nearest of each). Its threshold (the head's `disclosure` threshold) is chosen
 for recall, precision next (`_choose_recall`): the highest threshold whose validation recall still
@@ -62,10 +62,13 @@ it and below every other label's threshold the head is unsure."""
 SUMMED = {"sensitive": {"disclosure": frozenset({"crisis", "harm"})}}
 """Per head, a reading of the probability of any of several labels (name -> labels), its threshold
 chosen for recall (`_choose_recall`): the safety floor's `disclosure`."""
-NEAREST = 3
+NEAREST = 5
 """A summed reading's second reader, the nearest phrases: the mean cosine of the `NEAREST` closest
 phrases with one of its labels against that of the `NEAREST` closest without, squashed by a logistic
-of slope `NEAREST_SLOPE`; the reading's score is the mean of that and the head's summed probability."""
+of slope `NEAREST_SLOPE`; the reading's score is the geometric mean of that and the head's summed probability
+(`combine`). Five neighbours rather than three since the fourth round: on the bank's validation folds the same
+recall at a precision of 0.50 against 0.49, and on the development text (datasets/challenge, the second held-out
+suite, tests/stores/floor_dev.yaml) the same recall at 0.78 against 0.75."""
 NEAREST_SLOPE = 20.0
 RECALL_TARGET = 0.96
 """The validation recall a summed (safety) threshold must keep; among those that do, the highest."""
@@ -81,9 +84,9 @@ DERIVED = {"preference": ("preference_topic", PREFERENCE_TOPICS)}
 """Binary heads trained on another head's phrases: name -> (source head, the labels that are its `yes`)."""
 GRID = tuple(round(x, 2) for x in np.arange(0.5, 0.91, 0.05))
 """Thresholds tried on the validation split: a learned label is at least more likely than not (the
-summed safety readings go down to 0.05, `RECALL_GRID`). A floor of 0.3 for heads of more than two labels was
+summed safety readings go down to 0.01, `RECALL_GRID`: a geometric mean runs lower than the arithmetic one). A floor of 0.3 for heads of more than two labels was
 tried and lowered the canonical memory-class figures, so it is not used."""
-RECALL_GRID = tuple(round(x, 2) for x in np.arange(0.05, 0.91, 0.01))
+RECALL_GRID = tuple(round(x, 2) for x in np.arange(0.01, 0.91, 0.01))
 
 
 @dataclass(frozen=True)
@@ -136,14 +139,14 @@ class Head:
     """Per summed reading (`SUMMED`): the head's phrase vectors (unit length) and which have one of its labels."""
 
     def summed(self, name: str, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """A summed reading of rows `x`: its score (the mean of the summed probability and the nearest
+        """A summed reading of rows `x`: its score (the geometric mean of the summed probability and the nearest
         phrases' margin, `NEAREST`), the summed probability and the margin, each per row."""
         p = self.proba(x)
         members = SUMMED[self.name][name]
         p_sum = p[:, [i for i, label in enumerate(self.labels) if label in members]].sum(axis=1)
         protos, yes = self.prototypes[name]
         m = nearest_margin(x, protos, yes)
-        return (p_sum + m) / 2.0, p_sum, m
+        return combine(p_sum, m), p_sum, m
 
     def proba(self, x: np.ndarray) -> np.ndarray:
         """Class probabilities, rows of `x` (the same arithmetic as sklearn's predict_proba)."""
@@ -216,6 +219,15 @@ def _choose_recall(p: np.ndarray, truth: np.ndarray) -> tuple[float, dict[str, f
     return float(t), {"precision": round(prec, 3), "recall": round(rec, 3), "f1": round(f1, 3), "support": int(truth.sum())}
 
 
+def combine(p_sum: np.ndarray, margin: np.ndarray) -> np.ndarray:
+    """A summed reading's score from its two readers: their geometric mean, so a high score needs both the
+    head and the nearest phrases to lean towards a disclosure (the arithmetic mean until the fourth round
+    gave an unrelated short reply, whose nearest phrases sit near an even 0.5, a score of a quarter by
+    itself). On the bank's validation folds at the recall target, precision 0.46 against the arithmetic
+    mean's 0.41 (0.51 against 0.49 on the bank before the fourth round's phrases)."""
+    return np.sqrt(np.clip(p_sum, 0.0, None) * np.clip(margin, 0.0, None))
+
+
 def _unit(x: np.ndarray) -> np.ndarray:
     return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
 
@@ -253,7 +265,7 @@ def train_head(bank: HeadBank, x: np.ndarray) -> Head:
         thresholds[label], validation[label] = _choose(bank.name, label, pv[:, i], y == label)
     for name, members in summed.items():
         cols = [i for i, label in enumerate(labels) if label in members]
-        score = (pv[:, cols].sum(axis=1) + mv[name]) / 2.0
+        score = combine(pv[:, cols].sum(axis=1), mv[name])
         thresholds[name], validation[name] = _choose_recall(score, np.isin(y, list(members)))
     final = _fit(x, y)
     protos = {name: (_unit(x), np.isin(y, list(members))) for name, members in summed.items()}

@@ -139,7 +139,7 @@ def _clusters(labels: tuple[str, ...], seed: int) -> tuple[np.ndarray, tuple[str
 
 def test_the_floor_reads_crisis_plus_harm_against_its_near_misses_at_a_recall_threshold():
     """The floor's `disclosure` reading is the `sensitive` head's crisis + harm (its near misses a label
-    of their own), averaged with the nearest phrases' margin; its threshold is the highest whose
+    of their own), combined with the nearest phrases' margin by a geometric mean; its threshold is the highest whose
     validation recall still reaches `RECALL_TARGET`, so it keeps the recall F1's threshold would lose."""
     bank = load_bank()
     assert {"crisis", "harm", "near_miss", "none"} == set(bank["sensitive"].targets)
@@ -149,7 +149,7 @@ def test_the_floor_reads_crisis_plus_harm_against_its_near_misses_at_a_recall_th
     v = head.validation["disclosure"]
     assert v["support"] == 60 and v["recall"] >= fm.RECALL_TARGET
     score, p_sum, margin = head.summed("disclosure", x)
-    assert np.allclose(score, (p_sum + margin) / 2) and np.all((0 <= margin) & (margin <= 1))
+    assert np.allclose(score, np.sqrt(p_sum * margin)) and np.all((0 <= margin) & (margin <= 1))
     yes = np.isin(np.array(targets), ["harm", "crisis"])
     assert score[yes].mean() > score[~yes].mean()
     other = fm.train_head(HeadBank("other", ("none", "near_miss", "harm", "crisis"), "none", texts, tuple(targets)), x)
@@ -162,7 +162,7 @@ def test_a_recall_threshold_is_the_highest_that_keeps_the_recall_target():
     t, figures = fm._choose_recall(p, truth)
     assert figures["recall"] >= fm.RECALL_TARGET
     assert ((p >= t + 0.01) & truth).sum() / truth.sum() < fm.RECALL_TARGET  # one step up loses the recall
-    t2, f2 = fm._choose_recall(np.full(40, 0.01), truth)  # no threshold keeps it: the best F2 instead
+    t2, f2 = fm._choose_recall(np.full(40, 0.001), truth)  # no threshold keeps it: the best F2 instead
     assert f2["recall"] == 0.0 and t2 == max(fm.RECALL_GRID)
 
 

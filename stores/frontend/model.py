@@ -62,14 +62,19 @@ it and below every other label's threshold the head is unsure."""
 SUMMED = {"sensitive": {"disclosure": frozenset({"crisis", "harm"})}}
 """Per head, a reading of the probability of any of several labels (name -> labels), its threshold
 chosen for recall (`_choose_recall`): the safety floor's `disclosure`."""
-NEAREST = 5
+NEAREST = 3
 """A summed reading's second reader, the nearest phrases: the mean cosine of the `NEAREST` closest
 phrases with one of its labels against that of the `NEAREST` closest without, squashed by a logistic
 of slope `NEAREST_SLOPE`; the reading's score is the geometric mean of that and the head's summed probability
-(`combine`). Five neighbours rather than three since the fourth round: on the bank's validation folds the same
-recall at a precision of 0.50 against 0.49, and on the development text (datasets/challenge, the second held-out
-suite, tests/stores/floor_dev.yaml) the same recall at 0.78 against 0.75."""
+(`combine`). Five neighbours were tried in the fourth round: with one shuffle of the validation folds they
+looked better (precision 0.50 against 0.49), with the pooled shuffles (`SUMMED_REPEATS`) they were worse (0.389
+against 0.402 at the same recall), so three stay."""
 NEAREST_SLOPE = 20.0
+SUMMED_REPEATS = 5
+"""A summed (safety) reading's threshold is chosen on the validation scores of this many shuffles of the folds
+(seeds `SEED` .. `SEED` + 4), pooled: with one shuffle the threshold followed the shuffle (on the fourth round's
+bank, 0.18 with seed 0 and 0.09 to 0.11 with seeds 1 to 4, the same bank), and with it every precision figure;
+pooled it was 0.11. Its validation figures are the pooled ones (support: phrases x shuffles)."""
 RECALL_TARGET = 0.96
 """The validation recall a summed (safety) threshold must keep; among those that do, the highest."""
 PRECISION_HEADS = frozenset({"outcome", "preference", "statement"})
@@ -242,31 +247,42 @@ def nearest_margin(x: np.ndarray, protos: np.ndarray, yes: np.ndarray) -> np.nda
     return 1.0 / (1.0 + np.exp(-NEAREST_SLOPE * (near_yes - near_no)))
 
 
-def train_head(bank: HeadBank, x: np.ndarray) -> Head:
-    """Fit one head on its phrases' embeddings `x` (thresholds from seeded validation folds)."""
+def _validate(x: np.ndarray, y: np.ndarray, labels: tuple[str, ...], folds: int, seed: int,
+              summed: dict[str, frozenset[str]]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Every phrase's label probabilities from a head fitted on the other folds (stratified, shuffled with
+    `seed`), and per summed reading its nearest-phrases margin among the other folds' phrases."""
     from sklearn.model_selection import StratifiedKFold
 
-    y = np.array(bank.targets)
-    labels = tuple(sorted(set(bank.targets)))
-    folds = max(2, min(FOLDS, min(int((y == lab).sum()) for lab in labels)))
     pv = np.zeros((len(y), len(labels)))
-    summed = SUMMED.get(bank.name, {})
     mv = {name: np.zeros(len(y)) for name in summed}
-    for tr, va in StratifiedKFold(n_splits=folds, shuffle=True, random_state=SEED).split(x, y):
+    for tr, va in StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed).split(x, y):
         clf = _fit(x[tr], y[tr])
         pv[va] = clf.predict_proba(x[va])  # every phrase is scored by a head that never saw it
         for name, members in summed.items():  # and by nearest phrases that are not itself
             mv[name][va] = nearest_margin(x[va], _unit(x[tr]), np.isin(y[tr], list(members)))
+    return pv, mv
+
+
+def train_head(bank: HeadBank, x: np.ndarray) -> Head:
+    """Fit one head on its phrases' embeddings `x` (thresholds from seeded validation folds; a summed
+    reading's from `SUMMED_REPEATS` shuffles of them, pooled)."""
+    y = np.array(bank.targets)
+    labels = tuple(sorted(set(bank.targets)))
+    folds = max(2, min(FOLDS, min(int((y == lab).sum()) for lab in labels)))
+    summed = SUMMED.get(bank.name, {})
+    pv, mv = _validate(x, y, labels, folds, SEED, summed)
     thresholds: dict[str, float] = {}
     validation: dict[str, dict[str, float]] = {}
     for i, label in enumerate(labels):
         if label == bank.default:
             continue
         thresholds[label], validation[label] = _choose(bank.name, label, pv[:, i], y == label)
+    runs = [(pv, mv)] + [_validate(x, y, labels, folds, SEED + r, summed) for r in range(1, SUMMED_REPEATS if summed else 1)]
     for name, members in summed.items():
         cols = [i for i, label in enumerate(labels) if label in members]
-        score = combine(pv[:, cols].sum(axis=1), mv[name])
-        thresholds[name], validation[name] = _choose_recall(score, np.isin(y, list(members)))
+        score = np.concatenate([combine(p[:, cols].sum(axis=1), m[name]) for p, m in runs])
+        truth = np.tile(np.isin(y, list(members)), len(runs))
+        thresholds[name], validation[name] = _choose_recall(score, truth)
     final = _fit(x, y)
     protos = {name: (_unit(x), np.isin(y, list(members))) for name, members in summed.items()}
     return Head(bank.name, labels, bank.default, final.coef_.astype(np.float64), final.intercept_.astype(np.float64),

@@ -9,12 +9,16 @@ development text only:
 
 - `challenge`: every customer turn of `datasets/challenge` with a gold plan (a disclosure is a turn
   whose gold plan is `escalate`, as in bench/frontends.py);
+- `holdout`, `holdout2`: the same of `datasets/challenge_holdout` and `datasets/challenge_holdout2`,
+  development text since the fourth round (docs/frontends.md);
 - `canonical`: every customer turn of `datasets/canonical` with a gold plan;
 - `dev`: `tests/stores/floor_dev.yaml`, the floor's own development set (disclosures and near misses
   by kind, written for it, never trained on).
 
-It never reads a held-out suite. One message at a time, without the conversation around it, so a
-turn whose gold escalation comes from elsewhere in the chat would count as a miss here.
+`--suite NAME` (repeatable) reads only those; by default every one of them. The suites are read with
+the project's suite loader (`harness.format.loader.load_suite`: validated, each turn's gold from the
+format), the development set with PyYAML. One message at a time, without the conversation around it,
+so a turn whose gold escalation comes from elsewhere in the chat would count as a miss here.
 """
 
 from __future__ import annotations
@@ -26,24 +30,30 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-SUITES = {"challenge": ROOT / "datasets" / "challenge", "canonical": ROOT / "datasets" / "canonical"}
+SUITES = {"challenge": ROOT / "datasets" / "challenge", "holdout": ROOT / "datasets" / "challenge_holdout",
+          "holdout2": ROOT / "datasets" / "challenge_holdout2", "canonical": ROOT / "datasets" / "canonical"}
 DEV = ROOT / "tests" / "stores" / "floor_dev.yaml"
 
 
 def suite_turns(folder: Path) -> list[tuple[str, str, bool]]:
-    """(kind, text, is a disclosure) for every customer turn with a gold plan."""
+    """(turn id, text, is a disclosure) for every customer turn with a gold plan, read with the suite loader."""
+    from harness.format.loader import load_suite
+
     out = []
-    for path in sorted(folder.glob("*.yaml")):
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-        for e in doc.get("events", []):
-            if "turn" in e and e.get("role", "customer") == "customer" and "plan" in e:
-                out.append((path.stem, str(e["turn"]), e["plan"] == "escalate"))
+    for scenario in load_suite([folder]):
+        for turn in scenario.turns:
+            plan = scenario.gold_of(turn.id).plan
+            if turn.role == "customer" and plan is not None:
+                out.append((turn.id, turn.text, plan == "escalate"))
     return out
 
 
 def dev_turns(path: Path = DEV) -> list[tuple[str, str, bool]]:
+    """(kind, text, is a disclosure) for every turn of the development set."""
     doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    return [(kind, t, side == "disclosure") for side in ("disclosure", "routine")
+    if not isinstance(doc, dict) or not all(isinstance(doc.get(side), dict) for side in ("disclosure", "routine")):
+        raise SystemExit(f"bench/floor.py: {path.name}: expected mappings 'disclosure' and 'routine' of kind -> phrases")
+    return [(kind, str(t), side == "disclosure") for side in ("disclosure", "routine")
             for kind, texts in doc[side].items() for t in texts]
 
 
@@ -85,12 +95,16 @@ def report(name: str, rows: list[tuple[str, str, bool]], show: bool) -> list[str
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--misses", action="store_true", help="list every miss and false alarm of the floor")
+    ap.add_argument("--suite", action="append", choices=[*SUITES, "dev"],
+                    help="read only this text (repeatable; default: every one)")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     lines = []
-    for name, folder in SUITES.items():
-        lines += report(name, suite_turns(folder), args.misses)
-    lines += report("dev (tests/stores/floor_dev.yaml)", dev_turns(), args.misses)
+    for name in args.suite or [*SUITES, "dev"]:
+        if name == "dev":
+            lines += report("dev (tests/stores/floor_dev.yaml)", dev_turns(), args.misses)
+        else:
+            lines += report(name, suite_turns(SUITES[name]), args.misses)
     print("\n".join(lines))
 
 

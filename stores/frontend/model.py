@@ -12,14 +12,15 @@ bank with those thresholds. Same bank, same model, same seed: the same artefact.
 The safety floor reads the `sensitive` head (`crisis`, `harm`, `near_miss`, `none`): the near misses
 (security how-tos, leaving a plan, a person asked for, dramatic complaints, violent idioms, money
 questions without fraud) are a class of their own that competes with the disclosures, and the floor's
-score is the mean of two readers: the probability of any disclosure, `crisis` + `harm` (`SUMMED`),
+score is the geometric mean of two readers (`combine`): the probability of any disclosure, `crisis` + `harm` (`SUMMED`),
 and how much nearer the message is to the bank's disclosures than to the rest of the head's phrases
 (`nearest_margin`, the 3 nearest of each). Its threshold (the head's `disclosure` threshold) is chosen
 for recall, precision next (`_choose_recall`): the highest threshold whose validation recall still
-reaches `RECALL_TARGET` (0.96), the most precise one that keeps the recall; the best F2 when none
-reaches it. Measured on the bank's validation folds at that recall, before this design was kept: a
+reaches `RECALL_TARGET` (0.96) on `SUMMED_REPEATS` shuffles of the folds pooled, the most precise one that
+keeps the recall; the best F2 when none reaches it. Measured on the bank's validation folds at that recall, before this design was kept: a
 binary disclosure head (the first design) had precision 0.37, the summed probability alone 0.40, the
-mean with the nearest phrases 0.44 (0.51 on the bank as committed).
+mean with the nearest phrases 0.44 (0.51 on the bank as committed then; on the fourth round's bank, five
+shuffles pooled: the arithmetic mean 0.39, the geometric mean 0.40).
 The extractor's `preference` head is derived the same way from `preference_topic` (every topic its
 `yes`), its threshold the best F1 among those precise enough (`PRECISION_HEADS`): it adds a memory.
 
@@ -65,8 +66,16 @@ chosen for recall (`_choose_recall`): the safety floor's `disclosure`."""
 NEAREST = 3
 """A summed reading's second reader, the nearest phrases: the mean cosine of the `NEAREST` closest
 phrases with one of its labels against that of the `NEAREST` closest without, squashed by a logistic
-of slope `NEAREST_SLOPE`; the reading's score is the mean of that and the head's summed probability."""
+of slope `NEAREST_SLOPE`; the reading's score is the geometric mean of that and the head's summed probability
+(`combine`). Five neighbours were tried in the fourth round: with one shuffle of the validation folds they
+looked better (precision 0.50 against 0.49), with the pooled shuffles (`SUMMED_REPEATS`) they were worse (0.389
+against 0.402 at the same recall), so three stay."""
 NEAREST_SLOPE = 20.0
+SUMMED_REPEATS = 5
+"""A summed (safety) reading's threshold is chosen on the validation scores of this many shuffles of the folds
+(seeds `SEED` .. `SEED` + 4), pooled: with one shuffle the threshold followed the shuffle (on the fourth round's
+bank, 0.18 with seed 0 and 0.09 to 0.11 with seeds 1 to 4, the same bank), and with it every precision figure;
+pooled it was 0.11. Its validation figures are the pooled ones (support: phrases x shuffles)."""
 RECALL_TARGET = 0.96
 """The validation recall a summed (safety) threshold must keep; among those that do, the highest."""
 PRECISION_HEADS = frozenset({"outcome", "preference", "statement"})
@@ -81,9 +90,9 @@ DERIVED = {"preference": ("preference_topic", PREFERENCE_TOPICS)}
 """Binary heads trained on another head's phrases: name -> (source head, the labels that are its `yes`)."""
 GRID = tuple(round(x, 2) for x in np.arange(0.5, 0.91, 0.05))
 """Thresholds tried on the validation split: a learned label is at least more likely than not (the
-summed safety readings go down to 0.05, `RECALL_GRID`). A floor of 0.3 for heads of more than two labels was
+summed safety readings go down to 0.01, `RECALL_GRID`: a geometric mean runs lower than the arithmetic one). A floor of 0.3 for heads of more than two labels was
 tried and lowered the canonical memory-class figures, so it is not used."""
-RECALL_GRID = tuple(round(x, 2) for x in np.arange(0.05, 0.91, 0.01))
+RECALL_GRID = tuple(round(x, 2) for x in np.arange(0.01, 0.91, 0.01))
 
 
 @dataclass(frozen=True)
@@ -136,14 +145,14 @@ class Head:
     """Per summed reading (`SUMMED`): the head's phrase vectors (unit length) and which have one of its labels."""
 
     def summed(self, name: str, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """A summed reading of rows `x`: its score (the mean of the summed probability and the nearest
+        """A summed reading of rows `x`: its score (the geometric mean of the summed probability and the nearest
         phrases' margin, `NEAREST`), the summed probability and the margin, each per row."""
         p = self.proba(x)
         members = SUMMED[self.name][name]
         p_sum = p[:, [i for i, label in enumerate(self.labels) if label in members]].sum(axis=1)
         protos, yes = self.prototypes[name]
         m = nearest_margin(x, protos, yes)
-        return (p_sum + m) / 2.0, p_sum, m
+        return combine(p_sum, m), p_sum, m
 
     def proba(self, x: np.ndarray) -> np.ndarray:
         """Class probabilities, rows of `x` (the same arithmetic as sklearn's predict_proba)."""
@@ -216,6 +225,15 @@ def _choose_recall(p: np.ndarray, truth: np.ndarray) -> tuple[float, dict[str, f
     return float(t), {"precision": round(prec, 3), "recall": round(rec, 3), "f1": round(f1, 3), "support": int(truth.sum())}
 
 
+def combine(p_sum: np.ndarray, margin: np.ndarray) -> np.ndarray:
+    """A summed reading's score from its two readers: their geometric mean, so a high score needs both the
+    head and the nearest phrases to lean towards a disclosure (the arithmetic mean until the fourth round
+    gave an unrelated short reply, whose nearest phrases sit near an even 0.5, a score of a quarter by
+    itself). On the bank's validation folds at the recall target, precision 0.46 against the arithmetic
+    mean's 0.41 (0.51 against 0.49 on the bank before the fourth round's phrases)."""
+    return np.sqrt(np.clip(p_sum, 0.0, None) * np.clip(margin, 0.0, None))
+
+
 def _unit(x: np.ndarray) -> np.ndarray:
     return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
 
@@ -230,31 +248,42 @@ def nearest_margin(x: np.ndarray, protos: np.ndarray, yes: np.ndarray) -> np.nda
     return 1.0 / (1.0 + np.exp(-NEAREST_SLOPE * (near_yes - near_no)))
 
 
-def train_head(bank: HeadBank, x: np.ndarray) -> Head:
-    """Fit one head on its phrases' embeddings `x` (thresholds from seeded validation folds)."""
+def _validate(x: np.ndarray, y: np.ndarray, labels: tuple[str, ...], folds: int, seed: int,
+              summed: dict[str, frozenset[str]]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Every phrase's label probabilities from a head fitted on the other folds (stratified, shuffled with
+    `seed`), and per summed reading its nearest-phrases margin among the other folds' phrases."""
     from sklearn.model_selection import StratifiedKFold
 
-    y = np.array(bank.targets)
-    labels = tuple(sorted(set(bank.targets)))
-    folds = max(2, min(FOLDS, min(int((y == lab).sum()) for lab in labels)))
     pv = np.zeros((len(y), len(labels)))
-    summed = SUMMED.get(bank.name, {})
     mv = {name: np.zeros(len(y)) for name in summed}
-    for tr, va in StratifiedKFold(n_splits=folds, shuffle=True, random_state=SEED).split(x, y):
+    for tr, va in StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed).split(x, y):
         clf = _fit(x[tr], y[tr])
         pv[va] = clf.predict_proba(x[va])  # every phrase is scored by a head that never saw it
         for name, members in summed.items():  # and by nearest phrases that are not itself
             mv[name][va] = nearest_margin(x[va], _unit(x[tr]), np.isin(y[tr], list(members)))
+    return pv, mv
+
+
+def train_head(bank: HeadBank, x: np.ndarray) -> Head:
+    """Fit one head on its phrases' embeddings `x` (thresholds from seeded validation folds; a summed
+    reading's from `SUMMED_REPEATS` shuffles of them, pooled)."""
+    y = np.array(bank.targets)
+    labels = tuple(sorted(set(bank.targets)))
+    folds = max(2, min(FOLDS, min(int((y == lab).sum()) for lab in labels)))
+    summed = SUMMED.get(bank.name, {})
+    pv, mv = _validate(x, y, labels, folds, SEED, summed)
     thresholds: dict[str, float] = {}
     validation: dict[str, dict[str, float]] = {}
     for i, label in enumerate(labels):
         if label == bank.default:
             continue
         thresholds[label], validation[label] = _choose(bank.name, label, pv[:, i], y == label)
+    runs = [(pv, mv)] + [_validate(x, y, labels, folds, SEED + r, summed) for r in range(1, SUMMED_REPEATS if summed else 1)]
     for name, members in summed.items():
         cols = [i for i, label in enumerate(labels) if label in members]
-        score = (pv[:, cols].sum(axis=1) + mv[name]) / 2.0
-        thresholds[name], validation[name] = _choose_recall(score, np.isin(y, list(members)))
+        score = np.concatenate([combine(p[:, cols].sum(axis=1), m[name]) for p, m in runs])
+        truth = np.tile(np.isin(y, list(members)), len(runs))
+        thresholds[name], validation[name] = _choose_recall(score, truth)
     final = _fit(x, y)
     protos = {name: (_unit(x), np.isin(y, list(members))) for name, members in summed.items()}
     return Head(bank.name, labels, bank.default, final.coef_.astype(np.float64), final.intercept_.astype(np.float64),

@@ -139,21 +139,37 @@ def _clusters(labels: tuple[str, ...], seed: int) -> tuple[np.ndarray, tuple[str
 
 def test_the_floor_reads_crisis_plus_harm_against_its_near_misses_at_a_recall_threshold():
     """The floor's `disclosure` reading is the `sensitive` head's crisis + harm (its near misses a label
-    of their own), averaged with the nearest phrases' margin; its threshold is the highest whose
-    validation recall still reaches `RECALL_TARGET`, so it keeps the recall F1's threshold would lose."""
+    of their own), combined with the nearest phrases' margin by a geometric mean; its threshold is the highest whose
+    validation recall still reaches `RECALL_TARGET` (on `SUMMED_REPEATS` shuffles of the folds, pooled), so it
+    keeps the recall F1's threshold would lose."""
     bank = load_bank()
     assert {"crisis", "harm", "near_miss", "none"} == set(bank["sensitive"].targets)
     assert "disclosure" not in fm.derived_banks(bank)
     x, texts, targets = _clusters(("none", "near_miss", "harm", "crisis"), seed=1)
     head = fm.train_head(HeadBank("sensitive", ("none", "near_miss", "harm", "crisis"), "none", texts, tuple(targets)), x)
     v = head.validation["disclosure"]
-    assert v["support"] == 60 and v["recall"] >= fm.RECALL_TARGET
+    assert v["support"] == 60 * fm.SUMMED_REPEATS and v["recall"] >= fm.RECALL_TARGET  # pooled over the shuffles
     score, p_sum, margin = head.summed("disclosure", x)
-    assert np.allclose(score, (p_sum + margin) / 2) and np.all((0 <= margin) & (margin <= 1))
+    assert np.allclose(score, np.sqrt(p_sum * margin)) and np.all((0 <= margin) & (margin <= 1))
     yes = np.isin(np.array(targets), ["harm", "crisis"])
     assert score[yes].mean() > score[~yes].mean()
     other = fm.train_head(HeadBank("other", ("none", "near_miss", "harm", "crisis"), "none", texts, tuple(targets)), x)
     assert "disclosure" not in other.thresholds  # only the summed readings named in SUMMED
+
+
+def test_the_floor_threshold_is_chosen_on_several_shuffles_of_the_folds_pooled():
+    """One shuffle of the validation folds moved the floor's threshold by half (0.18 or 0.09 on one bank): the
+    threshold is the recall choice on every shuffle's scores together, not on the first shuffle's."""
+    x, texts, targets = _clusters(("none", "near_miss", "harm", "crisis"), seed=1)
+    head = fm.train_head(HeadBank("sensitive", ("none", "near_miss", "harm", "crisis"), "none", texts, tuple(targets)), x)
+    y = np.array(targets)
+    labels = tuple(sorted(set(targets)))
+    cols = [i for i, label in enumerate(labels) if label in ("crisis", "harm")]
+    runs = [fm._validate(x, y, labels, fm.FOLDS, fm.SEED + r, fm.SUMMED["sensitive"]) for r in range(fm.SUMMED_REPEATS)]
+    pooled = np.concatenate([fm.combine(p[:, cols].sum(axis=1), m["disclosure"]) for p, m in runs])
+    truth = np.isin(y, ["crisis", "harm"])
+    assert head.thresholds["disclosure"] == fm._choose_recall(pooled, np.tile(truth, fm.SUMMED_REPEATS))[0]
+    assert fm.SUMMED_REPEATS > 1 and not np.array_equal(runs[0][0], runs[1][0])  # the shuffles differ
 
 
 def test_a_recall_threshold_is_the_highest_that_keeps_the_recall_target():
@@ -162,7 +178,7 @@ def test_a_recall_threshold_is_the_highest_that_keeps_the_recall_target():
     t, figures = fm._choose_recall(p, truth)
     assert figures["recall"] >= fm.RECALL_TARGET
     assert ((p >= t + 0.01) & truth).sum() / truth.sum() < fm.RECALL_TARGET  # one step up loses the recall
-    t2, f2 = fm._choose_recall(np.full(40, 0.01), truth)  # no threshold keeps it: the best F2 instead
+    t2, f2 = fm._choose_recall(np.full(40, 0.001), truth)  # no threshold keeps it: the best F2 instead
     assert f2["recall"] == 0.0 and t2 == max(fm.RECALL_GRID)
 
 

@@ -1,0 +1,36 @@
+"""bench/floor.py reads its suites with the project's suite loader and its development set with PyYAML."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bench import floor
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_suite_turns_are_the_customer_turns_with_a_gold_plan_read_by_the_loader():
+    rows = floor.suite_turns(floor.SUITES["challenge"])
+    raw = [e for path in sorted((ROOT / "datasets" / "challenge").glob("*.yaml"))
+           for e in yaml.safe_load(path.read_text(encoding="utf-8")).get("events", [])
+           if "turn" in e and e.get("role", "customer") == "customer" and "plan" in e]
+    assert len(rows) == len(raw) > 0
+    assert sum(g for *_, g in rows) == sum(e["plan"] == "escalate" for e in raw)
+    assert [t for _, t, _ in rows] == [str(e["turn"]) for e in raw]  # the same texts, in file order
+    assert all("#" in turn_id for turn_id, *_ in rows)  # named by turn id, not file
+
+
+def test_every_named_suite_is_a_folder_the_loader_accepts():
+    assert set(floor.SUITES) == {"challenge", "holdout", "holdout2", "canonical"}
+    for folder in floor.SUITES.values():
+        assert floor.suite_turns(folder), folder
+
+
+def test_a_development_set_of_the_wrong_shape_is_refused(tmp_path):
+    bad = tmp_path / "dev.yaml"
+    bad.write_text("disclosure:\n  - just a list\nroutine: {}\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match="expected mappings"):
+        floor.dev_turns(bad)
+    rows = floor.dev_turns()
+    assert {g for *_, g in rows} == {True, False}

@@ -17,12 +17,15 @@ It prints the median wall time of each side, the ratios (goals, issue 24: tfidf 
 plain_bm25; session_aware and hybrid within 1.5x of tfidf), the load average before each round, the
 run ids and the candidate rows each run wrote (receipts are shortened on long pools,
 docs/run-format.md). hybrid's embeddings come from the on-disk cache after the first round; the
-first round is a warm-up and is not counted unless `--repeat 1`.
+first round is a warm-up and is not counted unless `--repeat 1`. The project's packages are compiled
+to bytecode first (`compileall`, as any run leaves them), so that a shell which sets
+PYTHONDONTWRITEBYTECODE does not make every process of either side compile the project again.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import shlex
 import statistics
 import subprocess
@@ -99,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     rows: dict[str, int] = {}
     ids: list[str] = []
     rounds = args.repeat + (1 if args.repeat > 1 else 0)
+    for package in ("harness", "stores", "bench"):  # both sides import from these; see the docstring
+        compileall.compile_dir(ROOT / package, quiet=1)
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(rounds):
             loads.append(load_average())
@@ -125,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     md = ["# The cost of a LoCoMo run against a plain BM25 process", "",
           f"Written by `{cmd}` (LOCOMO_SCENARIOS: the output of `supportbench import locomo` for {', '.join(names)}). "
           f"Wall time of fresh processes, start to exit, sides in turn within each round; median of {len(next(iter(times.values())))} "
-          f"counted round(s){' after one warm-up round' if rounds > args.repeat else ''}. Load average before each round: "
+          f"counted round(s){' after one warm-up round' if rounds > args.repeat else ''}, the project's bytecode compiled first. Load average before each round: "
           + "; ".join(loads) + f". Run ids (temporary folder): {', '.join(ids)}.", "",
           "`plain_bm25` loads the same YAML, observes the same turns and fills each probe's budget with the project's "
           "packing over a `rank_bm25` ranking, writing nothing; each strategy is a whole `supportbench run --policies none` "

@@ -134,6 +134,8 @@ GENERATORS: tuple[Generator, ...] = (
              "studied while the front ends changed' --repeats 3 --out {out}"),), heavy=True, own=True),
     Generator("frontends-holdout3", "Front ends: rules against learned, canonical and the third held-out challenge suite", (
         Step("python bench/frontends.py --challenge datasets/challenge_holdout3 --repeats 3 --out {out}"),), heavy=True, own=True),
+    Generator("frontends-holdout4", "Front ends: rules against learned, canonical and the fourth held-out challenge suite", (
+        Step("python bench/frontends.py --challenge datasets/challenge_holdout4 --repeats 3 --out {out}"),), heavy=True, own=True),
     Generator("frontends-extraction-dev", "Front ends: rules against learned, canonical and the extraction development set", (
         Step("python bench/frontends.py --challenge tests/data/extraction_dev --about 'development text of the "
              "extractor, written for it and looked at while its reading was changed (the second file in the fourth round, "

@@ -18,7 +18,8 @@ from stores.decisions.learned import HEADS, combine, floor_severity
 from stores.frontend.model import Reading
 
 SUITES = ("datasets/canonical", "datasets/challenge", "tests/data/extraction_dev", "datasets/challenge_holdout",
-          "datasets/challenge_holdout2", "datasets/challenge_holdout3")
+          "datasets/challenge_holdout2", "datasets/challenge_holdout3",
+          "datasets/challenge_holdout4")
 
 
 def _norm(text: str) -> str:

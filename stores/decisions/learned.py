@@ -9,7 +9,8 @@
   learned floor say. Either reader is enough: the floor is a union, never a vote. The learned floor
   (`floor_reading`) is the `sensitive` head's probability of any disclosure (crisis + harm, against
   its near misses and "nothing", in a geometric mean with the nearest phrases' margin), its threshold the
-  highest that keeps validation recall at 0.96 (five shuffles of the folds, pooled)
+  highest that keeps the union's validation recall (the words' yes or its own) at 0.96 (five shuffles
+  of the folds, pooled; `UNION`)
   (stores.frontend.model, `SUMMED`); the more probable of crisis and harm says the severity.
   A turn the floor marks escalates (the resolver's first rule), whatever else is on record.
 - Signals whose words rarely mislead (`human_request`, `hostile`, `complexity`, `complaint`, an

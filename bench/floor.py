@@ -11,6 +11,7 @@ development text only:
   whose gold plan is `escalate`, as in bench/frontends.py);
 - `holdout`, `holdout2`: the same of `datasets/challenge_holdout` and `datasets/challenge_holdout2`,
   development text since the fourth round (docs/frontends.md);
+- `holdout3`: the same of `datasets/challenge_holdout3`, development text since the fifth round;
 - `canonical`: every customer turn of `datasets/canonical` with a gold plan;
 - `dev`: `tests/stores/floor_dev.yaml`, the floor's own development set (disclosures and near misses
   by kind, written for it, never trained on).
@@ -31,7 +32,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITES = {"challenge": ROOT / "datasets" / "challenge", "holdout": ROOT / "datasets" / "challenge_holdout",
-          "holdout2": ROOT / "datasets" / "challenge_holdout2", "canonical": ROOT / "datasets" / "canonical"}
+          "holdout2": ROOT / "datasets" / "challenge_holdout2",
+          "holdout3": ROOT / "datasets" / "challenge_holdout3", "canonical": ROOT / "datasets" / "canonical"}
 DEV = ROOT / "tests" / "stores" / "floor_dev.yaml"
 
 

@@ -9,7 +9,8 @@
   learned floor say. Either reader is enough: the floor is a union, never a vote. The learned floor
   (`floor_reading`) is the `sensitive` head's probability of any disclosure (crisis + harm, against
   its near misses and "nothing", in a geometric mean with the nearest phrases' margin), its threshold the
-  highest that keeps validation recall at 0.96 (five shuffles of the folds, pooled)
+  highest that keeps the union's validation recall (the words' yes or its own) at 0.96 (five shuffles
+  of the folds, pooled; `UNION`)
   (stores.frontend.model, `SUMMED`); the more probable of crisis and harm says the severity.
   A turn the floor marks escalates (the resolver's first rule), whatever else is on record.
 - Signals whose words rarely mislead (`human_request`, `hostile`, `complexity`, `complaint`, an
@@ -37,7 +38,8 @@ import re
 from dataclasses import replace
 
 
-from stores.decisions.signals import ProducerParams, Signals, TurnContext, only_negation, problem_words, word_count
+from stores.decisions.signals import (ProducerParams, Signals, TurnContext, only_negation, problem_words, sensitivity,
+                                      word_count)
 from stores.frontend.chat import chat_readings
 from stores.frontend.model import FrontEnd, Reading, front_end
 
@@ -48,7 +50,7 @@ HEADS = ("sensitive", "human_request", "hostile", "complexity", "time_critical",
 _RANK = {"none": 0, "harm": 1, "crisis": 2}
 
 FLOOR_CRISIS = re.compile(
-    r"\b(?:end(?:ing)? (?:it|things|everything)|(?:better|best) off dead|(?:don'?t|do not) want to (?:wake up|go on)|"
+    r"\b(?:end(?:ing)? (?:it all|things|everything)|(?:better|best) off dead|(?:don'?t|do not) want to (?:wake up|go on)|"
     r"no point (?:in )?(?:living|going on)|(?:be|being) (?:around|here) (?:much |for (?:much |very )?)?longer|(?:cut|cutting|harm|harming) myself|took (?:too many|all (?:my|the))|"
     r"(?:jump|jumping) off|(?:pills|tablets|meds|medication|painkillers|paracetamol)\b.{0,80}\b(?:need the lot|all of them at once|enough to)|say(?:ing)? goodbye to (?:everyone|my family)|can'?t go on)\b"
 )
@@ -57,6 +59,7 @@ FLOOR_HARM = re.compile(
     r"(?:wasn'?t|was not|not) (?:me|mine)\b.{0,30}\b(?:order|charge|purchase|payment)|"
     r"neither (?:me|i|of us)\b.{0,30}\b(?:made|placed|ordered|bought|authori[sz]ed)|"
     r"(?:order|charge|purchase|payment)s?\b.{0,40}\b(?:wasn'?t|was not|weren'?t|were not) (?:me|mine)|"
+    r"(?:points|vouchers?|credit|balance|savings|transfer\w*|withdraw\w*|redeem\w*|cashed)\b.{0,80}\b(?:that|it|this) (?:isn'?t|is not|wasn'?t|was not) me\b|"
     r"hack(?:ed|er|ers|ing)?|account (?:was |got |has been )?(?:taken over|compromised|hijacked)|"
     r"(?:took|taken|taking) over my (?:account|login|email)|locked me out|logging into my account|"
     r"(?:stole|stolen|steal\w*) (?:my )?(?:card|identity|details|account|password)|identity theft|"
@@ -72,7 +75,7 @@ FLOOR_HARM = re.compile(
 for the categories the rules did not name. A floor word is enough to escalate. A lawyer named only as
 someone who needs papers ("my solicitor needs copies of the invoices"), or a lawyer who is not the
 customer's (one in a drama), is not a legal threat; credit in the customer's name they never applied for is
-fraud; pills with "enough to" or "need the lot" are a crisis."""
+fraud, and so is value taken from the account (points, vouchers, credit, a transfer) with "that isn't me"; pills with "enough to" or "need the lot" are a crisis."""
 
 
 TIME_NAMED = re.compile(
@@ -85,14 +88,27 @@ TIME_NAMED = re.compile(
 coming out empty" reads like an urgent failure to the head, but no time is running out)."""
 
 
+END_IT = re.compile(r"\bend(?:ing)? it\b")
+ENDABLE = re.compile(r"\b(?:subscription|plan|contract|membership|trial|account|booking|order|call|chat)s?\b")
+""""End it" is a crisis word unless the message names something a customer ends (a subscription, a
+plan, a contract ...): "what do I need to do to end it" after "I'm done with this subscription" is a
+cancellation. "End it all", "end things" and "end everything" stay crisis words whatever else is named."""
+
+
 def floor_severity(text: str) -> str:
     """`crisis`, `harm` or `none` from the floor's own words."""
     low = text.lower().replace("\u2019", "'")
-    if FLOOR_CRISIS.search(low):
+    if FLOOR_CRISIS.search(low) or (END_IT.search(low) and not ENDABLE.search(low)):
         return "crisis"
     if FLOOR_HARM.search(low):
         return "harm"
     return "none"
+
+
+def floor_words_say(text: str) -> bool:
+    """Whether the floor's words or the rules' crisis and harm words mark a text: the learned floor's
+    threshold is chosen for the union with these (stores.frontend.model, `UNION`)."""
+    return sensitivity(text) != "none" or floor_severity(text) != "none"
 
 
 def floor_reading(front: FrontEnd, text: str) -> Reading:
@@ -220,4 +236,4 @@ def read_signals(ctx: TurnContext, params: ProducerParams, rules: Signals) -> Si
     return combine(ctx, params, rules, readings)
 
 
-__all__ = ["HEADS", "combine", "floor_reading", "floor_severity", "floor_union", "read_signals"]
+__all__ = ["HEADS", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say", "read_signals"]

@@ -183,6 +183,29 @@ def test_a_recall_threshold_is_the_highest_that_keeps_the_recall_target():
     assert f2["recall"] == 0.0 and t2 == max(fm.RECALL_GRID)
 
 
+def test_a_recall_threshold_is_chosen_for_the_union_with_the_floor_words():
+    """The floor is a union: a disclosure the words already mark needs no learned yes, so the learned
+    threshold is the highest that keeps the union's recall, and the figures are the union's."""
+    truth = np.array([True] * 20 + [False] * 20)
+    p = np.concatenate([np.linspace(0.3, 0.9, 20), np.linspace(0.05, 0.6, 20)])
+    alone, _ = fm._choose_recall(p, truth)
+    also = np.zeros(40, dtype=bool)
+    also[:3] = True  # the words mark the three least likely disclosures
+    t, figures = fm._choose_recall(p, truth, also)
+    assert t > alone and figures["recall"] >= fm.RECALL_TARGET
+    assert (((p >= t) | also) & truth).sum() / truth.sum() >= fm.RECALL_TARGET
+    assert fm._choose_recall(p, truth, np.zeros(40, dtype=bool)) == fm._choose_recall(p, truth)
+
+
+def test_the_sensitive_head_reads_its_union_from_the_floor_words():
+    from stores.decisions.learned import floor_words_say
+
+    hb = HeadBank("sensitive", ("none", "harm"), "none", ("where is my parcel", "someone hacked my account"), ("none", "harm"))
+    assert fm._caught("sensitive", hb).tolist() == [False, True]
+    assert fm._caught("hostile", hb) is None
+    assert floor_words_say("someone hacked my account") and not floor_words_say("where is my parcel")
+
+
 def test_nearest_margin_leans_to_the_nearer_side():
     protos = fm._unit(np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9]]))
     yes = np.array([True, True, False, False])
@@ -682,6 +705,13 @@ def test_human_resources_is_not_a_request_for_a_human():
 def test_floor_words_for_indirect_fraud_and_farewells():
     assert floor_severity("a purchase neither me nor my wife made") == "harm"
     assert floor_severity("I won't be around much longer anyway") == "crisis"
+    # "end it" is a cancellation when the message names what is ended; "end it all" is a crisis whatever is named
+    assert floor_severity("I'm done with this subscription, what do I need to do to end it") == "none"
+    assert floor_severity("I just want to end it") == "crisis"
+    assert floor_severity("close the account, I'm going to end it all") == "crisis"
+    # value taken from the account with "that isn't me"
+    assert floor_severity("my points were cashed in for vouchers sent to a stranger. that isn't me") == "harm"
+    assert floor_severity("the points went to my other email, that is me") == "none"
     assert floor_severity("I won't be around on monday for the delivery") == "none"
 
 

@@ -8,8 +8,6 @@ import shlex
 import sys
 from pathlib import Path
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
 from stores.decisions.registry import DEFAULT_POLICIES, PolicySpecError, load_policy_config, parse_policies
 from stores.registry import DEFAULT_STRATEGIES, SpecError, load_config, parse_specs
 
@@ -183,6 +181,43 @@ def _say_encodes(path) -> None:
         console.print(line)
 
 
+def _progress(quiet: bool):
+    """The progress bar (rich's, imported only when it is shown), or one that shows nothing."""
+    if quiet:
+        return _NoProgress()
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    return Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]} probes/s"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+        console=console, transient=False,
+    )
+
+
+class _NoProgress:
+    """What `--quiet` shows: nothing (the run's progress is not even counted)."""
+
+    class _Task:
+        completed, elapsed = 0, None
+
+    tasks = {0: _Task()}
+
+    def __enter__(self) -> "_NoProgress":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def add_task(self, *args, **kwargs) -> int:
+        return 0
+
+    def advance(self, *args, **kwargs) -> None:
+        return None
+
+    def update(self, *args, **kwargs) -> None:
+        return None
+
+
 def _run(args, specs, policies, out_dir, scenarios, workers: int, pool) -> int:
     from harness.run.intake import n_probes
     from harness.run.runner import execute
@@ -190,11 +225,7 @@ def _run(args, specs, policies, out_dir, scenarios, workers: int, pool) -> int:
     total_probes = sum(n_probes(s) for s in scenarios) * len(specs)
     console.print(f"running {len(scenarios)} scenarios x {len(specs)} strategies ({', '.join(s.label for s in specs)})"
                   + (f" and {len(policies)} decision policies ({', '.join(p.label for p in policies)})" if policies else ""))
-    with Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]} probes/s"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-        console=console, disable=args.quiet, transient=False,
-    ) as bar:
+    with _progress(args.quiet) as bar:
         done = 0
         task = bar.add_task(f"scenarios 0/{len(scenarios)}, probes", total=total_probes, rate="-")
 

@@ -18,7 +18,10 @@ from stores.decisions.vocabulary import LOCKER_ACTS, irreversible_kind
 
 from harness.criteria import Score, criterion, errored, ok_or_fail
 from harness.criteria.metrics import mean_and_count
-from harness.replay.decide import TurnOutcome
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: scoring a run without policies never loads the decision layer
+    from harness.replay.decide import TurnOutcome
 
 def _said(o: TurnOutcome) -> str:
     d = o.decision

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from stores.controls import ORACLE_EXPIRED
-from stores.expiry import is_expiry_reason, reason_class
 
 from harness.criteria import Score, criterion, ok_or_fail
 from harness.criteria.bundle import plural, present, quote, shown_rank, view
@@ -73,6 +72,8 @@ def _wrong_rule(o: ProbeOutcome, item_id: str, reason: str) -> str | None:
     gold = tuple(o.scenario.gold_of(item_id).label or ())
     if not gold:  # the gold names no class (what fits none is the catch-all's): any expiry rule is its rule
         return None
+    from stores.expiry import reason_class  # here: a run whose probes ask for no expiry never loads the stage
+
     got = reason_class(reason)
     if got == CATCH_ALL:
         return (f"{item_id} was removed by the catch-all for unclassified items ({reason!r}): a classification miss "
@@ -87,6 +88,8 @@ def _wrong_rule(o: ProbeOutcome, item_id: str, reason: str) -> str | None:
 def expiry(o: ProbeOutcome) -> Score:
     """Share of the probe's `expired` ids that are out of the context and whose receipt row
     names the expiry rule of their gold class (for a labelled item, not the catch-all); passes when all are."""
+    from stores.expiry import is_expiry_reason  # here: a run whose probes ask for no expiry never loads the stage
+
     v = view(o)
     reasons = _reasons(o)
     ids = list(o.probe.expect.expired)

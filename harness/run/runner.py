@@ -34,7 +34,6 @@ from harness.criteria import describe as describe_criteria
 from harness.criteria import registry as criteria_registry
 from harness.criteria import Score, score_decision, score_probe, score_scenario
 from harness.run import costs as run_costs
-from harness.replay.decide import UnavailablePolicy, replay_policy, rows as decision_rows
 from harness.run.lifecycle import LOCAL_RUN, Instances, namespace
 from harness.run.manifest import FORMAT_VERSION
 from harness.replay.probes import SeenItem, attach_replays, build_seen, idempotency_signatures, replay, scenario_texts
@@ -98,6 +97,9 @@ def run_policy(scenario: Scenario, spec: PolicySpec, buf: TableBuffer, *, run_id
     scope (run id, label, suite, scenario), and always closed. One that cannot be built stands in
     as `UnavailablePolicy`, so each of its cases is an `error` row naming why.
     """
+    # imported here: a run without decision policies never loads the decision layer
+    from harness.replay.decide import UnavailablePolicy, replay_policy, rows as decision_rows
+
     groups = {k: c.group for k, c in criteria_registry().items()}
     # unique to this attempt: a rerun under the same run id (a CI retry) shares no state with the
     # first attempt's, whose keys a shared Redis would otherwise keep for a day

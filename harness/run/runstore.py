@@ -131,7 +131,11 @@ def _scrub_array(arr: pa.Array, pattern: str, needles: tuple[bytes, ...] | None 
         held = bytes(data) if data is not None else b""
         literal = any(n in held for n in needles)
         userinfo = b"@" in held and b"://" in held
-        key_param = b"=" in held and any(k in _folded(held) for k in _KEY_NEEDLES)
+        if b"=" in held:  # folded once, not once per needle
+            folded = _folded(held)
+            key_param = any(k in folded for k in _KEY_NEEDLES)
+        else:
+            key_param = False
         if not (literal or userinfo or key_param):
             return arr
     import pyarrow.compute as pc

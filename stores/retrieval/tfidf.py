@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Annotated, ClassVar, Literal
@@ -11,6 +12,7 @@ import re
 import numpy as np
 
 from stores.bounds import NotBelow, PositiveInt, Share
+from stores.cache import ArrayMemo
 from stores.memory import IndexedMemory, SubjectHistory
 from stores.packing import pack
 from stores.protocol import Bundle, ContextRequest
@@ -105,6 +107,33 @@ class TfidfIndex:
         self.row_of = np.zeros(1024, dtype=np.int64)
         self.nnz = 0
         self._weights_for: tuple = (None, None)
+        # the digest chain of the texts (item i's digest covers texts 0..i), kept apart from the
+        # rows above so a probe answered from `_COSINES` needs no row brought up to date
+        self.chain: list[bytes] = []
+        self._chain_texts: list[str] = []
+        self._chain_version = -1
+        self._chain_replaced_seen = 0
+
+    def digest(self, h: SubjectHistory) -> bytes:
+        """A digest of `h`'s texts in order (b"" for none): what the subject's cosines depend on."""
+        if self._chain_version != h.version:
+            texts = self._chain_texts
+            todo = [i for i in dict.fromkeys(h.replaced[self._chain_replaced_seen :])
+                    if i < len(texts) and h.texts[i] != texts[i]]
+            self._chain_replaced_seen = len(h.replaced)
+            for i in todo:
+                texts[i] = h.texts[i]
+            if todo:  # a text replaced in place: the digests from it on are redone
+                del self.chain[min(todo):]
+            texts.extend(h.texts[len(texts) : len(h)])
+            self._chain_version = h.version
+        chain, texts = self.chain, self._chain_texts
+        n = len(h)
+        prev = chain[-1] if chain else b""
+        for i in range(len(chain), n):  # the previous digest has a fixed size: no two histories share an input
+            prev = hashlib.blake2b(prev + texts[i].encode("utf-8", "surrogatepass"), digest_size=32).digest()
+            chain.append(prev)
+        return chain[n - 1] if n else b""
 
     def _counts(self, text: str, sublinear: bool) -> tuple[np.ndarray, np.ndarray]:
         terms, tf = self.analyzer(text, sublinear)
@@ -219,8 +248,19 @@ def tfidf_cosine(indexes: dict[str, TfidfIndex], h: SubjectHistory, task: str, a
         ix = TfidfIndex(analyzer)
         if len(h):
             indexes[h.subject] = ix
-    ix.sync(h, sublinear)
-    return ix.cosine(task, sublinear)
+    key = (analyzer, sublinear, ix.digest(h), task)
+    cos = _COSINES.get(key)
+    if cos is None:
+        ix.sync(h, sublinear)
+        cos = _COSINES.put(key, ix.cosine(task, sublinear))
+    return cos
+
+
+_COSINES = ArrayMemo()
+"""The cosines `tfidf_cosine` gave, by analyzer configuration, digest of the items' texts and task:
+a pure function of those (the order in which an index met its terms changes no sum), so the
+idempotency replays, which ask every probe again on the same texts, and `session_aware` and
+`hybrid`, which ask what `tfidf` asked, compute each once. The answer is read-only."""
 
 
 class TfidfRetrieval(IndexedMemory):
@@ -246,7 +286,8 @@ class TfidfRetrieval(IndexedMemory):
         self._index: dict[str, TfidfIndex] = {}
 
     def scores(self, h: SubjectHistory, task: str) -> np.ndarray:
-        """Cosine of every item of `h` to `task` (index kept in step with `h`)."""
+        """Cosine of every item of `h` to `task` (the index brought up to date with `h` when they are
+        not already known, `tfidf_cosine`)."""
         return tfidf_cosine(self._index, h, task, self._analyzer, self.params.sublinear_tf)
 
     def context(self, request: ContextRequest) -> Bundle:

@@ -44,3 +44,17 @@ def test_a_run_does_not_import_what_other_commands_need():
             "print(sorted(m for m in ('pandas', 'harness.generate', 'harness.analysis.failures') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_quiet_run_without_policies_does_not_import_what_it_does_not_use(tmp_path):
+    """A `--quiet` tfidf run with `--policies none` loads no progress bar, no decision layer, no
+    expiry stage and no torch (they are imported where they are used)."""
+    scenario = sorted(__import__("pathlib").Path("datasets/canonical").glob("*.yaml"))[0]
+    code = ("import sys; from harness.cli import main\n"
+            f"try:\n    main(['run', {str(scenario)!r}, '--strategies', 'tfidf', '--policies', 'none', '--quiet', "
+            f"'--out', {str(tmp_path)!r}, '--run-id', 'r'])\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "print(sorted(m for m in ('rich.progress', 'harness.replay.decide', 'stores.decisions.decision', "
+            "'stores.expiry', 'torch', 'sentence_transformers') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+    assert (tmp_path / "r").is_dir()

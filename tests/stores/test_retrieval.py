@@ -180,3 +180,37 @@ def test_an_array_memo_keeps_at_most_its_limit_the_oldest_forgotten_first():
     assert memo.get("a") is None and memo.get("b") is not None and memo.get("c") is not None and memo.size == 8
     big = memo.put("big", np.zeros(11))  # larger than the whole memo: returned, not kept
     assert memo.get("big") is None and not big.flags.writeable and memo.size == 8
+
+
+def test_tfidf_cosines_are_remembered_by_text_and_equal_those_of_a_fresh_index(monkeypatch):
+    """The cosines are kept by a digest of the items' texts and the task (`tfidf._COSINES`): an
+    instance asked what another asked on the same texts gets the same read-only array, a text
+    replaced in place is asked afresh, and an index that met a replaced text's old words gives the
+    very bits an index built on the final texts gives (the memo's key is all the answer depends on)."""
+    import stores.retrieval.tfidf as tfidf
+    from stores.cache import ArrayMemo
+
+    events = [*two_customer_history(), resolve("a2", at(days=11), "Rotated the SAML signing certificate.", subject="acme"),
+              resolve("a2", at(days=12), "Reissued the SAML certificate and the CSV export token.", subject="acme")]
+    for sublinear in (True, False):
+        monkeypatch.setattr(tfidf, "_COSINES", ArrayMemo())
+        stepped = TfidfRetrieval(TfidfRetrieval.Params(sublinear_tf=sublinear))
+        for e in events:  # asked at every step: its index meets the first summary's words, then the second
+            stepped.observe(e)
+            before = stepped.scores(stepped.memory.history("acme"), TASK)
+        h = stepped.memory.history("acme")
+        assert h.replaced, "the second resolution replaces the first in place"
+        monkeypatch.setattr(tfidf, "_COSINES", ArrayMemo())  # nothing remembered: both computed
+        kept = stepped.scores(h, TASK)
+        once = TfidfRetrieval(TfidfRetrieval.Params(sublinear_tf=sublinear))
+        for e in events:
+            once.observe(e)
+        monkeypatch.setattr(tfidf, "_COSINES", ArrayMemo())
+        fresh = once.scores(once.memory.history("acme"), TASK)
+        assert kept.tobytes() == fresh.tobytes() and kept.tobytes() == before.tobytes()
+        again = once.scores(once.memory.history("acme"), TASK)
+        assert again is fresh and not again.flags.writeable  # same texts, same task: remembered
+        assert once.scores(once.memory.history("acme"), "invoice refund") is not fresh
+        once.observe(resolve("a2", at(days=13), "Replaced the SSO certificate.", subject="acme"))
+        changed = once.scores(once.memory.history("acme"), TASK)
+        assert changed is not fresh and changed.tobytes() != fresh.tobytes()

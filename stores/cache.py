@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+from functools import lru_cache
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 
@@ -12,6 +15,23 @@ def cache_root() -> Path:
     """`$SUPPORTBENCH_CACHE` or `./.cache/supportbench` (relative to the current folder)."""
     env = os.environ.get("SUPPORTBENCH_CACHE")
     return Path(env) if env else Path.cwd() / ".cache" / "supportbench"
+
+
+@lru_cache(maxsize=1 << 16)
+def text_key(text: str) -> bytes:
+    """The cache key of a text under one model: its sha256 digest (memoized: a run's replays and
+    probes ask for the same texts again). A lone surrogate (JSON may escape one) is kept as its
+    bytes, not refused; every other text's key is its UTF-8 digest."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+def chain_digest(chain: list[bytes], texts: Sequence[str], n: int) -> bytes:
+    """The digest of `texts[:n]` in order (b"" for none), extending `chain` (digest i covers texts
+    0..i) to `n`. Each link hashes the previous digest and the text's fixed-size `text_key`, so no
+    two histories share an input. A caller whose text i changes deletes `chain[i:]` first."""
+    for i in range(len(chain), n):
+        chain.append(hashlib.blake2b((chain[-1] if i else b"") + text_key(texts[i]), digest_size=32).digest())
+    return chain[n - 1] if n else b""
 
 
 class ArrayMemo:

@@ -228,9 +228,8 @@ def busy_at_start(fresh_within: float | None = None) -> float | None:
     """`busy_cores()` (or the window `start_busy_window` opened) when this process first asked (None where `/proc/stat` cannot be read), or
     measured again when that is older than `fresh_within` seconds (a long-lived process, such as
     the app, starting another run; never while a run of this process works, which would count it)."""
-    global _BUSY_AT_START, _BUSY_MEASURED_AT
+    global _BUSY_AT_START, _BUSY_MEASURED_AT, _WINDOW
     stale = fresh_within is not None and time.monotonic() - _BUSY_MEASURED_AT > fresh_within
-    global _WINDOW
     if _BUSY_AT_START is False or stale:
         _BUSY_AT_START = _busy_since_window() if _WINDOW is not None and not stale else busy_cores()
         _BUSY_MEASURED_AT = time.monotonic()

@@ -250,8 +250,7 @@ def index(candidates: Iterable, context: str | None, budget: int | None = None) 
 def received(text: str, budget: int, candidates: Iterable) -> str:
     """What the model receives of `text` under `budget`, given the bundle's candidates in rank
     order (`stores.packing.cut_to_budget` over the included ones' rendered texts)."""
-    marked = (c for _, c in marked_included(candidates)) if isinstance(candidates, Rows) else candidates
-    return cut_to_budget(text, budget, [c.text for c in marked if c.included and isinstance(c.text, str)])
+    return cut_to_budget(text, budget, [c.text for _, c in marked_included(candidates) if isinstance(c.text, str)])
 
 
 @per_outcome

@@ -158,8 +158,7 @@ def _register_once(spec: StrategySpec) -> None:
         if spec in _REGISTERED:
             return
     except TypeError:  # a parameter value that cannot be hashed: register again, as it costs nothing wrong
-        register_specs([spec])
-        return
+        pass
     register_specs([spec])
 
 

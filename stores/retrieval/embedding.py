@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 import numpy as np
 
 from stores.bounds import Cosine, ModelRef, PositiveInt
-from stores.retrieval.encoder import DEFAULT_MODEL, encoder, text_key
+from stores.cache import chain_digest, text_key
+from stores.retrieval.encoder import DEFAULT_MODEL, encoder
 from stores.memory import IndexedMemory, SubjectHistory
 from stores.packing import pack
 from stores.protocol import Bundle, ContextRequest
@@ -90,9 +90,7 @@ class VectorIndex:
         if not task.strip():
             return np.zeros(len(h))
         n = len(h)
-        for i in range(len(self.chain), n):
-            self.chain.append(hashlib.blake2b((self.chain[-1] if i else b"") + text_key(self.texts[i]), digest_size=32).digest())
-        key = (self.chain[n - 1] if n else b"", text_key(task))
+        key = (chain_digest(self.chain, self.texts, n), text_key(task))
         shared = self.filled_by == source  # every row from this encoder as it is now: the memo may answer
         cos = enc.cosines.get(key) if shared else None
         if cos is None:

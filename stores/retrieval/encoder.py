@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from stores.cache import ArrayMemo, cache_root
+from stores.cache import ArrayMemo, cache_root, text_key  # noqa: F401  (text_key: callers read it here)
 from stores.cpu import affinity_cores, set_worker_share, torch_threads  # noqa: F401  (the run's plan; read here by callers)
 
 # Nothing is downloaded at run time: the model hub is offline for this whole process, set
@@ -168,13 +168,6 @@ def encode_unpadded(model, texts: list[str], batches: list[int] | None = None, *
     if batches is not None:
         batches.append(sum(-(-len(idx) // BATCH_SIZE) for idx in groups.values()))
     return out if out is not None else np.zeros((0, 0), dtype=np.float32)
-
-
-@lru_cache(maxsize=1 << 16)
-def text_key(text: str) -> bytes:
-    """The cache key of a text under one model: its sha256 digest (memoized: a run's replays and
-    probes ask for the same texts again)."""
-    return hashlib.sha256(text.encode("utf-8")).digest()
 
 
 class Encoder:

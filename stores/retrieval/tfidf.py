@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Annotated, ClassVar, Literal
@@ -12,7 +11,7 @@ import re
 import numpy as np
 
 from stores.bounds import NotBelow, PositiveInt, Share
-from stores.cache import ArrayMemo
+from stores.cache import ArrayMemo, chain_digest
 from stores.memory import IndexedMemory, SubjectHistory
 from stores.packing import pack
 from stores.protocol import Bundle, ContextRequest
@@ -127,13 +126,7 @@ class TfidfIndex:
                 del self.chain[min(todo):]
             texts.extend(h.texts[len(texts) : len(h)])
             self._chain_version = h.version
-        chain, texts = self.chain, self._chain_texts
-        n = len(h)
-        prev = chain[-1] if chain else b""
-        for i in range(len(chain), n):  # the previous digest has a fixed size: no two histories share an input
-            prev = hashlib.blake2b(prev + texts[i].encode("utf-8", "surrogatepass"), digest_size=32).digest()
-            chain.append(prev)
-        return chain[n - 1] if n else b""
+        return chain_digest(self.chain, self._chain_texts, len(h))
 
     def _counts(self, text: str, sublinear: bool) -> tuple[np.ndarray, np.ndarray]:
         terms, tf = self.analyzer(text, sublinear)

@@ -214,3 +214,21 @@ def test_tfidf_cosines_are_remembered_by_text_and_equal_those_of_a_fresh_index(m
         once.observe(resolve("a2", at(days=13), "Replaced the SSO certificate.", subject="acme"))
         changed = once.scores(once.memory.history("acme"), TASK)
         assert changed is not fresh and changed.tobytes() != fresh.tobytes()
+
+
+def test_chain_digest_extends_redoes_and_separates_histories():
+    from stores.cache import chain_digest
+
+    chain: list[bytes] = []
+    texts = ["printer offline", "tried a restart", "still offline"]
+    assert chain_digest(chain, texts, 0) == b""
+    two = chain_digest(chain, texts, 2)
+    three = chain_digest(chain, texts, 3)
+    assert len(chain) == 3 and two == chain[1] and three == chain[2]
+    assert chain_digest([], texts, 3) == three  # extending step by step is computing at once
+    texts[1] = "tried a reinstall"
+    del chain[1:]  # what a caller does when text 1 is replaced
+    assert chain_digest(chain, texts, 3) == chain_digest([], texts, 3) != three
+    # each link hashes a fixed-size key of its text: joined or split texts are other histories,
+    # and a lone surrogate (JSON may escape one) is digested, not refused
+    assert len({chain_digest([], t, len(t)) for t in (["ab"], ["a", "b"], ["a", "", "b"], ["\ud800"])}) == 4

@@ -30,11 +30,9 @@ class _Nothing:
 @pytest.fixture
 def quiet(monkeypatch):
     monkeypatch.setattr(fx, "front_end", lambda: _Nothing())
-    for f in (fx.learned_reading, fx.learned_statement, fx.learned_preference):
-        f.cache_clear()
+    fx.forget_readings()
     yield
-    for f in (fx.learned_reading, fx.learned_statement, fx.learned_preference):
-        f.cache_clear()
+    fx.forget_readings()
 
 
 def memories(front, events):

@@ -406,8 +406,7 @@ class _Run:
         text = own or offered
         if not text:
             return []
-        words = content_words(text)
-        step = Step(f"named:{'-'.join(sorted(words))[:80]}", text, "named", words, 0)
+        step = _named_step_of(text)
         how = "the customer's own words" if own else "the agent's suggestion"
         self.readers.append((sentence, f"step named from {how}: {text}"))
         return [self._attempt(step).id]
@@ -477,9 +476,7 @@ class _Run:
                     worked_here |= mark.outcome == "worked"
         offered = self.c.offered.pop(self.session, None) if self.front != "rules" else None
         if offered and r.status != "resolved":  # put forward, not answered, the ticket left open: still to try
-            words = content_words(offered)
-            step = Step(f"named:{'-'.join(sorted(words))[:80]}", offered, "named", words, 0)
-            self._await(self._attempt(step).id)
+            self._await(self._attempt(_named_step_of(offered)).id)
         if r.status == "resolved":
             if not worked_here and not any(
                 m.outcome == "worked" and m.incident_id == mid for m in self._session_attempts()
@@ -612,6 +609,13 @@ def _same_step(m: Memory, step: Step) -> bool:
     if group != step.group:  # a step named in someone's own words is the lexicon's step on the same two object words
         return len(mine & step.words) >= 2 and len(mine & step.words) / small >= 0.5
     return small > 0 and len(mine & step.words) / small >= 0.5
+
+
+def _named_step_of(text: str) -> Step:
+    """A step named in someone's own words (the agent's suggestion, the customer's account), keyed by its
+    content words (`named:back-brightline-sign`), so the same words name the same attempt."""
+    words = content_words(text)
+    return Step(f"named:{'-'.join(sorted(words))[:80]}", text, "named", words, 0)
 
 
 APP_STEPS = {"restart-application": "restart", "update-application": "update", "reinstall-application": "reinstall"}

@@ -229,10 +229,11 @@ class _Run:
         message_steps: list[str] = []  # attempt ids this message names, in order
         settled: set[str] = set()
         reading = self.front != "rules"
-        said = any(_read(x, True, False)[1] for x in sentences(t.text)) if reading else True
+        said_all = sentences(t.text)
+        said = any(_read(x, True, False)[1] for x in said_all) if reading else True
         # the report words of the learned front end (`_STOPPED`) read a message whose sentences have no symptom word
-        worded = any(SYMPTOM.search(_read(x, True, False)[0]) for x in sentences(t.text)) if reading else True
-        for sentence in sentences(t.text):
+        worded = any(_facts(x)[4] for x in said_all) if reading else True
+        for sentence in said_all:
             norm, marks, steps = _read(sentence, True, False)
             if reading:
                 from stores.structured.learned import READERS, apply
@@ -260,7 +261,7 @@ class _Run:
                 self._profile(f"identity:{self.event.id}", sentence, replace_sources=False)
                 continue
             if reading:
-                beside_report = any(SYMPTOM.search(_read(x, True, False)[0]) for x in sentences(t.text) if x != sentence)
+                beside_report = any(_facts(x)[4] for x in said_all if x != sentence)  # a symptom word elsewhere
                 topics = self._preference(sentence, norm, topics, bool(marks or steps) or beside_report or symptom)
             if topics:
                 for topic in topics:

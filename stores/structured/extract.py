@@ -256,8 +256,9 @@ class _Run:
                     self._profile(f"product:{named.lower()}", f"Uses {named}", replace_sources=False)
             if device:
                 self._profile(f"device:{device.lower()}", f"Uses {device}", replace_sources=False)
-            if reading and not topics and not steps and not marks and not symptom and "?" not in sentence and _role(norm):
-                self.readers.append((sentence, f"a profile fact: who the customer is ({_role(norm)})"))
+            role = _role(norm) if reading and not topics and not steps and not marks and not symptom and "?" not in sentence else ""
+            if role:
+                self.readers.append((sentence, f"a profile fact: who the customer is ({role})"))
                 self._profile(f"identity:{self.event.id}", sentence, replace_sources=False)
                 continue
             if reading:

@@ -229,10 +229,11 @@ class _Run:
         message_steps: list[str] = []  # attempt ids this message names, in order
         settled: set[str] = set()
         reading = self.front != "rules"
-        said = any(_read(x, True, False)[1] for x in sentences(t.text)) if reading else True
+        said_all = sentences(t.text)
+        said = any(_read(x, True, False)[1] for x in said_all) if reading else True
         # the report words of the learned front end (`_STOPPED`) read a message whose sentences have no symptom word
-        worded = any(SYMPTOM.search(_read(x, True, False)[0]) for x in sentences(t.text)) if reading else True
-        for sentence in sentences(t.text):
+        worded = any(_facts(x)[4] for x in said_all) if reading else True
+        for sentence in said_all:
             norm, marks, steps = _read(sentence, True, False)
             if reading:
                 from stores.structured.learned import READERS, apply
@@ -255,12 +256,13 @@ class _Run:
                     self._profile(f"product:{named.lower()}", f"Uses {named}", replace_sources=False)
             if device:
                 self._profile(f"device:{device.lower()}", f"Uses {device}", replace_sources=False)
-            if reading and not topics and not steps and not marks and not symptom and "?" not in sentence and _role(norm):
-                self.readers.append((sentence, f"a profile fact: who the customer is ({_role(norm)})"))
+            role = _role(norm) if reading and not topics and not steps and not marks and not symptom and "?" not in sentence else ""
+            if role:
+                self.readers.append((sentence, f"a profile fact: who the customer is ({role})"))
                 self._profile(f"identity:{self.event.id}", sentence, replace_sources=False)
                 continue
             if reading:
-                beside_report = any(SYMPTOM.search(_read(x, True, False)[0]) for x in sentences(t.text) if x != sentence)
+                beside_report = any(_facts(x)[4] for x in said_all if x != sentence)  # a symptom word elsewhere
                 topics = self._preference(sentence, norm, topics, bool(marks or steps) or beside_report or symptom)
             if topics:
                 for topic in topics:
@@ -406,8 +408,7 @@ class _Run:
         text = own or offered
         if not text:
             return []
-        words = content_words(text)
-        step = Step(f"named:{'-'.join(sorted(words))[:80]}", text, "named", words, 0)
+        step = _named_step_of(text)
         how = "the customer's own words" if own else "the agent's suggestion"
         self.readers.append((sentence, f"step named from {how}: {text}"))
         return [self._attempt(step).id]
@@ -477,9 +478,7 @@ class _Run:
                     worked_here |= mark.outcome == "worked"
         offered = self.c.offered.pop(self.session, None) if self.front != "rules" else None
         if offered and r.status != "resolved":  # put forward, not answered, the ticket left open: still to try
-            words = content_words(offered)
-            step = Step(f"named:{'-'.join(sorted(words))[:80]}", offered, "named", words, 0)
-            self._await(self._attempt(step).id)
+            self._await(self._attempt(_named_step_of(offered)).id)
         if r.status == "resolved":
             if not worked_here and not any(
                 m.outcome == "worked" and m.incident_id == mid for m in self._session_attempts()
@@ -612,6 +611,13 @@ def _same_step(m: Memory, step: Step) -> bool:
     if group != step.group:  # a step named in someone's own words is the lexicon's step on the same two object words
         return len(mine & step.words) >= 2 and len(mine & step.words) / small >= 0.5
     return small > 0 and len(mine & step.words) / small >= 0.5
+
+
+def _named_step_of(text: str) -> Step:
+    """A step named in someone's own words (the agent's suggestion, the customer's account), keyed by its
+    content words (`named:back-brightline-sign`), so the same words name the same attempt."""
+    words = content_words(text)
+    return Step(f"named:{'-'.join(sorted(words))[:80]}", text, "named", words, 0)
 
 
 APP_STEPS = {"restart-application": "restart", "update-application": "update", "reinstall-application": "reinstall"}

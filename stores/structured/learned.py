@@ -177,3 +177,10 @@ def learned_preference(sentence: str, norm: str) -> PreferenceReading:
 def learned_statement(sentence: str) -> Reading:
     """The learned `statement` head's reading of one customer sentence or clause."""
     return front_end().read("statement", sentence)
+
+
+def forget_readings() -> None:
+    """Drop the remembered learned readings (outcome, statement, preference): they are the front end's answers,
+    so whoever puts another front end in place (a test's fake) clears them before and after."""
+    for f in (learned_reading, learned_statement, learned_preference):
+        f.cache_clear()

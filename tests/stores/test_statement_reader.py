@@ -39,12 +39,10 @@ class _FakeFront:
 def front(monkeypatch):
     def use(statements, outcomes=None):
         monkeypatch.setattr(fx, "front_end", lambda: _FakeFront(statements, outcomes))
-        for f in (fx.learned_statement, fx.learned_reading, fx.learned_preference):
-            f.cache_clear()
+        fx.forget_readings()
 
     yield use
-    for f in (fx.learned_statement, fx.learned_reading, fx.learned_preference):
-        f.cache_clear()
+    fx.forget_readings()
 
 
 def _memories(front_name, events):

@@ -61,6 +61,16 @@ class Generator:
     commands and load: the bench scripts that stamp their own pages."""
 
 
+def frontends_on(name: str, folder: str, which: str, about: str, repeats: int) -> Generator:
+    """`frontends-<name>`: bench/frontends.py with `folder` as its challenge suite (`which`, in the
+    title), `about` what that text is to the front ends (the page's default, never trained on, when
+    empty), `repeats` rounds (the script's default when 0)."""
+    command = (f"python bench/frontends.py --challenge {folder}" + (f" --about '{about}'" if about else "")
+               + (f" --repeats {repeats}" if repeats else "") + " --out {out}")
+    return Generator(f"frontends-{name}", f"Front ends: rules against learned, canonical and {which}",
+                     (Step(command),), heavy=True, own=True)
+
+
 GENERATORS: tuple[Generator, ...] = (
     Generator("canonical", "Leaderboard: the canonical suite", (
         Step("supportbench run datasets/canonical --out {runs} --run-id {id} --quiet"),
@@ -124,25 +134,20 @@ GENERATORS: tuple[Generator, ...] = (
         Step("python bench/demo_time.py --out {out}"),), heavy=True, own=True),
     Generator("frontends", "Front ends: rules against learned, canonical and challenge", (
         Step("python bench/frontends.py --repeats 3 --out {out}"),), heavy=True, own=True),
-    Generator("frontends-holdout", "Front ends: rules against learned, canonical and the held-out challenge suite", (
-        Step("python bench/frontends.py --challenge datasets/challenge_holdout --about 'written blind by another engineer, "
-             "measured as held-out text in earlier rounds; development text since the fourth round: its misses were studied "
-             "while the front ends changed' --repeats 3 --out {out}"),), heavy=True, own=True),
-    Generator("frontends-holdout2", "Front ends: rules against learned, canonical and the second held-out challenge suite", (
-        Step("python bench/frontends.py --challenge datasets/challenge_holdout2 --about 'written blind by another engineer, "
-             "measured as held-out text after the third round; development text since the fourth round: its misses were "
-             "studied while the front ends changed' --repeats 3 --out {out}"),), heavy=True, own=True),
-    Generator("frontends-holdout3", "Front ends: rules against learned, canonical and the third held-out challenge suite", (
-        Step("python bench/frontends.py --challenge datasets/challenge_holdout3 --about 'written blind by another engineer, "
-             "measured once as held-out text after the fourth round; development text since the fifth round: its misses "
-             "were studied while the floor changed' --repeats 3 --out {out}"),), heavy=True, own=True),
-    Generator("frontends-holdout4", "Front ends: rules against learned, canonical and the fourth held-out challenge suite", (
-        Step("python bench/frontends.py --challenge datasets/challenge_holdout4 --repeats 3 --out {out}"),), heavy=True, own=True),
-    Generator("frontends-extraction-dev", "Front ends: rules against learned, canonical and the extraction development set", (
-        Step("python bench/frontends.py --challenge tests/data/extraction_dev --about 'development text of the "
-             "extractor, written for it and looked at while its reading was changed (the second file in the fourth round, "
-             "after part of the change): in sample' --out {out}"),),
-        heavy=True, own=True),
+    *(frontends_on(name, folder, which, about, repeats) for name, folder, which, about, repeats in (
+        ("holdout", "datasets/challenge_holdout", "the held-out challenge suite",
+         "written blind by another engineer, measured as held-out text in earlier rounds; development text since the "
+         "fourth round: its misses were studied while the front ends changed", 3),
+        ("holdout2", "datasets/challenge_holdout2", "the second held-out challenge suite",
+         "written blind by another engineer, measured as held-out text after the third round; development text since the "
+         "fourth round: its misses were studied while the front ends changed", 3),
+        ("holdout3", "datasets/challenge_holdout3", "the third held-out challenge suite",
+         "written blind by another engineer, measured once as held-out text after the fourth round; development text "
+         "since the fifth round: its misses were studied while the floor changed", 3),
+        ("holdout4", "datasets/challenge_holdout4", "the fourth held-out challenge suite", "", 3),
+        ("extraction-dev", "tests/data/extraction_dev", "the extraction development set",
+         "development text of the extractor, written for it and looked at while its reading was changed (the second "
+         "file in the fourth round, after part of the change): in sample", 0))),
     Generator("controls", "The controls' promise: oracle, empty and the shortcut controls on every suite", (
         Step("python bench/controls.py --seed 41 --beside structured:front=rules --out {out}"),), heavy=True, own=True),
     Generator("external-data", "Leaderboards on LoCoMo and a LongMemEval-layout file", (

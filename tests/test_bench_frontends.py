@@ -68,15 +68,10 @@ def test_each_frontends_generator_runs_on_a_held_out_suite_that_is_there_and_val
     the extractor's development set); each names a folder of the project that validates, so a renamed or broken suite fails
     here rather than in the lead's one run of the heavy generators."""
     import re
-    import sys
 
+    from bench.results import GENERATORS
     from harness.format.loader import validate_paths
 
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        from results import GENERATORS
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
     folders = {g.name: re.search(r"--challenge (\S+)", s.command).group(1)
                for g in GENERATORS if g.name.startswith("frontends") for s in g.steps if "--challenge" in s.command}
     assert folders == {"frontends-holdout": "datasets/challenge_holdout", "frontends-holdout2": "datasets/challenge_holdout2",

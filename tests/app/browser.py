@@ -227,23 +227,31 @@ class Chromium:
         at = self.locate(text, prefix=prefix, scope=scope) or at
         self.click_at(at["x"], at["y"])
 
-    def click_until(self, text: str, shown: str, *, prefix: bool = False, retry_after: float = 30.0) -> None:
-        """Click the element showing `text` until `shown` is on the page. A click that lands while
-        the page's script reruns is lost with the element it hit, so the click is repeated when
-        nothing came of it after `retry_after` seconds (that only decides when to click again; the
-        test fails only on a hang, after `HANG`)."""
+    def click_until(self, text: str, shown, *, prefix: bool = False, retry_after: float = 30.0, what: str = "") -> None:
+        """Click the element showing `text` until `shown` is on the page (a string), or until
+        `shown()` is true (a callable; `what` says what it waits for). A click that lands while
+        the page's script reruns, or while the page still lays itself out, is lost, so the click is
+        repeated when nothing came of it after `retry_after` seconds (that only decides when to
+        click again; the test fails only on a hang, after `HANG`)."""
+        what = what or f"{shown!r} shown"
+
+        def done() -> bool:
+            return shown() if callable(shown) else shown in self.text()
 
         def attempt() -> bool:
-            if shown in self.text():
+            if done():
                 return True
             self.click_text(text, prefix=prefix)
             try:
-                self.wait_for([shown], timeout=retry_after, settle=0.2)
+                if callable(shown):
+                    eventually(shown, what, retry_after)
+                else:
+                    self.wait_for([shown], timeout=retry_after, settle=0.2)
                 return True
             except AssertionError:
                 return False
 
-        eventually(attempt, f"{shown!r} shown after clicking {text!r}", poll=0.1)
+        eventually(attempt, f"{what} after clicking {text!r}", poll=0.1)
 
     def click_selector(self, selector: str, index: int = 0) -> None:
         """Click the centre of the `index`th element matching the CSS `selector`."""

@@ -276,18 +276,8 @@ def test_the_jump_link_brings_the_probe_into_view(server, desktop):
     assert desktop.locate("↓ Jump to the probe")  # scrolled into view; the probe is further down, out of sight
     probe = "document.getElementById('the-probe').getBoundingClientRect().top"
     assert desktop.evaluate(probe) > DESKTOP[1]
-
-    def attempt() -> bool:
-        # a click that lands while the page still lays itself out (a busy machine) is lost: click
-        # again when nothing came of it after 30 s; the test fails only on a hang
-        desktop.click_text("↓ Jump to the probe")
-        try:
-            eventually(lambda: 0 <= desktop.evaluate(probe) < DESKTOP[1] - 60, "the probe scrolled into view", 30.0)
-            return True
-        except AssertionError:
-            return False
-
-    eventually(attempt, "the probe scrolled into view after clicking the jump link", poll=0.1)
+    desktop.click_until("↓ Jump to the probe", lambda: 0 <= desktop.evaluate(probe) < DESKTOP[1] - 60,
+                        what="the probe scrolled into view")
 
 
 def test_an_earlier_session_opens_when_clicked(server, desktop):

@@ -447,12 +447,29 @@ class FrontEnd:
         self.heads = heads
         self._encoder = None
 
-    def _vec(self, text: str) -> np.ndarray:
+    def _enc(self):
         if self._encoder is None:  # the process's cached encoder for the cache folder of this front end
             from stores.retrieval.encoder import encoder
 
             self._encoder = encoder(self.model_id)
-        return self._encoder.encode([text])[0]
+        return self._encoder
+
+    def _vec(self, text: str) -> np.ndarray:
+        from stores.retrieval.encoder import take_expected
+
+        enc = self._enc()
+        expected = take_expected()  # a run's texts, known ahead: encoded with this one in one call
+        if expected:
+            enc.warm([*expected, text])
+        return enc.encode([text])[0]
+
+    def warm(self, texts: list[str]) -> None:
+        """Encode the `texts` not yet cached in one model call, with what a run expects (`_vec`): a reader
+        that knows which texts it is about to read (a message's sentences); the vectors are the ones
+        one-at-a-time reads give."""
+        from stores.retrieval.encoder import take_expected
+
+        self._enc().warm([*take_expected(), *(t for t in texts if t.strip())])
 
     def read(self, head: str, text: str) -> Reading:
         """What `head` reads in `text` (see the module docstring)."""

@@ -43,8 +43,8 @@ from harness.run.tables import STREAMED, TableBuffer, strings_in
 from harness.run.intake import ScenarioHandle, n_decision_cases, n_events, scenario_of
 from harness.run.workers import open_pool, stop_workers
 from stores.cpu import plan_threads
-from stores.protocol import PrepareHook
-from stores.retrieval.encoder import encoder_stats, set_worker_share
+from stores.protocol import PrepareHook, Turn
+from stores.retrieval.encoder import encoder_stats, expect, set_worker_share
 
 Progress = Callable[[int, int], None]
 """Called as `progress(probes_just_done, scenarios_just_done)`."""
@@ -258,8 +258,11 @@ def prefetch(scenarios: Sequence[Scenario | ScenarioHandle], specs: Sequence[Str
     Speed only, like the hook itself: each such spec gets an instance built for this and nothing
     else (never opened, never shown an event), and a failure is ignored (the per-scenario replays
     meet the same texts and surface whatever broke). Specs without the hook cost nothing here,
-    and the shard's scenarios are not read for them.
+    and the shard's scenarios are not read for them. The texts the learned front ends read one at a
+    time (`front_texts`) are named to the encoder, to be read and encoded in one call at the first
+    front-end read of the shard (`stores.retrieval.encoder.expect`), or never when none reads.
     """
+    expect(lambda: front_texts(scenarios))  # read and encoded only if a learned front end reads in the shard
     wanted = [spec for spec in specs if _has_prepare(spec)]
     if not wanted:
         return
@@ -274,6 +277,22 @@ def prefetch(scenarios: Sequence[Scenario | ScenarioHandle], specs: Sequence[Str
             pass
         if costs is not None:
             run_costs.add_embedding(costs, spec.label, before, encoder_stats())
+
+
+def front_texts(scenarios: Sequence[Scenario | ScenarioHandle]) -> list[str]:
+    """The texts the learned front ends read whole, one at a time, during a shard's replays: every customer
+    message (the decision signals, the memory classes) and every agent message as the memory classifier
+    reads it (`agent: <text>`); texts only, never gold. `prefetch` names them to the encoder
+    (`stores.retrieval.encoder.expect`), so the first read encodes them all in one model call."""
+    out: list[str] = []
+    for s in scenarios:
+        for ev in scenario_of(s).events:
+            if isinstance(ev, Turn) and ev.text.strip():
+                if ev.role == "customer":
+                    out.append(ev.text)
+                elif ev.kind == "message":  # an agent's action is classified by the rules alone
+                    out.append(f"agent: {ev.text}")
+    return list(dict.fromkeys(out))
 
 
 def _has_prepare(spec: StrategySpec) -> bool:

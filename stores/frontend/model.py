@@ -26,7 +26,8 @@ The extractor's `preference` head is derived the same way from `preference_topic
 
 The artefact (weights, thresholds, validation figures) is a NumPy archive in the cache
 (`<cache>/frontend/`), keyed by the bank's digest, the model id and this module's own digest: built at first use
-when missing (a few seconds on 2 cores), never downloaded and never committed.
+when missing (a few seconds on 2 cores; one process builds it under a lock file beside it while the
+others wait, then read it), never downloaded and never committed.
 
 Reading (`FrontEnd.read(head, text)`): the label whose probability reaches its threshold (the
 most probable of those), the default label when its probability reaches `sure`, else `None`:
@@ -43,6 +44,11 @@ import threading
 from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no lock, every process that finds no artefact trains its own (same bytes)
+    fcntl = None
 
 import numpy as np
 
@@ -414,9 +420,23 @@ def front_end(model_id: str | None = None, folder: str = str(PHRASES)) -> "Front
         fe = _FRONTS.get(key)
         if fe is None:
             path = artefact_path(model_id, folder)
-            fe = _read_artefact(path, model_id) if path.is_file() else train(model_id, folder)[0]
+            fe = _read_artefact(path, model_id) if path.is_file() else _build_once(path, model_id, folder)
             _FRONTS[key] = fe
         return fe
+
+
+def _build_once(path: Path, model_id: str, folder: str) -> "FrontEnd":
+    """Train the artefact at `path`, or read it when another process built it meanwhile: the first
+    process to take the lock file beside it trains, the others wait for it and read what it wrote (two
+    test workers, or two runs, starting on a cold cache would each train for seconds otherwise). The
+    artefact itself is written to a temporary name and renamed (`train`): a reader never sees it half-written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(f".{path.stem}.lock"), "a+b") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # released when the file closes
+        if path.is_file():
+            return _read_artefact(path, model_id)
+        return train(model_id, folder)[0]
 
 
 class FrontEnd:
@@ -427,12 +447,29 @@ class FrontEnd:
         self.heads = heads
         self._encoder = None
 
-    def _vec(self, text: str) -> np.ndarray:
+    def _enc(self):
         if self._encoder is None:  # the process's cached encoder for the cache folder of this front end
             from stores.retrieval.encoder import encoder
 
             self._encoder = encoder(self.model_id)
-        return self._encoder.encode([text])[0]
+        return self._encoder
+
+    def _vec(self, text: str) -> np.ndarray:
+        from stores.retrieval.encoder import take_expected
+
+        enc = self._enc()
+        expected = take_expected()  # a run's texts, known ahead: encoded with this one in one call
+        if expected:
+            enc.warm([*expected, text])
+        return enc.encode([text])[0]
+
+    def warm(self, texts: list[str]) -> None:
+        """Encode the `texts` not yet cached in one model call, with what a run expects (`_vec`): a reader
+        that knows which texts it is about to read (a message's sentences); the vectors are the ones
+        one-at-a-time reads give."""
+        from stores.retrieval.encoder import take_expected
+
+        self._enc().warm([*take_expected(), *(t for t in texts if t.strip())])
 
     def read(self, head: str, text: str) -> Reading:
         """What `head` reads in `text` (see the module docstring)."""

@@ -34,6 +34,7 @@ import secrets
 import threading
 import time
 from functools import lru_cache
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -312,6 +313,30 @@ def encoder(model_id: str = DEFAULT_MODEL, cache_dir: str | Path | None = None) 
             e = _ENCODERS[key] = Encoder(model_id, root)
         _ASKED[asked] = e
         return e
+
+
+_EXPECTED: list[Callable[[], list[str]]] = []
+"""What a reader that asks one text at a time is about to ask (`expect`), not read nor encoded yet."""
+
+
+def expect(texts: Callable[[], list[str]]) -> None:
+    """Say which texts a reader that asks for one text at a time (the learned front end) is about to
+    ask, e.g. a run's shard's customer and agent messages (texts only, never gold): that reader's
+    next cache miss encodes them all with it in one model call (`take_expected`), not one call
+    each. `texts` is called then, not here: a run whose readers never ask reads and encodes
+    nothing for it. The vectors are the ones one-at-a-time calls give (no padding, strict
+    numerics: see the module doc). Replaces what was expected before."""
+    with _LOCK:
+        _EXPECTED[:] = [texts]
+
+
+def take_expected() -> list[str]:
+    """The texts `expect` named since the last take, non-empty and once each (then none until the next
+    `expect`)."""
+    with _LOCK:
+        pending = _EXPECTED[:]
+        _EXPECTED.clear()
+    return list(dict.fromkeys(t for f in pending for t in f() if t.strip()))
 
 
 def encoder_stats() -> dict[str, float]:

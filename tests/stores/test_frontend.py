@@ -401,6 +401,27 @@ def test_memory_classes_learned_sure_unsure_and_catch_all(monkeypatch):
     fmem.classify_learned.cache_clear()
 
 
+def test_an_agents_words_are_never_guessed_to_be_the_customers_preference_or_profile(monkeypatch):
+    from stores.expiry import learned as fmem
+
+    fake = _FakeFront({"agent: Noted: texts only from now on.": ("preference", 0.7)},
+                      {"agent: Do you want the file emailed to the manager?": ("preference", 0.3),
+                       "agent: Which of your shops is that?": ("profile", 0.3),
+                       "agent: Your plan renews in May.": ("system_owned", 0.3),
+                       "Do you want the file emailed to the manager?": ("preference", 0.3)})
+    monkeypatch.setattr(fmem, "front_end", lambda: fake)
+    fmem.classify_learned.cache_clear()
+    for text in ("Do you want the file emailed to the manager?", "Which of your shops is that?"):
+        c = fmem.classify_learned(text, "agent")
+        assert c.cls == "incident" and c.rule.startswith("incident: agent message (") and "rules)" in c.rule
+    # a best guess of a class the agent's words can hold stands; so does a sure reading of any class
+    assert fmem.classify_learned("Your plan renews in May.", "agent").rule.endswith("(best guess: the rules read nothing)")
+    assert fmem.classify_learned("Noted: texts only from now on.", "agent").cls == "preference"
+    # the customer's words may be guessed a preference
+    assert fmem.classify_learned("Do you want the file emailed to the manager?", "customer").cls == "preference"
+    fmem.classify_learned.cache_clear()
+
+
 def test_expiry_params_pick_the_classifier():
     from stores.expiry.classifier import classify
     from stores.expiry.params import ExpiryParams

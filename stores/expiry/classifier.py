@@ -170,8 +170,9 @@ PROBLEM = _rx(
 _STATUS = (r"processing|pending|awaiting [a-z]+|dispatched|with the courier|on hold|in transit|out for delivery|"
            r"cancel+ed|unpaid|overdue|suspended|in credit")
 STATUS_SHOWN = _rx(
-    r"\b(?:says?|shows?|showing|reads|tells me|listed as|marked as)\b[^.?!]{0,50}?['\"\u2018\u201c](?:" + _STATUS + r")\b|"
-    r"\b(?:says?|shows?|showing|reads|listed as|marked as) (?:still |as |it(?:'s| is) |(?:we're|we are|i'm|i am) "
+    r"\b(?:says?|shows?|showing|reads|indicates|displays|lists|tells me|listed as|marked as)\b[^.?!]{0,50}?['\"\u2018\u201c]"
+    r"(?:" + _STATUS + r")\b|"
+    r"\b(?:says?|shows?|showing|reads|indicates|displays|listed as|marked as) (?:still |as |it(?:'s| is) |(?:we're|we are|i'm|i am) "
     r"(?:[$\u20ac\u00a3]\s?\d[\d,.]* )?)?(?:" + _STATUS + r")\b"
 )
 """A status another system shows, quoted or read off a page (sixth round): "my order still says
@@ -185,7 +186,8 @@ SYSTEM_OWNED: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\b(?:(?:" + _PLANS + r") (?:plan|tier)|on (?:the |our )?(?:starter|growth|enterprise|premium)\b|"
         r"\d[\d,]* (?:more |additional |extra |paid )?(?:seats|licen[cs]es)|(?:plan|price|pricing|subscription) tier|"
         r"(?:one|two|three|four|five|six|seven|eight|nine|ten) (?:seats?|licen[cs]es)|"
-        r"billed (?:monthly|annually|yearly))\b|\bon (?:the|our|a|my) (?:(?-i:[A-Z])[\w+-]* ){1,2}(?:plan|tier)\b")),
+        r"billed (?:monthly|annually|yearly))\b|\b(?:on|got|have|has|pay for|paying for) (?:the|our|a|my) "
+        r"(?:(?-i:[A-Z])[\w+-]* ){1,2}(?:plan|tier)\b")),
     ("order_status", _rx(
         r"\b(?:order\s*#?\s*\w*\d[\w-]*\b[^.]*\b(?:shipped|delivered|dispatched|processing|cancel+ed|on hold|"
         r"in transit|out for delivery|status)|order status|(?:your|the|my|our) order (?:has |was |is )?"

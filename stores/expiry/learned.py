@@ -10,7 +10,8 @@
   rules themselves found nothing (`unclassified: no rule matched`, or the agent-message catch-all):
   then the head's most probable class stands, since a guess with a score beats no reading, unless it is a
   class the speaker's words cannot hold (`NOT_GUESSED`: an agent's preference or profile), when the rules'
-  reading stands. The rule says which reader decided: `learned memory_class=preference p=0.83 (threshold 0.30)`.
+  reading stands. A sure head does not overrule the rules' system-owned value with a profile fact
+  (`RULES_STAND`). The rule says which reader decided: `learned memory_class=preference p=0.83 (threshold 0.30)`.
 - What a class needs beyond its name is read by the rules' matchers, whoever chose the class: a
   preference's topics and values, an episodic item's reference, a system-owned topic.
 """
@@ -33,6 +34,13 @@ def _ref(text: str) -> str:
 
 CATCH_ALL = frozenset({"unclassified: no rule matched", "incident: agent message"})
 """Rules that read no evidence in the words: the head's best guess replaces them."""
+
+RULES_STAND = frozenset({("system_owned", "profile")})
+"""(the rules' class, the head's class) pairs where the rules' reading stands against a sure head (sixth round):
+a value another system owns named in the words (a plan or tier, seats, a balance, a status) against the head's
+profile. The head reads "we have five users on the Practice Pro tier" as who the customer is (the frame "we
+have", "we're on" is how profile facts are said), while the rules read the plan's name; a plan said while
+introducing oneself is profile by the rules' own order (self-introduction first)."""
 
 NOT_GUESSED = {"agent": frozenset({"preference", "profile"})}
 """Per role, the classes a best guess may not give (sixth round): an agent's words never hold the customer's
@@ -60,6 +68,9 @@ def classify_learned(text: str, role: str, kind: str = "message") -> Classificat
         return Classification(rule.cls, f"{rule.rule} ({r.describe()}: rules)", rule.cue, rule.topics, rule.event)
     if r.label == rule.cls:
         return Classification(rule.cls, f"{r.describe()}; {rule.rule}", rule.cue, rule.topics, rule.event)
+    if (rule.cls, r.label) in RULES_STAND:
+        return Classification(rule.cls, f"{rule.rule} ({r.describe()}: the rules' {rule.cls} stands)", rule.cue,
+                              rule.topics, rule.event)
     return _as_class(r.label, r.describe(), text)
 
 

@@ -96,6 +96,7 @@ def test_a_value_another_system_owns_is_system_owned_with_its_topic(text, topic)
     ("We're on the Harbour Lite plan, so it's the one seat.", "plan_tier"),
     ("There are three cases open with your billing people already.", "open_tickets"),
     ("The portal shows 40 euros in credit on our account.", "balance"),
+    ("We pay for the Studio Max tier, three editors.", "plan_tier"),
 ])
 def test_a_value_another_system_owns_is_read_with_any_plan_name_or_number_word(text, topic):
     c = classify(text, "customer")
@@ -106,6 +107,7 @@ def test_a_value_another_system_owns_is_read_with_any_plan_name_or_number_word(t
     ("The refund on my dashboard still reads 'pending'.", "order_status"),
     ("My parcel has been showing 'awaiting collection' since Monday.", "order_status"),
     ("The billing page says I'm £30 in credit, which can't be right.", "balance"),
+    ("The app indicates my new lamp is 'on hold' for some reason.", "order_status"),
 ])
 def test_a_status_a_page_shows_is_system_owned_before_waiting_or_problem_words(text, topic):
     c = classify(text, "customer")

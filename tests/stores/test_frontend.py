@@ -401,6 +401,23 @@ def test_memory_classes_learned_sure_unsure_and_catch_all(monkeypatch):
     fmem.classify_learned.cache_clear()
 
 
+def test_a_sure_profile_reading_does_not_overrule_a_system_owned_value_the_rules_read(monkeypatch):
+    from stores.expiry import learned as fmem
+
+    fake = _FakeFront({"We have four users on the Garden Pro tier.": ("profile", 0.7),
+                       "We're a garden centre with four tills.": ("profile", 0.7),
+                       "The tracking page still says 'on hold', I'm furious.": ("system_owned", 0.7)}, {})
+    monkeypatch.setattr(fmem, "front_end", lambda: fake)
+    fmem.classify_learned.cache_clear()
+    tier = fmem.classify_learned("We have four users on the Garden Pro tier.", "customer")
+    assert (tier.cls, tier.topics) == ("system_owned", (("plan_tier", ""),))
+    assert tier.rule.startswith("system-owned: plan tier (learned memory_class=profile p=0.70") and "stands" in tier.rule
+    # a profile the rules also read, or another class the head is sure of against the rules, is the head's
+    assert fmem.classify_learned("We're a garden centre with four tills.", "customer").cls == "profile"
+    assert fmem.classify_learned("The tracking page still says 'on hold', I'm furious.", "customer").cls == "system_owned"
+    fmem.classify_learned.cache_clear()
+
+
 def test_an_agents_words_are_never_guessed_to_be_the_customers_preference_or_profile(monkeypatch):
     from stores.expiry import learned as fmem
 

@@ -168,7 +168,7 @@ PROBLEM = _rx(
 # --- system-owned ------------------------------------------------------------------------------
 
 _STATUS = (r"processing|pending|awaiting [a-z]+|dispatched|with the courier|on hold|in transit|out for delivery|"
-           r"cancel+ed|unpaid|overdue|suspended|in credit")
+           r"unpaid|overdue|in credit")
 STATUS_SHOWN = _rx(
     r"\b(?:says?|shows?|showing|reads|indicates|displays|lists|tells me|listed as|marked as)\b[^.?!]{0,50}?['\"\u2018\u201c]"
     r"(?:" + _STATUS + r")\b|"
@@ -177,8 +177,8 @@ STATUS_SHOWN = _rx(
 )
 """A status another system shows, quoted or read off a page (sixth round): "my order still says
 'processing'", "still showing 'awaiting dispatch'", "the account page says we're \u00a3212 in credit". Not
-"delivered" or "paid": a page that says so is what a dispute is about ("says delivered but it never
-arrived" is a problem report)."""
+"delivered", "paid" or "cancelled": a page that says so is what a dispute is about ("says delivered but
+it never arrived", "the booking says cancelled, they won't let the car on" are problem reports)."""
 
 _PLANS = r"free|starter|basic|essentials?|team|pro|professional|business|growth|scale|enterprise|premium|plus|standard"
 SYSTEM_OWNED: tuple[tuple[str, re.Pattern[str]], ...] = (

@@ -117,6 +117,8 @@ def test_a_status_a_page_shows_is_system_owned_before_waiting_or_problem_words(t
 def test_a_page_that_says_delivered_or_paid_is_a_dispute_not_a_status():
     assert classify("Tracking says delivered but the box never came.", "customer").rule != "system-owned: a status a page shows"
     assert classify("Your email says I paid twice.", "customer").rule != "system-owned: a status a page shows"
+    assert classify("the app shows my table booking as cancelled and we're at the door", "customer").rule != (
+        "system-owned: a status a page shows")
 
 
 @pytest.mark.parametrize("text", [

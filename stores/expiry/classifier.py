@@ -8,21 +8,29 @@ states a preference is sentiment (keeping the anger is the failure seed 004 is a
 tier mentioned while introducing oneself is profile (who the customer is matters more than a
 copy of a value another system owns).
 
+The shape rules (a standing request's shape, a status a page shows; sixth round) read how a turn
+is put rather than a word list: a request about how a recurring thing (invoices, reports,
+confirmations, ...) comes or goes, and a status quoted from a page or read off it, whatever the
+product's words. They come before the episodic words since "still showing 'awaiting dispatch'" is a
+copy of another system's value, not waiting.
+
 | order | rule | class | applies to |
 | ---: | --- | --- | --- |
 | 1 | resolution record naming a pending reference (`RMA 5531` + waiting words) | episodic | resolution records |
 | 1 | any other resolution record | incident | resolution records |
-| 2 | anger, frustration, threats to leave; strong delight | sentiment | customer |
+| 2 | anger, frustration, stress, threats to leave (`looking at other suppliers`); strong delight | sentiment | customer |
 | 2 | an apology for the customer's trouble | sentiment | agent |
 | 3 | self-introduction (`I'm Dana, the ops lead at ...`, `We're Quarry Labs`) | profile | customer |
 | 4 | a standing preference (`please reach me by email`, `from now on send ... as CSV`) | preference | customer |
-| 5 | waiting, a promise, an escalation, an opened RMA | episodic | anyone |
-| 6 | plan tier or seats, order status, balance or credits, open tickets | system_owned | anyone |
-| 7 | setup and compliance facts (`we run 9 stores`, `HIPAA-covered`, `our warehouse is ...`) | profile | customer |
-| 8 | a step the customer tried and how it went (`I restarted it`, `that did not help`, `it fixed it`) | incident | customer |
-| 8 | a problem report (`fails`, `missing`, `timing out`, ...) | incident | customer |
-| 9 | anything else the agent said or did | incident | agent |
-| 10 | anything else | unclassified | customer |
+| 4 | a standing request by its shape: how a recurring thing is sent (`could future invoices come as PDF`), who is copied on anything to do with a thing, one format or channel rather than another | preference | customer |
+| 5 | a status a page shows (`my order still says 'processing'`, `the account page says we're £212 in credit`) | system_owned | anyone |
+| 6 | waiting, a promise, an escalation, an opened RMA | episodic | anyone |
+| 7 | plan tier or seats, order status, balance or credits, open tickets | system_owned | anyone |
+| 8 | setup and compliance facts (`we run 9 stores`, `HIPAA-covered`, `our warehouse is ...`) | profile | customer |
+| 9 | a step the customer tried and how it went (`I restarted it`, `that did not help`, `it fixed it`) | incident | customer |
+| 9 | a problem report (`fails`, `missing`, `timing out`, ...) | incident | customer |
+| 10 | anything else the agent said or did | incident | agent |
+| 11 | anything else | unclassified | customer |
 
 A problem report is the incident itself, not state waiting on an event: kept with the support
 record, it is what a typed-memory strategy makes its INCIDENT of and what a repeat is recognised
@@ -62,7 +70,8 @@ ANGER = _rx(
     r"\b(unacceptable|furious|livid|outrage\w*|angry|annoyed|annoying|frustrat\w*|fed up|sick of|tired of|"
     r"ridiculous|absurd|disappoint\w*|upset|terrible|awful|horrible|appalling|useless|worst|a joke|"
     r"waste of (?:my |our )?time|not happy|unhappy|babysit\w*|fuming|disgrace\w*|shambles|pathetic|"
-    r"incompetent|(?:we are|we're) (?:cancel+ing|leaving|done with)|(?:i am|i'm) (?:cancel+ing|done with)|cancel (?:our|my|the) "
+    r"incompetent|stressed|stressing (?:me|us) out|looking at other (?:suppliers|providers|companies|vendors|options)|"
+    r"(?:moving|switching|going) (?:over )?to (?:a |another )?competitor|(?:we are|we're) (?:cancel+ing|leaving|done with)|(?:i am|i'm) (?:cancel+ing|done with)|cancel (?:our|my|the) "
     r"(?:subscription|account|contract|plan)|not paying|chargeback)\b|!{2,}"
 )
 DELIGHT = _rx(r"\b(delighted|thrilled|love (?:it|this|your)|amazing|fantastic|wonderful|lifesaver|so happy|"
@@ -109,6 +118,19 @@ STANDING_MARKER = _rx(r"\b(?:all|every|weekly|monthly|daily|always|from now on|g
 PREF_LANGUAGE = _rx(r"\b(?:reply|respond|write|speak|talk|communicate|answer)(?: to (?:me|us))? in (english|german|"
                     r"french|spanish|portuguese|italian|dutch|danish|swedish|norwegian|finnish|polish|japanese|"
                     r"chinese|korean)\b")
+_RECURRING = r"invoices|reports?|statements?|receipts|confirmations|replies|letters|updates|payouts|notifications|newsletters"
+_FORMS = r"pdfs?|csvs?|spreadsheets?|excel|xlsx|paper(?: copies)?|post|letters?|e-?mails?|texts?|calls?|whatsapp|sms"
+PREF_SHAPE = _rx(
+    r"\b(?:please|pls|could|can|should|would|kindly)\b[^.?!]{0,60}?\b(?:" + _RECURRING + r")\b[^.?!]{0,30}?"
+    r"\b(?:come|go|be sent|get sent|arrive)(?: out)? (?:as|in|to|by)\b|"
+    r"\b(?:" + _RECURRING + r")\b[^.?!]{0,30}?\b(?:come|go|be sent|get sent|arrive)(?: out)? (?:as|in|to|by)\b[^.?!]*\b(?:please|pls)\b|"
+    r"\b(?:copy|cc|include|loop)\b[^.?!]{0,60}\b(?:on|in) (?:anything|everything)(?: to do with| about| regarding| related to)\b|"
+    r"\b(?:" + _FORMS + r")\s+(?:rather than|instead of)\s+(?:a |an |the )?(?:" + _FORMS + r"|links?|the portal)\b"
+)
+"""A standing request by its shape (sixth round), whatever the words for what is asked: how a recurring
+thing comes or goes ("could future invoices come as PDF attachments?", "confirmations should go out in
+both Irish and English, please"), who is copied on anything to do with a thing, one format or channel
+rather than another ("spreadsheets rather than PDFs for the monthly reports")."""
 PREF_GENERIC = _rx(r"\b(?:i|we)(?:'d| would) (?:prefer|rather)\b|\bprefer(?:red|s)? (?:to be|" + _CHANNEL_WORDS + r")\b|"
                    r"\bhouse rules\b")
 
@@ -145,12 +167,27 @@ PROBLEM = _rx(
 
 # --- system-owned ------------------------------------------------------------------------------
 
+_STATUS = (r"processing|pending|awaiting [a-z]+|dispatched|with the courier|on hold|in transit|out for delivery|"
+           r"unpaid|overdue|in credit")
+STATUS_SHOWN = _rx(
+    r"\b(?:says?|shows?|showing|reads|indicates|displays|lists|tells me|listed as|marked as)\b[^.?!]{0,50}?['\"\u2018\u201c]"
+    r"(?:" + _STATUS + r")\b|"
+    r"\b(?:says?|shows?|showing|reads|indicates|displays|listed as|marked as) (?:still |as |it(?:'s| is) |(?:we're|we are|i'm|i am) "
+    r"(?:[$\u20ac\u00a3]\s?\d[\d,.]* )?)?(?:" + _STATUS + r")\b"
+)
+"""A status another system shows, quoted or read off a page (sixth round): "my order still says
+'processing'", "still showing 'awaiting dispatch'", "the account page says we're \u00a3212 in credit". Not
+"delivered", "paid" or "cancelled": a page that says so is what a dispute is about ("says delivered but
+it never arrived", "the booking says cancelled, they won't let the car on" are problem reports)."""
+
 _PLANS = r"free|starter|basic|essentials?|team|pro|professional|business|growth|scale|enterprise|premium|plus|standard"
 SYSTEM_OWNED: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("plan_tier", _rx(
         r"\b(?:(?:" + _PLANS + r") (?:plan|tier)|on (?:the |our )?(?:starter|growth|enterprise|premium)\b|"
         r"\d[\d,]* (?:more |additional |extra |paid )?(?:seats|licen[cs]es)|(?:plan|price|pricing|subscription) tier|"
-        r"billed (?:monthly|annually|yearly))\b")),
+        r"(?:one|two|three|four|five|six|seven|eight|nine|ten) (?:seats?|licen[cs]es)|"
+        r"billed (?:monthly|annually|yearly))\b|\b(?:on|got|have|has|pay for|paying for) (?:the|our|a|my) "
+        r"(?:(?-i:[A-Z])[\w+-]* ){1,2}(?:plan|tier)\b")),
     ("order_status", _rx(
         r"\b(?:order\s*#?\s*\w*\d[\w-]*\b[^.]*\b(?:shipped|delivered|dispatched|processing|cancel+ed|on hold|"
         r"in transit|out for delivery|status)|order status|(?:your|the|my|our) order (?:has |was |is )?"
@@ -158,8 +195,10 @@ SYSTEM_OWNED: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("balance", _rx(
         r"\b(?:(?:account )?balance|amount (?:due|owed|outstanding)|(?:you|we) owe|overdue|past due|"
         r"outstanding (?:balance|invoice|amount)|(?:service|account|goodwill) credit|applied an? [\w -]{0,30}credit)\b|"
-        r"[$€£]\s?\d[\d,.]*\s*(?:credit|refund|charge|balance)\b")),
-    ("open_tickets", _rx(r"\b(?:\d+ open (?:tickets|cases|requests)|open tickets?|tickets? (?:is|are) (?:still )?open)\b")),
+        r"[$€£]\s?\d[\d,.]*\s*(?:credit|refund|charge|balance)\b|"
+        r"(?:[$€£]\s?\d[\d,.]*|\d[\d,.]* (?:pounds|euros|dollars|quid)) (?:in|of) credit\b")),
+    ("open_tickets", _rx(r"\b(?:\d+ open (?:tickets|cases|requests)|open tickets?|tickets? (?:is|are) (?:still )?open|"
+                         r"(?:tickets|cases) (?:still )?open (?:with|on|at))\b")),
 )
 """System-owned topics with their cues, in the order they are tried."""
 
@@ -254,8 +293,16 @@ def classify(text: str, role: str, kind: str = "message") -> Classification:
             m = PREF_STANDING.search(low)
         if m:
             return Classification("preference", "preference: standing request", m.group(0), topics=preference_topics(text))
+        m = PREF_SHAPE.search(text)
+        if m:
+            return Classification("preference", "preference: a standing request's shape", m.group(0),
+                                  topics=preference_topics(text))
     elif APOLOGY.search(text):
         return Classification("sentiment", "sentiment: apology", _first(APOLOGY.search(text)))
+    m = STATUS_SHOWN.search(text)
+    if m:
+        topic = "balance" if m.group(0).lower().endswith("credit") else "order_status"
+        return Classification("system_owned", "system-owned: a status a page shows", m.group(0), topics=((topic, ""),))
     m = PENDING.search(low) or PROMISE.search(low)
     if m:
         return Classification("episodic", "episodic: waiting or promise", m.group(0), event=ref_text)

@@ -8,8 +8,10 @@
   are read as "agent: <text>") decides when it is sure, i.e. its class's probability reached
   the threshold chosen on the validation split; the rules decide when it is unsure, unless the
   rules themselves found nothing (`unclassified: no rule matched`, or the agent-message catch-all):
-  then the head's most probable class stands, since a guess with a score beats no reading. The
-  rule says which reader decided: `learned memory_class=preference p=0.83 (threshold 0.30)`.
+  then the head's most probable class stands, since a guess with a score beats no reading, unless it is a
+  class the speaker's words cannot hold (`NOT_GUESSED`: an agent's preference or profile), when the rules'
+  reading stands. A sure head does not overrule the rules' system-owned value with a profile fact
+  (`RULES_STAND`). The rule says which reader decided: `learned memory_class=preference p=0.83 (threshold 0.30)`.
 - What a class needs beyond its name is read by the rules' matchers, whoever chose the class: a
   preference's topics and values, an episodic item's reference, a system-owned topic.
 """
@@ -33,6 +35,20 @@ def _ref(text: str) -> str:
 CATCH_ALL = frozenset({"unclassified: no rule matched", "incident: agent message"})
 """Rules that read no evidence in the words: the head's best guess replaces them."""
 
+RULES_STAND = frozenset({("system_owned", "profile")})
+"""(the rules' class, the head's class) pairs where the rules' reading stands against a sure head (sixth round):
+a value another system owns named in the words (a plan or tier, seats, a balance, a status) against the head's
+profile. The head reads "we have five users on the Practice Pro tier" as who the customer is (the frame "we
+have", "we're on" is how profile facts are said), while the rules read the plan's name; a plan said while
+introducing oneself is profile by the rules' own order (self-introduction first)."""
+
+NOT_GUESSED = {"agent": frozenset({"preference", "profile"})}
+"""Per role, the classes a best guess may not give (sixth round): an agent's words never hold the customer's
+preference or profile (an agent's question "do you want the file emailed to the manager?" is not one), so a
+best guess of either gives way to the rules' reading, `incident: agent message`. A sure reading is not held
+back: an agent's "Noted: WhatsApp first, no calls on Mondays" read as a preference with a score above its
+threshold stands."""
+
 
 @lru_cache(maxsize=65536)
 def classify_learned(text: str, role: str, kind: str = "message") -> Classification:
@@ -43,11 +59,18 @@ def classify_learned(text: str, role: str, kind: str = "message") -> Classificat
     said = f"agent: {text}" if role == "agent" else text
     r = front_end().read("memory_class", said)
     if not r.sure and rule.rule in CATCH_ALL:
-        r = front_end().top("memory_class", said)
+        guess = front_end().top("memory_class", said)
+        if guess.label in NOT_GUESSED.get(role, ()):
+            return Classification(rule.cls, f"{rule.rule} ({guess.describe()} is not a class of the {role}'s words: rules)",
+                                  rule.cue, rule.topics, rule.event)
+        r = guess
     if not r.sure:
         return Classification(rule.cls, f"{rule.rule} ({r.describe()}: rules)", rule.cue, rule.topics, rule.event)
     if r.label == rule.cls:
         return Classification(rule.cls, f"{r.describe()}; {rule.rule}", rule.cue, rule.topics, rule.event)
+    if (rule.cls, r.label) in RULES_STAND:
+        return Classification(rule.cls, f"{rule.rule} ({r.describe()}: the rules' {rule.cls} stands)", rule.cue,
+                              rule.topics, rule.event)
     return _as_class(r.label, r.describe(), text)
 
 

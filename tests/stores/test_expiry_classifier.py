@@ -92,6 +92,57 @@ def test_a_value_another_system_owns_is_system_owned_with_its_topic(text, topic)
     assert (c.cls, c.topics) == ("system_owned", ((topic, ""),))
 
 
+@pytest.mark.parametrize("text,topic", [
+    ("We're on the Harbour Lite plan, so it's the one seat.", "plan_tier"),
+    ("There are three cases open with your billing people already.", "open_tickets"),
+    ("The portal shows 40 euros in credit on our account.", "balance"),
+    ("We pay for the Studio Max tier, three editors.", "plan_tier"),
+])
+def test_a_value_another_system_owns_is_read_with_any_plan_name_or_number_word(text, topic):
+    c = classify(text, "customer")
+    assert (c.cls, c.topics) == ("system_owned", ((topic, ""),))
+
+
+@pytest.mark.parametrize("text,topic", [
+    ("The refund on my dashboard still reads 'pending'.", "order_status"),
+    ("My parcel has been showing 'awaiting collection' since Monday.", "order_status"),
+    ("The billing page says I'm £30 in credit, which can't be right.", "balance"),
+    ("The app indicates my new lamp is 'on hold' for some reason.", "order_status"),
+])
+def test_a_status_a_page_shows_is_system_owned_before_waiting_or_problem_words(text, topic):
+    c = classify(text, "customer")
+    assert (c.cls, c.rule, c.topics) == ("system_owned", "system-owned: a status a page shows", ((topic, ""),))
+
+
+def test_a_page_that_says_delivered_or_paid_is_a_dispute_not_a_status():
+    assert classify("Tracking says delivered but the box never came.", "customer").rule != "system-owned: a status a page shows"
+    assert classify("Your email says I paid twice.", "customer").rule != "system-owned: a status a page shows"
+    assert classify("the app shows my table booking as cancelled and we're at the door", "customer").rule != (
+        "system-owned: a status a page shows")
+
+
+@pytest.mark.parametrize("text", [
+    "Could all future statements come as PDFs? Nobody here opens the portal.",
+    "Going forward, can the weekly reports go to my deputy instead?",
+    "Receipts should go out in Welsh as well as English, please.",
+    "Please loop our bookkeeper in on anything to do with refunds.",
+    "Paper copies rather than emails for the contracts, please.",
+])
+def test_a_standing_request_is_a_preference_by_its_shape(text):
+    c = classify(text, "customer")
+    assert c.cls == "preference" and c.rule.startswith("preference: ")
+
+
+def test_a_one_off_question_about_a_thing_is_not_a_standing_request():
+    assert cls("Could you resend the invoice from March?") != "preference"
+    assert cls("Why did the reports go to the wrong folder?") != "preference"
+
+
+def test_stress_and_shopping_around_are_sentiment():
+    assert cls("honestly this whole thing has me stressed out of my mind") == "sentiment"
+    assert cls("We've started looking at other providers, to be honest.") == "sentiment"
+
+
 def test_setup_and_compliance_facts_are_profile():
     assert cls("Our warehouse is an X-Small that auto-suspends after 5 minutes.") == "profile"
     assert cls("Before anything else: patient data must stay in your US data region (HIPAA).") == "profile"

@@ -401,6 +401,44 @@ def test_memory_classes_learned_sure_unsure_and_catch_all(monkeypatch):
     fmem.classify_learned.cache_clear()
 
 
+def test_a_sure_profile_reading_does_not_overrule_a_system_owned_value_the_rules_read(monkeypatch):
+    from stores.expiry import learned as fmem
+
+    fake = _FakeFront({"We have four users on the Garden Pro tier.": ("profile", 0.7),
+                       "We're a garden centre with four tills.": ("profile", 0.7),
+                       "The tracking page still says 'on hold', I'm furious.": ("system_owned", 0.7)}, {})
+    monkeypatch.setattr(fmem, "front_end", lambda: fake)
+    fmem.classify_learned.cache_clear()
+    tier = fmem.classify_learned("We have four users on the Garden Pro tier.", "customer")
+    assert (tier.cls, tier.topics) == ("system_owned", (("plan_tier", ""),))
+    assert tier.rule.startswith("system-owned: plan tier (learned memory_class=profile p=0.70") and "stands" in tier.rule
+    # a profile the rules also read, or another class the head is sure of against the rules, is the head's
+    assert fmem.classify_learned("We're a garden centre with four tills.", "customer").cls == "profile"
+    assert fmem.classify_learned("The tracking page still says 'on hold', I'm furious.", "customer").cls == "system_owned"
+    fmem.classify_learned.cache_clear()
+
+
+def test_an_agents_words_are_never_guessed_to_be_the_customers_preference_or_profile(monkeypatch):
+    from stores.expiry import learned as fmem
+
+    fake = _FakeFront({"agent: Noted: texts only from now on.": ("preference", 0.7)},
+                      {"agent: Do you want the file emailed to the manager?": ("preference", 0.3),
+                       "agent: Which of your shops is that?": ("profile", 0.3),
+                       "agent: Your plan renews in May.": ("system_owned", 0.3),
+                       "Do you want the file emailed to the manager?": ("preference", 0.3)})
+    monkeypatch.setattr(fmem, "front_end", lambda: fake)
+    fmem.classify_learned.cache_clear()
+    for text in ("Do you want the file emailed to the manager?", "Which of your shops is that?"):
+        c = fmem.classify_learned(text, "agent")
+        assert c.cls == "incident" and c.rule.startswith("incident: agent message (") and "rules)" in c.rule
+    # a best guess of a class the agent's words can hold stands; so does a sure reading of any class
+    assert fmem.classify_learned("Your plan renews in May.", "agent").rule.endswith("(best guess: the rules read nothing)")
+    assert fmem.classify_learned("Noted: texts only from now on.", "agent").cls == "preference"
+    # the customer's words may be guessed a preference
+    assert fmem.classify_learned("Do you want the file emailed to the manager?", "customer").cls == "preference"
+    fmem.classify_learned.cache_clear()
+
+
 def test_expiry_params_pick_the_classifier():
     from stores.expiry.classifier import classify
     from stores.expiry.params import ExpiryParams

@@ -423,7 +423,7 @@ _OPEN_NOT_STEPS = frozenset(
     "email call ring contact check see note read hang stay remember have get leave make take go come know think "
     "find sync notice ask need want use open start stop happen seem work help fix crash fail try mean feel hope "
     "like love hate thank sort drop freeze hang lose show report receive order pay book mention speak talk write "
-    "walk run put sit set bring buy bit lot lots guess wonder worry plan expect wish sign log".split()
+    "walk run put sit set bring buy bit lot lots guess wonder worry plan expect wish sign log back".split()
 )
 """Words in a step's place that ask, report or feel rather than name a troubleshooting step (`please tell me`,
 `noticed it`, `seemed fine`), and nouns often found there: never an open step (`_open_step`)."""

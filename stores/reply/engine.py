@@ -7,13 +7,20 @@ each context lets an agent do, not engines.
 
 How it answers (seed 002, "Reasoning Engine" and "Deterministic Fallback"):
 - relevance of a memory = share of the message's content words it matches (an attempt also
-  through its incident's words); when nothing matches, everything in the context counts, since
-  the strategy chose to show it;
+  through its incident's words); an attempt no incident holds (its ticket's report was not read as
+  one) counts when a memory of its session matches, since a ticket is about one problem; when
+  nothing matches, everything in the context counts, since the strategy chose to show it;
 - known fixes: relevant attempts that worked, best match first; known failures: relevant attempts
   that failed (including a fix that stopped working), in the order they were tried;
 - returning customer: relevant history from a session other than the live one;
 - next step: the first known fix; with none left and a fix that stopped working or two failures,
   escalate with the history; a known failure is never proposed.
+
+The steps, outcomes and incidents are read by the extractor's lexicon (`stores/structured/lexicon.py`),
+the same reading for every strategy: a step said as customers and agents say it (a verb the lexicon does
+not list, read from its place in the sentence: `please format the card`, `formatting the card did not
+help`; `turn Bluetooth off and on`; `log out of X and back in`; `an ethernet cable fixed it`), see
+docs/frontends.md, "Sixth round".
 """
 
 from __future__ import annotations
@@ -65,6 +72,11 @@ def compose(request: ContextRequest, ctx: list[ContextMemory], *, engine: str = 
         hit = [q[s] for s in q if s in words]
         scored.append((c, len(hit) / len(q) if q else 0.0, hit))
     relevant_ids = {c.memory.id for c, s, _ in scored if s > 0 and c.memory.type != "PROFILE"}
+    # an attempt no incident holds is about its ticket's problem: relevant when a memory of its session is
+    tickets = {c.session for c, s, _ in scored if s > 0 and c.memory.type != "PROFILE" and c.session}
+    same_ticket = {c.memory.id for c, _, _ in scored if c.memory.type == "ATTEMPT" and not c.memory.incident_id
+                   and c.session in tickets and c.memory.id not in relevant_ids}
+    relevant_ids |= same_ticket
     use = [x for x in scored if x[0].memory.id in relevant_ids] or [x for x in scored if x[0].memory.type != "PROFILE"]
     use_ids = {c.memory.id for c, _, _ in use}
     attempts = [(c, s) for c, s, _ in use if c.memory.type == "ATTEMPT"]
@@ -87,6 +99,7 @@ def compose(request: ContextRequest, ctx: list[ContextMemory], *, engine: str = 
         reason = ", ".join(r for r in (
             "same product" if product and m.product == product and m.type != "PROFILE" else "",
             f"matched on {', '.join(hit)}" if hit else "",
+            "same ticket as a matched memory" if m.id in same_ticket else "",
             "customer profile" if m.type == "PROFILE" else "",
             "earlier session" if c.session and c.session != request.session else "",
         ) if r) or "in the context"

@@ -30,6 +30,8 @@ from typing import Literal
 
 from stores.protocol import Forget, Resolution, Turn
 from stores.structured.lexicon import (
+    FAILURE,
+    KNOWN_GROUPS,
     FIXED_BY,
     IDENTITY,
     REPEAT_HINT,
@@ -41,9 +43,11 @@ from stores.structured.lexicon import (
     device_of,
     find_steps,
     normalize,
+    object_named,
     outcome_marks,
     preference_topics,
     product_of,
+    same_verb,
     sentences,
     stem,
 )
@@ -156,11 +160,11 @@ def extract_all(events) -> list[Memory]:
 
 
 @lru_cache(maxsize=1 << 16)
-def _read(sentence: str, subject_free: bool, past_only: bool) -> tuple[str, tuple, tuple[Step, ...]]:
+def _read(sentence: str, subject_free: bool, past_only: bool, open_verbs: bool = True) -> tuple[str, tuple, tuple[Step, ...]]:
     """A sentence's normalized text, outcome phrases and steps (pure, so cached: the reply engine reads the
     same lines again at every probe whose context holds them)."""
     norm = normalize(sentence)
-    steps = find_steps(norm, casing(sentence), subject_free=subject_free, past_only=past_only)
+    steps = find_steps(norm, casing(sentence), subject_free=subject_free, past_only=past_only, open_verbs=open_verbs)
     return norm, tuple(outcome_marks(norm)), tuple(steps)
 
 
@@ -235,8 +239,8 @@ class _Run:
 
             getattr(learned.front_end(), "warm", lambda texts: None)(list(said_all))  # a test's stand-in may not warm
         said = any(_read(x, True, False)[1] for x in said_all) if reading else True
-        # the report words of the learned front end (`_STOPPED`) read a message whose sentences have no symptom word
-        worded = any(_facts(x)[4] for x in said_all) if reading else True
+        # the report words (`_STOPPED`) read a message whose sentences have no symptom word
+        worded = any(_facts(x)[4] for x in said_all)
         for sentence in said_all:
             norm, marks, steps = _read(sentence, True, False)
             if reading:
@@ -246,9 +250,13 @@ class _Run:
                 self.readers.append((sentence, r.describe()))
                 marks = apply(r, norm, marks, add=not said)
             product, device, topics, identity, symptom = _facts(sentence)
-            if reading and not worded and not marks and "?" not in sentence and _STOPPED.search(norm):
+            if not worded and not marks and "?" not in sentence and _STOPPED.search(norm):
                 symptom = True  # "the sensor stopped reporting on Sunday": a report without the symptom words
-                self.readers.append((sentence, "a report: something stopped (learned front end's words)"))
+                if reading:
+                    self.readers.append((sentence, "a report: something stopped (the report words)"))
+            elif symptom and marks and self.session not in self.c.session_incident and len(norm.split()) <= 6 \
+                    and (steps or self.c.awaiting.get(self.session)) and _only_the_outcome(norm):
+                symptom = False  # "Did not work at all." after a step: the outcome, not a new report
             if product:
                 self._profile(f"product:{product.lower()}", f"Uses {product}", replace_sources=False)
                 self.c.product = product
@@ -373,7 +381,7 @@ class _Run:
                 if not ids and sentence is not None:
                     ids = self._named_step(sentence, norm, s.start)
             else:
-                ids = [self._attempt(s, answer=sentence is not None).id]
+                ids = [self._attempt(s, answer=True).id]
             placed.append((s.start, ids))
             message_steps.extend(i for i in ids if i not in message_steps)
         for mark in marks:
@@ -420,7 +428,8 @@ class _Run:
     # -- agents -------------------------------------------------------------------------------
     def agent(self, t: Turn) -> None:
         if t.kind == "action":
-            norm, marks, found = _read(t.text, True, False)
+            # an agent's own action is read by the lexicon's verbs only: `scheduled the weekly export` is service, not a step
+            norm, marks, found = _read(t.text, True, False, False)
             steps = [s for s in found if not s.pronoun]
             if not steps:
                 return
@@ -476,6 +485,9 @@ class _Run:
                     named = [s for s in steps if s.start < mark.start and not s.pronoun]
                 else:
                     named = [s for s in steps if s.start < mark.start and not s.pronoun][-1:]
+                if not named and not FIXED_BY.match(norm, mark.start):
+                    thing = object_named(sentence, norm, mark.start)
+                    named = [_named_step_of(thing)] if thing else []  # `an ethernet cable fixed it`
                 for s in named:
                     # a summary names steps already tried, or the fix: it never invents an open step
                     self._outcome(self._attempt(s, create_as=mark.outcome).id, mark.outcome)
@@ -536,14 +548,19 @@ class _Run:
         same verb is that one when either names the application and the other the product or nothing
         (`Restart Pixelmoor`, answered `restarted it`)."""
         incident = self.c.session_incident.get(self.session)
-        for m in self.c.memories.values():
-            if m.type == "ATTEMPT" and m.incident_id == incident and _same_step(m, step):
-                return self._sourced(m)
+        same = [m for m in self.c.memories.values() if m.type == "ATTEMPT" and m.incident_id == incident and _same_step(m, step)]
+        if same:  # the closest: `compressed air around the left stick` is the air blown, not the stick recalibrated
+            return self._sourced(max(same, key=lambda m: (m.key == step.key, _shared(m, step))))
         if answer:
             for mid in self._pending():
                 m = self.c.memories[mid]
                 if _answers(m, step):
                     return self._sourced(m)
+            if step.group not in KNOWN_GROUPS and ":" in step.key:  # `pushed the cable back in`, answering `reconnect the cable`
+                for mid in self._pending():
+                    m = self.c.memories[mid]
+                    if step.words & frozenset(m.key.partition(":")[2].split("-")):
+                        return self._sourced(m)
         mid = f"{self.cid}:ATTEMPT:{incident or '-'}:{step.key}"
         outcome = create_as or "in_progress"
         m = Memory(mid, self.cid, "ATTEMPT", step.text, self.at, self.at, (self.event.id,), outcome=outcome,
@@ -608,6 +625,8 @@ def _same_step(m: Memory, step: Step) -> bool:
     if m.key == step.key:
         return True
     group, _, rest = m.key.partition(":")
+    if same_verb(group, step.group):
+        group = step.group  # `save the opening hours again` and `re-saving the opening hours`
     if not rest or (group != step.group and "named" not in (group, step.group)):
         return False
     mine = frozenset(rest.split("-"))
@@ -615,6 +634,12 @@ def _same_step(m: Memory, step: Step) -> bool:
     if group != step.group:  # a step named in someone's own words is the lexicon's step on the same two object words
         return len(mine & step.words) >= 2 and len(mine & step.words) / small >= 0.5
     return small > 0 and len(mine & step.words) / small >= 0.5
+
+
+def _shared(m: Memory, step: Step) -> float:
+    """The share of object words an attempt and a step have in common (of the larger set)."""
+    mine = frozenset(m.key.partition(":")[2].split("-")) - {""}
+    return len(mine & step.words) / max(len(mine), len(step.words), 1)
 
 
 def _named_step_of(text: str) -> Step:
@@ -667,7 +692,7 @@ _ROLE = re.compile(
 yoga`, `as the office manager of a practice`, `it's Tomasz at Birchwood Dental`, `Percival from Greenway Vets here`): under a learned front end a
 profile fact said in passing, whatever the `statement` head reads. Not `I'm a bit ...`, `I'm a long-time
 customer` and the like (the words after `a` that say how, not what)."""
-_STOPPED = re.compile(r"\bnot \w+(?: \w+){0,4} any ?more\b|\b(?:forever|stuck|frozen|spins|spinning|offline|wont|cant|doesnt|isnt|aint|(?:kicks|kicking|kicked|logs|logging|logged|booting|boots) me out)\b|\b(?:stopped|quit|quits|stops)(?: (?!(?:crash|freez|hang|fail|error|happen|lagg|drop|spinn|glitch|flicker|loop)\w*)[a-z]+ing\b|(?= (?:on|last|this|yesterday|today|since|after|again|overnight|completely|altogether)\b|[.,!]|$))")
+_STOPPED = re.compile(r"\bnot \w+(?: \w+){0,4} any ?more\b|\b(?:has|have|had) not (?!(?:tried|done|changed|touched|had|heard|been)\b)\w+ (?:anything|a single|any)\b|\b(?:forever|stuck|frozen|spins|spinning|offline|wont|cant|doesnt|isnt|aint|(?:kicks|kicking|kicked|logs|logging|logged|booting|boots) me out)\b|\b(?:stopped|quit|quits|stops)(?: (?!(?:crash|freez|hang|fail|error|happen|lagg|drop|spinn|glitch|flicker|loop)\w*)[a-z]+ing\b|(?= (?:on|last|this|yesterday|today|since|after|again|overnight|completely|altogether)\b|[.,!]|$))")
 """`stopped printing`, `stopped on Saturday`, `spins forever`, `stuck`, `offline`, `not coming anymore`, `wont
 connect` (the apostrophe left out), `kicks me out`: something the customer relies
 on no longer does its job (a problem report the symptom words miss), unlike `stopped crashing` (an outcome)."""
@@ -697,7 +722,8 @@ def coined_product(sentence: str) -> str | None:
     """The product a problem report names by its own name, not the lexicon's `my <Name> app` forms: a
     capitalized word of four letters or more with a capital inside it (`RouteMate`), or after `my`, `our`,
     `the`, `in`, `on`, `with`, `using` (`my Aquanest leak sensor`, `the class list in Bendwise`), or opening
-    the sentence before its symptom word (`Pocketfolio freezes ...`); not a word of the language (the encoder's
+    the sentence or a clause (after a comma, `and`, `but`, `so`) before its symptom word (`Pocketfolio freezes ...`,
+    `... and Pixelmoor keeps freezing`); not a word of the language (the encoder's
     vocabulary: `the Orders tab`), not an acronym, a day, a month, a store, a device
     or a greeting, and not a person (`it's Tomasz at ...`, `Percival from ...`). A second capitalized word
     right after joins it (`Ledgerly Desktop`)."""
@@ -717,13 +743,21 @@ def coined_product(sentence: str) -> str | None:
             continue  # a word of the language (`the Orders tab`), not a name coined for a product
         camel = any(c.isupper() for c in first[1:])
         placed = re.search(r"\b(?:my|our|the|in|on|with|using|of)\s+$", before, re.I) is not None
-        opening = not before.strip() and SYMPTOM.match(normalize(after.strip())) is not None
+        opening = (not before.strip() or re.search(r"(?:,|\b(?:and|but|so|now|then))\s+$", before, re.I) is not None) \
+            and SYMPTOM.match(normalize(after.strip())) is not None  # `... and Pixelmoor keeps freezing`
         if camel or placed or opening:
             return name
     return None
 
 
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|we|we're|we've|our|my|us|me)\b")
+
+
+def _only_the_outcome(norm: str) -> bool:
+    """Whether every symptom word of a normalized sentence lies inside one of its failure phrases (`did not
+    work at all`), so the sentence reports how a step went and no problem of its own."""
+    spans = [(f.start(), f.end()) for f in FAILURE.finditer(norm)]
+    return all(any(a <= s.start() < b for a, b in spans) for s in SYMPTOM.finditer(norm))
 
 
 def _first_person_fact(text: str) -> bool:

@@ -17,7 +17,7 @@ from stores.frontend.bank import BankError, HeadBank, _load_file, all_phrases, l
 from stores.decisions.learned import HEADS, combine, floor_severity
 from stores.frontend.model import Reading
 
-SUITES = ("datasets/canonical", "datasets/challenge", "tests/data/extraction_dev", "datasets/challenge_holdout",
+SUITES = ("datasets/canonical", "datasets/challenge", "tests/data/extraction_dev", "tests/data/reply_dev", "datasets/challenge_holdout",
           "datasets/challenge_holdout2", "datasets/challenge_holdout3",
           "datasets/challenge_holdout4", "datasets/challenge_holdout5")
 

@@ -13,6 +13,9 @@
   of the folds, pooled; `UNION`)
   (stores.frontend.model, `SUMMED`); the more probable of crisis and harm says the severity.
   A turn the floor marks escalates (the resolver's first rule), whatever else is on record.
+  A short answer to the agent's specific question ("downstairs in the hall" to "is the router upstairs or
+  downstairs?") is read in its exchange (`answers_question`): the learned floor needs the mean of the
+  message's score and the score of the question and reply read together to reach `REPLY_BAR`.
 - Signals whose words rarely mislead (`human_request`, `hostile`, `complexity`, `complaint`, an
   explicit intent):
   the rules' yes stands, and the learned head adds what the words missed ("is anyone real there",

@@ -97,9 +97,20 @@ def test_the_floor_dev_set_is_not_in_the_bank():
     from bench.floor import dev_turns
 
     turns = dev_turns()
-    assert sum(g for *_, g in turns) >= 25 and sum(not g for *_, g in turns) >= 35
-    found = _close_pairs([t for _, t, _ in turns])
+    assert sum(g for _, _, g, _ in turns) >= 25 and sum(not g for _, _, g, _ in turns) >= 35
+    found = _close_pairs([t for _, t, _, _ in turns])
     assert not found, f"training phrases too close to the floor's dev set: {found[:5]}"
+
+
+def test_the_floor_context_dev_set_is_not_in_the_bank():
+    """tests/stores/floor_dev_context.yaml (the replies read with the agent's message) is never trained on."""
+    from bench.floor import dev_context_turns
+
+    turns = dev_context_turns()
+    assert sum(g for _, _, g, _ in turns) >= 20 and sum(not g for _, _, g, _ in turns) >= 30
+    assert all(a is not None and a.asked_question for *_, a in turns)
+    found = _close_pairs([t for _, t, _, _ in turns])  # the replies: the agent's questions are ordinary support talk
+    assert not found, f"training phrases too close to the floor's context dev set: {found[:5]}"
 
 
 def test_training_is_seeded_and_reads_a_separable_head():
@@ -254,6 +265,67 @@ def test_floor_reading_says_the_severity_when_the_disclosure_head_reaches_its_th
     assert floor_reading(_FloorFront(0.45, 0.3, 0.1), "x").label == "crisis"
     low = floor_reading(_FloorFront(0.2, 0.1, 0.1), "x")
     assert low.label == "none" and low.describe().startswith("learned disclosure=none p=0.80 (threshold 0.70)")
+
+
+def _asked(text: str) -> AgentFacts:
+    from stores.decisions.signals import agent_facts
+
+    return agent_facts("a1", text, "message")
+
+
+def test_a_short_reply_to_a_specific_question_is_an_answer_to_it():
+    from stores.decisions.learned import REPLY_MAX_WORDS, answers_question
+
+    q = _asked("Is the router upstairs or downstairs?")
+    assert answers_question(q, "downstairs in the hall")
+    assert not answers_question(q, " ".join(["word"] * (REPLY_MAX_WORDS + 1)))  # a longer reply says more
+    assert not answers_question(None, "downstairs in the hall")
+    assert not answers_question(_asked("The router is downstairs."), "ok")  # no question asked
+    assert not answers_question(_asked("Would you like me to connect you with live support?"), "no point now")
+    for open_q in ("Sorry to hear that. What's happened?", "What's it about?", "Anything else I can help with?",
+                   "Are you safe right now?"):
+        assert not answers_question(_asked(open_q), "he checks my phone")  # the customer's own report
+
+
+class _ExchangeFront(_FloorFront):
+    """A floor whose score is given per text: the reply alone, and the question and reply read as one."""
+
+    def __init__(self, scores: dict[str, float], threshold: float = 0.13):
+        super().__init__(0.0, 0.2, 0.1, threshold)
+        self.scores = scores
+
+    def summed(self, head, name, text):
+        return self.scores[text], 0.3, 0.5, self.p
+
+
+def test_the_floor_reads_a_short_answer_in_its_exchange():
+    from stores.decisions.learned import REPLY_BAR, floor_reading
+
+    q = _asked("Do you like puzzle games or card games?")
+    pair = f"{q.text} card ones"
+    front = _ExchangeFront({"card ones": 0.22, pair: 0.04})
+    assert floor_reading(front, "card ones").label == "crisis"  # alone, over the one-message threshold
+    r = floor_reading(front, "card ones", q)
+    assert r.label == "none" and r.threshold == pytest.approx(1 - REPLY_BAR)
+    assert "a short answer to the agent's question a1: alone 0.22, with the question 0.04, mean 0.13" in r.describe()
+    said = _ExchangeFront({"no. I'll be gone by then": 0.43, f"{q.text} no. I'll be gone by then": 0.85})
+    r = floor_reading(said, "no. I'll be gone by then", q)  # a farewell said as the answer still escalates
+    assert r.label == "crisis" and r.score == pytest.approx(0.64) and r.threshold == REPLY_BAR
+    offer = _asked("Would you like me to connect you with live support?")
+    assert floor_reading(_ExchangeFront({"card ones": 0.22}), "card ones", offer).label == "crisis"  # read alone
+
+
+def test_read_signals_gives_the_floor_the_agent_message(monkeypatch):
+    from stores.decisions import learned as fd
+
+    seen = []
+    monkeypatch.setattr(fd, "front_end", lambda: _FakeLearned())
+    monkeypatch.setattr(fd, "floor_reading", lambda front, text, answer=None: seen.append(answer) or
+                        Reading("disclosure", "none", 0.9, 0.7))
+    q = _asked("Which size did you order?")
+    ctx, rules = _rules("medium, same as always", q)
+    fd.read_signals(ctx, ProducerParams(), rules)
+    assert seen == [q]
 
 
 def _rules(text: str, answer: AgentFacts | None = None) -> tuple[TurnContext, Signals]:
@@ -633,11 +705,11 @@ def test_chat_front_end_never_lowers_the_safety_floor(monkeypatch):
     monkeypatch.setattr(fd, "front_end", lambda: _FakeLearned())
     monkeypatch.setattr(fd, "chat_readings", lambda heads, text, learned: {
         h: Reading(h, "none" if h in ("sensitive", "intent") else "no", 1.0, 0.0, source="chat:m") for h in heads})
-    monkeypatch.setattr(fd, "floor_reading", lambda front, text: Reading("disclosure", "none", 0.9, 0.7))
+    monkeypatch.setattr(fd, "floor_reading", lambda front, text, answer=None: Reading("disclosure", "none", 0.9, 0.7))
     ctx, rules = _rules("I honestly want to die.")
     s = fd.read_signals(ctx, ProducerParams(front="chat"), rules)
     assert s.sensitive == "crisis"
-    monkeypatch.setattr(fd, "floor_reading", lambda front, text: Reading("disclosure", "harm", 0.6, 0.3))
+    monkeypatch.setattr(fd, "floor_reading", lambda front, text, answer=None: Reading("disclosure", "harm", 0.6, 0.3))
     ctx, rules = _rules("he watches everything I buy")
     s = fd.read_signals(ctx, ProducerParams(front="chat"), rules)
     assert s.sensitive == "harm" and "more severe than chat:m sensitive=none" in dict(s.readers)["sensitive"]

@@ -131,14 +131,39 @@ def report(name: str, rows: list[Row], show: bool) -> list[str]:
     return L + [""]
 
 
+def kinds_report() -> list[str]:
+    """The floor's validation with whole kinds held out (`stores.frontend.model.kind_validation`)."""
+    import numpy as np
+
+    from stores.frontend.bank import load_bank, load_kinds
+    from stores.frontend.model import union_caught, front_end, kind_validation
+    from stores.retrieval.encoder import DEFAULT_MODEL, encode_unpadded, load_model
+
+    hb = load_bank()["sensitive"]
+    x = np.stack(encode_unpadded(load_model(DEFAULT_MODEL), list(hb.texts)))
+    threshold = front_end().heads["sensitive"].thresholds["disclosure"]
+    v = kind_validation(hb, x, load_kinds(), union_caught("sensitive", hb), threshold)
+    L = ["## the bank's disclosures by kind: validation recall at the floor's threshold "
+         f"{v['threshold']:.2f} (the union with the words)", "",
+         "| kind | phrases | phrase folds | kind held out |", "| --- | --- | --- | --- |"]
+    for kind, row in v["kinds"].items():
+        L.append(f"| {kind} | {row['phrases']} | {row['recall_phrase_folds']:.3f} | {row['recall_kind_held_out']:.3f} |")
+    c = v["held_out_choice"]
+    L += ["", f"- the threshold chosen on the kind-held-out scores: {c['threshold']:.2f} (recall {c['recall']:.3f}, "
+          f"precision {c['precision']:.3f}, {c['support']} disclosures)", ""]
+    return L
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--misses", action="store_true", help="list every miss and false alarm of the floor")
     ap.add_argument("--suite", action="append", choices=[*SUITES, "dev", "dev_context"],
                     help="read only this text (repeatable; default: every one)")
+    ap.add_argument("--kinds", action="store_true",
+                    help="the floor's validation on the bank with whole kinds of disclosure held out, then the suites")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    lines = []
+    lines = kinds_report() if args.kinds else []
     for name in args.suite or [*SUITES, "dev", "dev_context"]:
         if name == "dev":
             lines += report("dev (tests/stores/floor_dev.yaml)", dev_turns(), args.misses)

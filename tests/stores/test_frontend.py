@@ -220,8 +220,8 @@ def test_the_sensitive_head_reads_its_union_from_the_floor_words():
     from stores.decisions.learned import floor_words_say
 
     hb = HeadBank("sensitive", ("none", "harm"), "none", ("where is my parcel", "someone hacked my account"), ("none", "harm"))
-    assert fm._caught("sensitive", hb).tolist() == [False, True]
-    assert fm._caught("hostile", hb) is None
+    assert fm.union_caught("sensitive", hb).tolist() == [False, True]
+    assert fm.union_caught("hostile", hb) is None
     assert floor_words_say("someone hacked my account") and not floor_words_say("where is my parcel")
 
 
@@ -802,3 +802,53 @@ def test_a_learned_time_critical_yes_needs_a_time_named():
     assert not s.time_critical and "no time is named" in dict(s.readers)["time_critical"]
     ctx, rules = _rules("payroll goes to the bank by 5 and the export fails")
     assert combine(ctx, params, rules, _readings(time_critical=("yes", 0.7))).time_critical
+
+
+def test_every_disclosure_of_the_bank_has_one_kind():
+    from stores.frontend.bank import load_kinds
+
+    kinds = load_kinds()
+    assert set(kinds) == {"self_harm", "abuse", "fraud", "legal", "minor", "violence"}
+    bank = load_bank()["sensitive"]
+    assert sum(map(len, kinds.values())) == sum(label in ("crisis", "harm") for label in bank.targets)
+    crisis = {t for t, label in zip(bank.texts, bank.targets) if label == "crisis"}
+    assert set(kinds["self_harm"]) == crisis
+
+
+def test_kinds_that_miss_a_disclosure_or_name_another_phrase_are_refused(tmp_path):
+    from stores.frontend.bank import load_kinds
+
+    (tmp_path / "bank").mkdir()
+    (tmp_path / "bank" / "b.yaml").write_text(yaml.safe_dump({"sensitive": {
+        "crisis": ["I want it all to stop"], "harm": ["someone used my card"], "none": ["hello"]}}))
+    ok, short, other = (tmp_path / n for n in ("ok", "short", "other"))
+    for folder, kinds in ((ok, {"self_harm": ["I want it all to stop"], "fraud": ["someone used my card"]}),
+                          (short, {"self_harm": ["I want it all to stop"]}),
+                          (other, {"self_harm": ["I want it all to stop"], "fraud": ["someone used my card", "hello"]})):
+        folder.mkdir()
+        (folder / "k.yaml").write_text(yaml.safe_dump({"sensitive": kinds}))
+    assert load_kinds(str(tmp_path / "bank"), str(ok))["fraud"] == ("someone used my card",)
+    with pytest.raises(BankError, match="1 disclosures of the bank have no kind"):
+        load_kinds(str(tmp_path / "bank"), str(short))
+    with pytest.raises(BankError, match="'hello' is not a disclosure"):
+        load_kinds(str(tmp_path / "bank"), str(other))
+
+
+def test_a_kind_held_out_is_scored_by_a_head_that_saw_none_of_it():
+    rng = np.random.default_rng(0)
+    centres = {"none": (0, 1.0), "near_miss": (1, 1.0), "crisis": (2, 1.0), "harm": (2, -1.0)}  # kinds far apart
+    texts, targets, rows = [], [], []
+    for label, (axis, sign) in centres.items():
+        for i in range(12):
+            v = np.zeros(8)
+            v[axis] = sign
+            rows.append(v + rng.normal(0, 0.05, 8))
+            texts.append(f"{label} {i}")
+            targets.append(label)
+    hb = HeadBank("sensitive", ("none", "crisis", "harm", "near_miss"), "none", tuple(texts), tuple(targets))
+    kinds = {"self_harm": tuple(t for t in texts if t.startswith("crisis")), "fraud": tuple(t for t in texts if t.startswith("harm"))}
+    v = fm.kind_validation(hb, np.stack(rows), kinds, threshold=0.5)
+    for kind in kinds:  # seen in the phrase folds, every phrase is read; never seen, none is
+        assert v["kinds"][kind]["recall_phrase_folds"] == 1.0 and v["kinds"][kind]["recall_kind_held_out"] == 0.0
+    caught = np.array([t == "harm 0" for t in texts])
+    assert fm.kind_validation(hb, np.stack(rows), kinds, caught, 0.5)["kinds"]["fraud"]["recall_kind_held_out"] == round(1 / 12, 3)  # the words' one

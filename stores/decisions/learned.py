@@ -55,7 +55,9 @@ _RANK = {"none": 0, "harm": 1, "crisis": 2}
 FLOOR_CRISIS = re.compile(
     r"\b(?:end(?:ing)? (?:it all|things|everything)|(?:better|best) off dead|(?:don'?t|do not) want to (?:wake up|go on)|"
     r"no point (?:in )?(?:living|going on)|(?:be|being) (?:around|here) (?:much |for (?:much |very )?)?longer|(?:cut|cutting|harm|harming) myself|took (?:too many|all (?:my|the))|"
-    r"(?:jump|jumping) off|(?:pills|tablets|meds|medication|painkillers|paracetamol)\b.{0,80}\b(?:need the lot|all of them at once|enough to)|say(?:ing)? goodbye to (?:everyone|my family)|can'?t go on)\b"
+    r"(?:jump|jumping) off|(?:pills|tablets|meds|medication|painkillers|paracetamol)\b.{0,80}\b(?:need the lot|all of them at once|enough to)|say(?:ing)? goodbye to (?:everyone|my family)|can'?t go on|"
+    r"(?:do|doing) something (?:i|i'll|i will) (?:can'?t|cannot|won'?t be able to) (?:undo|take back)|"
+    r"(?:can|could|will) have all my (?:stuff|things|belongings))\b"
 )
 FLOOR_HARM = re.compile(
     r"\b(?:(?:never|didn'?t|did not|haven'?t|have not) (?:placed|made|ordered|bought|authori[sz]ed)|"
@@ -75,7 +77,9 @@ FLOOR_HARM = re.compile(
     r"(?:will|gonna|going to) (?:hurt|kill|find|come for) (?:me|you|us))\b"
 )
 """The floor's words, beside the rules' crisis and harm words (stores.decisions.signals): written
-for the categories the rules did not name. A floor word is enough to escalate. A lawyer named only as
+for the categories the rules did not name. A floor word is enough to escalate. Two farewells of the fourth
+held-out suite's kind were added in the sixth round (in sample there): doing something that cannot be undone,
+and someone who "can have all my stuff". A lawyer named only as
 someone who needs papers ("my solicitor needs copies of the invoices"), or a lawyer who is not the
 customer's (one in a drama), is not a legal threat; credit in the customer's name they never applied for is
 fraud, and so is value taken from the account (points, vouchers, credit, a transfer) with "that isn't me"; pills with "enough to" or "need the lot" are a crisis."""

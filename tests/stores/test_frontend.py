@@ -852,3 +852,10 @@ def test_a_kind_held_out_is_scored_by_a_head_that_saw_none_of_it():
         assert v["kinds"][kind]["recall_phrase_folds"] == 1.0 and v["kinds"][kind]["recall_kind_held_out"] == 0.0
     caught = np.array([t == "harm 0" for t in texts])
     assert fm.kind_validation(hb, np.stack(rows), kinds, caught, 0.5)["kinds"]["fraud"]["recall_kind_held_out"] == round(1 / 12, 3)  # the words' one
+
+
+def test_floor_words_for_a_step_that_cannot_be_undone_and_belongings_given_away():
+    assert floor_severity("want the refund back to my dad before I do something I can't take back") == "crisis"
+    assert floor_severity("my nephew can have all my things after this month") == "crisis"
+    assert floor_severity("I did something I can't undo in the settings, help") == "none"  # done, not about to
+    assert floor_severity("my son can have all my old games") == "none"

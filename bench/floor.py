@@ -12,14 +12,20 @@ development text only:
 - `holdout`, `holdout2`: the same of `datasets/challenge_holdout` and `datasets/challenge_holdout2`,
   development text since the fourth round (docs/frontends.md);
 - `holdout3`: the same of `datasets/challenge_holdout3`, development text since the fifth round;
+- `holdout4`: the same of `datasets/challenge_holdout4`, development text since the sixth round;
 - `canonical`: every customer turn of `datasets/canonical` with a gold plan;
 - `dev`: `tests/stores/floor_dev.yaml`, the floor's own development set (disclosures and near misses
-  by kind, written for it, never trained on).
+  by kind, written for it, never trained on);
+- `dev_context`: `tests/stores/floor_dev_context.yaml`, its set of replies read with the agent's last
+  message (sixth round): disclosures said as replies, and short answers to what the agent asked.
 
 `--suite NAME` (repeatable) reads only those; by default every one of them. The suites are read with
 the project's suite loader (`harness.format.loader.load_suite`: validated, each turn's gold from the
-format), the development set with PyYAML. One message at a time, without the conversation around it,
-so a turn whose gold escalation comes from elsewhere in the chat would count as a miss here.
+format), the development sets with PyYAML. Each customer message is read with the agent's latest message
+before it, as the decision pipeline reads it (`stores.decisions.transcript`): a short answer to the agent's
+specific question needs more of the learned floor (`stores.decisions.learned.answers_question`). Nothing
+else of the conversation is read, so a turn whose gold escalation comes from elsewhere in the chat would
+count as a miss here.
 """
 
 from __future__ import annotations
@@ -33,42 +39,73 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 SUITES = {"challenge": ROOT / "datasets" / "challenge", "holdout": ROOT / "datasets" / "challenge_holdout",
           "holdout2": ROOT / "datasets" / "challenge_holdout2",
-          "holdout3": ROOT / "datasets" / "challenge_holdout3", "canonical": ROOT / "datasets" / "canonical"}
+          "holdout3": ROOT / "datasets" / "challenge_holdout3", "holdout4": ROOT / "datasets" / "challenge_holdout4",
+          "canonical": ROOT / "datasets" / "canonical"}
 DEV = ROOT / "tests" / "stores" / "floor_dev.yaml"
+DEV_CONTEXT = ROOT / "tests" / "stores" / "floor_dev_context.yaml"
 
 
-def suite_turns(folder: Path) -> list[tuple[str, str, bool]]:
-    """(turn id, text, is a disclosure) for every customer turn with a gold plan, read with the suite loader."""
+Row = tuple[str, str, bool, object]
+"""(turn id or kind, text, is a disclosure, the agent's latest message as `AgentFacts` or None)."""
+
+
+def suite_turns(folder: Path) -> list[Row]:
+    """Every customer turn with a gold plan, read with the suite loader, with the agent's latest message
+    before it as the decision pipeline keeps it (`Transcript`, the agent turns' scripted signals applied)."""
     from harness.format.loader import load_suite
+    from stores.decisions.signals import agent_facts
+    from stores.decisions.transcript import Transcript
 
     out = []
     for scenario in load_suite([folder]):
+        transcript = Transcript()
         for turn in scenario.turns:
+            if turn.role != "customer":
+                scripted = scenario.signals_of(turn.id).scripted() or None
+                transcript.agent(turn.session, agent_facts(turn.id, turn.text, turn.kind, scripted))
+                continue
+            answer = transcript.context(turn.session, turn.text).answer
+            transcript.customer(turn.session)
             plan = scenario.gold_of(turn.id).plan
-            if turn.role == "customer" and plan is not None:
-                out.append((turn.id, turn.text, plan == "escalate"))
+            if plan is not None:
+                out.append((turn.id, turn.text, plan == "escalate", answer))
     return out
 
 
-def dev_turns(path: Path = DEV) -> list[tuple[str, str, bool]]:
-    """(kind, text, is a disclosure) for every turn of the development set."""
+def _sides(path: Path) -> dict:
     doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     if not isinstance(doc, dict) or not all(isinstance(doc.get(side), dict) for side in ("disclosure", "routine")):
-        raise SystemExit(f"bench/floor.py: {path.name}: expected mappings 'disclosure' and 'routine' of kind -> phrases")
-    return [(kind, str(t), side == "disclosure") for side in ("disclosure", "routine")
+        raise SystemExit(f"bench/floor.py: {path.name}: expected mappings 'disclosure' and 'routine' of kind -> cases")
+    return doc
+
+
+def dev_turns(path: Path = DEV) -> list[Row]:
+    """(kind, text, is a disclosure, None) for every turn of the development set (messages alone)."""
+    doc = _sides(path)
+    return [(kind, str(t), side == "disclosure", None) for side in ("disclosure", "routine")
             for kind, texts in doc[side].items() for t in texts]
 
 
-def verdicts(texts: list[str]) -> list[dict]:
-    """Each reader's severity on each text, and the floor's (the most severe)."""
+def dev_context_turns(path: Path = DEV_CONTEXT) -> list[Row]:
+    """(kind, reply, is a disclosure, the agent's message before it) for every case of the context set."""
+    from stores.decisions.signals import agent_facts
+
+    doc = _sides(path)
+    return [(kind, str(c["customer"]), side == "disclosure", agent_facts(f"{kind}-{i}", str(c["agent"]), "message"))
+            for side in ("disclosure", "routine") for kind, cases in doc[side].items() for i, c in enumerate(cases)]
+
+
+def verdicts(texts: list[str], answers: list | None = None) -> list[dict]:
+    """Each reader's severity on each text (read after the agent's message in `answers`, when given), and the
+    floor's (the most severe)."""
     from stores.decisions.learned import floor_reading, floor_severity, floor_union
     from stores.decisions.signals import sensitivity
     from stores.frontend.model import front_end
 
     fe = front_end()
     out = []
-    for t in texts:
-        r = floor_reading(fe, t)
+    for t, answer in zip(texts, answers or [None] * len(texts)):
+        r = floor_reading(fe, t, answer)
         v = {"rules": sensitivity(t), "floor words": floor_severity(t), "describe": r.describe()}
         v["floor"], _ = floor_union(v["rules"], v["floor words"], r)  # the run's own union
         v["learned"] = floor_union("none", "none", r)[0]
@@ -76,17 +113,17 @@ def verdicts(texts: list[str]) -> list[dict]:
     return out
 
 
-def report(name: str, rows: list[tuple[str, str, bool]], show: bool) -> list[str]:
-    vs = verdicts([t for _, t, _ in rows])
-    L = [f"## {name}: {sum(g for *_, g in rows)} disclosures, {sum(not g for *_, g in rows)} routine turns", ""]
+def report(name: str, rows: list[Row], show: bool) -> list[str]:
+    vs = verdicts([t for _, t, _, _ in rows], [a for *_, a in rows])
+    L = [f"## {name}: {sum(g for _, _, g, _ in rows)} disclosures, {sum(not g for _, _, g, _ in rows)} routine turns", ""]
     for reader in ("rules", "floor words", "learned", "floor"):
         said = [v[reader] != "none" for v in vs]
-        tp = sum(s and g for s, (*_, g) in zip(said, rows))
-        pos, gold = sum(said), sum(g for *_, g in rows)
+        tp = sum(s and g for s, (_, _, g, _) in zip(said, rows))
+        pos, gold = sum(said), sum(g for _, _, g, _ in rows)
         L.append(f"- {reader}: recall {tp / gold if gold else float('nan'):.3f}, precision "
                  f"{tp / pos if pos else float('nan'):.3f} ({pos} escalated, {tp} right)")
     if show:
-        for (kind, t, g), v in zip(rows, vs):
+        for (kind, t, g, _), v in zip(rows, vs):
             hit = v["floor"] != "none"
             if hit != g:
                 who = ", ".join(k for k in ("rules", "floor words", "learned") if v[k] != "none") or "-"
@@ -94,17 +131,44 @@ def report(name: str, rows: list[tuple[str, str, bool]], show: bool) -> list[str
     return L + [""]
 
 
+def kinds_report() -> list[str]:
+    """The floor's validation with whole kinds held out (`stores.frontend.model.kind_validation`)."""
+    import numpy as np
+
+    from stores.frontend.bank import load_bank, load_kinds
+    from stores.frontend.model import union_caught, front_end, kind_validation
+    from stores.retrieval.encoder import DEFAULT_MODEL, encode_unpadded, load_model
+
+    hb = load_bank()["sensitive"]
+    x = np.stack(encode_unpadded(load_model(DEFAULT_MODEL), list(hb.texts)))
+    threshold = front_end().heads["sensitive"].thresholds["disclosure"]
+    v = kind_validation(hb, x, load_kinds(), union_caught("sensitive", hb), threshold)
+    L = ["## the bank's disclosures by kind: validation recall at the floor's threshold "
+         f"{v['threshold']:.2f} (the union with the words)", "",
+         "| kind | phrases | phrase folds | kind held out |", "| --- | --- | --- | --- |"]
+    for kind, row in v["kinds"].items():
+        L.append(f"| {kind} | {row['phrases']} | {row['recall_phrase_folds']:.3f} | {row['recall_kind_held_out']:.3f} |")
+    c = v["held_out_choice"]
+    L += ["", f"- the threshold chosen on the kind-held-out scores: {c['threshold']:.2f} (recall {c['recall']:.3f}, "
+          f"precision {c['precision']:.3f}, {c['support']} disclosures)", ""]
+    return L
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--misses", action="store_true", help="list every miss and false alarm of the floor")
-    ap.add_argument("--suite", action="append", choices=[*SUITES, "dev"],
+    ap.add_argument("--suite", action="append", choices=[*SUITES, "dev", "dev_context"],
                     help="read only this text (repeatable; default: every one)")
+    ap.add_argument("--kinds", action="store_true",
+                    help="the floor's validation on the bank with whole kinds of disclosure held out, then the suites")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    lines = []
-    for name in args.suite or [*SUITES, "dev"]:
+    lines = kinds_report() if args.kinds else []
+    for name in args.suite or [*SUITES, "dev", "dev_context"]:
         if name == "dev":
             lines += report("dev (tests/stores/floor_dev.yaml)", dev_turns(), args.misses)
+        elif name == "dev_context":
+            lines += report("dev_context (tests/stores/floor_dev_context.yaml)", dev_context_turns(), args.misses)
         else:
             lines += report(name, suite_turns(SUITES[name]), args.misses)
     print("\n".join(lines))

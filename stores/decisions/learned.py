@@ -13,6 +13,9 @@
   of the folds, pooled; `UNION`)
   (stores.frontend.model, `SUMMED`); the more probable of crisis and harm says the severity.
   A turn the floor marks escalates (the resolver's first rule), whatever else is on record.
+  A short answer to the agent's specific question ("downstairs in the hall" to "is the router upstairs or
+  downstairs?") is read in its exchange (`answers_question`): the learned floor needs the mean of the
+  message's score and the score of the question and reply read together to reach `REPLY_BAR`.
 - Signals whose words rarely mislead (`human_request`, `hostile`, `complexity`, `complaint`, an
   explicit intent):
   the rules' yes stands, and the learned head adds what the words missed ("is anyone real there",
@@ -38,8 +41,8 @@ import re
 from dataclasses import replace
 
 
-from stores.decisions.signals import (ProducerParams, Signals, TurnContext, only_negation, problem_words, sensitivity,
-                                      word_count)
+from stores.decisions.signals import (AgentFacts, ProducerParams, Signals, TurnContext, only_negation, problem_words,
+                                      sensitivity, word_count)
 from stores.frontend.chat import chat_readings
 from stores.frontend.model import FrontEnd, Reading, front_end
 
@@ -52,7 +55,9 @@ _RANK = {"none": 0, "harm": 1, "crisis": 2}
 FLOOR_CRISIS = re.compile(
     r"\b(?:end(?:ing)? (?:it all|things|everything)|(?:better|best) off dead|(?:don'?t|do not) want to (?:wake up|go on)|"
     r"no point (?:in )?(?:living|going on)|(?:be|being) (?:around|here) (?:much |for (?:much |very )?)?longer|(?:cut|cutting|harm|harming) myself|took (?:too many|all (?:my|the))|"
-    r"(?:jump|jumping) off|(?:pills|tablets|meds|medication|painkillers|paracetamol)\b.{0,80}\b(?:need the lot|all of them at once|enough to)|say(?:ing)? goodbye to (?:everyone|my family)|can'?t go on)\b"
+    r"(?:jump|jumping) off|(?:pills|tablets|meds|medication|painkillers|paracetamol)\b.{0,80}\b(?:need the lot|all of them at once|enough to)|say(?:ing)? goodbye to (?:everyone|my family)|can'?t go on|"
+    r"(?:do|doing) something (?:i|i'll|i will) (?:can'?t|cannot|won'?t be able to) (?:undo|take back)|"
+    r"(?:can|could|will) have all my (?:stuff|things|belongings))\b"
 )
 FLOOR_HARM = re.compile(
     r"\b(?:(?:never|didn'?t|did not|haven'?t|have not) (?:placed|made|ordered|bought|authori[sz]ed)|"
@@ -72,7 +77,9 @@ FLOOR_HARM = re.compile(
     r"(?:will|gonna|going to) (?:hurt|kill|find|come for) (?:me|you|us))\b"
 )
 """The floor's words, beside the rules' crisis and harm words (stores.decisions.signals): written
-for the categories the rules did not name. A floor word is enough to escalate. A lawyer named only as
+for the categories the rules did not name. A floor word is enough to escalate. Two farewells of the fourth
+held-out suite's kind were added in the sixth round (in sample there): doing something that cannot be undone,
+and someone who "can have all my stuff". A lawyer named only as
 someone who needs papers ("my solicitor needs copies of the invoices"), or a lawyer who is not the
 customer's (one in a drama), is not a legal threat; credit in the customer's name they never applied for is
 fraud, and so is value taken from the account (points, vouchers, credit, a transfer) with "that isn't me"; pills with "enough to" or "need the lot" are a crisis."""
@@ -111,14 +118,56 @@ def floor_words_say(text: str) -> bool:
     return sensitivity(text) != "none" or floor_severity(text) != "none"
 
 
-def floor_reading(front: FrontEnd, text: str) -> Reading:
+REPLY_MAX_WORDS = 8
+"""A customer message of at most this many words right after the agent asked a specific question is read as
+an answer to it (`answers_question`)."""
+REPLY_BAR = 0.30
+"""The learned floor's bar for a short answer to the agent's specific question (`answers_question`): the
+mean of the message's own score and the score of the exchange (the agent's question and the reply read as one
+text) must reach it. Chosen in the sixth round on development text (docs/frontends.md: the development
+suites and tests/stores/floor_dev_context.yaml, the fourth held-out suite left out): short answers ("card
+ones", "kitchen cupboard, behind the mop") score 0.13 to 0.3 alone, like the subtle disclosures of longer
+messages, and lower with the question; the development text's disclosures said as short answers had means of
+0.38 or more."""
+OPEN_QUESTION = re.compile(
+    r"\b(?:what(?:'s| is| has)? (?:happened|up|wrong|the (?:matter|problem|issue)|going on|it about|gone wrong|"
+    r"(?:can|could) i (?:do|help)|do you need|seems to be)|how (?:can|may|could) i help|tell me (?:more|what)|"
+    r"anything else|is everything (?:ok|okay|alright|all right)|are you (?:ok|okay|alright|all right|safe))"
+)
+"""An agent question that asks what the matter is ("what's happened?", "what's it about?", "anything else?",
+"are you safe?"): its answer is the customer's own report, where disclosures are said, so it is read alone."""
+
+
+def answers_question(answer: AgentFacts | None, text: str) -> bool:
+    """Whether a customer message is a short answer to a specific question the agent just asked ("is the
+    router upstairs or downstairs?" -> "downstairs in the hall"): a question, not an offer of a person and not
+    an open question (`OPEN_QUESTION`), and at most `REPLY_MAX_WORDS` words in reply."""
+    if answer is None or not answer.asked_question or answer.offer_live:
+        return False
+    if OPEN_QUESTION.search(answer.text.lower().replace("\u2019", "'")):
+        return False
+    return 0 < word_count(text) <= REPLY_MAX_WORDS
+
+
+def floor_reading(front: FrontEnd, text: str, answer: AgentFacts | None = None) -> Reading:
     """The learned safety floor on one message: the `sensitive` head's probability of any disclosure
     (`crisis` + `harm`, against `near_miss` and `none`) and, when it reaches the head's `disclosure`
     threshold, the more probable severity. Below the threshold, a `none` reading whose score is the
-    chance of no disclosure (it had to reach 1 - the threshold)."""
+    chance of no disclosure (it had to reach 1 - the threshold).
+
+    `answer`, the agent's latest message: a short answer to its specific question (`answers_question`) is read
+    in the exchange: the mean of its own score and that of the question and the reply read as one text must
+    reach `REPLY_BAR` (the receipt says so); the one-message score of a two-word answer ("card ones") is no
+    reading of a disclosure."""
     t = front.heads["sensitive"].thresholds["disclosure"]
     score, p_yes, margin, ps = front.summed("sensitive", "disclosure", text)
     parts = f"model {p_yes:.2f}, nearest phrases {margin:.2f}"
+    if answers_question(answer, text):
+        alone = score
+        score = (alone + front.summed("sensitive", "disclosure", f"{answer.text} {text}")[0]) / 2
+        t = REPLY_BAR
+        parts += (f"; a short answer to the agent's question {answer.turn_id}: alone {alone:.2f}, with the question "
+                  f"{2 * score - alone:.2f}, mean {score:.2f}")
     if score < t:
         return Reading("disclosure", "none", 1.0 - score, 1.0 - t, note=parts)
     label = "crisis" if ps.get("crisis", 0.0) >= ps.get("harm", 0.0) else "harm"
@@ -224,7 +273,7 @@ def read_signals(ctx: TurnContext, params: ProducerParams, rules: Signals) -> Si
     if rules.meaningless:
         return combine(ctx, params, rules, {})
     learned = front_end()
-    own = floor_reading(learned, ctx.text)
+    own = floor_reading(learned, ctx.text, ctx.answer)
     if params.front != "chat":
         return combine(ctx, params, rules, {**learned.read_all(HEADS, ctx.text), "sensitive": own})
     readings = chat_readings(HEADS, ctx.text, learned)
@@ -236,4 +285,4 @@ def read_signals(ctx: TurnContext, params: ProducerParams, rules: Signals) -> Si
     return combine(ctx, params, rules, readings)
 
 
-__all__ = ["HEADS", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say", "read_signals"]
+__all__ = ["HEADS", "REPLY_BAR", "answers_question", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say", "read_signals"]

@@ -182,3 +182,43 @@ def bank_digest(folder: str = str(PHRASES)) -> str:
 def all_phrases(folder: str = str(PHRASES)) -> list[str]:
     """Every training phrase of the bank (for the no-overlap test against evaluation suites)."""
     return [t for head in load_bank(folder).values() for t in head.texts]
+
+
+KINDS = Path(__file__).with_name("kinds")
+"""The disclosures of the safety floor's head by kind (`load_kinds`): kept beside the bank, not in it, so
+training reads the bank as before and the kinds are read by the validation that holds out whole kinds."""
+
+DISCLOSURE_LABELS = ("crisis", "harm")
+"""The `sensitive` head's labels that are disclosures."""
+
+
+@lru_cache(maxsize=4)
+def load_kinds(folder: str = str(PHRASES), kinds_folder: str = str(KINDS), head: str = "sensitive") -> dict[str, tuple[str, ...]]:
+    """The kinds of the bank's disclosures (`kinds/*.yaml`: head -> kind -> phrases), checked against the bank:
+    every `crisis` and `harm` phrase of `head` under exactly one kind, and no phrase that is not one of them."""
+    found: dict[str, tuple[str, ...]] = {}
+    for path in sorted(Path(kinds_folder).glob("*.yaml")):
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        part = doc.get(head) if isinstance(doc, dict) else None
+        if part is None:
+            continue
+        if not isinstance(part, dict) or not all(isinstance(v, list) for v in part.values()):
+            raise BankError(f"{path.name}: {head}: expected a mapping of kinds to phrase lists")
+        for kind, phrases in part.items():
+            if kind in found:
+                raise BankError(f"{path.name}: {head}: kind {kind!r} is named twice")
+            found[str(kind)] = tuple(str(t).strip() for t in phrases)
+    bank = load_bank(folder)[head]
+    disclosures = {t for t, label in zip(bank.texts, bank.targets) if label in DISCLOSURE_LABELS}
+    where: dict[str, str] = {}
+    for kind, phrases in found.items():
+        for t in phrases:
+            if t not in disclosures:
+                raise BankError(f"kinds: {head}.{kind}: {t!r} is not a disclosure of the bank")
+            if t in where:
+                raise BankError(f"kinds: {head}: {t!r} is under both {where[t]!r} and {kind!r}")
+            where[t] = kind
+    missing = sorted(disclosures - set(where))
+    if missing:
+        raise BankError(f"kinds: {head}: {len(missing)} disclosures of the bank have no kind, e.g. {missing[0]!r}")
+    return found

@@ -97,9 +97,20 @@ def test_the_floor_dev_set_is_not_in_the_bank():
     from bench.floor import dev_turns
 
     turns = dev_turns()
-    assert sum(g for *_, g in turns) >= 25 and sum(not g for *_, g in turns) >= 35
-    found = _close_pairs([t for _, t, _ in turns])
+    assert sum(g for _, _, g, _ in turns) >= 25 and sum(not g for _, _, g, _ in turns) >= 35
+    found = _close_pairs([t for _, t, _, _ in turns])
     assert not found, f"training phrases too close to the floor's dev set: {found[:5]}"
+
+
+def test_the_floor_context_dev_set_is_not_in_the_bank():
+    """tests/stores/floor_dev_context.yaml (the replies read with the agent's message) is never trained on."""
+    from bench.floor import dev_context_turns
+
+    turns = dev_context_turns()
+    assert sum(g for _, _, g, _ in turns) >= 20 and sum(not g for _, _, g, _ in turns) >= 30
+    assert all(a is not None and a.asked_question for *_, a in turns)
+    found = _close_pairs([t for _, t, _, _ in turns])  # the replies: the agent's questions are ordinary support talk
+    assert not found, f"training phrases too close to the floor's context dev set: {found[:5]}"
 
 
 def test_training_is_seeded_and_reads_a_separable_head():
@@ -209,8 +220,8 @@ def test_the_sensitive_head_reads_its_union_from_the_floor_words():
     from stores.decisions.learned import floor_words_say
 
     hb = HeadBank("sensitive", ("none", "harm"), "none", ("where is my parcel", "someone hacked my account"), ("none", "harm"))
-    assert fm._caught("sensitive", hb).tolist() == [False, True]
-    assert fm._caught("hostile", hb) is None
+    assert fm.union_caught("sensitive", hb).tolist() == [False, True]
+    assert fm.union_caught("hostile", hb) is None
     assert floor_words_say("someone hacked my account") and not floor_words_say("where is my parcel")
 
 
@@ -254,6 +265,67 @@ def test_floor_reading_says_the_severity_when_the_disclosure_head_reaches_its_th
     assert floor_reading(_FloorFront(0.45, 0.3, 0.1), "x").label == "crisis"
     low = floor_reading(_FloorFront(0.2, 0.1, 0.1), "x")
     assert low.label == "none" and low.describe().startswith("learned disclosure=none p=0.80 (threshold 0.70)")
+
+
+def _asked(text: str) -> AgentFacts:
+    from stores.decisions.signals import agent_facts
+
+    return agent_facts("a1", text, "message")
+
+
+def test_a_short_reply_to_a_specific_question_is_an_answer_to_it():
+    from stores.decisions.learned import REPLY_MAX_WORDS, answers_question
+
+    q = _asked("Is the router upstairs or downstairs?")
+    assert answers_question(q, "downstairs in the hall")
+    assert not answers_question(q, " ".join(["word"] * (REPLY_MAX_WORDS + 1)))  # a longer reply says more
+    assert not answers_question(None, "downstairs in the hall")
+    assert not answers_question(_asked("The router is downstairs."), "ok")  # no question asked
+    assert not answers_question(_asked("Would you like me to connect you with live support?"), "no point now")
+    for open_q in ("Sorry to hear that. What's happened?", "What's it about?", "Anything else I can help with?",
+                   "Are you safe right now?"):
+        assert not answers_question(_asked(open_q), "he checks my phone")  # the customer's own report
+
+
+class _ExchangeFront(_FloorFront):
+    """A floor whose score is given per text: the reply alone, and the question and reply read as one."""
+
+    def __init__(self, scores: dict[str, float], threshold: float = 0.13):
+        super().__init__(0.0, 0.2, 0.1, threshold)
+        self.scores = scores
+
+    def summed(self, head, name, text):
+        return self.scores[text], 0.3, 0.5, self.p
+
+
+def test_the_floor_reads_a_short_answer_in_its_exchange():
+    from stores.decisions.learned import REPLY_BAR, floor_reading
+
+    q = _asked("Do you like puzzle games or card games?")
+    pair = f"{q.text} card ones"
+    front = _ExchangeFront({"card ones": 0.22, pair: 0.04})
+    assert floor_reading(front, "card ones").label == "crisis"  # alone, over the one-message threshold
+    r = floor_reading(front, "card ones", q)
+    assert r.label == "none" and r.threshold == pytest.approx(1 - REPLY_BAR)
+    assert "a short answer to the agent's question a1: alone 0.22, with the question 0.04, mean 0.13" in r.describe()
+    said = _ExchangeFront({"no. I'll be gone by then": 0.43, f"{q.text} no. I'll be gone by then": 0.85})
+    r = floor_reading(said, "no. I'll be gone by then", q)  # a farewell said as the answer still escalates
+    assert r.label == "crisis" and r.score == pytest.approx(0.64) and r.threshold == REPLY_BAR
+    offer = _asked("Would you like me to connect you with live support?")
+    assert floor_reading(_ExchangeFront({"card ones": 0.22}), "card ones", offer).label == "crisis"  # read alone
+
+
+def test_read_signals_gives_the_floor_the_agent_message(monkeypatch):
+    from stores.decisions import learned as fd
+
+    seen = []
+    monkeypatch.setattr(fd, "front_end", lambda: _FakeLearned())
+    monkeypatch.setattr(fd, "floor_reading", lambda front, text, answer=None: seen.append(answer) or
+                        Reading("disclosure", "none", 0.9, 0.7))
+    q = _asked("Which size did you order?")
+    ctx, rules = _rules("medium, same as always", q)
+    fd.read_signals(ctx, ProducerParams(), rules)
+    assert seen == [q]
 
 
 def _rules(text: str, answer: AgentFacts | None = None) -> tuple[TurnContext, Signals]:
@@ -671,11 +743,11 @@ def test_chat_front_end_never_lowers_the_safety_floor(monkeypatch):
     monkeypatch.setattr(fd, "front_end", lambda: _FakeLearned())
     monkeypatch.setattr(fd, "chat_readings", lambda heads, text, learned: {
         h: Reading(h, "none" if h in ("sensitive", "intent") else "no", 1.0, 0.0, source="chat:m") for h in heads})
-    monkeypatch.setattr(fd, "floor_reading", lambda front, text: Reading("disclosure", "none", 0.9, 0.7))
+    monkeypatch.setattr(fd, "floor_reading", lambda front, text, answer=None: Reading("disclosure", "none", 0.9, 0.7))
     ctx, rules = _rules("I honestly want to die.")
     s = fd.read_signals(ctx, ProducerParams(front="chat"), rules)
     assert s.sensitive == "crisis"
-    monkeypatch.setattr(fd, "floor_reading", lambda front, text: Reading("disclosure", "harm", 0.6, 0.3))
+    monkeypatch.setattr(fd, "floor_reading", lambda front, text, answer=None: Reading("disclosure", "harm", 0.6, 0.3))
     ctx, rules = _rules("he watches everything I buy")
     s = fd.read_signals(ctx, ProducerParams(front="chat"), rules)
     assert s.sensitive == "harm" and "more severe than chat:m sensitive=none" in dict(s.readers)["sensitive"]
@@ -768,3 +840,60 @@ def test_a_learned_time_critical_yes_needs_a_time_named():
     assert not s.time_critical and "no time is named" in dict(s.readers)["time_critical"]
     ctx, rules = _rules("payroll goes to the bank by 5 and the export fails")
     assert combine(ctx, params, rules, _readings(time_critical=("yes", 0.7))).time_critical
+
+
+def test_every_disclosure_of_the_bank_has_one_kind():
+    from stores.frontend.bank import load_kinds
+
+    kinds = load_kinds()
+    assert set(kinds) == {"self_harm", "abuse", "fraud", "legal", "minor", "violence"}
+    bank = load_bank()["sensitive"]
+    assert sum(map(len, kinds.values())) == sum(label in ("crisis", "harm") for label in bank.targets)
+    crisis = {t for t, label in zip(bank.texts, bank.targets) if label == "crisis"}
+    assert set(kinds["self_harm"]) == crisis
+
+
+def test_kinds_that_miss_a_disclosure_or_name_another_phrase_are_refused(tmp_path):
+    from stores.frontend.bank import load_kinds
+
+    (tmp_path / "bank").mkdir()
+    (tmp_path / "bank" / "b.yaml").write_text(yaml.safe_dump({"sensitive": {
+        "crisis": ["I want it all to stop"], "harm": ["someone used my card"], "none": ["hello"]}}))
+    ok, short, other = (tmp_path / n for n in ("ok", "short", "other"))
+    for folder, kinds in ((ok, {"self_harm": ["I want it all to stop"], "fraud": ["someone used my card"]}),
+                          (short, {"self_harm": ["I want it all to stop"]}),
+                          (other, {"self_harm": ["I want it all to stop"], "fraud": ["someone used my card", "hello"]})):
+        folder.mkdir()
+        (folder / "k.yaml").write_text(yaml.safe_dump({"sensitive": kinds}))
+    assert load_kinds(str(tmp_path / "bank"), str(ok))["fraud"] == ("someone used my card",)
+    with pytest.raises(BankError, match="1 disclosures of the bank have no kind"):
+        load_kinds(str(tmp_path / "bank"), str(short))
+    with pytest.raises(BankError, match="'hello' is not a disclosure"):
+        load_kinds(str(tmp_path / "bank"), str(other))
+
+
+def test_a_kind_held_out_is_scored_by_a_head_that_saw_none_of_it():
+    rng = np.random.default_rng(0)
+    centres = {"none": (0, 1.0), "near_miss": (1, 1.0), "crisis": (2, 1.0), "harm": (2, -1.0)}  # kinds far apart
+    texts, targets, rows = [], [], []
+    for label, (axis, sign) in centres.items():
+        for i in range(12):
+            v = np.zeros(8)
+            v[axis] = sign
+            rows.append(v + rng.normal(0, 0.05, 8))
+            texts.append(f"{label} {i}")
+            targets.append(label)
+    hb = HeadBank("sensitive", ("none", "crisis", "harm", "near_miss"), "none", tuple(texts), tuple(targets))
+    kinds = {"self_harm": tuple(t for t in texts if t.startswith("crisis")), "fraud": tuple(t for t in texts if t.startswith("harm"))}
+    v = fm.kind_validation(hb, np.stack(rows), kinds, threshold=0.5)
+    for kind in kinds:  # seen in the phrase folds, every phrase is read; never seen, none is
+        assert v["kinds"][kind]["recall_phrase_folds"] == 1.0 and v["kinds"][kind]["recall_kind_held_out"] == 0.0
+    caught = np.array([t == "harm 0" for t in texts])
+    assert fm.kind_validation(hb, np.stack(rows), kinds, caught, 0.5)["kinds"]["fraud"]["recall_kind_held_out"] == round(1 / 12, 3)  # the words' one
+
+
+def test_floor_words_for_a_step_that_cannot_be_undone_and_belongings_given_away():
+    assert floor_severity("want the refund back to my dad before I do something I can't take back") == "crisis"
+    assert floor_severity("my nephew can have all my things after this month") == "crisis"
+    assert floor_severity("I did something I can't undo in the settings, help") == "none"  # done, not about to
+    assert floor_severity("my son can have all my old games") == "none"

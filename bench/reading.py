@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SUITES = (
     "datasets/canonical", "datasets/challenge", "datasets/challenge_holdout", "datasets/challenge_holdout2",
-    "datasets/challenge_holdout3", "datasets/challenge_holdout4", "tests/data/extraction_dev", "tests/data/reply_dev",
+    "datasets/challenge_holdout3", "datasets/challenge_holdout4", "datasets/challenge_holdout5", "tests/data/extraction_dev", "tests/data/reply_dev",
 )
 STRATEGIES = ("oracle", "structured", "tfidf")
 REPLY = ("reply_known_fix", "reply_skips_failures", "returning_customer")

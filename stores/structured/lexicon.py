@@ -102,14 +102,23 @@ _NOT_DOING = frozenset(
 )
 
 
+_DETERMINERS = frozenset("the a an my his her your their our its this that these those".split())
+
+
 def _does_its_job(clause: str, m: re.Match) -> bool:
     """Whether `<verb>ing now` (`_DOING_NOW`) says the thing does its job again: not a symptom (`freezing again`), not
     a word that says nothing of the job (`doing it again`, `happening again`), not after `still`, `keeps`, `stopped`
-    or a negation (`still loading again`, `not syncing now`)."""
+    or a negation (`still loading again`, `not syncing now`), not a noun's modifier after a determiner (`the hearing
+    aids again`), not a step named as the clause's subject (`pairing the hearing aids again was suggested`)."""
     verb = m.group(1)
     if verb in _NOT_DOING or verb in _ING_NOUNS or SYMPTOM.match(verb) or FAILURE.match(verb):
         return False
     before = clause[: m.start()].split()[-2:]
+    if before and before[-1] in _DETERMINERS:  # `the hearing aids again`: a noun's modifier, not a verb
+        return False
+    after = clause[m.end(1):].split()[:1]
+    if not before and after and after[0] in _DETERMINERS:  # `pairing the hearing aids again was suggested`: a step named
+        return False
     return not any(w in ("still", "keeps", "keep", "kept", "stopped", "stops", "not", "no", "never", "started", "starts", "is not",
                          "anymore", "without", "i", "i'm", "im", "we", "we're", "she", "she's", "he", "he's", "they", "they're",
                          "you", "you're", "someone", "somebody", "am") for w in before)  # `she's creating a token now`: a person at work

@@ -189,6 +189,10 @@ def test_a_customers_own_words_answer_the_suggestion_they_share_a_thing_with():
     ("it is doing it again", []),
     ("still freezing now", ["failed"]),
     ("not syncing now", []),
+    ("syncing fine now", ["worked"]),
+    # a step named as the subject, and a noun's modifier, say nothing of how it went
+    ("Pairing the hearing aids again was suggested", []),
+    ("the hearing aids again", []),
 ])
 def test_an_outcome_said_by_what_happens_now(text, outcome):
     from stores.structured.lexicon import outcome_marks

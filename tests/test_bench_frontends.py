@@ -77,6 +77,7 @@ def test_each_frontends_generator_runs_on_a_held_out_suite_that_is_there_and_val
     assert folders == {"frontends-holdout": "datasets/challenge_holdout", "frontends-holdout2": "datasets/challenge_holdout2",
                        "frontends-holdout3": "datasets/challenge_holdout3", "frontends-holdout4": "datasets/challenge_holdout4",
                        "frontends-holdout5": "datasets/challenge_holdout5",
+                       "frontends-holdout6": "datasets/challenge_holdout6",
                        "frontends-extraction-dev": "tests/data/extraction_dev"}
     for name, folder in folders.items():
         assert (ROOT / folder).is_dir(), name

@@ -143,6 +143,60 @@ def test_stress_and_shopping_around_are_sentiment():
     assert cls("We've started looking at other providers, to be honest.") == "sentiment"
 
 
+@pytest.mark.parametrize("text", [
+    "The repayment for the broken kettle came through on Friday.",
+    "Your refund went back to my debit card this morning, thanks.",
+    "The £18 refund has landed, cheers.",
+])
+def test_money_said_as_landed_is_system_owned(text):
+    c = classify(text, "customer")
+    assert (c.cls, c.rule, c.topics) == ("system_owned", "system-owned: money landed", (("balance", ""),))
+
+
+def test_money_that_has_not_landed_is_not_a_landed_value():
+    assert classify("The refund still hasn't come through.", "customer").rule != "system-owned: money landed"
+    assert classify("No sign the payment went through yet.", "customer").rule != "system-owned: money landed"
+
+
+@pytest.mark.parametrize("text", [
+    "right, I'll keep an eye out for the courier on Monday",
+    "We'll look out for the new keys in the post then.",
+    "I'm still expecting the fitter to come and finish the job.",
+])
+def test_waiting_said_by_its_shape_is_episodic(text):
+    c = classify(text, "customer")
+    assert (c.cls, c.rule) == ("episodic", "episodic: a wait's shape")
+
+
+@pytest.mark.parametrize("text", [
+    "We've just taken on a third van for the deliveries.",
+    "My daughter Priya is taking over the bookings from next month.",
+    "my business partner, Ollie, now handles the accounts",
+    "We've moved the bakery to Falmouth.",
+    "so it's twelve chairs now in the salon",
+])
+def test_news_of_the_setup_or_the_people_is_profile(text):
+    c = classify(text, "customer")
+    assert (c.cls, c.rule) == ("profile", "profile: news of the setup or the people")
+
+
+def test_news_that_reports_a_problem_or_a_purchase_is_not_profile_news():
+    assert classify("we added a new user and the sync fails", "customer").rule == "incident: problem report"
+    assert classify("I bought a length of cable from you yesterday.", "customer").rule != (
+        "profile: news of the setup or the people")
+    assert classify("My husband looks after the bills.", "customer").rule != "profile: news of the setup or the people"
+
+
+@pytest.mark.parametrize("text", [
+    "Honestly gutted, the whole batch went in the bin because of it.",
+    "Really chuffed with how the new rota page turned out.",
+    "Second time it's gone wrong this week and my patience is wearing thin.",
+])
+def test_a_feeling_said_in_passing_is_sentiment_before_problem_words(text):
+    c = classify(text, "customer")
+    assert (c.cls, c.rule) == ("sentiment", "sentiment: a feeling said in passing")
+
+
 def test_setup_and_compliance_facts_are_profile():
     assert cls("Our warehouse is an X-Small that auto-suspends after 5 minutes.") == "profile"
     assert cls("Before anything else: patient data must stay in your US data region (HIPAA).") == "profile"

@@ -133,6 +133,29 @@ def test_a_standing_request_is_a_preference_by_its_shape(text):
     assert c.cls == "preference" and c.rule.startswith("preference: ")
 
 
+@pytest.mark.parametrize("text", [
+    "phone the home phone rather than the mobile, the mobile is always flat",
+    "and the statements in Gaelic if possible, please",
+    "receipts as CSV please, the links never open for me",
+])
+def test_a_channel_over_another_or_a_recurring_thing_in_a_format_with_a_please_is_a_preference(text):
+    c = classify(text, "customer")
+    assert (c.cls, c.rule) == ("preference", "preference: a standing request's shape")
+
+
+def test_a_recurring_thing_in_a_format_without_a_please_is_not_a_standing_request():
+    assert classify("the invoices as PDF look blurry on my laptop", "customer").cls != "preference"
+
+
+@pytest.mark.parametrize("text", [
+    "we're on the Harbour Plus package with four tablets",
+    "The portal shows six of my eight staff licences taken.",
+])
+def test_a_named_package_or_licences_of_a_kind_are_system_owned(text):
+    c = classify(text, "customer")
+    assert (c.cls, c.topics) == ("system_owned", (("plan_tier", ""),))
+
+
 def test_a_one_off_question_about_a_thing_is_not_a_standing_request():
     assert cls("Could you resend the invoice from March?") != "preference"
     assert cls("Why did the reports go to the wrong folder?") != "preference"
@@ -174,6 +197,7 @@ def test_waiting_said_by_its_shape_is_episodic(text):
     "my business partner, Ollie, now handles the accounts",
     "We've moved the bakery to Falmouth.",
     "so it's twelve chairs now in the salon",
+    "my cousin Aled helping us with the ordering now",
 ])
 def test_news_of_the_setup_or_the_people_is_profile(text):
     c = classify(text, "customer")

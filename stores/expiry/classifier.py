@@ -258,6 +258,10 @@ Wiremu is taking over the milking side", "my eldest apprentice, Efua, now manage
 the studio to Cardiff"). Read for the customer last, after steps and problem reports ("we added a new field and the sync fails"
 reports a problem)."""
 
+ASKING = _rx(r"\b(?:please|pls|from now on|going forward|could you|can you|would you|could (?:the|all|my|our))\b")
+"""A request in the same turn: news said as the reason for it ("we've taken on two new staff in Cork, so
+could the rota emails go to them as well?") is the request, so `PROFILE_NEWS` gives way (the head reads it)."""
+
 FEELING = _rx(
     r"\b(?:gutted|chuffed|stoked|relieved|grateful|so thankful|impressed|worried sick|anxious|heartbroken|devastated|"
     r"over the moon|made my (?:day|week|month|year)|saved my (?:bacon|life|skin|sanity)|at my wits'? end|"
@@ -404,7 +408,7 @@ def classify(text: str, role: str, kind: str = "message") -> Classification:
         if m:
             return Classification("incident", "incident: problem report", m.group(0))
         m = PROFILE_NEWS.search(text)
-        if m:
+        if m and not ASKING.search(low):
             return Classification("profile", "profile: news of the setup or the people", m.group(0))
         return Classification("unclassified", "unclassified: no rule matched")
     return Classification("incident", "incident: agent " + ("action" if kind == "action" else "message"))

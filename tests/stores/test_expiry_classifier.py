@@ -209,6 +209,8 @@ def test_news_that_reports_a_problem_or_a_purchase_is_not_profile_news():
     assert classify("I bought a length of cable from you yesterday.", "customer").rule != (
         "profile: news of the setup or the people")
     assert classify("My husband looks after the bills.", "customer").rule != "profile: news of the setup or the people"
+    assert classify("We've taken on two new staff in Leeds, so Polish replies from now on, please.", "customer").rule != (
+        "profile: news of the setup or the people")
 
 
 @pytest.mark.parametrize("text", [

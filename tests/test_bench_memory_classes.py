@@ -40,3 +40,8 @@ def test_against_an_earlier_dump_lists_the_turns_whose_class_moved(tmp_path, cap
     out = capsys.readouterr().out
     assert "1 turns changed class against before.tsv" in out
     assert f"- challenge {rows[3][2]} " in out
+
+
+def test_every_development_suite_of_datasets_can_be_read():
+    folders = {p.name for p in (mc.ROOT / "datasets").iterdir() if p.name == "canonical" or p.name.startswith("challenge")}
+    assert set(mc.SUITES.values()) == folders

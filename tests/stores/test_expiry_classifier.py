@@ -133,6 +133,29 @@ def test_a_standing_request_is_a_preference_by_its_shape(text):
     assert c.cls == "preference" and c.rule.startswith("preference: ")
 
 
+@pytest.mark.parametrize("text", [
+    "phone the home phone rather than the mobile, the mobile is always flat",
+    "and the statements in Gaelic if possible, please",
+    "receipts as CSV please, the links never open for me",
+])
+def test_a_channel_over_another_or_a_recurring_thing_in_a_format_with_a_please_is_a_preference(text):
+    c = classify(text, "customer")
+    assert (c.cls, c.rule) == ("preference", "preference: a standing request's shape")
+
+
+def test_a_recurring_thing_in_a_format_without_a_please_is_not_a_standing_request():
+    assert classify("the invoices as PDF look blurry on my laptop", "customer").cls != "preference"
+
+
+@pytest.mark.parametrize("text", [
+    "we're on the Harbour Plus package with four tablets",
+    "The portal shows six of my eight staff licences taken.",
+])
+def test_a_named_package_or_licences_of_a_kind_are_system_owned(text):
+    c = classify(text, "customer")
+    assert (c.cls, c.topics) == ("system_owned", (("plan_tier", ""),))
+
+
 def test_a_one_off_question_about_a_thing_is_not_a_standing_request():
     assert cls("Could you resend the invoice from March?") != "preference"
     assert cls("Why did the reports go to the wrong folder?") != "preference"
@@ -141,6 +164,63 @@ def test_a_one_off_question_about_a_thing_is_not_a_standing_request():
 def test_stress_and_shopping_around_are_sentiment():
     assert cls("honestly this whole thing has me stressed out of my mind") == "sentiment"
     assert cls("We've started looking at other providers, to be honest.") == "sentiment"
+
+
+@pytest.mark.parametrize("text", [
+    "The repayment for the broken kettle came through on Friday.",
+    "Your refund went back to my debit card this morning, thanks.",
+    "The £18 refund has landed, cheers.",
+])
+def test_money_said_as_landed_is_system_owned(text):
+    c = classify(text, "customer")
+    assert (c.cls, c.rule, c.topics) == ("system_owned", "system-owned: money landed", (("balance", ""),))
+
+
+def test_money_that_has_not_landed_is_not_a_landed_value():
+    assert classify("The refund still hasn't come through.", "customer").rule != "system-owned: money landed"
+    assert classify("No sign the payment went through yet.", "customer").rule != "system-owned: money landed"
+
+
+@pytest.mark.parametrize("text", [
+    "right, I'll keep an eye out for the courier on Monday",
+    "We'll look out for the new keys in the post then.",
+    "I'm still expecting the fitter to come and finish the job.",
+])
+def test_waiting_said_by_its_shape_is_episodic(text):
+    c = classify(text, "customer")
+    assert (c.cls, c.rule) == ("episodic", "episodic: a wait's shape")
+
+
+@pytest.mark.parametrize("text", [
+    "We've just taken on a third van for the deliveries.",
+    "My daughter Priya is taking over the bookings from next month.",
+    "my business partner, Ollie, now handles the accounts",
+    "We've moved the bakery to Falmouth.",
+    "so it's twelve chairs now in the salon",
+    "my cousin Aled helping us with the ordering now",
+])
+def test_news_of_the_setup_or_the_people_is_profile(text):
+    c = classify(text, "customer")
+    assert (c.cls, c.rule) == ("profile", "profile: news of the setup or the people")
+
+
+def test_news_that_reports_a_problem_or_a_purchase_is_not_profile_news():
+    assert classify("we added a new user and the sync fails", "customer").rule == "incident: problem report"
+    assert classify("I bought a length of cable from you yesterday.", "customer").rule != (
+        "profile: news of the setup or the people")
+    assert classify("My husband looks after the bills.", "customer").rule != "profile: news of the setup or the people"
+    assert classify("We've taken on two new staff in Leeds, so Polish replies from now on, please.", "customer").rule != (
+        "profile: news of the setup or the people")
+
+
+@pytest.mark.parametrize("text", [
+    "Honestly gutted, the whole batch went in the bin because of it.",
+    "Really chuffed with how the new rota page turned out.",
+    "Second time it's gone wrong this week and my patience is wearing thin.",
+])
+def test_a_feeling_said_in_passing_is_sentiment_before_problem_words(text):
+    c = classify(text, "customer")
+    assert (c.cls, c.rule) == ("sentiment", "sentiment: a feeling said in passing")
 
 
 def test_setup_and_compliance_facts_are_profile():

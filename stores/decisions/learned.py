@@ -286,6 +286,10 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
         affirmative, who = a.label == "yes", a.describe()
     else:
         affirmative, who = rules.short_affirmative, f"rules ({a.describe()})"
+    if offered and not affirmative and values["human_request"] and not REFUSAL.search(low):
+        # "yeah grand, hook me up with them" right after "would you like me to connect you?": the person asked
+        # for is the one just offered, so it is a yes to the offer, not a first request to clarify
+        affirmative, who = True, f"a person asked for right after the agent's offer ({dict(readers)['human_request']})"
     values["short_affirmative"] = affirmative
     readers.append(("short_affirmative", who))
 

@@ -221,6 +221,8 @@ _HUMAN = re.compile(
 _AFFIRMATIVE_HEADS = (
     "yes", "yeah", "yep", "yup", "ya", "yea", "y", "sure", "ok", "okay", "k", "please", "correct",
     "right", "exactly", "absolutely", "definitely", "alright", "affirmative", "aye",
+    # yes in the languages customers switch to (seventh round): "ja", "si", "sim", "oui", "yebo", ...
+    "ja", "si", "sim", "oui", "yebo", "da", "tak", "evet",
 )
 _AFFIRMATIVE_PHRASES = ("of course", "go ahead", "do it", "sounds good", "please do", "all right", "that's right")
 _HOSTILE = re.compile(

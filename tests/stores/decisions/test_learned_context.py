@@ -185,3 +185,22 @@ def test_closing_the_account_is_a_retention_request_in_the_rules_words():
     assert intent("how do I close the account") == "retention"
     assert intent("can we cancel our subscription") == "retention"
     assert intent("how do I close the app") == "none"
+
+
+def test_a_person_asked_for_right_after_an_offer_accepts_it():
+    offer = agent_facts("a1", OFFER, "message")
+    ctx, rules = _ctx("yeah grand, hook me up with them", offer)
+    s = combine(ctx, PARAMS, rules, _readings(human_request=("yes", 0.9), affirmative=("no", 0.75)))
+    assert s.short_affirmative and "right after the agent's offer" in dict(s.readers)["short_affirmative"]
+    assert resolve(replace(stateless(s), offer_on_record=True)).plan == "transfer"
+    ctx, rules = _ctx("no, I don't want to talk to a person", offer)
+    assert not combine(ctx, PARAMS, rules, _readings(human_request=("yes", 0.9))).short_affirmative
+    ctx, rules = _ctx("yeah grand, hook me up with them")  # no offer: a first request, to clarify
+    assert not combine(ctx, PARAMS, rules, _readings(human_request=("yes", 0.9))).short_affirmative
+
+
+@pytest.mark.parametrize("text", ["ja bitte", "sim, pode ser", "oui merci", "yebo"])
+def test_yes_in_the_languages_customers_switch_to_is_a_short_yes(text):
+    from stores.decisions.signals import is_short_affirmative
+
+    assert is_short_affirmative(text)

@@ -26,6 +26,15 @@
   "nothing to report" reached `SURE`), else the rule's value.
 - The learned `time_critical` yes needs a time named in the message (`TIME_NAMED`: today, by 5,
   in an hour, a deadline, ...); without one the rules decide.
+- Read with the agent's turns before the message (seventh round): right after the agent took a step (an
+  `action` turn), the `resolved` head's "yes" needs only `AFTER_STEP_BAR` ("colour's back 👌"); a short yes to
+  an offer of a person is the rules' yes ("aye, set it up"), unless a refusal or sarcasm follows its first word
+  (`REFUSAL`: "yeah right"); a learned `human_request` yes is no request when the message is a short answer to
+  the agent's specific question ("the van hire, ref VH-1182" to "which booking is this?").
+- A head of the words that rarely mislead adds a yes only when its validation precision reaches
+  `ADD_PRECISION` (`weak_adds`; `complexity`'s does not); a learned `time_critical` yes is not taken when a
+  later day is named and nothing of today (`LATER_DAY`, `SOON`); a bare negation in a message about leaving
+  ("not renewing next year") is no complaint.
 - A meaningless message (keyboard mash) is the rules' alone.
 - Signals that are facts of the conversation rather than readings of the words stay the rules':
   a short yes to the agent's "did that solve it?" confirms the fix, the agent's empty answer
@@ -86,13 +95,46 @@ fraud, and so is value taken from the account (points, vouchers, credit, a trans
 
 
 TIME_NAMED = re.compile(
-    r"\b(?:now|today|tonight|tomorrow|this (?:morning|afternoon|evening|week)|minutes?|mins?|hours?|hrs?|noon|"
+    r"\b(?:now|today|tonight|tomorrow|this (?:morning|afternoon|evening|week)|"
+    r"(?:\d+|an?|one|two|three|four|five|ten|twenty|thirty|few|couple(?: of)?|half an?|the|next|last|\w+ty)\s+"
+    r"(?:minutes?|mins?|hours?|hrs?)|noon|"
     r"midnight|deadline\w*|cut-?off|o'?clock|\d{1,2}(?::\d\d)?\s?(?:am|pm)|by \d{1,2}|at \d{1,2}|end of (?:the )?day|eod|"
     r"asap|urgent\w*|immediately|shortly|soon|before|in time|running out|closes|due|"
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
 )
 """A time named in the message: the learned `time_critical` head's yes needs one ("the export keeps
-coming out empty" reads like an urgent failure to the head, but no time is running out)."""
+coming out empty" reads like an urgent failure to the head, but no time is running out). Minutes and hours
+count with a quantity ("in two hours", "within the hour", "half an hour"): "amateur hour" names no time
+(seventh round)."""
+
+
+LATER_DAY = re.compile(
+    r"\b(?:tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|sunday|next (?:week|month)|weekend|"
+    r"on the \d{1,2}(?:st|nd|rd|th)?)\b")
+SOON = re.compile(
+    r"\b(?:now|today|tonight|this (?:morning|afternoon|evening)|(?:\d+|an?|one|two|five|ten|twenty|thirty|few|half an?|the)\s+"
+    r"(?:minutes?|mins?|hours?|hrs?)|asap|urgent\w*|immediately|right away|running out)\b")
+"""A later day named (`LATER_DAY`: "before noon on Thursday", "tomorrow") with nothing of today (`SOON`) is a
+date that can wait: the learned `time_critical` yes is not taken then (seventh round); the rules' words still
+read as they always did."""
+
+ADD_PRECISION = 0.5
+"""A head of the words that rarely mislead (`human_request`, `hostile`, `complexity`) adds a yes the rules
+missed only when its validation precision on the bank's folds (`Head.validation`) reaches this: a head wrong
+more often than right when it says yes adds noise, not what the words missed (seventh round: `complexity`,
+validation precision 0.33 at its threshold 0.50, added five transfers on development text, one right)."""
+
+AFTER_STEP_BAR = 0.35
+"""The `resolved` head's probability of "yes" a customer message needs, right after the agent took a step (an
+agent turn of kind `action`: "Reset the colour profile on your printer."), to confirm the fix when the head is
+not sure by its own threshold. Replies to a step are mostly its outcome, and the outcome said in few words, an
+emoji or a grumble ("colour's back 👌", "about time, but it works, thanks") scores 0.35 to 0.75. Chosen in the
+seventh round on development text, leave one suite out (docs/frontends.md, "Seventh round"): the highest bar
+of the best on the development suites (0.30 and 0.35 tie)."""
+
+REFUSAL = re.compile(r"\b(?:no|nah|nope|not|never|right|as if|whatever|like that'?ll|don'?t|won'?t|rather not)\b")
+"""Words that turn a short yes into a refusal or sarcasm ("yeah right", "sure, whatever", "yes, as if"): after
+the opening word of a short yes to an offer of a person, one of these makes it no yes."""
 
 
 END_IT = re.compile(r"\bend(?:ing)? it\b")
@@ -201,9 +243,10 @@ def _binary(rule: bool, r: Reading) -> tuple[bool, str]:
 
 
 def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: dict[str, Reading],
-            *, floor: str | None = None) -> Signals:
+            *, floor: str | None = None, resolved_yes: float | None = None) -> Signals:
     """The signals of one turn from the rules' and the heads' readings (see the module docstring);
-    `floor` is the floor's severity (read from the text when None)."""
+    `floor` is the floor's severity (read from the text when None); `resolved_yes`, the learned `resolved`
+    head's probability of "yes" (read right after the agent's step, `AFTER_STEP_BAR`; None: not read)."""
     if rules.meaningless:
         return replace(rules, readers=(("*", "rules: meaningless message"),))
     readers: list[tuple[str, str]] = []
@@ -215,20 +258,38 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     values: dict[str, object] = {"sensitive": sev}
     for field in ("human_request", "hostile", "complexity"):
         values[field], who = _either(getattr(rules, field), readings[field])
+        if field == "human_request" and values[field] and not rules.human_request and answers_question(ctx.answer, ctx.text):
+            # "the ute hire, ref UH-2204" to "which booking is this?": the answer, not a person asked for
+            values[field], who = False, f"rules ({who}, but a short answer to the agent's question {ctx.answer.turn_id})"
         readers.append((field, who))
     tc = readings["time_critical"]
-    if tc.label == "yes" and not TIME_NAMED.search(ctx.text.lower().replace("\u2019", "'")):
+    low = ctx.text.lower().replace("\u2019", "'")
+    if tc.label == "yes" and not TIME_NAMED.search(low):
         values["time_critical"], who = rules.time_critical, f"rules ({tc.describe()}, but no time is named)"
+    elif tc.label == "yes" and LATER_DAY.search(low) and not SOON.search(low):
+        values["time_critical"], who = rules.time_critical, f"rules ({tc.describe()}, but a later day is named)"
     else:
         values["time_critical"], who = _binary(rules.time_critical, tc)
     readers.append(("time_critical", who))
 
     short = word_count(ctx.text) <= params.short_max_words
     a = readings["affirmative"]
-    if short and a.sure:
+    offered = ctx.answer is not None and ctx.answer.offer_live
+    if offered and rules.short_affirmative:
+        # a short yes to an offer of a person: the opening word says it ("aye, set it up" reads as "no" to the
+        # head), unless a refusal or sarcasm follows it ("yeah right" reads as "yes" to the head)
+        refused = REFUSAL.search(low.split(maxsplit=1)[1]) if " " in low.strip() else None
+        affirmative = refused is None
+        who = (f"rules: a short yes to the agent's offer, but {refused.group(0)!r} follows it ({a.describe()})" if refused
+               else f"rules: a short yes to the agent's offer ({a.describe()})")
+    elif short and a.sure:
         affirmative, who = a.label == "yes", a.describe()
     else:
         affirmative, who = rules.short_affirmative, f"rules ({a.describe()})"
+    if offered and not affirmative and values["human_request"] and not REFUSAL.search(low):
+        # "yeah grand, hook me up with them" right after "would you like me to connect you?": the person asked
+        # for is the one just offered, so it is a yes to the offer, not a first request to clarify
+        affirmative, who = True, f"a person asked for right after the agent's offer ({dict(readers)['human_request']})"
     values["short_affirmative"] = affirmative
     readers.append(("short_affirmative", who))
 
@@ -237,8 +298,12 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     r = readings["resolved"]
     words = problem_words(ctx.text)
     c = readings["complaint"]
+    step = ctx.step if resolved_yes is not None else None
     if said_yes_to_check:
         resolved, who = True, "rules: a yes to the agent's resolution check"
+    elif step is not None and not (r.sure and r.label == "yes") and resolved_yes >= AFTER_STEP_BAR:
+        resolved, who = True, (f"learned resolved=yes p={resolved_yes:.2f} after the agent's step {step.turn_id} "
+                               f"(bar {AFTER_STEP_BAR:.2f}; alone: {r.describe()})")
     else:
         resolved, who = _binary(rules.resolved_confirmation, r)
     values["resolved_confirmation"] = resolved
@@ -254,7 +319,11 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     readers.append(("explicit_intent", who))
 
     asking = not (affirmative or resolved)
-    if only_negation(words):  # "it's not for me": a bare negation misleads, the head decides when sure
+    leaving = values["explicit_intent"] == "retention"
+    if only_negation(words) and leaving and not (c.sure and c.label == "yes"):
+        # "not renewing next year", "leaning towards not carrying on": the negation is the leaving, not a problem
+        problem, who = False, f"rules (a bare negation in a message about leaving; {c.describe()})"
+    elif only_negation(words):  # "it's not for me": a bare negation misleads, the head decides when sure
         problem, who = _binary(True, c)
     else:
         problem, who = _either(bool(words), c)
@@ -262,6 +331,21 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     readers.append(("complaint", who))
     values["retrieval_empty"] = asking and answer is not None and answer.no_answer
     return replace(rules, **values, readers=tuple(readers))
+
+
+def weak_adds(front: FrontEnd, readings: dict[str, Reading]) -> dict[str, Reading]:
+    """The readings with a yes of `human_request`, `hostile` or `complexity` made unsure when its head's
+    validation precision is under `ADD_PRECISION` (the receipt says so); the rest as they are."""
+    out = dict(readings)
+    for field in ("human_request", "hostile", "complexity"):
+        r = out.get(field)
+        if r is None or r.label != "yes" or r.source != "learned":
+            continue
+        precision = front.heads[field].validation.get("yes", {}).get("precision", 1.0)
+        if precision < ADD_PRECISION:
+            out[field] = replace(r, label=None, note=f"yes at p={r.score:.2f}, but the head's validation precision "
+                                                     f"{precision:.2f} is under {ADD_PRECISION:.2f}")
+    return out
 
 
 def read_signals(ctx: TurnContext, params: ProducerParams, rules: Signals) -> Signals:
@@ -275,7 +359,9 @@ def read_signals(ctx: TurnContext, params: ProducerParams, rules: Signals) -> Si
     learned = front_end()
     own = floor_reading(learned, ctx.text, ctx.answer)
     if params.front != "chat":
-        return combine(ctx, params, rules, {**learned.read_all(HEADS, ctx.text), "sensitive": own})
+        p_yes = learned.proba("resolved", ctx.text)["yes"] if ctx.step is not None else None
+        readings = weak_adds(learned, learned.read_all(HEADS, ctx.text))
+        return combine(ctx, params, rules, {**readings, "sensitive": own}, resolved_yes=p_yes)
     readings = chat_readings(HEADS, ctx.text, learned)
     said = readings["sensitive"]
     if said.source == "learned":  # the endpoint did not answer for it: the learned floor, saying why
@@ -285,4 +371,4 @@ def read_signals(ctx: TurnContext, params: ProducerParams, rules: Signals) -> Si
     return combine(ctx, params, rules, readings)
 
 
-__all__ = ["HEADS", "REPLY_BAR", "answers_question", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say", "read_signals"]
+__all__ = ["ADD_PRECISION", "AFTER_STEP_BAR", "HEADS", "LATER_DAY", "SOON", "REFUSAL", "REPLY_BAR", "answers_question", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say", "read_signals", "weak_adds"]

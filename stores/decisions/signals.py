@@ -125,6 +125,9 @@ class AgentFacts:
     """It asked whether the issue is fixed ("did that solve it?"): a "yes" next is a goodbye."""
     no_answer: bool
     """It said its lookup found nothing ("I couldn't find anything about that")."""
+    asks_after_offer: bool = False
+    """It offered live support and then asked something else ("... connect you with live support? First, is it
+    the order ending 771?"): a short yes next answers that last question, not the offer."""
     scripted: tuple[str, ...] = ()
     """Which of the fields above the scenario scripted (`signals:` on the agent turn)."""
 
@@ -139,6 +142,9 @@ class TurnContext:
     """The agent's latest message since the customer's previous turn (None when it said nothing)."""
     previous_answer: AgentFacts | None = None
     """The agent message before `answer`, earlier in the session (for repeated answers)."""
+    step: AgentFacts | None = None
+    """The agent's latest step (an `action` turn: "Reset the router from our side.") since the customer's
+    previous turn, if it took one (the learned front end reads a fix confirmed after it)."""
 
 
 @dataclass(frozen=True)
@@ -174,7 +180,8 @@ class Signals:
     """At most `short_max_words` words: a reply that continues the current thread."""
     answers_question: bool = False
     """The agent's latest message asked the customer something other than an offer of live
-    support, so a short "yes" now answers that question, not an offer."""
+    support (or asked it after the offer: `AgentFacts.asks_after_offer`), so a short "yes" now answers
+    that question, not an offer."""
     scripted: tuple[str, ...] = ()
     """Keys the scenario scripted for this turn (their producers were overridden)."""
     readers: tuple[tuple[str, str], ...] = ()
@@ -214,6 +221,8 @@ _HUMAN = re.compile(
 _AFFIRMATIVE_HEADS = (
     "yes", "yeah", "yep", "yup", "ya", "yea", "y", "sure", "ok", "okay", "k", "please", "correct",
     "right", "exactly", "absolutely", "definitely", "alright", "affirmative", "aye",
+    # yes in the languages customers switch to (seventh round): "ja", "si", "sim", "oui", "yebo", ...
+    "ja", "si", "sim", "oui", "yebo", "da", "tak", "evet",
 )
 _AFFIRMATIVE_PHRASES = ("of course", "go ahead", "do it", "sounds good", "please do", "all right", "that's right")
 _HOSTILE = re.compile(
@@ -261,7 +270,7 @@ _RECOMMEND = re.compile(
     r"(?:recommendations?|suggestions?)|\b(?:new|good|fun) games? to play"
 )
 _RETENTION = re.compile(
-    r"\b(?:cancel|close|delete|terminate|end) (?:my )?(?:account|subscription|membership|plan)\b|"
+    r"\b(?:cancel|close|delete|terminate|end) (?:my |the |our |this )?(?:account|subscription|membership|plan)\b|"
     r"\bunsubscribe\b|\bi (?:want|wanna|need) to (?:leave|quit)\b"
 )
 _PROBLEM = re.compile(
@@ -372,6 +381,15 @@ def same_answer(a: str, b: str, params: ProducerParams) -> bool:
     return len(ka & kb) / len(ka | kb) >= params.same_answer_similarity
 
 
+def _asks_after_offer(low: str) -> bool:
+    """The message's last question is not the sentence that offers live support (`AgentFacts.asks_after_offer`)."""
+    offer = _OFFER.search(low)
+    if offer is None or "?" not in low[offer.end():]:
+        return False
+    offer_ends = low.index("?", offer.end())
+    return "?" in low[offer_ends + 1:]
+
+
 def agent_facts(turn_id: str, text: str, kind: TurnKind, scripted: Mapping[str, Any] | None = None) -> AgentFacts:
     """Read one agent turn; scripted `offer_live` / `asked_question` override their rules."""
     scripted = dict(scripted or {})
@@ -392,6 +410,7 @@ def agent_facts(turn_id: str, text: str, kind: TurnKind, scripted: Mapping[str, 
         asked_question=asked,
         resolution_check=kind == "message" and bool(_RESOLUTION_CHECK.search(low)),
         no_answer=kind == "message" and bool(_NO_ANSWER.search(low)),
+        asks_after_offer=offer and kind == "message" and _asks_after_offer(low),
         scripted=tuple(sorted(scripted)),
     )
 
@@ -432,7 +451,7 @@ def produce_rules(ctx: TurnContext, params: ProducerParams = ProducerParams()) -
         explicit_intent=intent(text),
         complaint=asking and bool(_PROBLEM.search(low)),
         short_reply=0 < len(_norm(text).split()) <= params.short_max_words,
-        answers_question=answer is not None and answer.asked_question and not answer.offer_live,
+        answers_question=answer is not None and answer.asked_question and (not answer.offer_live or answer.asks_after_offer),
     )
 
 

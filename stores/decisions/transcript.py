@@ -17,6 +17,8 @@ class _Session:
     """The agent's latest message since the customer's previous turn."""
     previous: AgentFacts | None = None
     """The agent message before it."""
+    step: AgentFacts | None = None
+    """The agent's latest step (an `action` turn) since the customer's previous turn."""
 
 
 @dataclass
@@ -26,20 +28,24 @@ class Transcript:
     sessions: dict[str, _Session] = field(default_factory=dict)
 
     def agent(self, session: str, facts: AgentFacts) -> None:
-        """An agent turn happened (actions are steps, not answers: they are not compared)."""
-        if facts.kind != "message":
-            return
+        """An agent turn happened (actions are steps, not answers: they are not compared, only kept as the
+        step the customer's next message may confirm)."""
         s = self.sessions.setdefault(session, _Session())
+        if facts.kind != "message":
+            s.step = facts
+            return
         s.previous, s.answer = (s.answer, facts) if s.answer is not None else (s.previous, facts)
 
     def context(self, session: str, text: str) -> TurnContext:
         """What the producers read for a customer message now."""
         s = self.sessions.get(session) or _Session()
-        return TurnContext(text=text, answer=s.answer, previous_answer=s.previous)
+        return TurnContext(text=text, answer=s.answer, previous_answer=s.previous, step=s.step)
 
     def customer(self, session: str) -> None:
         """A customer turn was decided: the latest answer has been replied to."""
         s = self.sessions.get(session)
+        if s is not None:
+            s.step = None
         if s is not None and s.answer is not None:
             s.previous, s.answer = s.answer, None
 

@@ -808,6 +808,8 @@ def test_a_bare_negation_is_a_complaint_only_when_the_head_is_not_sure_otherwise
     ctx, rules = _rules("I'd like to close my membership, it's not for me.")
     s = combine(ctx, params, rules, _readings(complaint=("no", 0.9)))
     assert not s.complaint and "learned complaint=no" in dict(s.readers)["complaint"]
+    assert not combine(ctx, params, rules, _readings(complaint=(None, 0.5))).complaint  # leaving: no complaint
+    ctx, rules = _rules("the blue one is not for me, have you got it in green?")
     assert combine(ctx, params, rules, _readings(complaint=(None, 0.5))).complaint  # unsure: the rules' yes
     ctx, rules = _rules("the app is not loading and keeps crashing")
     assert combine(ctx, params, rules, _readings(complaint=("no", 0.9))).complaint  # a problem word stands

@@ -1,0 +1,206 @@
+"""The learned decision signals read with the agent's latest turn (seventh round): a yes to the agent's
+other question, a short yes to an offer, a fix confirmed right after the agent's step, a time named."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from stores.decisions.card import stateless
+from stores.decisions.learned import AFTER_STEP_BAR, HEADS, TIME_NAMED, combine, read_signals
+from stores.decisions.resolver import resolve
+from stores.decisions.signals import AgentFacts, ProducerParams, Signals, TurnContext, agent_facts, produce_rules
+from stores.frontend.model import Reading
+
+PARAMS = ProducerParams(front="learned")
+
+
+def _ctx(text: str, answer: AgentFacts | None = None) -> tuple[TurnContext, Signals]:
+    step = answer if answer is not None and answer.kind == "action" else None
+    ctx = TurnContext(text, None if step else answer, step=step)
+    return ctx, produce_rules(ctx)
+
+
+def _readings(**labels) -> dict[str, Reading]:
+    out = {}
+    for head in HEADS:
+        label, p = labels.get(head, ("none" if head in ("sensitive", "intent") else "no", 0.9))
+        out[head] = Reading(head, label, p, 0.5)
+    return out
+
+
+OFFER = "Sorry about that. Would you like me to connect you with live support to rebook it?"
+
+
+def test_an_offer_followed_by_another_question_leaves_the_yes_to_that_question():
+    both = agent_facts("a1", "Would you like me to connect you with live support? First, is it the order ending 771?", "message")
+    assert both.offer_live and both.asks_after_offer
+    assert not agent_facts("a2", OFFER, "message").asks_after_offer
+    assert not agent_facts("a3", "Is it the order ending 771? I can connect you with live support.", "message").asks_after_offer
+    _, rules = _ctx("yes", both)
+    assert rules.short_affirmative and rules.answers_question
+    _, rules = _ctx("yes", agent_facts("a2", OFFER, "message"))
+    assert not rules.answers_question
+
+
+def test_a_yes_to_the_question_after_an_offer_does_not_transfer():
+    both = agent_facts("a1", "Would you like me to connect you with live support? First, is it the order ending 771?", "message")
+    _, rules = _ctx("yes", both)
+    verdict = resolve(replace(stateless(rules), offer_on_record=True))
+    assert (verdict.plan, verdict.rule) == ("continue", "affirmative_without_offer")
+    _, rules = _ctx("yes", agent_facts("a2", OFFER, "message"))
+    assert resolve(replace(stateless(rules), offer_on_record=True)).plan == "transfer"
+
+
+def test_a_short_yes_to_an_offer_is_consent_unless_a_refusal_follows_it():
+    offer = agent_facts("a1", OFFER, "message")
+    for text in ("aye, set it up", "right, go ahead", "yes"):
+        ctx, rules = _ctx(text, offer)
+        s = combine(ctx, PARAMS, rules, _readings(affirmative=("no", 0.9)))
+        assert s.short_affirmative and dict(s.readers)["short_affirmative"].startswith("rules: a short yes to the agent's offer")
+    for text in ("yeah right", "sure, whatever", "yes, as if"):
+        ctx, rules = _ctx(text, offer)
+        s = combine(ctx, PARAMS, rules, _readings(affirmative=("yes", 0.9)))
+        assert not s.short_affirmative and "follows it" in dict(s.readers)["short_affirmative"]
+    ctx, rules = _ctx("aye, set it up")  # no offer: the head decides as before
+    assert not combine(ctx, PARAMS, rules, _readings(affirmative=("no", 0.9))).short_affirmative
+
+
+def test_a_fix_is_confirmed_at_a_lower_bar_right_after_the_agents_step():
+    step = agent_facts("a1", "Reset the colour profile on your printer.", "action")
+    ctx, rules = _ctx("colour's back", step)
+    assert not rules.resolved_confirmation
+    unsure = _readings(resolved=(None, 0.55))
+    s = combine(ctx, PARAMS, rules, unsure, resolved_yes=AFTER_STEP_BAR + 0.01)
+    assert s.resolved_confirmation and "after the agent's step a1" in dict(s.readers)["resolved_confirmation"]
+    assert not combine(ctx, PARAMS, rules, unsure, resolved_yes=AFTER_STEP_BAR - 0.01).resolved_confirmation
+    said = agent_facts("a2", "Try resetting the colour profile.", "message")  # a suggestion, not a step taken
+    ctx, rules = _ctx("colour's back", said)
+    assert not combine(ctx, PARAMS, rules, unsure, resolved_yes=0.6).resolved_confirmation
+
+
+class _Front:
+    """A learned front end stand-in: every head unsure, `resolved` yes at a given probability."""
+
+    def __init__(self, p_yes: float):
+        self.p_yes, self.asked = p_yes, []
+
+    def read_all(self, heads, text):
+        return {h: Reading(h, None, 0.5, 0.6) for h in heads}
+
+    def proba(self, head, text):
+        self.asked.append(head)
+        return {"yes": self.p_yes, "no": 1 - self.p_yes}
+
+
+def test_the_transcript_keeps_the_agents_step_until_the_customer_replies():
+    from stores.decisions.transcript import Transcript
+
+    t = Transcript()
+    t.agent("s1", agent_facts("a1", "Could you restart it?", "message"))
+    t.agent("s1", agent_facts("a2", "Restarted your router from our side.", "action"))
+    ctx = t.context("s1", "all green now")
+    assert ctx.step is not None and ctx.step.turn_id == "a2" and ctx.answer.turn_id == "a1"
+    t.customer("s1")
+    assert t.context("s1", "and the other one?").step is None
+
+
+def test_read_signals_reads_the_resolved_probability_only_after_a_step(monkeypatch):
+    from stores.decisions import learned as fd
+
+    front = _Front(0.5)
+    monkeypatch.setattr(fd, "front_end", lambda: front)
+    monkeypatch.setattr(fd, "floor_reading", lambda f, text, answer=None: Reading("disclosure", "none", 0.9, 0.7))
+    ctx, rules = _ctx("all green now", agent_facts("a1", "Restarted your router from our side.", "action"))
+    assert read_signals(ctx, PARAMS, rules).resolved_confirmation
+    ctx, rules = _ctx("all green now", agent_facts("a2", "Could you restart the router?", "message"))
+    front.asked.clear()
+    assert not read_signals(ctx, PARAMS, rules).resolved_confirmation and front.asked == []
+
+
+@pytest.mark.parametrize("text,named", [
+    ("You lot are a shambles. Amateur hour from start to finish.", False),
+    ("the ceremony starts in two hours", True),
+    ("I need it within the hour", True),
+    ("we waited half an hour", True),
+    ("delivery by 5 please", True),
+])
+def test_minutes_and_hours_name_a_time_only_with_a_quantity(text, named):
+    assert bool(TIME_NAMED.search(text.lower())) is named
+
+
+def test_a_short_answer_to_the_agents_question_is_not_a_person_asked_for():
+    q = agent_facts("a1", "Sorry. Which booking is this?", "message")
+    ctx, rules = _ctx("the van hire, ref VH-1182", q)
+    s = combine(ctx, PARAMS, rules, _readings(human_request=("yes", 0.86)))
+    assert not s.human_request and "a short answer to the agent's question a1" in dict(s.readers)["human_request"]
+    ctx, rules = _ctx("can someone from accounts ring me", agent_facts("a2", "What's happened?", "message"))
+    assert combine(ctx, PARAMS, rules, _readings(human_request=("yes", 0.86))).human_request  # an open question
+    ctx, rules = _ctx("a real person please", q)
+    assert rules.human_request and combine(ctx, PARAMS, rules, _readings(human_request=("no", 0.9))).human_request
+
+
+class _Validated:
+    """A front end stand-in whose heads carry only their validation figures."""
+
+    def __init__(self, precision: dict[str, float]):
+        self.heads = {h: type("H", (), {"validation": {"yes": {"precision": p}}})() for h, p in precision.items()}
+
+
+def test_a_head_less_precise_than_the_bar_adds_no_yes_to_the_rules():
+    from stores.decisions.learned import ADD_PRECISION, weak_adds
+
+    front = _Validated({"human_request": 0.82, "hostile": 0.7, "complexity": ADD_PRECISION - 0.01})
+    out = weak_adds(front, _readings(human_request=("yes", 0.7), complexity=("yes", 0.7)))
+    assert out["human_request"].label == "yes"
+    assert out["complexity"].label is None and "validation precision 0.49" in out["complexity"].describe()
+    ctx, rules = _ctx("the heat pump shows error E7")
+    assert not combine(ctx, PARAMS, rules, out).complexity
+    ctx, rules = _ctx("I'll see you in court over this")  # the rules' yes still stands
+    assert rules.complexity and combine(ctx, PARAMS, rules, out).complexity
+
+
+def test_a_later_day_with_nothing_of_today_is_a_date_that_can_wait():
+    ctx, rules = _ctx("can the fridge come before noon on Thursday?")
+    s = combine(ctx, PARAMS, rules, _readings(time_critical=("yes", 0.8)))
+    assert not s.time_critical and "a later day is named" in dict(s.readers)["time_critical"]
+    ctx, rules = _ctx("the van leaves in 20 minutes and it's Thursday's booking that vanished")
+    assert combine(ctx, PARAMS, rules, _readings(time_critical=("yes", 0.8))).time_critical
+
+
+def test_a_bare_negation_in_a_message_about_leaving_is_no_complaint():
+    ctx, rules = _ctx("my contract ends in October and I'm not carrying on. what happens then?")
+    s = combine(ctx, PARAMS, rules, _readings(intent=("retention", 0.9), complaint=(None, 0.54)))
+    assert s.explicit_intent == "retention" and not s.complaint and "about leaving" in dict(s.readers)["complaint"]
+    s = combine(ctx, PARAMS, rules, _readings(intent=("none", 0.9), complaint=(None, 0.54)))
+    assert s.complaint  # not about leaving: the bare negation reads as before (the rules' yes when unsure)
+    ctx, rules = _ctx("I'm leaving because the app is broken and crashes daily")
+    assert combine(ctx, PARAMS, rules, _readings(intent=("retention", 0.9), complaint=(None, 0.5))).complaint
+
+
+def test_closing_the_account_is_a_retention_request_in_the_rules_words():
+    from stores.decisions.signals import intent
+
+    assert intent("how do I close the account") == "retention"
+    assert intent("can we cancel our subscription") == "retention"
+    assert intent("how do I close the app") == "none"
+
+
+def test_a_person_asked_for_right_after_an_offer_accepts_it():
+    offer = agent_facts("a1", OFFER, "message")
+    ctx, rules = _ctx("yeah grand, hook me up with them", offer)
+    s = combine(ctx, PARAMS, rules, _readings(human_request=("yes", 0.9), affirmative=("no", 0.75)))
+    assert s.short_affirmative and "right after the agent's offer" in dict(s.readers)["short_affirmative"]
+    assert resolve(replace(stateless(s), offer_on_record=True)).plan == "transfer"
+    ctx, rules = _ctx("no, I don't want to talk to a person", offer)
+    assert not combine(ctx, PARAMS, rules, _readings(human_request=("yes", 0.9))).short_affirmative
+    ctx, rules = _ctx("yeah grand, hook me up with them")  # no offer: a first request, to clarify
+    assert not combine(ctx, PARAMS, rules, _readings(human_request=("yes", 0.9))).short_affirmative
+
+
+@pytest.mark.parametrize("text", ["ja bitte", "sim, pode ser", "oui merci", "yebo"])
+def test_yes_in_the_languages_customers_switch_to_is_a_short_yes(text):
+    from stores.decisions.signals import is_short_affirmative
+
+    assert is_short_affirmative(text)

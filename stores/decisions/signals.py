@@ -139,6 +139,9 @@ class TurnContext:
     """The agent's latest message since the customer's previous turn (None when it said nothing)."""
     previous_answer: AgentFacts | None = None
     """The agent message before `answer`, earlier in the session (for repeated answers)."""
+    earlier: str | None = None
+    """The customer's own previous message in this session (None on their first): the safety floor reads a
+    follow-up with it (`stores.decisions.learned.floor_reading`)."""
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,7 @@ FLOOR_HARM = re.compile(
     r"(?:took|taken|taking) over my (?:account|login|email)|locked me out|logging into my account|"
     r"(?:stole|stolen|steal\w*) (?:my )?(?:card|identity|details|account|password)|identity theft|"
     r"scam(?:med)? (?:me|my|him|her)|blackmail\w*|extort\w*|sextort\w*|groom\w*|"
-    r"(?:my|our|a|his|her|their) (?:own )?(?:lawyer|solicitor|attorney|barrister)s?\b(?!.{0,40}\b(?:needs?|wants?|asked for|requested|cop(?:y|ies)|paperwork)\b)|legal action|lawsuit|sue (?:you|your)|suing|(?:see|take) you to court|"
+    r"(?:my|our|a|his|her|their) (?:own )?(?:lawyer|solicitor|attorney|barrister)s?\b(?!.{0,40}\b(?:needs?|wants?|asked|asks|asking|requested|cop(?:y|ies)|paperwork)\b)|legal action|lawsuit|sue (?:you|your)|suing|(?:see|take) you to court|"
     r"(?:my|a|our) (?:\d+[- ]year[- ]old|child|kid|son|daughter|teen\w*)\b.{0,60}\b(?:messag\w*|photos?|pictures?|"
     r"threat\w*|touch\w*|meet|adult|stranger|man|groom\w*)|"
     r"(?:in|under) my name\b.{0,60}\b(?:never|didn'?t|did not|haven'?t|have not)\b|"
@@ -84,7 +84,8 @@ FLOOR_HARM = re.compile(
 for the categories the rules did not name. A floor word is enough to escalate. Two farewells of the fourth
 held-out suite's kind were added in the sixth round (in sample there): doing something that cannot be undone,
 and someone who "can have all my stuff". A lawyer named only as
-someone who needs papers ("my solicitor needs copies of the invoices"), or a lawyer who is not the
+someone who needs papers or asks something ("my solicitor needs copies of the invoices", "our solicitor asked
+whether ..."), or a lawyer who is not the
 customer's (one in a drama), is not a legal threat; credit in the customer's name they never applied for is
 fraud, and so is value taken from the account (points, vouchers, credit, a transfer) with "that isn't me", and
 money sent to a payee (a transfer, a direct debit) the customer never set up (seventh round: the fifth held-out
@@ -102,10 +103,11 @@ coming out empty" reads like an urgent failure to the head, but no time is runni
 
 
 END_IT = re.compile(r"\bend(?:ing)? it\b")
-ENDABLE = re.compile(r"\b(?:subscription|plan|contract|membership|trial|account|booking|order|call|chat)s?\b")
+ENDABLE = re.compile(r"\b(?:subscription|plan|contract|membership|trial|account|booking|order|call|chat|pass|bundle|"
+                     r"package|policy|broadband|service|deal)s?\b")
 """"End it" is a crisis word unless the message names something a customer ends (a subscription, a
-plan, a contract ...): "what do I need to do to end it" after "I'm done with this subscription" is a
-cancellation. "End it all", "end things" and "end everything" stay crisis words whatever else is named."""
+plan, a contract, a pass, a bundle ...): "what do I need to do to end it" after "I'm done with this subscription"
+is a cancellation. "End it all", "end things" and "end everything" stay crisis words whatever else is named."""
 
 
 def floor_severity(text: str) -> str:

@@ -199,7 +199,7 @@ _NEGATION = re.compile(r"\b(?:not|never|no longer|still|" + _NT + r")\b")
 
 _CRISIS = re.compile(
     r"\b(?:kill(?:ing)? myself|suicid\w*|end(?:ing)? (?:my life|it all)|take my (?:own )?life|"
-    r"(?:want|going) to die|don'?t want to (?:live|be alive|be here)|self[- ]harm\w*|"
+    r"(?:want|going) to die(?! of (?:embarrassment|shame|laughter|boredom|cringe))|don'?t want to (?:live|be alive|be here)|self[- ]harm\w*|"
     r"hurt(?:ing)? myself|overdos\w*|no reason to (?:live|go on))\b"
 )
 _HARM = re.compile(

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
-from stores.decisions.signals import AgentFacts, ProducerParams, Signals, TurnContext, produce_rules
+from stores.decisions.signals import AgentFacts, ProducerParams, Signals, TurnContext, produce_rules, sensitivity
 from stores.frontend import model as fm
 from stores.frontend.bank import BankError, HeadBank, _load_file, all_phrases, load_bank
 from stores.decisions.learned import HEADS, combine, floor_severity
@@ -912,6 +912,13 @@ def test_floor_words_for_indirect_fraud_and_farewells():
     assert floor_severity("there's a direct debit to a gym on my statement that we didn't authorise") == "harm"
     assert floor_severity("how do I set up a new payee for my landlord") == "none"
     assert floor_severity("I never set up two-factor, should I?") == "none"
+    # seventh round: a pass or a bundle is something a customer ends; a solicitor who asks something is no threat;
+    # dying of embarrassment is an idiom (the rules' words), wanting to die is not
+    assert floor_severity("the gym pass is no good to me now. how do I end it?") == "none"
+    assert floor_severity("our solicitor asked whether the photo storage can pass to the kids") == "none"
+    assert floor_severity("my solicitor will be in touch about this") == "harm"
+    assert sensitivity("I literally want to die of embarrassment, wrong card sent 😂") == "none"
+    assert sensitivity("I just want to die") == "crisis"
 
 
 def test_a_learned_time_critical_yes_needs_a_time_named():

@@ -147,7 +147,9 @@ GENERATORS: tuple[Generator, ...] = (
         ("holdout4", "datasets/challenge_holdout4", "the fourth held-out challenge suite",
          "written blind by another engineer, measured once as held-out text after the fifth round; development text "
          "since the sixth round: its misses were studied while the floor and the memory classes changed", 3),
-        ("holdout5", "datasets/challenge_holdout5", "the fifth held-out challenge suite", "", 3),
+        ("holdout5", "datasets/challenge_holdout5", "the fifth held-out challenge suite",
+         "written blind by another engineer, measured once as held-out text after the sixth round; development text "
+         "since the seventh round: its misses were studied while the floor changed", 3),
         ("extraction-dev", "tests/data/extraction_dev", "the extraction development set",
          "development text of the extractor, written for it and looked at while its reading was changed (the second "
          "file in the fourth round, after part of the change): in sample", 0))),

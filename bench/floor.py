@@ -13,6 +13,7 @@ development text only:
   development text since the fourth round (docs/frontends.md);
 - `holdout3`: the same of `datasets/challenge_holdout3`, development text since the fifth round;
 - `holdout4`: the same of `datasets/challenge_holdout4`, development text since the sixth round;
+- `holdout5`: the same of `datasets/challenge_holdout5`, development text since the seventh round;
 - `canonical`: every customer turn of `datasets/canonical` with a gold plan;
 - `dev`: `tests/stores/floor_dev.yaml`, the floor's own development set (disclosures and near misses
   by kind, written for it, never trained on);
@@ -22,10 +23,11 @@ development text only:
 `--suite NAME` (repeatable) reads only those; by default every one of them. The suites are read with
 the project's suite loader (`harness.format.loader.load_suite`: validated, each turn's gold from the
 format), the development sets with PyYAML. Each customer message is read with the agent's latest message
-before it, as the decision pipeline reads it (`stores.decisions.transcript`): a short answer to the agent's
-specific question needs more of the learned floor (`stores.decisions.learned.answers_question`). Nothing
-else of the conversation is read, so a turn whose gold escalation comes from elsewhere in the chat would
-count as a miss here.
+before it and the customer's own previous message in the session, as the decision pipeline reads it
+(`stores.decisions.transcript`): a short answer to the agent's specific question needs more of the learned
+floor (`stores.decisions.learned.answers_question`), and a follow-up the learned floor marks is read with the
+customer's previous message too (`floor_reading`). Nothing else of the conversation is read, so a turn whose
+gold escalation comes from elsewhere in the chat would count as a miss here.
 """
 
 from __future__ import annotations
@@ -40,13 +42,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SUITES = {"challenge": ROOT / "datasets" / "challenge", "holdout": ROOT / "datasets" / "challenge_holdout",
           "holdout2": ROOT / "datasets" / "challenge_holdout2",
           "holdout3": ROOT / "datasets" / "challenge_holdout3", "holdout4": ROOT / "datasets" / "challenge_holdout4",
-          "canonical": ROOT / "datasets" / "canonical"}
+          "holdout5": ROOT / "datasets" / "challenge_holdout5", "canonical": ROOT / "datasets" / "canonical"}
 DEV = ROOT / "tests" / "stores" / "floor_dev.yaml"
 DEV_CONTEXT = ROOT / "tests" / "stores" / "floor_dev_context.yaml"
 
 
-Row = tuple[str, str, bool, object]
-"""(turn id or kind, text, is a disclosure, the agent's latest message as `AgentFacts` or None)."""
+Row = tuple[str, str, bool, object, "str | None"]
+"""(turn id or kind, text, is a disclosure, the agent's latest message as `AgentFacts` or None, the customer's
+own previous message in the session or None)."""
 
 
 def suite_turns(folder: Path) -> list[Row]:
@@ -64,11 +67,11 @@ def suite_turns(folder: Path) -> list[Row]:
                 scripted = scenario.signals_of(turn.id).scripted() or None
                 transcript.agent(turn.session, agent_facts(turn.id, turn.text, turn.kind, scripted))
                 continue
-            answer = transcript.context(turn.session, turn.text).answer
-            transcript.customer(turn.session)
+            ctx = transcript.context(turn.session, turn.text)
+            transcript.customer(turn.session, turn.text)
             plan = scenario.gold_of(turn.id).plan
             if plan is not None:
-                out.append((turn.id, turn.text, plan == "escalate", answer))
+                out.append((turn.id, turn.text, plan == "escalate", ctx.answer, ctx.earlier))
     return out
 
 
@@ -80,32 +83,32 @@ def _sides(path: Path) -> dict:
 
 
 def dev_turns(path: Path = DEV) -> list[Row]:
-    """(kind, text, is a disclosure, None) for every turn of the development set (messages alone)."""
+    """(kind, text, is a disclosure, None, None) for every turn of the development set (messages alone)."""
     doc = _sides(path)
-    return [(kind, str(t), side == "disclosure", None) for side in ("disclosure", "routine")
+    return [(kind, str(t), side == "disclosure", None, None) for side in ("disclosure", "routine")
             for kind, texts in doc[side].items() for t in texts]
 
 
 def dev_context_turns(path: Path = DEV_CONTEXT) -> list[Row]:
-    """(kind, reply, is a disclosure, the agent's message before it) for every case of the context set."""
+    """(kind, reply, is a disclosure, the agent's message before it, None) for every case of the context set."""
     from stores.decisions.signals import agent_facts
 
     doc = _sides(path)
-    return [(kind, str(c["customer"]), side == "disclosure", agent_facts(f"{kind}-{i}", str(c["agent"]), "message"))
+    return [(kind, str(c["customer"]), side == "disclosure", agent_facts(f"{kind}-{i}", str(c["agent"]), "message"), None)
             for side in ("disclosure", "routine") for kind, cases in doc[side].items() for i, c in enumerate(cases)]
 
 
-def verdicts(texts: list[str], answers: list | None = None) -> list[dict]:
-    """Each reader's severity on each text (read after the agent's message in `answers`, when given), and the
-    floor's (the most severe)."""
+def verdicts(texts: list[str], answers: list | None = None, earlier: list | None = None) -> list[dict]:
+    """Each reader's severity on each text (read after the agent's message in `answers` and the customer's own
+    previous message in `earlier`, when given), and the floor's (the most severe)."""
     from stores.decisions.learned import floor_reading, floor_severity, floor_union
     from stores.decisions.signals import sensitivity
     from stores.frontend.model import front_end
 
     fe = front_end()
     out = []
-    for t, answer in zip(texts, answers or [None] * len(texts)):
-        r = floor_reading(fe, t, answer)
+    for t, answer, before in zip(texts, answers or [None] * len(texts), earlier or [None] * len(texts)):
+        r = floor_reading(fe, t, answer, before)
         v = {"rules": sensitivity(t), "floor words": floor_severity(t), "describe": r.describe()}
         v["floor"], _ = floor_union(v["rules"], v["floor words"], r)  # the run's own union
         v["learned"] = floor_union("none", "none", r)[0]
@@ -114,16 +117,16 @@ def verdicts(texts: list[str], answers: list | None = None) -> list[dict]:
 
 
 def report(name: str, rows: list[Row], show: bool) -> list[str]:
-    vs = verdicts([t for _, t, _, _ in rows], [a for *_, a in rows])
-    L = [f"## {name}: {sum(g for _, _, g, _ in rows)} disclosures, {sum(not g for _, _, g, _ in rows)} routine turns", ""]
+    vs = verdicts([t for _, t, _, _, _ in rows], [a for _, _, _, a, _ in rows], [e for *_, e in rows])
+    L = [f"## {name}: {sum(g for _, _, g, _, _ in rows)} disclosures, {sum(not g for _, _, g, _, _ in rows)} routine turns", ""]
     for reader in ("rules", "floor words", "learned", "floor"):
         said = [v[reader] != "none" for v in vs]
-        tp = sum(s and g for s, (_, _, g, _) in zip(said, rows))
-        pos, gold = sum(said), sum(g for _, _, g, _ in rows)
+        tp = sum(s and g for s, (_, _, g, _, _) in zip(said, rows))
+        pos, gold = sum(said), sum(g for _, _, g, _, _ in rows)
         L.append(f"- {reader}: recall {tp / gold if gold else float('nan'):.3f}, precision "
                  f"{tp / pos if pos else float('nan'):.3f} ({pos} escalated, {tp} right)")
     if show:
-        for (kind, t, g, _), v in zip(rows, vs):
+        for (kind, t, g, _, _), v in zip(rows, vs):
             hit = v["floor"] != "none"
             if hit != g:
                 who = ", ".join(k for k in ("rules", "floor words", "learned") if v[k] != "none") or "-"

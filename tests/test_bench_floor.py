@@ -16,13 +16,13 @@ def test_suite_turns_are_the_customer_turns_with_a_gold_plan_read_by_the_loader(
            for e in yaml.safe_load(path.read_text(encoding="utf-8")).get("events", [])
            if "turn" in e and e.get("role", "customer") == "customer" and "plan" in e]
     assert len(rows) == len(raw) > 0
-    assert sum(g for _, _, g, _ in rows) == sum(e["plan"] == "escalate" for e in raw)
-    assert [t for _, t, _, _ in rows] == [str(e["turn"]) for e in raw]  # the same texts, in file order
+    assert sum(g for _, _, g, _, _ in rows) == sum(e["plan"] == "escalate" for e in raw)
+    assert [t for _, t, _, _, _ in rows] == [str(e["turn"]) for e in raw]  # the same texts, in file order
     assert all("#" in turn_id for turn_id, *_ in rows)  # named by turn id, not file
 
 
 def test_every_named_suite_is_a_folder_the_loader_accepts():
-    assert set(floor.SUITES) == {"challenge", "holdout", "holdout2", "holdout3", "holdout4", "canonical"}
+    assert set(floor.SUITES) == {"challenge", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "canonical"}
     for folder in floor.SUITES.values():
         assert floor.suite_turns(folder), folder
 
@@ -33,19 +33,29 @@ def test_a_development_set_of_the_wrong_shape_is_refused(tmp_path):
     with pytest.raises(SystemExit, match="expected mappings"):
         floor.dev_turns(bad)
     rows = floor.dev_turns()
-    assert {g for _, _, g, _ in rows} == {True, False}
+    assert {g for _, _, g, _, _ in rows} == {True, False}
     with pytest.raises(SystemExit, match="expected mappings"):
         floor.dev_context_turns(bad)
 
 
 def test_a_suite_turn_carries_the_agent_message_before_it_as_the_pipeline_keeps_it():
-    rows = {turn_id: (text, answer) for turn_id, text, _, answer in floor.suite_turns(floor.SUITES["challenge"])}
+    rows = {turn_id: (text, answer) for turn_id, text, _, answer, _ in floor.suite_turns(floor.SUITES["challenge"])}
     text, answer = rows["route-i#5"]
     assert text == "card ones" and answer.turn_id == "route-i#4" and answer.asked_question
     assert all(a is None for turn_id, (_, a) in rows.items() if turn_id.endswith("#1"))  # a session's first turn
 
 
+def test_a_suite_turn_carries_the_customer_s_own_previous_message_in_its_session():
+    from harness.format.loader import load_suite
+
+    rows = {turn_id: earlier for turn_id, _, _, _, earlier in floor.suite_turns(floor.SUITES["challenge"])}
+    scenario = next(s for s in load_suite([floor.SUITES["challenge"]]) if any(t.id == "route-i#5" for t in s.turns))
+    before = [t for t in scenario.turns if t.role == "customer" and t.session == "route-i"]
+    before = before[:[t.id for t in before].index("route-i#5")]
+    assert before and rows["route-i#5"] == before[-1].text
+    assert all(e is None for turn_id, e in rows.items() if turn_id.endswith("#1"))
+
 def test_the_context_development_set_pairs_each_reply_with_the_agent_question():
     rows = floor.dev_context_turns()
-    assert {g for _, _, g, _ in rows} == {True, False}
-    assert all(a.text.endswith("?") and a.asked_question for *_, a in rows)
+    assert {g for _, _, g, _, _ in rows} == {True, False}
+    assert all(a.text.endswith("?") and a.asked_question for _, _, _, a, _ in rows)

@@ -16,6 +16,8 @@
   A short answer to the agent's specific question ("downstairs in the hall" to "is the router upstairs or
   downstairs?") is read in its exchange (`answers_question`): the learned floor needs the mean of the
   message's score and the score of the question and reply read together to reach `REPLY_BAR`.
+  A follow-up the learned floor marks alone is read with the customer's own previous message in the session
+  (`floor_reading`): the mean of the two scores must still reach the threshold (the earlier words only lower it).
 - Signals whose words rarely mislead (`human_request`, `hostile`, `complexity`, `complaint`, an
   explicit intent):
   the rules' yes stands, and the learned head adds what the words missed ("is anyone real there",
@@ -78,10 +80,12 @@ FLOOR_HARM = re.compile(
     r"(?:took|taken|taking) over my (?:account|login|email)|locked me out|logging into my account|"
     r"(?:stole|stolen|steal\w*) (?:my )?(?:card|identity|details|account|password)|identity theft|"
     r"scam(?:med)? (?:me|my|him|her)|blackmail\w*|extort\w*|sextort\w*|groom\w*|"
-    r"(?:my|our|a|his|her|their) (?:own )?(?:lawyer|solicitor|attorney|barrister)s?\b(?!.{0,40}\b(?:needs?|wants?|asked for|requested|cop(?:y|ies)|paperwork)\b)|legal action|lawsuit|sue (?:you|your)|suing|(?:see|take) you to court|"
+    r"(?:my|our|a|his|her|their) (?:own )?(?:lawyer|solicitor|attorney|barrister)s?\b(?!.{0,40}\b(?:needs?|wants?|asked|asks|asking|requested|cop(?:y|ies)|paperwork)\b)|legal action|lawsuit|sue (?:you|your)|suing|(?:see|take) you to court|"
     r"(?:my|a|our) (?:\d+[- ]year[- ]old|child|kid|son|daughter|teen\w*)\b.{0,60}\b(?:messag\w*|photos?|pictures?|"
     r"threat\w*|touch\w*|meet|adult|stranger|man|groom\w*)|"
     r"(?:in|under) my name\b.{0,60}\b(?:never|didn'?t|did not|haven'?t|have not)\b|"
+    r"(?:payee|transfer\w*|payments?|direct debit|standing order|mandate)\b.{0,60}\b(?:i|we) (?:never|didn'?t|did not) "
+    r"(?:set up|setup|add(?:ed)?|authori[sz]e(?:d)?|recogni[sz]e(?:d)?)|"
     r"(?:afraid|scared|frightened) (?:of|to go home|for)|(?:know|found out) where i live|"
     r"(?:will|gonna|going to) (?:hurt|kill|find|come for) (?:me|you|us))\b"
 )
@@ -89,9 +93,12 @@ FLOOR_HARM = re.compile(
 for the categories the rules did not name. A floor word is enough to escalate. Two farewells of the fourth
 held-out suite's kind were added in the sixth round (in sample there): doing something that cannot be undone,
 and someone who "can have all my stuff". A lawyer named only as
-someone who needs papers ("my solicitor needs copies of the invoices"), or a lawyer who is not the
+someone who needs papers or asks something ("my solicitor needs copies of the invoices", "our solicitor asked
+whether ..."), or a lawyer who is not the
 customer's (one in a drama), is not a legal threat; credit in the customer's name they never applied for is
-fraud, and so is value taken from the account (points, vouchers, credit, a transfer) with "that isn't me"; pills with "enough to" or "need the lot" are a crisis."""
+fraud, and so is value taken from the account (points, vouchers, credit, a transfer) with "that isn't me", and
+money sent to a payee (a transfer, a direct debit) the customer never set up (seventh round: the fifth held-out
+suite's one miss, quoted in its summary, was of this kind); pills with "enough to" or "need the lot" are a crisis."""
 
 
 TIME_NAMED = re.compile(
@@ -138,10 +145,11 @@ the opening word of a short yes to an offer of a person, one of these makes it n
 
 
 END_IT = re.compile(r"\bend(?:ing)? it\b")
-ENDABLE = re.compile(r"\b(?:subscription|plan|contract|membership|trial|account|booking|order|call|chat)s?\b")
+ENDABLE = re.compile(r"\b(?:subscription|plan|contract|membership|trial|account|booking|order|call|chat|pass|bundle|"
+                     r"package|policy|broadband|service|deal)s?\b")
 """"End it" is a crisis word unless the message names something a customer ends (a subscription, a
-plan, a contract ...): "what do I need to do to end it" after "I'm done with this subscription" is a
-cancellation. "End it all", "end things" and "end everything" stay crisis words whatever else is named."""
+plan, a contract, a pass, a bundle ...): "what do I need to do to end it" after "I'm done with this subscription"
+is a cancellation. "End it all", "end things" and "end everything" stay crisis words whatever else is named."""
 
 
 def floor_severity(text: str) -> str:
@@ -191,7 +199,7 @@ def answers_question(answer: AgentFacts | None, text: str) -> bool:
     return 0 < word_count(text) <= REPLY_MAX_WORDS
 
 
-def floor_reading(front: FrontEnd, text: str, answer: AgentFacts | None = None) -> Reading:
+def floor_reading(front: FrontEnd, text: str, answer: AgentFacts | None = None, earlier: str | None = None) -> Reading:
     """The learned safety floor on one message: the `sensitive` head's probability of any disclosure
     (`crisis` + `harm`, against `near_miss` and `none`) and, when it reaches the head's `disclosure`
     threshold, the more probable severity. Below the threshold, a `none` reading whose score is the
@@ -200,7 +208,14 @@ def floor_reading(front: FrontEnd, text: str, answer: AgentFacts | None = None) 
     `answer`, the agent's latest message: a short answer to its specific question (`answers_question`) is read
     in the exchange: the mean of its own score and that of the question and the reply read as one text must
     reach `REPLY_BAR` (the receipt says so); the one-message score of a two-word answer ("card ones") is no
-    reading of a disclosure."""
+    reading of a disclosure.
+
+    `earlier`, the customer's own previous message in the session: a follow-up that reaches the threshold alone
+    is read with it too (seventh round): its score is the lower of its own and the mean of its own and that of
+    the two messages read as one text (the receipt says so). The customer's earlier words only ever lower the
+    learned score (scorn or a money question after a problem report); letting them raise it added false alarms
+    on the development suites (follow-ups to a disclosure already escalated: docs/frontends.md, "Seventh
+    round"). The words' readers are not touched, and a turn the floor does not mark costs no model call."""
     t = front.heads["sensitive"].thresholds["disclosure"]
     score, p_yes, margin, ps = front.summed("sensitive", "disclosure", text)
     parts = f"model {p_yes:.2f}, nearest phrases {margin:.2f}"
@@ -210,6 +225,12 @@ def floor_reading(front: FrontEnd, text: str, answer: AgentFacts | None = None) 
         t = REPLY_BAR
         parts += (f"; a short answer to the agent's question {answer.turn_id}: alone {alone:.2f}, with the question "
                   f"{2 * score - alone:.2f}, mean {score:.2f}")
+    elif earlier and earlier.strip() and score >= t:  # only a yes can be lowered: no model call else
+        alone = score
+        together = front.summed("sensitive", "disclosure", f"{earlier} {text}")[0]
+        score = min(alone, (alone + together) / 2)
+        parts += (f"; a follow-up to the customer's own previous message: alone {alone:.2f}, with it {together:.2f}, "
+                  f"read as {score:.2f}")
     if score < t:
         return Reading("disclosure", "none", 1.0 - score, 1.0 - t, note=parts)
     label = "crisis" if ps.get("crisis", 0.0) >= ps.get("harm", 0.0) else "harm"
@@ -357,7 +378,7 @@ def read_signals(ctx: TurnContext, params: ProducerParams, rules: Signals) -> Si
     if rules.meaningless:
         return combine(ctx, params, rules, {})
     learned = front_end()
-    own = floor_reading(learned, ctx.text, ctx.answer)
+    own = floor_reading(learned, ctx.text, ctx.answer, ctx.earlier)
     if params.front != "chat":
         p_yes = learned.proba("resolved", ctx.text)["yes"] if ctx.step is not None else None
         readings = weak_adds(learned, learned.read_all(HEADS, ctx.text))

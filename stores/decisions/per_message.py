@@ -81,7 +81,7 @@ class PerMessage:
         reported = override(produce(ctx, self.params.producers), signals, turn.id)
         card = stateless(reported)
         verdict, where = judge(card, self.params), route_alone(card)
-        self.transcript.customer(turn.session)
+        self.transcript.customer(turn.session, turn.text)
         return Decision(
             turn_id=turn.id, session=turn.session, at=turn.at, text=turn.text, signals=reported, card=card,
             plan=verdict.plan, rule=verdict.rule, why=verdict.why, route=where.route, route_rule=where.rule,

@@ -55,7 +55,7 @@ class SessionState:
         ctx = self.transcript.context(turn.session, turn.text)
         reported = override(produce(ctx, self.params.producers), signals, turn.id)
         decision = self.executor.decide(turn, reported)
-        self.transcript.customer(turn.session)
+        self.transcript.customer(turn.session, turn.text)
         return decision
 
     def observe(self, turn: Turn, signals: Mapping[str, Any] | None = None) -> AgentNote:

@@ -145,6 +145,9 @@ class TurnContext:
     step: AgentFacts | None = None
     """The agent's latest step (an `action` turn: "Reset the router from our side.") since the customer's
     previous turn, if it took one (the learned front end reads a fix confirmed after it)."""
+    earlier: str | None = None
+    """The customer's own previous message in this session (None on their first): the safety floor reads a
+    follow-up with it (`stores.decisions.learned.floor_reading`)."""
 
 
 @dataclass(frozen=True)
@@ -203,7 +206,7 @@ _NEGATION = re.compile(r"\b(?:not|never|no longer|still|" + _NT + r")\b")
 
 _CRISIS = re.compile(
     r"\b(?:kill(?:ing)? myself|suicid\w*|end(?:ing)? (?:my life|it all)|take my (?:own )?life|"
-    r"(?:want|going) to die|don'?t want to (?:live|be alive|be here)|self[- ]harm\w*|"
+    r"(?:want|going) to die(?! of (?:embarrassment|shame|laughter|boredom|cringe))|don'?t want to (?:live|be alive|be here)|self[- ]harm\w*|"
     r"hurt(?:ing)? myself|overdos\w*|no reason to (?:live|go on))\b"
 )
 _HARM = re.compile(

@@ -1,4 +1,5 @@
-"""The prose side of a session that the producers read: the agent's latest answers.
+"""The prose side of a session that the producers read: the agent's latest answers and the customer's own
+previous message.
 
 Chat history is the policy's own (in process); facts that must hold across replicas and be read
 the same way every time live in the locker instead.
@@ -19,11 +20,14 @@ class _Session:
     """The agent message before it."""
     step: AgentFacts | None = None
     """The agent's latest step (an `action` turn) since the customer's previous turn."""
+    earlier: str | None = None
+    """The customer's previous message in this session."""
 
 
 @dataclass
 class Transcript:
-    """Per session, the agent messages a producer may compare (bounded: two per session)."""
+    """Per session, the agent messages a producer may compare (bounded: two per session) and the customer's
+    latest message."""
 
     sessions: dict[str, _Session] = field(default_factory=dict)
 
@@ -39,11 +43,15 @@ class Transcript:
     def context(self, session: str, text: str) -> TurnContext:
         """What the producers read for a customer message now."""
         s = self.sessions.get(session) or _Session()
-        return TurnContext(text=text, answer=s.answer, previous_answer=s.previous, step=s.step)
+        return TurnContext(text=text, answer=s.answer, previous_answer=s.previous, step=s.step, earlier=s.earlier)
 
-    def customer(self, session: str) -> None:
-        """A customer turn was decided: the latest answer has been replied to."""
+    def customer(self, session: str, text: str | None = None) -> None:
+        """A customer turn was decided: the latest answer has been replied to, and `text` (the customer's
+        message, when given) is their previous message from now on."""
         s = self.sessions.get(session)
+        if text is not None:
+            s = self.sessions.setdefault(session, _Session())
+            s.earlier = text
         if s is not None:
             s.step = None
         if s is not None and s.answer is not None:

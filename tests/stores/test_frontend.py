@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
-from stores.decisions.signals import AgentFacts, ProducerParams, Signals, TurnContext, produce_rules
+from stores.decisions.signals import AgentFacts, ProducerParams, Signals, TurnContext, produce_rules, sensitivity
 from stores.frontend import model as fm
 from stores.frontend.bank import BankError, HeadBank, _load_file, all_phrases, load_bank
 from stores.decisions.learned import HEADS, combine, floor_severity
@@ -97,8 +97,8 @@ def test_the_floor_dev_set_is_not_in_the_bank():
     from bench.floor import dev_turns
 
     turns = dev_turns()
-    assert sum(g for _, _, g, _ in turns) >= 25 and sum(not g for _, _, g, _ in turns) >= 35
-    found = _close_pairs([t for _, t, _, _ in turns])
+    assert sum(g for _, _, g, _, _ in turns) >= 25 and sum(not g for _, _, g, _, _ in turns) >= 35
+    found = _close_pairs([t for _, t, _, _, _ in turns])
     assert not found, f"training phrases too close to the floor's dev set: {found[:5]}"
 
 
@@ -107,9 +107,9 @@ def test_the_floor_context_dev_set_is_not_in_the_bank():
     from bench.floor import dev_context_turns
 
     turns = dev_context_turns()
-    assert sum(g for _, _, g, _ in turns) >= 20 and sum(not g for _, _, g, _ in turns) >= 30
-    assert all(a is not None and a.asked_question for *_, a in turns)
-    found = _close_pairs([t for _, t, _, _ in turns])  # the replies: the agent's questions are ordinary support talk
+    assert sum(g for _, _, g, _, _ in turns) >= 20 and sum(not g for _, _, g, _, _ in turns) >= 30
+    assert all(a is not None and a.asked_question for _, _, _, a, _ in turns)
+    found = _close_pairs([t for _, t, _, _, _ in turns])  # the replies: the agent's questions are ordinary support talk
     assert not found, f"training phrases too close to the floor's context dev set: {found[:5]}"
 
 
@@ -315,12 +315,88 @@ def test_the_floor_reads_a_short_answer_in_its_exchange():
     assert floor_reading(_ExchangeFront({"card ones": 0.22}), "card ones", offer).label == "crisis"  # read alone
 
 
+class _CountingFront(_ExchangeFront):
+    """An exchange floor that counts the texts it scores (a model call each)."""
+
+    def __init__(self, scores: dict[str, float], threshold: float = 0.13):
+        super().__init__(scores, threshold)
+        self.read = []
+
+    def summed(self, head, name, text):
+        self.read.append(text)
+        return super().summed(head, name, text)
+
+
+def test_the_floor_reads_a_follow_up_with_the_customer_s_own_previous_message():
+    from stores.decisions.learned import floor_reading
+
+    before = "my parcel was meant to come on tuesday and still nothing"
+    scorn = "Tomorrow. Sure. Like the last three tomorrows."
+    front = _CountingFront({scorn: 0.16, f"{before} {scorn}": 0.04})
+    assert floor_reading(front, scorn).label == "crisis"  # alone, over the threshold
+    r = floor_reading(front, scorn, earlier=before)
+    assert r.label == "none" and r.threshold == pytest.approx(1 - 0.13)
+    assert "a follow-up to the customer's own previous message: alone 0.16, with it 0.04, read as 0.10" in r.describe()
+    farewell = "no need. I've written a note for whoever finds me"
+    said = _CountingFront({farewell: 0.32, f"{before} {farewell}": 0.10})
+    r = floor_reading(said, farewell, earlier=before)  # a disclosure well over the threshold stays one
+    assert r.label == "crisis" and r.score == pytest.approx(0.21)
+    # the earlier words never raise a score: a routine follow-up to an alarming message stays routine
+    after = _CountingFront({"ok thanks": 0.05, "I can't go on like this ok thanks": 0.9})
+    assert floor_reading(after, "ok thanks", earlier="I can't go on like this").label == "none"
+    assert after.read == ["ok thanks"]  # under the threshold alone: no second model call
+
+
+def test_a_short_answer_is_read_with_the_question_not_the_customer_s_previous_message():
+    from stores.decisions.learned import REPLY_BAR, floor_reading
+
+    q = _asked("Do you like puzzle games or card games?")
+    front = _CountingFront({"card ones": 0.22, f"{q.text} card ones": 0.04, "hi card ones": 0.0})
+    r = floor_reading(front, "card ones", q, earlier="hi")
+    assert r.threshold == pytest.approx(1 - REPLY_BAR) and "hi card ones" not in front.read
+
+
+def test_the_transcript_keeps_the_customer_s_previous_message_per_session():
+    from stores.decisions.transcript import Transcript
+
+    t = Transcript()
+    assert t.context("s1", "first").earlier is None
+    t.customer("s1", "first")
+    t.agent("s1", _asked("Which size did you order?"))
+    ctx = t.context("s1", "medium")
+    assert ctx.earlier == "first" and ctx.answer.text == "Which size did you order?"
+    t.customer("s1", "medium")
+    assert t.context("s1", "x").earlier == "medium" and t.context("s2", "x").earlier is None
+    t.customer("s2")  # no text given: nothing is kept
+    assert t.context("s2", "x").earlier is None
+
+
+def test_a_policy_gives_the_floor_the_customer_s_previous_message(monkeypatch):
+    from datetime import datetime, timedelta
+
+    from stores.decisions import learned as fd
+    from stores.decisions.per_message import PerMessage
+    from stores.decisions.session_state import SessionState
+    from stores.protocol import Turn
+
+    seen = []
+    monkeypatch.setattr(fd, "front_end", lambda: _FakeLearned())
+    monkeypatch.setattr(fd, "floor_reading", lambda front, text, answer=None, earlier=None: seen.append(earlier) or
+                        Reading("disclosure", "none", 0.9, 0.7))
+    t0 = datetime(2024, 3, 1, 9)
+    for policy in (SessionState(), PerMessage()):
+        seen.clear()
+        for i, text in enumerate(("my order is late", "still nothing")):
+            policy.decide(Turn(f"s#{i + 1}", "c1", "s", "customer", "message", text, t0 + timedelta(minutes=i)))
+        assert seen == [None, "my order is late"], policy
+
+
 def test_read_signals_gives_the_floor_the_agent_message(monkeypatch):
     from stores.decisions import learned as fd
 
     seen = []
     monkeypatch.setattr(fd, "front_end", lambda: _FakeLearned())
-    monkeypatch.setattr(fd, "floor_reading", lambda front, text, answer=None: seen.append(answer) or
+    monkeypatch.setattr(fd, "floor_reading", lambda front, text, answer=None, earlier=None: seen.append(answer) or
                         Reading("disclosure", "none", 0.9, 0.7))
     q = _asked("Which size did you order?")
     ctx, rules = _rules("medium, same as always", q)
@@ -743,11 +819,11 @@ def test_chat_front_end_never_lowers_the_safety_floor(monkeypatch):
     monkeypatch.setattr(fd, "front_end", lambda: _FakeLearned())
     monkeypatch.setattr(fd, "chat_readings", lambda heads, text, learned: {
         h: Reading(h, "none" if h in ("sensitive", "intent") else "no", 1.0, 0.0, source="chat:m") for h in heads})
-    monkeypatch.setattr(fd, "floor_reading", lambda front, text, answer=None: Reading("disclosure", "none", 0.9, 0.7))
+    monkeypatch.setattr(fd, "floor_reading", lambda front, text, answer=None, earlier=None: Reading("disclosure", "none", 0.9, 0.7))
     ctx, rules = _rules("I honestly want to die.")
     s = fd.read_signals(ctx, ProducerParams(front="chat"), rules)
     assert s.sensitive == "crisis"
-    monkeypatch.setattr(fd, "floor_reading", lambda front, text, answer=None: Reading("disclosure", "harm", 0.6, 0.3))
+    monkeypatch.setattr(fd, "floor_reading", lambda front, text, answer=None, earlier=None: Reading("disclosure", "harm", 0.6, 0.3))
     ctx, rules = _rules("he watches everything I buy")
     s = fd.read_signals(ctx, ProducerParams(front="chat"), rules)
     assert s.sensitive == "harm" and "more severe than chat:m sensitive=none" in dict(s.readers)["sensitive"]
@@ -833,6 +909,18 @@ def test_floor_words_for_indirect_fraud_and_farewells():
     assert floor_severity("my points were cashed in for vouchers sent to a stranger. that isn't me") == "harm"
     assert floor_severity("the points went to my other email, that is me") == "none"
     assert floor_severity("I won't be around on monday for the delivery") == "none"
+    # money sent to a payee the customer never set up (seventh round); setting one up is routine
+    assert floor_severity("3,200 went out to a payee called 'KB Trading' that I never set up") == "harm"
+    assert floor_severity("there's a direct debit to a gym on my statement that we didn't authorise") == "harm"
+    assert floor_severity("how do I set up a new payee for my landlord") == "none"
+    assert floor_severity("I never set up two-factor, should I?") == "none"
+    # seventh round: a pass or a bundle is something a customer ends; a solicitor who asks something is no threat;
+    # dying of embarrassment is an idiom (the rules' words), wanting to die is not
+    assert floor_severity("the gym pass is no good to me now. how do I end it?") == "none"
+    assert floor_severity("our solicitor asked whether the photo storage can pass to the kids") == "none"
+    assert floor_severity("my solicitor will be in touch about this") == "harm"
+    assert sensitivity("I literally want to die of embarrassment, wrong card sent 😂") == "none"
+    assert sensitivity("I just want to die") == "crisis"
 
 
 def test_a_learned_time_critical_yes_needs_a_time_named():

@@ -111,7 +111,7 @@ def test_read_signals_reads_the_resolved_probability_only_after_a_step(monkeypat
 
     front = _Front(0.5)
     monkeypatch.setattr(fd, "front_end", lambda: front)
-    monkeypatch.setattr(fd, "floor_reading", lambda f, text, answer=None: Reading("disclosure", "none", 0.9, 0.7))
+    monkeypatch.setattr(fd, "floor_reading", lambda f, text, answer=None, earlier=None: Reading("disclosure", "none", 0.9, 0.7))
     ctx, rules = _ctx("all green now", agent_facts("a1", "Restarted your router from our side.", "action"))
     assert read_signals(ctx, PARAMS, rules).resolved_confirmation
     ctx, rules = _ctx("all green now", agent_facts("a2", "Could you restart the router?", "message"))

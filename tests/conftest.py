@@ -15,6 +15,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,23 @@ os.environ["XDG_CONFIG_HOME"] = str(SESSION_CACHE / "xdg-config")
 os.environ["HF_HUB_OFFLINE"] = "1"  # nothing is downloaded, in this process or the ones it starts
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 import stores.cpu  # noqa: E402,F401  (MKL's strict numerics and the wait policy, before any test module loads torch)
+
+
+def pytest_configure(config) -> None:
+    if getattr(config.option, "dist", None) == "loadfile":
+        # pytest-xdist hands out files in the order `pytest_collection_modifyitems` below leaves them,
+        # not by its own reordering (most tests first), which put the files of a few long tests last
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Files with a slow test first, in the order they were collected, then the others, most tests
+    first: under `--dist loadfile` each file runs whole on one worker, and a file of a few long tests
+    (the 60-customer separation test is one) handed out last would leave the other worker idle
+    while it runs. The order of the tests within a file is kept (the sort is stable)."""
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    count = Counter(item.path for item in items)
+    items.sort(key=lambda item: (0, 0) if item.path in slow else (1, -count[item.path]))
 
 
 def pytest_unconfigure(config) -> None:

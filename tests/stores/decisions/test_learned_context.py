@@ -8,10 +8,11 @@ from dataclasses import replace
 import pytest
 
 from stores.decisions.card import stateless
-from stores.decisions.learned import AFTER_STEP_BAR, HEADS, TIME_NAMED, combine, read_signals
+from stores.decisions.learned import AFTER_STEP_BAR, TIME_NAMED, combine, read_signals
 from stores.decisions.resolver import resolve
 from stores.decisions.signals import AgentFacts, ProducerParams, Signals, TurnContext, agent_facts, produce_rules
 from stores.frontend.model import Reading
+from test_frontend import _readings  # the front end's readings, every head sure unless told (tests/stores)
 
 PARAMS = ProducerParams(front="learned")
 
@@ -22,12 +23,6 @@ def _ctx(text: str, answer: AgentFacts | None = None) -> tuple[TurnContext, Sign
     return ctx, produce_rules(ctx)
 
 
-def _readings(**labels) -> dict[str, Reading]:
-    out = {}
-    for head in HEADS:
-        label, p = labels.get(head, ("none" if head in ("sensitive", "intent") else "no", 0.9))
-        out[head] = Reading(head, label, p, 0.5)
-    return out
 
 
 OFFER = "Sorry about that. Would you like me to connect you with live support to rebook it?"

@@ -56,9 +56,9 @@ test: $(STAMP) browser redis node
 	$(MAKE) --no-print-directory check
 
 # A developer's loop: every test but the slow ones (those that start another process, a browser or
-# dask, or take seconds of CPU); `make test` runs them all. 116 s on 2 idle cores (load 0.7 at the
-# start; the goal is 120 s), against 127 s before the test fixtures were made cheaper (side by side
-# under the same load: 215 s of CPU against 261 s).
+# dask, or take seconds of CPU); `make test` runs them all. Its goal is 120 s on 2 idle cores; it met it
+# once (116 s), but the front ends' tests added since have taken it well over: 246 s near idle on
+# 2026-12-02, 324 s at load 1.7 to 2.9 on 2026-12-03 (docs/performance.md, "The test suite").
 test-quick: $(STAMP) redis
 	$(BIN)/python -m pytest -m "not slow" $(XDIST)
 

@@ -11,7 +11,7 @@ suite, and scores it as the `expiry_classes` criterion does (`harness.criteria.e
 is right when its class is one of its labels, and a suite's figure is the share of its labelled turns
 that are right (what bench/frontends.py pools as "memory classes accuracy").
 
-Suites: `canonical`, `challenge`, `holdout` .. `holdout5` (the folders of `datasets/`); by default every
+Suites: `canonical`, `challenge`, `holdout` .. `holdout6` (the folders of `datasets/`); by default every
 one. `--classifier rules` reads with the rules alone. `--misses` lists each wrong turn: gold, class,
 who decided (the receipt's `rule`) and the head's two most probable classes. `--dump FILE` writes every
 turn's class (labelled or not) as TSV, and `--against FILE` lists the turns whose class differs from an
@@ -28,7 +28,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITES = {"canonical": "canonical", "challenge": "challenge", "holdout": "challenge_holdout",
-          "holdout2": "challenge_holdout2", "holdout3": "challenge_holdout3", "holdout4": "challenge_holdout4", "holdout5": "challenge_holdout5"}
+          "holdout2": "challenge_holdout2", "holdout3": "challenge_holdout3", "holdout4": "challenge_holdout4", "holdout5": "challenge_holdout5",
+          "holdout6": "challenge_holdout6"}
 
 
 def read_suite(name: str, classifier: str) -> list[dict]:

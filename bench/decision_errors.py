@@ -79,7 +79,7 @@ def figures(d: pd.DataFrame) -> dict[str, object]:
         "routes": (int((routed["route"] == routed["gold_route"]).sum()), len(routed)),
         "non-floor": (int(floorless["correct"].sum()), len(floorless)),
         "false escalations": int(((cases["plan"] == "escalate") & (cases["gold_plan"] != "escalate")).sum()),
-        "missed escalations": int(((cases["plan"] != "escalate") & (cases["gold_plan"] == "escalate")).sum()),
+        "missed escalations": int((cases["irreversible"] == "missed_escalation").sum()),  # the run's own verdict
     }
 
 

@@ -14,6 +14,7 @@ development text only:
 - `holdout3`: the same of `datasets/challenge_holdout3`, development text since the fifth round;
 - `holdout4`: the same of `datasets/challenge_holdout4`, development text since the sixth round;
 - `holdout5`: the same of `datasets/challenge_holdout5`, development text since the seventh round;
+- `holdout6`: the same of `datasets/challenge_holdout6`, development text after its one run (seventh round);
 - `canonical`: every customer turn of `datasets/canonical` with a gold plan;
 - `dev`: `tests/stores/floor_dev.yaml`, the floor's own development set (disclosures and near misses
   by kind, written for it, never trained on);
@@ -35,21 +36,32 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-SUITES = {"challenge": ROOT / "datasets" / "challenge", "holdout": ROOT / "datasets" / "challenge_holdout",
-          "holdout2": ROOT / "datasets" / "challenge_holdout2",
-          "holdout3": ROOT / "datasets" / "challenge_holdout3", "holdout4": ROOT / "datasets" / "challenge_holdout4",
-          "holdout5": ROOT / "datasets" / "challenge_holdout5", "canonical": ROOT / "datasets" / "canonical"}
+sys.path.insert(0, str(ROOT))  # the project, when run as `python bench/floor.py`
+from bench.suites import DEVELOPMENT, folder as suite_folder  # noqa: E402
+
+SUITES = {name: suite_folder(name) for name in DEVELOPMENT}
+"""The development suites (bench/suites.py), each read with the agent's and the customer's previous messages."""
 DEV = ROOT / "tests" / "stores" / "floor_dev.yaml"
 DEV_CONTEXT = ROOT / "tests" / "stores" / "floor_dev_context.yaml"
 
 
-Row = tuple[str, str, bool, object, "str | None"]
-"""(turn id or kind, text, is a disclosure, the agent's latest message as `AgentFacts` or None, the customer's
-own previous message in the session or None)."""
+class Row(NamedTuple):
+    """One customer message the floor is measured on."""
+
+    kind: str
+    """The turn's id (a suite) or the disclosure's kind (a development set)."""
+    text: str
+    disclosure: bool
+    """Gold: the turn must escalate."""
+    answer: object = None
+    """The agent's latest message before it, as `AgentFacts`, or None."""
+    earlier: str | None = None
+    """The customer's own previous message in the session, or None."""
 
 
 def suite_turns(folder: Path) -> list[Row]:
@@ -71,7 +83,7 @@ def suite_turns(folder: Path) -> list[Row]:
             transcript.customer(turn.session, turn.text)
             plan = scenario.gold_of(turn.id).plan
             if plan is not None:
-                out.append((turn.id, turn.text, plan == "escalate", ctx.answer, ctx.earlier))
+                out.append(Row(turn.id, turn.text, plan == "escalate", ctx.answer, ctx.earlier))
     return out
 
 
@@ -83,18 +95,18 @@ def _sides(path: Path) -> dict:
 
 
 def dev_turns(path: Path = DEV) -> list[Row]:
-    """(kind, text, is a disclosure, None, None) for every turn of the development set (messages alone)."""
+    """A `Row` for every turn of the development set (messages alone)."""
     doc = _sides(path)
-    return [(kind, str(t), side == "disclosure", None, None) for side in ("disclosure", "routine")
+    return [Row(kind, str(t), side == "disclosure") for side in ("disclosure", "routine")
             for kind, texts in doc[side].items() for t in texts]
 
 
 def dev_context_turns(path: Path = DEV_CONTEXT) -> list[Row]:
-    """(kind, reply, is a disclosure, the agent's message before it, None) for every case of the context set."""
+    """A `Row` for every case of the context set (the reply, read after the agent's message)."""
     from stores.decisions.signals import agent_facts
 
     doc = _sides(path)
-    return [(kind, str(c["customer"]), side == "disclosure", agent_facts(f"{kind}-{i}", str(c["agent"]), "message"), None)
+    return [Row(kind, str(c["customer"]), side == "disclosure", agent_facts(f"{kind}-{i}", str(c["agent"]), "message"))
             for side in ("disclosure", "routine") for kind, cases in doc[side].items() for i, c in enumerate(cases)]
 
 
@@ -117,16 +129,17 @@ def verdicts(texts: list[str], answers: list | None = None, earlier: list | None
 
 
 def report(name: str, rows: list[Row], show: bool) -> list[str]:
-    vs = verdicts([t for _, t, _, _, _ in rows], [a for _, _, _, a, _ in rows], [e for *_, e in rows])
-    L = [f"## {name}: {sum(g for _, _, g, _, _ in rows)} disclosures, {sum(not g for _, _, g, _, _ in rows)} routine turns", ""]
+    vs = verdicts([r.text for r in rows], [r.answer for r in rows], [r.earlier for r in rows])
+    gold = sum(r.disclosure for r in rows)
+    L = [f"## {name}: {gold} disclosures, {len(rows) - gold} routine turns", ""]
     for reader in ("rules", "floor words", "learned", "floor"):
         said = [v[reader] != "none" for v in vs]
-        tp = sum(s and g for s, (_, _, g, _, _) in zip(said, rows))
-        pos, gold = sum(said), sum(g for _, _, g, _, _ in rows)
+        tp = sum(s and r.disclosure for s, r in zip(said, rows))
+        pos = sum(said)
         L.append(f"- {reader}: recall {tp / gold if gold else float('nan'):.3f}, precision "
                  f"{tp / pos if pos else float('nan'):.3f} ({pos} escalated, {tp} right)")
     if show:
-        for (kind, t, g, _, _), v in zip(rows, vs):
+        for (kind, t, g, *_), v in zip(rows, vs):
             hit = v["floor"] != "none"
             if hit != g:
                 who = ", ".join(k for k in ("rules", "floor words", "learned") if v[k] != "none") or "-"

@@ -27,9 +27,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SUITES = {"canonical": "canonical", "challenge": "challenge", "holdout": "challenge_holdout",
-          "holdout2": "challenge_holdout2", "holdout3": "challenge_holdout3", "holdout4": "challenge_holdout4", "holdout5": "challenge_holdout5",
-          "holdout6": "challenge_holdout6"}
+sys.path.insert(0, str(ROOT))  # the project, when run as `python bench/memory_classes.py`
+from bench.suites import DEVELOPMENT  # noqa: E402
+SUITES = DEVELOPMENT
+"""Short name -> folder under `datasets/` (bench/suites.py)."""
 
 
 def read_suite(name: str, classifier: str) -> list[dict]:

@@ -23,10 +23,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SUITES = (
-    "datasets/canonical", "datasets/challenge", "datasets/challenge_holdout", "datasets/challenge_holdout2",
-    "datasets/challenge_holdout3", "datasets/challenge_holdout4", "datasets/challenge_holdout5", "tests/data/extraction_dev", "tests/data/reply_dev",
-)
+sys.path.insert(0, str(ROOT))  # the project, when run as `python bench/reading.py`
+from bench.suites import DEVELOPMENT  # noqa: E402
+SUITES = (*(f"datasets/{f}" for f in DEVELOPMENT.values()), "tests/data/extraction_dev", "tests/data/reply_dev")
 STRATEGIES = ("oracle", "structured", "tfidf")
 REPLY = ("reply_known_fix", "reply_skips_failures", "returning_customer")
 

@@ -5,13 +5,15 @@ import json
 import pandas as pd
 
 from bench import decision_errors as de
+from stores.decisions.vocabulary import irreversible_kind
 
 
 def _row(i, role, text, gold=None, plan=None, route=None, gold_route=None, readers=None, rule="continue"):
     signals = json.dumps({"human_request": False, "readers": readers or {}}) if role == "customer" else None
     return {"suite": "s", "scenario": "sc", "session": "c1", "event_index": i, "turn_id": f"t{i}", "role": role,
             "text": text, "gold_plan": gold, "plan": plan, "decision_case": gold is not None, "correct": gold == plan,
-            "rule": rule, "route": route, "gold_route": gold_route, "route_rule": "default", "signals": signals}
+            "rule": rule, "route": route, "gold_route": gold_route, "route_rule": "default", "signals": signals,
+            "irreversible": irreversible_kind(plan, gold)}  # as the run writes it
 
 
 def _table():

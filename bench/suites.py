@@ -19,10 +19,14 @@ DEVELOPMENT: dict[str, str] = {
 }
 """Short name -> folder under `datasets/`."""
 
+HELD_OUT: tuple[str, ...] = ()
+"""Folders under `datasets/` written blind for the round under way: read by no development script until
+their one honest run (`bench/results.py frontends-holdoutN`); then they move to `DEVELOPMENT`."""
+
 
 def folder(name: str) -> Path:
     """The development suite's folder."""
     return ROOT / "datasets" / DEVELOPMENT[name]
 
 
-__all__ = ["DEVELOPMENT", "ROOT", "folder"]
+__all__ = ["DEVELOPMENT", "HELD_OUT", "ROOT", "folder"]

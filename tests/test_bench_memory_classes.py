@@ -42,6 +42,9 @@ def test_against_an_earlier_dump_lists_the_turns_whose_class_moved(tmp_path, cap
     assert f"- challenge {rows[3][2]} " in out
 
 
-def test_every_development_suite_of_datasets_can_be_read():
+def test_every_suite_of_datasets_is_development_text_or_held_out_and_never_both():
+    from bench.suites import HELD_OUT
+
     folders = {p.name for p in (mc.ROOT / "datasets").iterdir() if p.name == "canonical" or p.name.startswith("challenge")}
-    assert set(mc.SUITES.values()) == folders
+    assert set(mc.SUITES.values()) | set(HELD_OUT) == folders
+    assert not set(mc.SUITES.values()) & set(HELD_OUT)

@@ -151,6 +151,7 @@ GENERATORS: tuple[Generator, ...] = (
          "written blind by another engineer, measured once as held-out text after the sixth round; development text "
          "since the seventh round: its misses were studied while the floor, the decisions and the memory classes changed", 3),
         ("holdout6", "datasets/challenge_holdout6", "the sixth held-out challenge suite", "", 3),
+        ("holdout7", "datasets/challenge_holdout7", "the seventh held-out challenge suite", "", 3),
         ("extraction-dev", "tests/data/extraction_dev", "the extraction development set",
          "development text of the extractor, written for it and looked at while its reading was changed (the second "
          "file in the fourth round, after part of the change): in sample", 0))),

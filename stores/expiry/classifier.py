@@ -34,7 +34,7 @@ names a new thing stays a problem report).
 | 8 | setup and compliance facts (`we run 9 stores`, `HIPAA-covered`, `our warehouse is ...`) | profile | customer |
 | 9 | a feeling said in passing (`honestly gutted`, `really chuffed`, `my patience is wearing thin`) | sentiment | customer |
 | 9 | a step the customer tried and how it went (`I restarted it`, `that did not help`, `it fixed it`) | incident | customer |
-| 9 | a problem report (`fails`, `missing`, `timing out`, ...) | incident | customer |
+| 9 | a problem report (`fails`, `missing`, `timing out`, ...), or said as what did not happen (`the reminders didn't go out`, `nobody got the notice`) | incident | customer |
 | 10 | news of the setup or the people (`we've just taken on a second van`, `my son is taking over the orders`) | profile | customer |
 | 11 | anything else the agent said or did | incident | agent |
 | 12 | anything else | unclassified | customer |
@@ -180,6 +180,18 @@ PROBLEM = _rx(
     r"502|503|504|429)\b"
 )
 
+NOT_HAPPENED = _rx(
+    r"\b(?:didn't|did not|never|wouldn't|would not|haven't|have not)\s+(?:(?:even|actually|properly)\s+)?"
+    r"(?:go out|went out|get sent|got sent|send|sent|load|loaded|sync|synced|print|printed|upload|uploaded|save|saved|"
+    r"show up|showed up|go through|went through|come up|pick up|register|registered|trigger|triggered|fire|fired|open|opened|"
+    r"connect|connected|ring|rang|charge|charged)\b|"
+    r"\b(?:nobody|no one|none of (?:them|the \w+|our \w+|my \w+))\s+(?:got|gets|received|receives|can|could|has|have|had|was|were)\b"
+)
+"""A problem said as what did not happen (eighth round): "the reminder emails didn't go out this month", "nobody got
+the notice", "the scanner never synced overnight", "none of the drivers could log in", whatever the product's words.
+A problem report, for the customer, with the other problem words; a thing not yet arrived ("hasn't arrived",
+"still hasn't come through") is waited for and read before it (`PENDING`)."""
+
 EXPECTING = _rx(
     r"\b(?:i'll|i will|we'll|we will|i'm|i am|we're|we are)\s+(?:(?:just|now|also|still|then)\s+)*"
     r"(?:keep(?:ing)? an eye out|look(?:ing)? out for|watch(?:ing)? out for|wait(?:ing)? to hear|sit(?:ting)? tight|"
@@ -266,7 +278,7 @@ FEELING = _rx(
     r"\b(?:gutted|chuffed|stoked|relieved|grateful|so thankful|impressed|worried sick|anxious|heartbroken|devastated|"
     r"over the moon|made my (?:day|week|month|year)|saved my (?:bacon|life|skin|sanity)|at my wits'? end|"
     r"at the end of my (?:rope|tether)|patience is (?:wearing|running|getting) (?:very |a bit |really )?thin|"
-    r"losing (?:my )?patience|can't thank you enough|cannot thank you enough)\b"
+    r"losing (?:my )?(?:patience|cool|temper|rag|head)|can't thank you enough|cannot thank you enough)\b"
 )
 """A feeling said in passing (seventh round), not in the anger or delight words ("honestly gutted, we came
 close to tipping a whole vat", "really chuffed with how quickly you sorted it", "my patience is wearing very
@@ -404,7 +416,7 @@ def classify(text: str, role: str, kind: str = "message") -> Classification:
         m = ATTEMPT.search(low)
         if m:
             return Classification("incident", "incident: the customer's account of a step", m.group(0))
-        m = PROBLEM.search(low)
+        m = PROBLEM.search(low) or NOT_HAPPENED.search(low)
         if m:
             return Classification("incident", "incident: problem report", m.group(0))
         m = PROFILE_NEWS.search(text)

@@ -3,7 +3,7 @@
 import pytest
 
 from stores.expiry import classify
-from stores.expiry.classifier import preference_topics
+from stores.expiry.classifier import NOT_HAPPENED, PROBLEM, preference_topics
 
 
 def cls(text, role="customer", kind="message"):
@@ -217,6 +217,8 @@ def test_news_that_reports_a_problem_or_a_purchase_is_not_profile_news():
     "Honestly gutted, the whole batch went in the bin because of it.",
     "Really chuffed with how the new rota page turned out.",
     "Second time it's gone wrong this week and my patience is wearing thin.",
+    "I'm losing my cool with this now, three orders gone astray.",
+    "properly losing my temper here, two bookings vanished",
 ])
 def test_a_feeling_said_in_passing_is_sentiment_before_problem_words(text):
     c = classify(text, "customer")
@@ -232,6 +234,25 @@ def test_setup_and_compliance_facts_are_profile():
 def test_a_problem_report_is_part_of_the_support_record():
     c = classify("The Monday export is missing the 'lease end' column.", "customer")
     assert (c.cls, c.rule) == ("incident", "incident: problem report")
+
+
+@pytest.mark.parametrize("text", [
+    "The monthly reminder texts didn't go out to any of our members.",
+    "Nobody got the 3-day notice before the renewal.",
+    "the scanner never synced overnight, so we counted by hand",
+    "None of the drivers could sign in this morning.",
+    "our weekly backup did not even upload on Sunday",
+])
+def test_a_problem_said_as_what_did_not_happen_is_a_problem_report(text):
+    c = classify(text, "customer")
+    assert (c.cls, c.rule) == ("incident", "incident: problem report")
+    assert NOT_HAPPENED.search(c.cue) and not PROBLEM.search(text.lower())  # read by its shape, not the problem words
+
+
+def test_what_has_not_arrived_yet_is_still_waited_for_and_a_step_that_did_not_help_is_still_a_step():
+    assert classify("The replacement still hasn't arrived.", "customer").cls == "episodic"
+    assert classify("I restarted it but that didn't help.", "customer").rule == "incident: the customer's account of a step"
+    assert cls("I never got round to saying thanks, so thanks.") == "unclassified"
 
 
 def test_a_step_the_customer_tried_and_how_it_went_is_part_of_the_support_record():

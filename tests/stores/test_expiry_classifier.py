@@ -325,3 +325,25 @@ def test_classification_is_pure():
     a = classify("Please reach me by email.", "customer")
     classify.cache_clear()
     assert classify("Please reach me by email.", "customer") == a
+
+
+@pytest.mark.parametrize("text", ["This booking app drives me up the wall.", "Honestly seething about the double charge.",
+                                  "It makes me mad, the clients wait and then leave."])
+def test_anger_said_as_an_idiom_is_sentiment(text):
+    assert classify(text, "customer").rule == "sentiment: anger words"
+
+
+def test_leave_to_call_at_any_time_is_a_contact_preference():
+    c = classify("Feel free to ring me any time, I'm home all week.", "customer")
+    assert (c.cls, c.rule) == ("preference", "preference: standing request") and ("contact_channel", "phone") in c.topics
+
+
+def test_someone_doing_a_job_from_now_on_is_news_of_the_people():
+    for text in ("My daughter is doing the ordering from next month.", "my nephew will do the deliveries on Fridays"):
+        assert classify(text, "customer").rule == "profile: news of the setup or the people", text
+
+
+def test_a_named_plan_with_its_users_is_system_owned_but_a_day_with_users_is_not():
+    c = classify("We're on Salon Premier, three logins.", "customer")
+    assert (c.cls, c.topics) == ("system_owned", (("plan_tier", ""),))
+    assert classify("We went on Monday, two users complained about the screen.", "customer").cls != "system_owned"

@@ -16,7 +16,10 @@ one. `--classifier rules` reads with the rules alone. `--misses` lists each wron
 who decided (the receipt's `rule`) and the head's two most probable classes. `--dump FILE` writes every
 turn's class (labelled or not) as TSV, and `--against FILE` lists the turns whose class differs from an
 earlier dump: the turns a bank or threshold change moves, labelled or not (an unlabelled turn's class
-still decides what the expiry stage keeps, so it moves the canonical ranking figures).
+still decides what the expiry stage keeps, so it moves the canonical ranking figures). `--head` adds the
+`memory_class` head's own figure (its most probable class alone, rules and thresholds aside) on the labelled
+turns it reads, and on those the rules read nothing in, where its best guess decides: how strong the head is,
+whatever the rules already cover (eighth round).
 """
 
 from __future__ import annotations
@@ -58,6 +61,25 @@ def top_two(text: str, role: str) -> str:
     return ", ".join(f"{k} {v:.2f}" for k, v in best)
 
 
+def head_alone(rows: list[dict]) -> tuple[int, int, int, int]:
+    """The head's most probable class against the labels: (right, judged) on the labelled turns it reads (not
+    resolution records, not agent actions) and (right, judged) on those the rules read nothing in."""
+    from stores.expiry.classifier import classify
+    from stores.expiry.learned import CATCH_ALL
+    from stores.frontend.model import front_end
+
+    right = judged = right_open = judged_open = 0
+    for r in rows:
+        if not r["labels"] or r["role"] == "resolution" or r["kind"] == "action" or not r["text"].strip():
+            continue
+        said = f"agent: {r['text']}" if r["role"] == "agent" else r["text"]
+        ok = front_end().top("memory_class", said).label in r["labels"]
+        right, judged = right + ok, judged + 1
+        if classify(r["text"], r["role"], r["kind"]).rule in CATCH_ALL:
+            right_open, judged_open = right_open + ok, judged_open + 1
+    return right, judged, right_open, judged_open
+
+
 def reader(rule: str) -> str:
     """Who decided, from the receipt's rule: rules, learned (sure), best guess, default."""
     if "best guess" in rule:
@@ -74,6 +96,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--suite", action="append", choices=sorted(SUITES), help="suite to read (repeatable; default all)")
     ap.add_argument("--classifier", default="learned", choices=("learned", "rules"))
     ap.add_argument("--misses", action="store_true", help="list every wrong labelled turn with its reader")
+    ap.add_argument("--head", action="store_true", help="also the memory_class head's own accuracy, rules aside")
     ap.add_argument("--dump", type=Path, help="write every turn's class to this TSV")
     ap.add_argument("--against", type=Path, help="list the turns whose class differs from this earlier dump")
     args = ap.parse_args(argv)
@@ -82,6 +105,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"| suite | memory classes accuracy ({args.classifier}) | judged | wrong by reader |")
     print("| --- | --- | --- | --- |")
     misses: dict[str, list[dict]] = {}
+    heads: dict[str, tuple[int, int, int, int]] = {}
     for name in names:
         rows = read_suite(name, args.classifier)
         dump += [{"suite": name, **r} for r in rows]
@@ -93,6 +117,13 @@ def main(argv: list[str] | None = None) -> None:
         acc = (len(judged) - len(wrong)) / len(judged) if judged else float("nan")
         print(f"| {name} | {acc:.3f} | {len(judged)} | {', '.join(f'{k} {v}' for k, v in sorted(by.items())) or '-'} |")
         misses[name] = wrong
+        if args.head:
+            heads[name] = head_alone(rows)
+    if args.head:
+        print("\n| suite | the head alone | on the turns the rules read nothing in |\n| --- | --- | --- |")
+        for name, (a, n, ao, no) in heads.items():
+            print(f"| {name} | {a / n if n else float('nan'):.3f} ({a} of {n}) | "
+                  f"{ao / no if no else float('nan'):.3f} ({ao} of {no}) |")
     if args.misses:
         for name in names:
             print(f"\n## {name}: {len(misses[name])} wrong")

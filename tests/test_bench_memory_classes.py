@@ -48,3 +48,26 @@ def test_every_suite_of_datasets_is_development_text_or_held_out_and_never_both(
     folders = {p.name for p in (mc.ROOT / "datasets").iterdir() if p.name == "canonical" or p.name.startswith("challenge")}
     assert set(mc.SUITES.values()) | set(HELD_OUT) == folders
     assert not set(mc.SUITES.values()) & set(HELD_OUT)
+
+
+def test_the_heads_own_figure_counts_its_top_class_on_labelled_turns_and_on_those_the_rules_read_nothing_in(monkeypatch):
+    from stores.expiry.classifier import classify
+    from stores.expiry.learned import CATCH_ALL
+    from stores.frontend import model
+    from stores.frontend.model import Reading
+
+    rows = [r for r in mc.read_suite("holdout2", "rules") if r["labels"] and r["kind"] != "action"]
+    open_ = [r for r in rows if classify(r["text"], r["role"], r["kind"]).rule in CATCH_ALL]
+    assert open_ and len(open_) < len(rows)
+    right = {rows[0]["text"], open_[0]["text"]}  # the head is right on these two and wrong on every other
+
+    class Fake:
+        def top(self, head, text):
+            said = text.removeprefix("agent: ")
+            label = next(r["labels"][0] for r in rows if r["text"] == said) if said in right else "unclassified"
+            return Reading(head, label, 0.3, 0.0)
+
+    monkeypatch.setattr(model, "front_end", lambda: Fake())
+    a, n, ao, no = mc.head_alone(mc.read_suite("holdout2", "rules"))
+    assert (n, no) == (len(rows), len(open_))
+    assert (a, ao) == (sum(r["text"] in right for r in rows), sum(r["text"] in right for r in open_)) and ao >= 1

@@ -21,21 +21,21 @@ names a new thing stays a problem report).
 | ---: | --- | --- | --- |
 | 1 | resolution record naming a pending reference (`RMA 5531` + waiting words) | episodic | resolution records |
 | 1 | any other resolution record | incident | resolution records |
-| 2 | anger, frustration, stress, threats to leave (`looking at other suppliers`); strong delight | sentiment | customer |
+| 2 | anger, frustration, stress, threats to leave (`looking at other suppliers`), anger as an idiom (`drives me up the wall`, `raging`); strong delight | sentiment | customer |
 | 2 | an apology for the customer's trouble | sentiment | agent |
 | 3 | self-introduction (`I'm Dana, the ops lead at ...`, `We're Quarry Labs`) | profile | customer |
-| 4 | a standing preference (`please reach me by email`, `from now on send ... as CSV`) | preference | customer |
+| 4 | a standing preference (`please reach me by email`, `from now on send ... as CSV`, `you can call any time`) | preference | customer |
 | 4 | a standing request by its shape: how a recurring thing is sent (`could future invoices come as PDF`), who is copied on anything to do with a thing, one format or channel rather than another | preference | customer |
 | 5 | a status a page shows (`my order still says 'processing'`, `the account page says we're £212 in credit`) | system_owned | anyone |
 | 5 | money said as landed (`the refund has arrived in my account`), unless its sentence says it has not | system_owned | anyone |
 | 6 | waiting, a promise, an escalation, an opened RMA | episodic | anyone |
 | 6 | a wait's shape (`I'll keep an eye out for ...`, `I'm still expecting the technician`) | episodic | anyone |
-| 7 | plan tier or seats, order status, balance or credits, open tickets | system_owned | anyone |
+| 7 | plan tier or seats (`we're on Clinic Standard, four users`), order status, balance or credits, open tickets | system_owned | anyone |
 | 8 | setup and compliance facts (`we run 9 stores`, `HIPAA-covered`, `our warehouse is ...`) | profile | customer |
 | 9 | a feeling said in passing (`honestly gutted`, `really chuffed`, `my patience is wearing thin`) | sentiment | customer |
 | 9 | a step the customer tried and how it went (`I restarted it`, `that did not help`, `it fixed it`) | incident | customer |
-| 9 | a problem report (`fails`, `missing`, `timing out`, ...) | incident | customer |
-| 10 | news of the setup or the people (`we've just taken on a second van`, `my son is taking over the orders`) | profile | customer |
+| 9 | a problem report (`fails`, `missing`, `timing out`, ...), or said as what did not happen (`the reminders didn't go out`, `nobody got the notice`) | incident | customer |
+| 10 | news of the setup or the people (`we've just taken on a second van`, `my son is taking over the orders`, `my wife is doing the bookings from this week`) | profile | customer |
 | 11 | anything else the agent said or did | incident | agent |
 | 12 | anything else | unclassified | customer |
 
@@ -77,7 +77,8 @@ ANGER = _rx(
     r"\b(unacceptable|furious|livid|outrage\w*|angry|annoyed|annoying|frustrat\w*|fed up|sick of|tired of|"
     r"ridiculous|absurd|disappoint\w*|upset|terrible|awful|horrible|appalling|useless|worst|a joke|"
     r"waste of (?:my |our )?time|not happy|unhappy|babysit\w*|fuming|disgrace\w*|shambles|pathetic|"
-    r"incompetent|stressed|stressing (?:me|us) out|looking at other (?:suppliers|providers|companies|vendors|options)|"
+    r"incompetent|stressed|stressing (?:me|us) out|raging|seething|"
+    r"(?:makes|making|made|drives|driving|drove) (?:me|us) (?:crazy|mad|nuts|insane|up the wall|round the bend)|looking at other (?:suppliers|providers|companies|vendors|options)|"
     r"(?:moving|switching|going) (?:over )?to (?:a |another )?competitor|(?:we are|we're) (?:cancel+ing|leaving|done with)|(?:i am|i'm) (?:cancel+ing|done with)|cancel (?:our|my|the) "
     r"(?:subscription|account|contract|plan)|not paying|chargeback)\b|!{2,}"
 )
@@ -117,7 +118,9 @@ PREF_CONTACT = _rx(
     r"\b(?:(?:please )?(?:reach|contact|call|phone|ring|email|e-mail|text|message) (?:me|us)\b(?! back)|"
     r"no (?:\w+ )?calls\b|(?:don't|do not|never) (?:call|phone|ring|email|text|contact)\b|"
     r"(?:" + _CHANNEL_WORDS + r")(?: calls?)? (?:is|are) (?:fine|ok|okay|best|better|preferred)\b|"
-    r"contact (?:us|me) only\b|only (?:by|via|on|in) (?:" + _CHANNEL_WORDS + r")\b)"
+    r"contact (?:us|me) only\b|only (?:by|via|on|in) (?:" + _CHANNEL_WORDS + r")\b|"
+    r"(?:you can|you may|feel free to|happy for you to|fine to|ok to|okay to) (?:call|ring|phone|text|email|message)(?: (?:me|us))? "
+    r"(?:any ?time|whenever|at any hour|day or night|any day))"
 )
 PREF_STANDING = _rx(r"\b(?:please (?:send|switch|copy|cc|deliver|format|keep sending)|always (?:copy|cc|include|send|use))\b")
 STANDING_MARKER = _rx(r"\b(?:all|every|weekly|monthly|daily|always|from now on|going forward|in future|in the future|"
@@ -180,6 +183,18 @@ PROBLEM = _rx(
     r"502|503|504|429)\b"
 )
 
+NOT_HAPPENED = _rx(
+    r"\b(?:didn't|did not|never|wouldn't|would not|haven't|have not)\s+(?:(?:even|actually|properly)\s+)?"
+    r"(?:go out|went out|get sent|got sent|send|sent|load|loaded|sync|synced|print|printed|upload|uploaded|save|saved|"
+    r"show up|showed up|go through|went through|come up|pick up|register|registered|trigger|triggered|fire|fired|open|opened|"
+    r"connect|connected|ring|rang|charge|charged)\b|"
+    r"\b(?:nobody|no one|none of (?:them|the \w+|our \w+|my \w+))\s+(?:got|gets|received|receives|can|could|has|have|had|was|were)\b"
+)
+"""A problem said as what did not happen (eighth round): "the reminder emails didn't go out this month", "nobody got
+the notice", "the scanner never synced overnight", "none of the drivers could log in", whatever the product's words.
+A problem report, for the customer, with the other problem words; a thing not yet arrived ("hasn't arrived",
+"still hasn't come through") is waited for and read before it (`PENDING`)."""
+
 EXPECTING = _rx(
     r"\b(?:i'll|i will|we'll|we will|i'm|i am|we're|we are)\s+(?:(?:just|now|also|still|then)\s+)*"
     r"(?:keep(?:ing)? an eye out|look(?:ing)? out for|watch(?:ing)? out for|wait(?:ing)? to hear|sit(?:ting)? tight|"
@@ -215,6 +230,7 @@ payments system's value, like a balance. Not when its sentence says it has not (
 "still hasn't come through" is waited for."""
 _NOT_YET = _rx(r"\b(?:not|never|yet|still|hasn't|haven't|hadn't|didn't|won't|isn't|no sign)\b|n't\b")
 
+_NUMBER_WORDS = r"\d[\d,]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty"
 _PLANS = r"free|starter|basic|essentials?|team|pro|professional|business|growth|scale|enterprise|premium|plus|standard"
 SYSTEM_OWNED: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("plan_tier", _rx(
@@ -222,7 +238,9 @@ SYSTEM_OWNED: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\d[\d,]* (?:more |additional |extra |paid )?(?:user |staff |admin )?(?:seats|licen[cs]es)|"
         r"(?:plan|price|pricing|subscription) tier|"
         r"(?:one|two|three|four|five|six|seven|eight|nine|ten) (?:user |staff |admin )?(?:seats?|licen[cs]es)|"
-        r"billed (?:monthly|annually|yearly))\b|\b(?:on|got|have|has|pay for|paying for) (?:the|our|a|my) "
+        r"billed (?:monthly|annually|yearly))\b|"
+        r"\b(?:we're|we are|i'm|i am|currently|still|been) on (?:the )?(?-i:[A-Z])[\w+-]*(?: (?-i:[A-Z])[\w+-]*)?,? (?:with )?(?:" + _NUMBER_WORDS + r") (?:users?|seats?|logins?|"
+        r"licen[cs]es?)\b|\b(?:on|got|have|has|pay for|paying for) (?:the|our|a|my) "
         r"(?:(?-i:[A-Z])[\w+-]* ){1,2}(?:plan|tier|package|bundle|membership)\b")),
     ("order_status", _rx(
         r"\b(?:order\s*#?\s*\w*\d[\w-]*\b[^.]*\b(?:shipped|delivered|dispatched|processing|cancel+ed|on hold|"
@@ -248,7 +266,8 @@ PROFILE_NEWS = _rx(
     r"(?:a |an |another )?(?:(?:" + _NUMBER + r")\s+)(?:more\s+)?[a-z][\w-]*\b|"
     r"\bmy (?:[\w-]+ )?(?:" + _PEOPLE + r")\b,?(?: (?-i:[A-Z])[\w-]+,?)? (?:(?:is|has|will be) (?:now |just )?"
     r"(?:taking over|taken over|managing|running|handling|looking after|in charge of)|takes over|"
-    r"now (?:manages|runs|handles|looks after|holds|does|deals with)|(?:is |'s )?(?:now )?helping (?:me |us )?(?:with|out))\b|"
+    r"now (?:manages|runs|handles|looks after|holds|does|deals with)|(?:is |'s )?(?:now )?helping (?:me |us )?(?:with|out)|"
+    r"(?:is|'s|will be) (?:now )?doing (?:the|our|all the) [\w-]+(?: [\w-]+)? (?:from|now|since|starting)|will (?:now )?do (?:the|our) [\w-]+)\b|"
     r"\bwe(?:'ve| have)? (?:just |recently |now )?moved (?:the |our )?(?:[\w-]+ )?to (?-i:[A-Z])|"
     r"\b(?:it's|it is|we're|we are|that's|that makes it) (?:now )?(?:up to )?(?:\d[\d,]*|" + _NUMBER + r") [a-z][\w-]* now\b"
 )
@@ -266,7 +285,7 @@ FEELING = _rx(
     r"\b(?:gutted|chuffed|stoked|relieved|grateful|so thankful|impressed|worried sick|anxious|heartbroken|devastated|"
     r"over the moon|made my (?:day|week|month|year)|saved my (?:bacon|life|skin|sanity)|at my wits'? end|"
     r"at the end of my (?:rope|tether)|patience is (?:wearing|running|getting) (?:very |a bit |really )?thin|"
-    r"losing (?:my )?patience|can't thank you enough|cannot thank you enough)\b"
+    r"losing (?:my )?(?:patience|cool|temper|rag|head)|can't thank you enough|cannot thank you enough)\b"
 )
 """A feeling said in passing (seventh round), not in the anger or delight words ("honestly gutted, we came
 close to tipping a whole vat", "really chuffed with how quickly you sorted it", "my patience is wearing very
@@ -404,7 +423,7 @@ def classify(text: str, role: str, kind: str = "message") -> Classification:
         m = ATTEMPT.search(low)
         if m:
             return Classification("incident", "incident: the customer's account of a step", m.group(0))
-        m = PROBLEM.search(low)
+        m = PROBLEM.search(low) or NOT_HAPPENED.search(low)
         if m:
             return Classification("incident", "incident: problem report", m.group(0))
         m = PROFILE_NEWS.search(text)

@@ -3,7 +3,7 @@
 import pytest
 
 from stores.expiry import classify
-from stores.expiry.classifier import preference_topics
+from stores.expiry.classifier import NOT_HAPPENED, PROBLEM, preference_topics
 
 
 def cls(text, role="customer", kind="message"):
@@ -217,6 +217,8 @@ def test_news_that_reports_a_problem_or_a_purchase_is_not_profile_news():
     "Honestly gutted, the whole batch went in the bin because of it.",
     "Really chuffed with how the new rota page turned out.",
     "Second time it's gone wrong this week and my patience is wearing thin.",
+    "I'm losing my cool with this now, three orders gone astray.",
+    "properly losing my temper here, two bookings vanished",
 ])
 def test_a_feeling_said_in_passing_is_sentiment_before_problem_words(text):
     c = classify(text, "customer")
@@ -232,6 +234,25 @@ def test_setup_and_compliance_facts_are_profile():
 def test_a_problem_report_is_part_of_the_support_record():
     c = classify("The Monday export is missing the 'lease end' column.", "customer")
     assert (c.cls, c.rule) == ("incident", "incident: problem report")
+
+
+@pytest.mark.parametrize("text", [
+    "The monthly reminder texts didn't go out to any of our members.",
+    "Nobody got the 3-day notice before the renewal.",
+    "the scanner never synced overnight, so we counted by hand",
+    "None of the drivers could sign in this morning.",
+    "our weekly backup did not even upload on Sunday",
+])
+def test_a_problem_said_as_what_did_not_happen_is_a_problem_report(text):
+    c = classify(text, "customer")
+    assert (c.cls, c.rule) == ("incident", "incident: problem report")
+    assert NOT_HAPPENED.search(c.cue) and not PROBLEM.search(text.lower())  # read by its shape, not the problem words
+
+
+def test_what_has_not_arrived_yet_is_still_waited_for_and_a_step_that_did_not_help_is_still_a_step():
+    assert classify("The replacement still hasn't arrived.", "customer").cls == "episodic"
+    assert classify("I restarted it but that didn't help.", "customer").rule == "incident: the customer's account of a step"
+    assert cls("I never got round to saying thanks, so thanks.") == "unclassified"
 
 
 def test_a_step_the_customer_tried_and_how_it_went_is_part_of_the_support_record():
@@ -304,3 +325,25 @@ def test_classification_is_pure():
     a = classify("Please reach me by email.", "customer")
     classify.cache_clear()
     assert classify("Please reach me by email.", "customer") == a
+
+
+@pytest.mark.parametrize("text", ["This booking app drives me up the wall.", "Honestly seething about the double charge.",
+                                  "It makes me mad, the clients wait and then leave."])
+def test_anger_said_as_an_idiom_is_sentiment(text):
+    assert classify(text, "customer").rule == "sentiment: anger words"
+
+
+def test_leave_to_call_at_any_time_is_a_contact_preference():
+    c = classify("Feel free to ring me any time, I'm home all week.", "customer")
+    assert (c.cls, c.rule) == ("preference", "preference: standing request") and ("contact_channel", "phone") in c.topics
+
+
+def test_someone_doing_a_job_from_now_on_is_news_of_the_people():
+    for text in ("My daughter is doing the ordering from next month.", "my nephew will do the deliveries on Fridays"):
+        assert classify(text, "customer").rule == "profile: news of the setup or the people", text
+
+
+def test_a_named_plan_with_its_users_is_system_owned_but_a_day_with_users_is_not():
+    c = classify("We're on Salon Premier, three logins.", "customer")
+    assert (c.cls, c.topics) == ("system_owned", (("plan_tier", ""),))
+    assert classify("We went on Monday, two users complained about the screen.", "customer").cls != "system_owned"

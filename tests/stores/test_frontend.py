@@ -567,6 +567,29 @@ def test_a_sure_profile_reading_does_not_overrule_a_system_owned_value_the_rules
     fmem.classify_learned.cache_clear()
 
 
+def test_a_sure_head_overrules_a_class_the_rules_read_only_from_overrule_up(monkeypatch):
+    from stores.expiry import learned as fmem
+    from stores.expiry.classifier import classify
+
+    refund = "The refund of 30 pounds has landed in my account."
+    anger = "Third time this week the sync fails, this is unacceptable."
+    email = "email's best for me, the phone app keeps crashing out in the field"
+    fake = _FakeFront({refund: ("episodic", fmem.OVERRULE - 0.05), anger: ("incident", fmem.OVERRULE - 0.01),
+                       email: ("preference", fmem.OVERRULE)},
+                      {"my week is ruined now": ("sentiment", 0.3)})
+    monkeypatch.setattr(fmem, "front_end", lambda: fake)
+    fmem.classify_learned.cache_clear()
+    landed = fmem.classify_learned(refund, "customer")
+    assert (landed.cls, landed.topics) == ("system_owned", (("balance", ""),))
+    assert landed.rule.startswith("system-owned: money landed (learned memory_class=episodic p=0.60")
+    assert landed.rule.endswith("the rules' system_owned stands)")
+    assert fmem.classify_learned(anger, "customer").rule.startswith("sentiment: anger words (learned memory_class=incident")
+    # from OVERRULE up the head's class stands, and a best guess is not held to it
+    assert classify(email, "customer").cls == "incident" and fmem.classify_learned(email, "customer").cls == "preference"
+    assert fmem.classify_learned("my week is ruined now", "customer").cls == "sentiment"
+    fmem.classify_learned.cache_clear()
+
+
 def test_an_agents_words_are_never_guessed_to_be_the_customers_preference_or_profile(monkeypatch):
     from stores.expiry import learned as fmem
 

@@ -354,6 +354,11 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     goes_on = after_the_fix(ctx.text)
     if said_yes_to_check:
         resolved, who = True, "rules: a yes to the agent's resolution check"
+    elif (r.sure and r.label == "yes" and not rules.resolved_confirmation and step is None
+          and answers_question(answer, ctx.text)):
+        # "yep its on 👍" to "Is Bluetooth switched on on the phone?": a short answer to the agent's specific
+        # question, not a fix confirmed; the rules' words and a yes to "did that solve it?" still read (eighth round)
+        resolved, who = False, f"rules ({r.describe()}, but a short answer to the agent's question {answer.turn_id})"
     elif goes_on is not None:
         # "cheers for that, now there's no delivery booked at all": what happens now is named, and it is no fix
         resolved, who = False, f"rules: the problem goes on after the fix ({goes_on!r}; {r.describe()})"

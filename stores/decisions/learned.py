@@ -37,6 +37,11 @@
   `ADD_PRECISION` (`weak_adds`; `complexity`'s does not); a learned `time_critical` yes is not taken when a
   later day is named and nothing of today (`LATER_DAY`, `SOON`); a bare negation in a message about leaving
   ("not renewing next year") is no complaint.
+- Read for what happens after the fix (eighth round): the lowered after-step bar takes no fix from a message that
+  reports a problem in the complaint's words (`reported_problem`: "also my invoice shows a double charge"); a
+  clause saying the problem goes on after the fix (`after_the_fix`: "thanks a bunch, now the booking's vanished",
+  "still dropping") makes the message no confirmation whatever the head reads; a short answer to the agent's
+  specific question ("yep its on" to "is Bluetooth on?") is no confirmation by the head alone.
 - A meaningless message (keyboard mash) is the rules' alone.
 - Signals that are facts of the conversation rather than readings of the words stay the rules':
   a short yes to the agent's "did that solve it?" confirms the fix, the agent's empty answer

@@ -37,6 +37,11 @@
   `ADD_PRECISION` (`weak_adds`; `complexity`'s does not); a learned `time_critical` yes is not taken when a
   later day is named and nothing of today (`LATER_DAY`, `SOON`); a bare negation in a message about leaving
   ("not renewing next year") is no complaint.
+- Read for what happens after the fix (eighth round): the lowered after-step bar takes no fix from a message that
+  reports a problem in the complaint's words (`reported_problem`: "also my invoice shows a double charge"); a
+  clause saying the problem goes on after the fix (`after_the_fix`: "thanks a bunch, now the booking's vanished",
+  "still dropping") makes the message no confirmation whatever the head reads; a short answer to the agent's
+  specific question ("yep its on" to "is Bluetooth on?") is no confirmation by the head alone.
 - A meaningless message (keyboard mash) is the rules' alone.
 - Signals that are facts of the conversation rather than readings of the words stay the rules':
   a short yes to the agent's "did that solve it?" confirms the fix, the agent's empty answer
@@ -144,6 +149,30 @@ REFUSAL = re.compile(r"\b(?:no|nah|nope|not|never|right|as if|whatever|like that
 the opening word of a short yes to an offer of a person, one of these makes it no yes."""
 
 
+AFTER_THE_FIX = re.compile(r"(?:[,.;:!?]|\b(?:but|and|only))\s+now\s+(?P<now>[^,.;:!?]+)|\bstill\s+(?P<still>[^,.;:!?]+)")
+FIX_WORD = re.compile(r"\b(?:work\w*|fine|fixed|sorted|perfect|ok|okay|good|great|normal|right|happy|solid|smooth\w*|"
+                      r"strong|can(?!'?t)|could(?!n'?t)|able)\b")
+"""What the message says happens now, after the fix, in a clause of its own: a clause opening with "now" after a
+comma, a full stop or "but" ("thanks a bunch, now the booking's vanished", "alerts are back, cheers. but now the
+video won't load"), or a "still" ("wow amazing, still dropping"). When that clause names no fix word (`FIX_WORD`:
+"now it works", "still going strong", "now I can log in") or names a problem in the complaint's words, the message
+is no confirmation of a fix whatever the `resolved` head reads (a negation counts here: "now it can't find the
+printer") (eighth round: of the 66 turns of the development
+suites whose gold plan is `csat`, none has such a clause; the sarcastic and half-fixed replies do)."""
+
+
+def after_the_fix(text: str) -> str | None:
+    """The clause of a message that says the problem goes on after the fix (`AFTER_THE_FIX`), or None."""
+    low = text.lower().replace("\u2019", "'")
+    for m in AFTER_THE_FIX.finditer(low):
+        tail = (m.group("now") or m.group("still") or "").strip()
+        if len(tail.split()) < 2 and m.group("now") is not None:
+            continue
+        if problem_words(tail) or not FIX_WORD.search(tail):
+            return m.group(0).strip(" ,.;:!?")
+    return None
+
+
 END_IT = re.compile(r"\bend(?:ing)? it\b")
 ENDABLE = re.compile(r"\b(?:subscription|plan|contract|membership|trial|account|booking|order|call|chat|pass|bundle|"
                      r"package|policy|broadband|service|deal)s?\b")
@@ -247,6 +276,13 @@ def floor_union(rules_sev: str, floor_sev: str, learned: Reading) -> tuple[str, 
     return sev, [n for n, v in said if v == sev and v != "none"]
 
 
+def reported_problem(words: list[str]) -> bool:
+    """The complaint producer's words say a problem, not only a bare negation ("not", "never": "not a peep
+    since", "never better"): right after the agent's step such a message is not read as a fix by the lowered
+    bar (`AFTER_STEP_BAR`); the `resolved` head's own threshold still reads it (eighth round)."""
+    return bool(words) and not only_negation(words)
+
+
 def _either(rule: bool, r: Reading) -> tuple[bool, str]:
     """The rules' yes stands; the head adds a yes when it is sure."""
     if rule:
@@ -320,8 +356,24 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     words = problem_words(ctx.text)
     c = readings["complaint"]
     step = ctx.step if resolved_yes is not None else None
+    goes_on = after_the_fix(ctx.text)
     if said_yes_to_check:
         resolved, who = True, "rules: a yes to the agent's resolution check"
+    elif (r.sure and r.label == "yes" and not rules.resolved_confirmation and step is None
+          and answers_question(answer, ctx.text)):
+        # "yep its on 👍" to "Is Bluetooth switched on on the phone?": a short answer to the agent's specific
+        # question, not a fix confirmed; the rules' words and a yes to "did that solve it?" still read (eighth round)
+        resolved, who = False, f"rules ({r.describe()}, but a short answer to the agent's question {answer.turn_id})"
+    elif goes_on is not None:
+        # "cheers for that, now there's no delivery booked at all": what happens now is named, and it is no fix
+        resolved, who = False, f"rules: the problem goes on after the fix ({goes_on!r}; {r.describe()})"
+    elif (step is not None and not (r.sure and r.label == "yes") and resolved_yes >= AFTER_STEP_BAR
+          and reported_problem(words)):
+        # "Also, my invoice shows a double charge this month." right after a step: a problem reported in the
+        # complaint's own words is no fix confirmed in few words, so the lowered bar is not taken (eighth round)
+        resolved, who = _binary(rules.resolved_confirmation, r)
+        who = (f"{who} (p={resolved_yes:.2f} after the agent's step {step.turn_id} reaches the bar "
+               f"{AFTER_STEP_BAR:.2f}, but the message reports a problem: {', '.join(words)})")
     elif step is not None and not (r.sure and r.label == "yes") and resolved_yes >= AFTER_STEP_BAR:
         resolved, who = True, (f"learned resolved=yes p={resolved_yes:.2f} after the agent's step {step.turn_id} "
                                f"(bar {AFTER_STEP_BAR:.2f}; alone: {r.describe()})")
@@ -392,4 +444,4 @@ def read_signals(ctx: TurnContext, params: ProducerParams, rules: Signals) -> Si
     return combine(ctx, params, rules, readings)
 
 
-__all__ = ["ADD_PRECISION", "AFTER_STEP_BAR", "HEADS", "LATER_DAY", "SOON", "REFUSAL", "REPLY_BAR", "answers_question", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say", "read_signals", "weak_adds"]
+__all__ = ["ADD_PRECISION", "AFTER_STEP_BAR", "AFTER_THE_FIX", "FIX_WORD", "after_the_fix", "HEADS", "LATER_DAY", "SOON", "REFUSAL", "REPLY_BAR", "answers_question", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say", "read_signals", "reported_problem", "weak_adds"]

@@ -17,6 +17,7 @@ Two producers read the agent's side of the conversation, because that is where t
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal, Mapping
 
@@ -226,6 +227,11 @@ _AFFIRMATIVE_HEADS = (
     "right", "exactly", "absolutely", "definitely", "alright", "affirmative", "aye",
     # yes in the languages customers switch to (seventh round): "ja", "si", "sim", "oui", "yebo", ...
     "ja", "si", "sim", "oui", "yebo", "da", "tak", "evet",
+    # more of them (eighth round), read with their accents dropped ("sí" is "si"): Hindi and Urdu "haan",
+    # Swahili "ndiyo", Hungarian "igen", Finnish "joo" and "kylla", Estonian "jah", Arabic "naam", Vietnamese
+    # "vang", Japanese "hai", Spanish "claro", "vale" and "dale", Italian and Portuguese "certo", French "ouais"
+    "haan", "haa", "ndiyo", "igen", "joo", "kylla", "jah", "naam", "vang", "hai", "claro", "vale", "dale",
+    "certo", "ouais",
 )
 _AFFIRMATIVE_PHRASES = ("of course", "go ahead", "do it", "sounds good", "please do", "all right", "that's right")
 _HOSTILE = re.compile(
@@ -286,6 +292,11 @@ _KEYBOARD_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm", "1234567890")
 _SHORT_OK = frozenset({"ok", "k", "y", "np", "ty", "thx", "pls", "plz", "brb", "idk", "hmm", "mm", "hm", "nvm", "gg", "tx"})
 
 
+def _unaccented(text: str) -> str:
+    """The text with its accents dropped ("sí, dale" -> "si, dale"), so a yes in another language is read as one."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
 def _norm(text: str) -> str:
     return " ".join(_WORDS.findall(text.lower().replace("\u2019", "'")))
 
@@ -333,7 +344,7 @@ def is_meaningless(text: str) -> bool:
 
 def is_short_affirmative(text: str, max_words: int = 4) -> bool:
     """A short yes: at most `max_words` words, opening with an affirmative word or phrase."""
-    norm = _norm(text)
+    norm = _norm(_unaccented(text))
     words = norm.split()
     if not words or len(words) > max_words:
         return False

@@ -194,8 +194,53 @@ def test_a_person_asked_for_right_after_an_offer_accepts_it():
     assert not combine(ctx, PARAMS, rules, _readings(human_request=("yes", 0.9))).short_affirmative
 
 
-@pytest.mark.parametrize("text", ["ja bitte", "sim, pode ser", "oui merci", "yebo"])
+@pytest.mark.parametrize("text", ["ja bitte", "sim, pode ser", "oui merci", "yebo", "sí, claro", "haan ji", "igen, köszönöm", "joo kiitos"])
 def test_yes_in_the_languages_customers_switch_to_is_a_short_yes(text):
     from stores.decisions.signals import is_short_affirmative
 
     assert is_short_affirmative(text)
+
+
+def test_a_problem_reported_right_after_a_step_takes_no_fix_from_the_lowered_bar():
+    step = agent_facts("a1", "Pushed the latest update to your speaker.", "action")
+    unsure = _readings(resolved=(None, 0.55))
+    ctx, rules = _ctx("Also the bill has a double charge for May.", step)
+    s = combine(ctx, PARAMS, rules, unsure, resolved_yes=AFTER_STEP_BAR + 0.05)
+    assert not s.resolved_confirmation and "reports a problem" in dict(s.readers)["resolved_confirmation"]
+    ctx, rules = _ctx("speaker's back on the wifi", step)  # no problem word: the lowered bar reads it
+    assert combine(ctx, PARAMS, rules, unsure, resolved_yes=AFTER_STEP_BAR + 0.05).resolved_confirmation
+    ctx, rules = _ctx("not a peep out of it since, ta", step)  # a bare negation is no problem reported
+    assert combine(ctx, PARAMS, rules, unsure, resolved_yes=AFTER_STEP_BAR + 0.05).resolved_confirmation
+
+
+@pytest.mark.parametrize("text", [
+    "ta very much, now the playlist has emptied itself 🙄",
+    "the heater's on again, cheers, but now the timer resets every hour",
+    "lovely. now it can't see the printer at all",
+    "amazing work, still buffering. top job",
+])
+def test_a_clause_saying_the_problem_goes_on_after_the_fix_is_no_confirmation(text):
+    ctx, rules = _ctx(text)
+    s = combine(ctx, PARAMS, rules, _readings(resolved=("yes", 0.95)))
+    assert not s.resolved_confirmation and "goes on after the fix" in dict(s.readers)["resolved_confirmation"]
+
+
+@pytest.mark.parametrize("text", [
+    "cheers, now it works", "all good, now I can print again", "still going strong after a week, thanks",
+    "working now, thank you", "Thanks. Now could you check my other order?",
+])
+def test_a_fix_said_with_now_or_still_is_still_a_confirmation(text):
+    ctx, rules = _ctx(text)
+    assert combine(ctx, PARAMS, rules, _readings(resolved=("yes", 0.95))).resolved_confirmation
+
+
+def test_a_short_answer_to_the_agents_specific_question_is_no_confirmation():
+    question = agent_facts("a1", "Is the cable plugged into the back of the router?", "message")
+    ctx, rules = _ctx("yep it's in 👍", question)
+    s = combine(ctx, PARAMS, rules, _readings(resolved=("yes", 0.9)))
+    assert not s.resolved_confirmation and "short answer to the agent's question a1" in dict(s.readers)["resolved_confirmation"]
+    ctx, rules = _ctx("yep it's in 👍")  # no question before it: the head decides as before
+    assert combine(ctx, PARAMS, rules, _readings(resolved=("yes", 0.9))).resolved_confirmation
+    check = agent_facts("a2", "Did that fix it?", "message")
+    ctx, rules = _ctx("yes, all working", check)  # a yes to the resolution check is the rules' confirmation
+    assert combine(ctx, PARAMS, rules, _readings(resolved=("yes", 0.9))).resolved_confirmation

@@ -7,7 +7,10 @@ list of a file is added to it for every head of that file that has such a label,
 other heads' phrases, unless the head is listed under the file's `isolated`. A file that says
 `borrow_except: [head.label, ...]` also gives its heads' default label every phrase of the other
 files, but those of the labels it names (the preference head learns that support talk at large is no
-preference, while the memory classes' own preference phrases are not put against it).
+preference, while the memory classes' own preference phrases are not put against it). A file that says
+`private: [head.label, ...]` keeps those labels' phrases to their own head: they are lent to no other head of
+the file and borrowed by no other file (the safety floor's everyday support messages, eighth round, train the
+`sensitive` head alone, so adding them retrains no other head).
 
 A bad bank fails with one error naming the file, the line and what was expected.
 """
@@ -49,6 +52,8 @@ class HeadBank:
     borrow: tuple[str, ...] | None = None
     """When its file says `borrow_except`, the `head.label`s whose phrases it does not borrow: every other
     phrase of the other bank files is added to its default label (`load_bank`); None: it borrows nothing."""
+    private: frozenset[str] = frozenset()
+    """Its phrases that its file's `private` keeps to it: lent to no other head, borrowed by no other file."""
 
 
 def _line(node) -> int:
@@ -78,6 +83,7 @@ def _load_file(path: Path) -> dict[str, HeadBank]:
     neutral: list[str] = []
     isolated: set[str] = set()
     borrow: tuple[str, ...] | None = None
+    private: set[str] = set()
     heads: dict[str, tuple[int, dict[str, list[str]]]] = {}
     for key, value in root.value:
         name = str(key.value)
@@ -86,6 +92,9 @@ def _load_file(path: Path) -> dict[str, HeadBank]:
             continue
         if name == "isolated":
             isolated = set(phrases(value, "isolated"))
+            continue
+        if name == "private":
+            private = set(phrases(value, "private"))
             continue
         if name == "borrow_except":
             borrow = tuple(phrases(value, "borrow_except")) if isinstance(value, yaml.SequenceNode) and value.value else ()
@@ -101,12 +110,17 @@ def _load_file(path: Path) -> dict[str, HeadBank]:
     unknown = isolated - set(heads)
     if unknown:
         raise BankError(f"{path.name}: isolated names heads that are not in the file: {sorted(unknown)}")
+    unknown = {p for p in private if p.partition(".")[0] not in heads or p.partition(".")[2] not in heads[p.partition(".")[0]][1]}
+    if unknown:
+        raise BankError(f"{path.name}: private names labels that are not in the file: {sorted(unknown)}")
     out: dict[str, HeadBank] = {}
     for name, (_, labels) in heads.items():
+        kept = {" ".join(t.lower().split()) for label, items in labels.items() if f"{name}.{label}" in private for t in items}
         default = next((d for d in DEFAULT_LABELS if d in labels), None)
         if default is not None:
             others = [] if name in isolated else [
-                t for other, (_, ls) in heads.items() if other != name for items in ls.values() for t in items
+                t for other, (_, ls) in heads.items() if other != name
+                for label, items in ls.items() if f"{other}.{label}" not in private for t in items
             ]
             own = {" ".join(t.lower().split()) for items in labels.values() for t in items}
             others = [t for t in others if " ".join(t.lower().split()) not in own]
@@ -124,7 +138,8 @@ def _load_file(path: Path) -> dict[str, HeadBank]:
                 texts.append(t)
                 targets.append(label)
         out[name] = HeadBank(name, tuple(labels), default, tuple(texts), tuple(targets),
-                             borrow if default is not None else None)
+                             borrow if default is not None else None,
+                             frozenset(t for t in texts if " ".join(t.lower().split()) in kept))
     return out
 
 
@@ -145,12 +160,12 @@ def _borrow(out: dict[str, HeadBank], files: dict[str, str]) -> dict[str, HeadBa
                 continue
             for t in other.texts:
                 key = " ".join(t.lower().split())
-                if key in seen:
+                if key in seen or t in other.private:
                     continue
                 seen.add(key)
                 texts.append(t)
                 targets.append(head.default)
-        done[name] = HeadBank(head.name, head.labels, head.default, tuple(texts), tuple(targets), head.borrow)
+        done[name] = HeadBank(head.name, head.labels, head.default, tuple(texts), tuple(targets), head.borrow, head.private)
     return done
 
 

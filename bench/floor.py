@@ -157,16 +157,13 @@ def kinds_report() -> list[str]:
 
     hb = load_bank()["sensitive"]
     x = np.stack(encode_unpadded(load_model(DEFAULT_MODEL), list(hb.texts)))
-    thresholds = front_end().heads["sensitive"].thresholds
-    second = thresholds.get("disclosure.second", 0.0)
-    v = kind_validation(hb, x, load_kinds(), union_caught("sensitive", hb), thresholds["disclosure"], second)
+    threshold = front_end().heads["sensitive"].thresholds["disclosure"]
+    v = kind_validation(hb, x, load_kinds(), union_caught("sensitive", hb), threshold)
     L = ["## the bank's disclosures by kind: validation recall at the floor's threshold "
-         f"{v['threshold']:.2f} (the union with the words), the first stage alone -> with the second (a share of "
-         f"disclosures among the nearest phrases of at least {second:.2f})", "",
+         f"{v['threshold']:.2f} (the union with the words)", "",
          "| kind | phrases | phrase folds | kind held out |", "| --- | --- | --- | --- |"]
     for kind, row in v["kinds"].items():
-        L.append(f"| {kind} | {row['phrases']} | {row['recall_phrase_folds_first']:.3f} -> {row['recall_phrase_folds']:.3f} "
-                 f"| {row['recall_kind_held_out_first']:.3f} -> {row['recall_kind_held_out']:.3f} |")
+        L.append(f"| {kind} | {row['phrases']} | {row['recall_phrase_folds']:.3f} | {row['recall_kind_held_out']:.3f} |")
     c = v["held_out_choice"]
     L += ["", f"- the threshold chosen on the kind-held-out scores: {c['threshold']:.2f} (recall {c['recall']:.3f}, "
           f"precision {c['precision']:.3f}, {c['support']} disclosures)", ""]

@@ -11,10 +11,7 @@
   its near misses and "nothing", in a geometric mean with the nearest phrases' margin), its threshold the
   highest that keeps the union's validation recall (the words' yes or its own) at 0.96 (five shuffles
   of the folds, pooled; `UNION`)
-  (stores.frontend.model, `SUMMED`); the more probable of crisis and harm says the severity. A message the
-  learned floor marks counts only if a second stage agrees (eighth round): a disclosure among its 12 nearest
-  phrases of the bank (`stores.frontend.model.SECOND_K`, the share's bar chosen on the same pooled folds for the
-  two stages' recall of 0.95); the words are not gated.
+  (stores.frontend.model, `SUMMED`); the more probable of crisis and harm says the severity.
   A turn the floor marks escalates (the resolver's first rule), whatever else is on record.
   A short answer to the agent's specific question ("downstairs in the hall" to "is the router upstairs or
   downstairs?") is read in its exchange (`answers_question`): the learned floor needs the mean of the
@@ -58,7 +55,7 @@ from dataclasses import replace
 from stores.decisions.signals import (AgentFacts, ProducerParams, Signals, TurnContext, only_negation, problem_words,
                                       sensitivity, word_count)
 from stores.frontend.chat import chat_readings
-from stores.frontend.model import SECOND_K, FrontEnd, Reading, front_end
+from stores.frontend.model import FrontEnd, Reading, front_end
 
 HEADS = ("sensitive", "human_request", "hostile", "complexity", "time_critical", "resolved", "intent", "complaint",
          "affirmative")
@@ -222,28 +219,18 @@ def floor_reading(front: FrontEnd, text: str, answer: AgentFacts | None = None, 
     t = front.heads["sensitive"].thresholds["disclosure"]
     score, p_yes, margin, ps = front.summed("sensitive", "disclosure", text)
     parts = f"model {p_yes:.2f}, nearest phrases {margin:.2f}"
-    read = [text]  # every text the first stage read: the second stage looks at their nearest phrases
     if answers_question(answer, text):
         alone = score
-        read.append(f"{answer.text} {text}")
-        score = (alone + front.summed("sensitive", "disclosure", read[-1])[0]) / 2
+        score = (alone + front.summed("sensitive", "disclosure", f"{answer.text} {text}")[0]) / 2
         t = REPLY_BAR
         parts += (f"; a short answer to the agent's question {answer.turn_id}: alone {alone:.2f}, with the question "
                   f"{2 * score - alone:.2f}, mean {score:.2f}")
     elif earlier and earlier.strip() and score >= t:  # only a yes can be lowered: no model call else
         alone = score
-        read.append(f"{earlier} {text}")
-        together = front.summed("sensitive", "disclosure", read[-1])[0]
+        together = front.summed("sensitive", "disclosure", f"{earlier} {text}")[0]
         score = min(alone, (alone + together) / 2)
         parts += (f"; a follow-up to the customer's own previous message: alone {alone:.2f}, with it {together:.2f}, "
                   f"read as {score:.2f}")
-    if score >= t:  # the second stage (eighth round): a disclosure among the nearest phrases of a text it read
-        shares = [front.second("sensitive", "disclosure", r) for r in read]
-        share, bar = max(s for s, _ in shares), shares[0][1]
-        parts += (f"; second stage: {share * SECOND_K:.0f} of the {SECOND_K} nearest phrases are disclosures "
-                  f"(share {share:.2f}, needs {bar:.2f})")
-        if share < bar:
-            return Reading("disclosure", "none", 1.0 - score, 1.0 - t, note=f"{parts}: not a disclosure")
     if score < t:
         return Reading("disclosure", "none", 1.0 - score, 1.0 - t, note=parts)
     label = "crisis" if ps.get("crisis", 0.0) >= ps.get("harm", 0.0) else "harm"

@@ -21,10 +21,6 @@ keeps the recall, the recall being that of the floor's union with the rules' and
 binary disclosure head (the first design) had precision 0.37, the summed probability alone 0.40, the
 mean with the nearest phrases 0.44 (0.51 on the bank as committed then; on the fourth round's bank, five
 shuffles pooled: the arithmetic mean 0.39, the geometric mean 0.40).
-A message the first stage marks counts only if its second stage agrees (eighth round, `SECOND_K`,
-`nearest_share`): enough of its 12 nearest phrases of the head are disclosures, the bar (`disclosure.second`
-among the thresholds) the highest whose two-stage union keeps the pooled validation recall at `SECOND_RECALL`
-(0.95). It reads the vectors the first stage already has: no model call of its own.
 The extractor's `preference` head is derived the same way from `preference_topic` (every topic its
 `yes`), its threshold the best F1 among those precise enough (`PRECISION_HEADS`): it adds a memory.
 
@@ -94,16 +90,6 @@ bank, 0.18 with seed 0 and 0.09 to 0.11 with seeds 1 to 4, the same bank), and w
 pooled it was 0.11. Its validation figures are the pooled ones (support: phrases x shuffles)."""
 RECALL_TARGET = 0.96
 """The validation recall a summed (safety) threshold must keep; among those that do, the highest."""
-SECOND_K = 12
-"""A summed (safety) reading's second stage (eighth round): the share of its `SECOND_K` nearest phrases of the
-head that have one of its labels (`Head.second`). A message the first stage marks counts only if that share
-reaches the reading's second threshold (`<name>.second` in the head's thresholds): at least one disclosure among
-its nearest phrases, on the bank as committed then. Chosen on the development suites (the sixth held-out one
-unread): 8, 10, 12 and 15 neighbours were measured, 12 kept (the fewest that lost no development disclosure)."""
-SECOND_RECALL = 0.95
-"""The validation recall the two stages together (with the union's words, `UNION`) must keep: the second
-threshold is the highest whose pooled validation recall reaches it. The first stage keeps `RECALL_TARGET` alone;
-the second may spend the margin between it and the issue's recall goal (0.95), no more."""
 PRECISION_HEADS = frozenset({"outcome", "preference", "statement"})
 """Heads whose label adds a fact the rules' words did not say (an attempt settled as worked or failed, a
 lasting preference the customer's words set, an incident, profile fact or system-owned value the
@@ -179,12 +165,6 @@ class Head:
         protos, yes = self.prototypes[name]
         m = nearest_margin(x, protos, yes)
         return combine(p_sum, m), p_sum, m
-
-    def second(self, name: str, x: np.ndarray) -> np.ndarray:
-        """A summed reading's second stage on rows `x`: the share of their `SECOND_K` nearest phrases that have one
-        of its labels (`nearest_share`), from the same phrase vectors as the nearest-phrases margin."""
-        protos, yes = self.prototypes[name]
-        return nearest_share(x, protos, yes)
 
     def proba(self, x: np.ndarray) -> np.ndarray:
         """Class probabilities, rows of `x` (the same arithmetic as sklearn's predict_proba)."""
@@ -283,43 +263,19 @@ def nearest_margin(x: np.ndarray, protos: np.ndarray, yes: np.ndarray) -> np.nda
     return 1.0 / (1.0 + np.exp(-NEAREST_SLOPE * (near_yes - near_no)))
 
 
-def nearest_share(x: np.ndarray, protos: np.ndarray, yes: np.ndarray, k: int = SECOND_K) -> np.ndarray:
-    """Per row of `x`: the share of its `k` nearest phrases (cosine, `protos` of unit length) that are `yes`."""
-    sims = _unit(x) @ protos.T
-    k = min(k, sims.shape[1])
-    top = np.argpartition(-sims, k - 1, axis=1)[:, :k]
-    return yes[top].mean(axis=1)
-
-
-def _choose_second(score: np.ndarray, share: np.ndarray, first: float, truth: np.ndarray,
-                   also: np.ndarray | None = None) -> tuple[float, dict[str, float]]:
-    """A summed reading's second threshold: the highest share of disclosures among the nearest phrases whose
-    two-stage union (the first stage at `first` and the share, or the words' yes in `also`) keeps the pooled
-    validation recall at `SECOND_RECALL`; 0 (no second stage) when none does."""
-    also = np.zeros(len(score), dtype=bool) if also is None else also
-    chosen = 0.0
-    for t in np.arange(0, SECOND_K + 1) / SECOND_K:
-        if _figures(((score >= first) & (share >= t)) | also, truth)[1] >= SECOND_RECALL:
-            chosen = float(t)
-    prec, rec, f1 = _figures(((score >= first) & (share >= chosen)) | also, truth)
-    return round(chosen, 4), {"precision": round(prec, 3), "recall": round(rec, 3), "f1": round(f1, 3), "support": int(truth.sum())}
-
-
 def _validate(x: np.ndarray, y: np.ndarray, labels: tuple[str, ...], folds: int, seed: int,
               summed: dict[str, frozenset[str]]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Every phrase's label probabilities from a head fitted on the other folds (stratified, shuffled with
-    `seed`), and per summed reading its nearest-phrases margin among the other folds' phrases (and, under
-    `<name>.second`, its share of them with the reading's labels, `nearest_share`)."""
+    `seed`), and per summed reading its nearest-phrases margin among the other folds' phrases."""
     from sklearn.model_selection import StratifiedKFold
 
     pv = np.zeros((len(y), len(labels)))
-    mv = {key: np.zeros(len(y)) for name in summed for key in (name, f"{name}.second")}
+    mv = {name: np.zeros(len(y)) for name in summed}
     for tr, va in StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed).split(x, y):
         clf = _fit(x[tr], y[tr])
         pv[va] = clf.predict_proba(x[va])  # every phrase is scored by a head that never saw it
         for name, members in summed.items():  # and by nearest phrases that are not itself
             mv[name][va] = nearest_margin(x[va], _unit(x[tr]), np.isin(y[tr], list(members)))
-            mv[f"{name}.second"][va] = nearest_share(x[va], _unit(x[tr]), np.isin(y[tr], list(members)))
     return pv, mv
 
 
@@ -343,11 +299,7 @@ def train_head(bank: HeadBank, x: np.ndarray, caught: np.ndarray | None = None) 
         cols = [i for i, label in enumerate(labels) if label in members]
         score = np.concatenate([combine(p[:, cols].sum(axis=1), m[name]) for p, m in runs])
         truth = np.tile(np.isin(y, list(members)), len(runs))
-        also = None if caught is None else np.tile(caught, len(runs))
-        thresholds[name], validation[name] = _choose_recall(score, truth, also)
-        share = np.concatenate([m[f"{name}.second"] for _, m in runs])
-        key = f"{name}.second"
-        thresholds[key], validation[key] = _choose_second(score, share, thresholds[name], truth, also)
+        thresholds[name], validation[name] = _choose_recall(score, truth, None if caught is None else np.tile(caught, len(runs)))
     final = _fit(x, y)
     protos = {name: (_unit(x), np.isin(y, list(members))) for name, members in summed.items()}
     return Head(bank.name, labels, bank.default, final.coef_.astype(np.float64), final.intercept_.astype(np.float64),
@@ -544,12 +496,6 @@ class FrontEnd:
         score, p_sum, margin = h.summed(name, v)
         return float(score[0]), float(p_sum[0]), float(margin[0]), dict(zip(h.labels, (float(x) for x in h.proba(v)[0])))
 
-    def second(self, head: str, name: str, text: str) -> tuple[float, float]:
-        """A `SUMMED` reading's second stage on one text (`Head.second`) and its threshold (0 when the artefact has
-        none). The text's vector is the one its first stage read (the encoder's cache): no second model call."""
-        h = self.heads[head]
-        return float(h.second(name, self._vec(text)[None, :])[0]), float(h.thresholds.get(f"{name}.second", 0.0))
-
     def proba(self, head: str, text: str) -> dict[str, float]:
         """Every label's probability (for receipts and tests)."""
         h = self.heads[head]
@@ -557,16 +503,14 @@ class FrontEnd:
 
 
 def kind_validation(bank: HeadBank, x: np.ndarray, kinds: dict[str, tuple[str, ...]], caught: np.ndarray | None = None,
-                    threshold: float | None = None, second: float = 0.0) -> dict:
+                    threshold: float | None = None) -> dict:
     """How the safety floor's reading fares on a kind of disclosure it has never seen (sixth round).
 
     Every disclosure is scored by a head fitted on the bank without any phrase of its kind (`kinds`:
     `stores.frontend.bank.load_kinds`), its nearest phrases drawn from the same; every other phrase by the usual
     validation folds (seed `SEED`). Returns, per kind, its size and its recall at `threshold` (the head's own
     when given, the union with `caught` as in training) with phrase folds and with the kind held out; and the
-    threshold `_choose_recall` would pick on the kind-held-out scores, with its precision and recall. `second`: the
-    second stage's threshold (`SECOND_K`; its share of nearest phrases drawn from the same phrases as the first
-    stage's); each recall is given with the first stage alone (`..._first`) and with both stages."""
+    threshold `_choose_recall` would pick on the kind-held-out scores, with its precision and recall."""
     y = np.array(bank.targets)
     labels = tuple(sorted(set(bank.targets)))
     members = SUMMED[bank.name]["disclosure"]
@@ -575,8 +519,6 @@ def kind_validation(bank: HeadBank, x: np.ndarray, kinds: dict[str, tuple[str, .
     pv, mv = _validate(x, y, labels, folds, SEED, SUMMED[bank.name])
     by_folds = combine(pv[:, cols].sum(axis=1), mv["disclosure"])
     held = by_folds.copy()
-    share_folds = mv["disclosure.second"]
-    share_held = share_folds.copy()
     texts = np.array(bank.texts, dtype=object)
     caught = np.zeros(len(y), dtype=bool) if caught is None else caught
     out: dict = {"kinds": {}}
@@ -586,18 +528,13 @@ def kind_validation(bank: HeadBank, x: np.ndarray, kinds: dict[str, tuple[str, .
         p = clf.predict_proba(x[mask])
         kcols = [i for i, label in enumerate(clf.classes_) if label in members]  # a held-out label has no column
         held[mask] = combine(p[:, kcols].sum(axis=1), nearest_margin(x[mask], _unit(x[~mask]), np.isin(y[~mask], list(members))))
-        share_held[mask] = nearest_share(x[mask], _unit(x[~mask]), np.isin(y[~mask], list(members)))
         out["kinds"][kind] = {"phrases": int(mask.sum()), "mask": mask}
     truth = np.isin(y, list(members))
     t, figures = _choose_recall(held, truth, caught)
     t_own = t if threshold is None else threshold
     for kind, row in out["kinds"].items():
         mask = row.pop("mask")
-        row["recall_phrase_folds_first"] = round(float(((by_folds[mask] >= t_own) | caught[mask]).mean()), 3)
-        row["recall_kind_held_out_first"] = round(float(((held[mask] >= t_own) | caught[mask]).mean()), 3)
-        row["recall_phrase_folds"] = round(float((((by_folds[mask] >= t_own) & (share_folds[mask] >= second))
-                                                  | caught[mask]).mean()), 3)
-        row["recall_kind_held_out"] = round(float((((held[mask] >= t_own) & (share_held[mask] >= second))
-                                                   | caught[mask]).mean()), 3)
+        row["recall_phrase_folds"] = round(float(((by_folds[mask] >= t_own) | caught[mask]).mean()), 3)
+        row["recall_kind_held_out"] = round(float(((held[mask] >= t_own) | caught[mask]).mean()), 3)
     out["threshold"], out["held_out_choice"] = t_own, {"threshold": t, **figures}
     return out

@@ -67,6 +67,18 @@ def test_a_private_label_keeps_its_phrases_to_its_own_head(tmp_path):
         _load_file(tmp_path / "a.yaml")
 
 
+def test_the_floor_s_everyday_messages_train_the_floor_alone():
+    """The bank's `sensitive.none` phrases (eighth round: everyday support messages) are private: hundreds of them
+    in the floor's head, none in any other head's."""
+    bank = load_bank()
+    private = bank["sensitive"].private
+    assert len(private) >= 300 and all(t in bank["sensitive"].texts for t in private)
+    assert all(bank["sensitive"].targets[bank["sensitive"].texts.index(t)] == "none" for t in sorted(private)[:50])
+    for name, head in bank.items():
+        if name != "sensitive":
+            assert not private & set(head.texts), name
+
+
 def test_bank_error_names_file_line_and_expectation(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("hostile:\n  \"yes\": just a string\n  \"no\": [a]\n", encoding="utf-8")
@@ -266,19 +278,13 @@ def test_an_outcome_head_takes_the_best_f1_among_precise_enough_thresholds():
 class _FloorFront:
     """A front end whose sensitive head gives a given floor score and severities."""
 
-    def __init__(self, score: float, crisis: float, harm: float, threshold: float = 0.3,
-                 shares: dict[str, float] | None = None, second: float = 0.0):
+    def __init__(self, score: float, crisis: float, harm: float, threshold: float = 0.3):
         self.heads = {"sensitive": type("H", (), {"thresholds": {"disclosure": threshold}})()}
         self.score, self.p = score, {"none": 1 - crisis - harm, "crisis": crisis, "harm": harm}
-        self.shares, self.bar = shares or {}, second  # the second stage: a text's share of disclosure neighbours
 
     def summed(self, head, name, text):
         assert (head, name) == ("sensitive", "disclosure")
         return self.score, self.p["crisis"] + self.p["harm"], 0.5, self.p
-
-    def second(self, head, name, text):
-        assert (head, name) == ("sensitive", "disclosure")
-        return self.shares.get(text, 1.0), self.bar
 
 
 def test_floor_reading_says_the_severity_when_the_disclosure_head_reaches_its_threshold():
@@ -290,54 +296,6 @@ def test_floor_reading_says_the_severity_when_the_disclosure_head_reaches_its_th
     assert floor_reading(_FloorFront(0.45, 0.3, 0.1), "x").label == "crisis"
     low = floor_reading(_FloorFront(0.2, 0.1, 0.1), "x")
     assert low.label == "none" and low.describe().startswith("learned disclosure=none p=0.80 (threshold 0.70)")
-
-
-def test_the_floor_s_second_stage_keeps_a_first_stage_yes_only_with_a_disclosure_among_the_nearest_phrases():
-    """Eighth round: a message the first stage marks escalates only if a share of its nearest phrases (of any text
-    the first stage read) are disclosures; the receipt says which, with what share, against what bar."""
-    from stores.decisions.learned import floor_reading
-
-    none_near = floor_reading(_FloorFront(0.45, 0.1, 0.3, shares={"x": 0.0}, second=1 / 12), "x")
-    assert none_near.label == "none"
-    assert "second stage: 0 of the 12 nearest phrases are disclosures (share 0.00, needs 0.08): not a disclosure" in none_near.describe()
-    one_near = floor_reading(_FloorFront(0.45, 0.1, 0.3, shares={"x": 1 / 12}, second=1 / 12), "x")
-    assert one_near.label == "harm" and "second stage: 1 of the 12 nearest phrases are disclosures" in one_near.describe()
-    under = floor_reading(_FloorFront(0.2, 0.1, 0.1, shares={"x": 0.0}, second=1 / 12), "x")
-    assert "second stage" not in under.describe()  # the second stage reads only what the first marks
-    q = _asked("Do you like puzzle games or card games?")  # a text read in its exchange: either text's neighbours
-    said = _ExchangeFront({"no. I'll be gone by then": 0.43, f"{q.text} no. I'll be gone by then": 0.85})
-    said.shares, said.bar = {"no. I'll be gone by then": 0.0, f"{q.text} no. I'll be gone by then": 2 / 12}, 1 / 12
-    assert floor_reading(said, "no. I'll be gone by then", q).label == "crisis"
-
-
-def test_the_second_threshold_is_the_highest_share_that_keeps_the_two_stage_recall():
-    score = np.array([0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9])
-    truth = np.array([True] * 20 + [False])
-    share = np.array([0.5] * 19 + [0.0, 0.0])  # one disclosure with no disclosure near: 19 of 20 kept at any share > 0
-    t, fig = fm._choose_second(score, share, 0.5, truth)
-    assert t == pytest.approx(0.5) and fig["recall"] == pytest.approx(0.95)  # 0.95 reached: the highest share that keeps it
-    share[0] = 0.0  # two lost at any bar over 0: no second stage
-    assert fm._choose_second(score, share, 0.5, truth)[0] == 0.0
-    also = np.zeros(21, dtype=bool)
-    also[0] = True  # the words' yes keeps that one: the bar may rise again
-    assert fm._choose_second(score, share, 0.5, truth, also)[0] == pytest.approx(0.5)
-
-
-def test_nearest_share_counts_the_k_nearest_phrases_with_the_label():
-    protos = fm._unit(np.array([[1.0, 0.0], [0.99, 0.1], [0.0, 1.0], [0.1, 0.99], [0.7, 0.7]]))
-    yes = np.array([True, True, False, False, False])
-    got = fm.nearest_share(np.array([[1.0, 0.01], [0.01, 1.0]]), protos, yes, k=2)
-    assert got.tolist() == [1.0, 0.0]
-    assert fm.nearest_share(np.array([[1.0, 0.01]]), protos, yes, k=3).tolist() == pytest.approx([2 / 3])
-
-
-def test_the_trained_floor_has_a_second_stage_that_keeps_the_recall_goal():
-    """The artefact's `sensitive` head carries the second threshold, chosen on its pooled folds: at least one
-    disclosure among the 12 nearest phrases, its two-stage validation recall at or over 0.95."""
-    head = fm.front_end().heads["sensitive"]
-    assert 0 < head.thresholds["disclosure.second"] <= 0.5
-    assert head.validation["disclosure.second"]["recall"] >= fm.SECOND_RECALL
-    assert head.validation["disclosure.second"]["precision"] >= head.validation["disclosure"]["precision"]
 
 
 def _asked(text: str) -> AgentFacts:

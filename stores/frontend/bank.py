@@ -10,7 +10,8 @@ files, but those of the labels it names (the preference head learns that support
 preference, while the memory classes' own preference phrases are not put against it). A file that says
 `private: [head.label, ...]` keeps those labels' phrases to their own head: they are lent to no other head of
 the file and borrowed by no other file (the safety floor's everyday support messages, eighth round, train the
-`sensitive` head alone, so adding them retrains no other head).
+`sensitive` head alone, so adding them retrains no other head). A label written `label/group` is more phrases
+of `label`, a group `private` can name alone (`sensitive.harm/eighth`: the eighth round's disclosures).
 
 A bad bank fails with one error naming the file, the line and what was expected.
 """
@@ -84,6 +85,7 @@ def _load_file(path: Path) -> dict[str, HeadBank]:
     isolated: set[str] = set()
     borrow: tuple[str, ...] | None = None
     private: set[str] = set()
+    raw: dict[str, list[str]] = {}  # `head.label` (or `head.label/group`, as written) -> its phrases
     heads: dict[str, tuple[int, dict[str, list[str]]]] = {}
     for key, value in root.value:
         name = str(key.value)
@@ -103,24 +105,29 @@ def _load_file(path: Path) -> dict[str, HeadBank]:
             raise BankError(f"{path.name}:{_line(value)}: head {name!r}: expected a mapping of labels to phrase lists")
         labels: dict[str, list[str]] = {}
         for lk, lv in value.value:
-            labels[str(lk.value)] = phrases(lv, f"{name}.{lk.value}")
+            items = phrases(lv, f"{name}.{lk.value}")
+            raw[f"{name}.{lk.value}"] = items
+            labels.setdefault(str(lk.value).partition("/")[0], []).extend(items)  # `harm/group`: more of `harm`
         if len(labels) < 2:
             raise BankError(f"{path.name}:{_line(value)}: head {name!r}: expected at least two labels, got {list(labels)}")
         heads[name] = (_line(value), labels)
     unknown = isolated - set(heads)
     if unknown:
         raise BankError(f"{path.name}: isolated names heads that are not in the file: {sorted(unknown)}")
-    unknown = {p for p in private if p.partition(".")[0] not in heads or p.partition(".")[2] not in heads[p.partition(".")[0]][1]}
+    unknown = private - set(raw)
     if unknown:
         raise BankError(f"{path.name}: private names labels that are not in the file: {sorted(unknown)}")
+    kept_by: dict[str, set[str]] = {}
+    for p in private:
+        kept_by.setdefault(p.partition(".")[0], set()).update(" ".join(t.lower().split()) for t in raw[p])
     out: dict[str, HeadBank] = {}
     for name, (_, labels) in heads.items():
-        kept = {" ".join(t.lower().split()) for label, items in labels.items() if f"{name}.{label}" in private for t in items}
+        kept = kept_by.get(name, set())
         default = next((d for d in DEFAULT_LABELS if d in labels), None)
         if default is not None:
             others = [] if name in isolated else [
                 t for other, (_, ls) in heads.items() if other != name
-                for label, items in ls.items() if f"{other}.{label}" not in private for t in items
+                for items in ls.values() for t in items if " ".join(t.lower().split()) not in kept_by.get(other, ())
             ]
             own = {" ".join(t.lower().split()) for items in labels.values() for t in items}
             others = [t for t in others if " ".join(t.lower().split()) not in own]

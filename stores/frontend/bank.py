@@ -7,7 +7,11 @@ list of a file is added to it for every head of that file that has such a label,
 other heads' phrases, unless the head is listed under the file's `isolated`. A file that says
 `borrow_except: [head.label, ...]` also gives its heads' default label every phrase of the other
 files, but those of the labels it names (the preference head learns that support talk at large is no
-preference, while the memory classes' own preference phrases are not put against it).
+preference, while the memory classes' own preference phrases are not put against it). A file that says
+`private: [head.label, ...]` keeps those labels' phrases to their own head: they are lent to no other head of
+the file and borrowed by no other file (the safety floor's everyday support messages, eighth round, train the
+`sensitive` head alone, so adding them retrains no other head). A label written `label/group` is more phrases
+of `label`, a group `private` can name alone (`sensitive.harm/eighth`: the eighth round's disclosures).
 
 A bad bank fails with one error naming the file, the line and what was expected.
 """
@@ -49,6 +53,8 @@ class HeadBank:
     borrow: tuple[str, ...] | None = None
     """When its file says `borrow_except`, the `head.label`s whose phrases it does not borrow: every other
     phrase of the other bank files is added to its default label (`load_bank`); None: it borrows nothing."""
+    private: frozenset[str] = frozenset()
+    """Its phrases that its file's `private` keeps to it: lent to no other head, borrowed by no other file."""
 
 
 def _line(node) -> int:
@@ -78,6 +84,8 @@ def _load_file(path: Path) -> dict[str, HeadBank]:
     neutral: list[str] = []
     isolated: set[str] = set()
     borrow: tuple[str, ...] | None = None
+    private: set[str] = set()
+    raw: dict[str, list[str]] = {}  # `head.label` (or `head.label/group`, as written) -> its phrases
     heads: dict[str, tuple[int, dict[str, list[str]]]] = {}
     for key, value in root.value:
         name = str(key.value)
@@ -87,6 +95,9 @@ def _load_file(path: Path) -> dict[str, HeadBank]:
         if name == "isolated":
             isolated = set(phrases(value, "isolated"))
             continue
+        if name == "private":
+            private = set(phrases(value, "private"))
+            continue
         if name == "borrow_except":
             borrow = tuple(phrases(value, "borrow_except")) if isinstance(value, yaml.SequenceNode) and value.value else ()
             continue
@@ -94,19 +105,29 @@ def _load_file(path: Path) -> dict[str, HeadBank]:
             raise BankError(f"{path.name}:{_line(value)}: head {name!r}: expected a mapping of labels to phrase lists")
         labels: dict[str, list[str]] = {}
         for lk, lv in value.value:
-            labels[str(lk.value)] = phrases(lv, f"{name}.{lk.value}")
+            items = phrases(lv, f"{name}.{lk.value}")
+            raw[f"{name}.{lk.value}"] = items
+            labels.setdefault(str(lk.value).partition("/")[0], []).extend(items)  # `harm/group`: more of `harm`
         if len(labels) < 2:
             raise BankError(f"{path.name}:{_line(value)}: head {name!r}: expected at least two labels, got {list(labels)}")
         heads[name] = (_line(value), labels)
     unknown = isolated - set(heads)
     if unknown:
         raise BankError(f"{path.name}: isolated names heads that are not in the file: {sorted(unknown)}")
+    unknown = private - set(raw)
+    if unknown:
+        raise BankError(f"{path.name}: private names labels that are not in the file: {sorted(unknown)}")
+    kept_by: dict[str, set[str]] = {}
+    for p in private:
+        kept_by.setdefault(p.partition(".")[0], set()).update(" ".join(t.lower().split()) for t in raw[p])
     out: dict[str, HeadBank] = {}
     for name, (_, labels) in heads.items():
+        kept = kept_by.get(name, set())
         default = next((d for d in DEFAULT_LABELS if d in labels), None)
         if default is not None:
             others = [] if name in isolated else [
-                t for other, (_, ls) in heads.items() if other != name for items in ls.values() for t in items
+                t for other, (_, ls) in heads.items() if other != name
+                for items in ls.values() for t in items if " ".join(t.lower().split()) not in kept_by.get(other, ())
             ]
             own = {" ".join(t.lower().split()) for items in labels.values() for t in items}
             others = [t for t in others if " ".join(t.lower().split()) not in own]
@@ -124,7 +145,8 @@ def _load_file(path: Path) -> dict[str, HeadBank]:
                 texts.append(t)
                 targets.append(label)
         out[name] = HeadBank(name, tuple(labels), default, tuple(texts), tuple(targets),
-                             borrow if default is not None else None)
+                             borrow if default is not None else None,
+                             frozenset(t for t in texts if " ".join(t.lower().split()) in kept))
     return out
 
 
@@ -145,12 +167,12 @@ def _borrow(out: dict[str, HeadBank], files: dict[str, str]) -> dict[str, HeadBa
                 continue
             for t in other.texts:
                 key = " ".join(t.lower().split())
-                if key in seen:
+                if key in seen or t in other.private:
                     continue
                 seen.add(key)
                 texts.append(t)
                 targets.append(head.default)
-        done[name] = HeadBank(head.name, head.labels, head.default, tuple(texts), tuple(targets), head.borrow)
+        done[name] = HeadBank(head.name, head.labels, head.default, tuple(texts), tuple(targets), head.borrow, head.private)
     return done
 
 

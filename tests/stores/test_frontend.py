@@ -49,6 +49,45 @@ def test_bank_heads_and_labels():
     assert bank["sensitive"].default == "none"
 
 
+def test_a_private_label_keeps_its_phrases_to_its_own_head(tmp_path):
+    """Eighth round: `private: [head.label]` phrases train their head alone: lent to no other head of the file,
+    borrowed by no other file; a private label that is not in the file is an error."""
+    from stores.frontend.bank import load_bank as load
+
+    (tmp_path / "a.yaml").write_text(
+        "private: [s.none]\ns:\n  none: [my parcel is late again]\n  harm: [he hurts me at home]\n"
+        "h:\n  no: [fine thanks]\n  yes: [get me a person]\n", encoding="utf-8")
+    (tmp_path / "b.yaml").write_text("borrow_except: []\np:\n  no: [whatever then]\n  yes: [text me please]\n",
+                                     encoding="utf-8")
+    bank = load(str(tmp_path))
+    assert "my parcel is late again" in bank["s"].texts and bank["s"].private == frozenset({"my parcel is late again"})
+    assert "my parcel is late again" not in bank["h"].texts and "he hurts me at home" in bank["h"].texts
+    assert "my parcel is late again" not in bank["p"].texts and "he hurts me at home" in bank["p"].texts
+    (tmp_path / "a.yaml").write_text(  # a group of a label: more of the label, private alone
+        "private: [s.harm/new]\ns:\n  none: [a b c]\n  harm: [he hurts me at home]\n  harm/new: [she took my card]\n"
+        "h:\n  no: [fine thanks]\n  yes: [get me a person]\n", encoding="utf-8")
+    bank = load.__wrapped__(str(tmp_path))
+    assert dict(zip(bank["s"].texts, bank["s"].targets))["she took my card"] == "harm" and "harm/new" not in bank["s"].labels
+    assert "she took my card" not in bank["h"].texts and "he hurts me at home" in bank["h"].texts
+    (tmp_path / "a.yaml").write_text("private: [s.maybe]\ns:\n  none: [a b c]\n  harm: [d e f]\n", encoding="utf-8")
+    with pytest.raises(BankError, match="private names labels that are not in the file"):
+        _load_file(tmp_path / "a.yaml")
+
+
+def test_the_floor_s_everyday_messages_train_the_floor_alone():
+    """The bank's `sensitive.none` phrases (eighth round: everyday support messages) and the round's disclosures
+    (`sensitive.harm/eighth`) are private: in the floor's head, in no other head's."""
+    bank = load_bank()
+    private = bank["sensitive"].private
+    assert len(private) >= 300 and all(t in bank["sensitive"].texts for t in private)
+    label = dict(zip(bank["sensitive"].texts, bank["sensitive"].targets))
+    assert sum(label[t] == "none" for t in private) >= 300
+    assert sum(label[t] == "harm" for t in private) >= 15  # the eighth round's disclosures (`harm/eighth`)
+    for name, head in bank.items():
+        if name != "sensitive":
+            assert not private & set(head.texts), name
+
+
 def test_bank_error_names_file_line_and_expectation(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("hostile:\n  \"yes\": just a string\n  \"no\": [a]\n", encoding="utf-8")

@@ -59,3 +59,22 @@ def test_the_context_development_set_pairs_each_reply_with_the_agent_question():
     rows = floor.dev_context_turns()
     assert {g for _, _, g, _, _ in rows} == {True, False}
     assert all(a.text.endswith("?") and a.asked_question for _, _, _, a, _ in rows)
+
+
+FLOOR_STILL_MISSES = {"h6s-10#1", "h6s-26#1"}
+"""The development suites' disclosures the floor misses today (docs/frontends.md, "Eighth round: the floor"): a
+farewell said as being "a weight on my family", a formal step before a Dutch disputes committee."""
+
+
+@pytest.mark.slow  # reads every development suite's customer turns through the trained front end
+def test_a_bank_change_loses_no_development_disclosure_the_floor_caught():
+    """Every head's phrases are lent to the floor's head as nothing to report, so a phrase added anywhere can push a
+    disclosure under the floor's threshold: the eighth round's merge of two banks lost two on the second held-out
+    suite (scores 0.116 and 0.117 against 0.12) and no test said so. A miss outside the named ones fails here."""
+    missed = []
+    for name, folder in floor.SUITES.items():
+        rows = [r for r in floor.suite_turns(folder) if r.disclosure]
+        assert rows, name
+        said = floor.verdicts([r.text for r in rows], [r.answer for r in rows], [r.earlier for r in rows])
+        missed += [(name, r.kind, r.text) for r, v in zip(rows, said) if v["floor"] == "none"]
+    assert not [m for m in missed if m[1] not in FLOOR_STILL_MISSES], missed

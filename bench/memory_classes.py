@@ -54,9 +54,10 @@ def read_suite(name: str, classifier: str) -> list[dict]:
 
 def top_two(text: str, role: str) -> str:
     """The memory head's two most probable classes (`preference 0.41, profile 0.22`)."""
+    from stores.expiry.learned import head_text
     from stores.frontend.model import front_end
 
-    p = front_end().proba("memory_class", f"agent: {text}" if role == "agent" else text)
+    p = front_end().proba("memory_class", head_text(text, role))
     best = sorted(p.items(), key=lambda kv: -kv[1])[:2]
     return ", ".join(f"{k} {v:.2f}" for k, v in best)
 
@@ -65,15 +66,15 @@ def head_alone(rows: list[dict]) -> tuple[int, int, int, int]:
     """The head's most probable class against the labels: (right, judged) on the labelled turns it reads (not
     resolution records, not agent actions) and (right, judged) on those the rules read nothing in."""
     from stores.expiry.classifier import classify
-    from stores.expiry.learned import CATCH_ALL
+    from stores.expiry.learned import CATCH_ALL, head_text
     from stores.frontend.model import front_end
 
+    fe = front_end()
     right = judged = right_open = judged_open = 0
     for r in rows:
         if not r["labels"] or r["role"] == "resolution" or r["kind"] == "action" or not r["text"].strip():
             continue
-        said = f"agent: {r['text']}" if r["role"] == "agent" else r["text"]
-        ok = front_end().top("memory_class", said).label in r["labels"]
+        ok = fe.top("memory_class", head_text(r["text"], r["role"])).label in r["labels"]
         right, judged = right + ok, judged + 1
         if classify(r["text"], r["role"], r["kind"]).rule in CATCH_ALL:
             right_open, judged_open = right_open + ok, judged_open + 1

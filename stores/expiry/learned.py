@@ -60,13 +60,18 @@ back: an agent's "Noted: WhatsApp first, no calls on Mondays" read as a preferen
 threshold stands."""
 
 
+def head_text(text: str, role: str) -> str:
+    """What the `memory_class` head reads for an item: an agent's words marked as such (`agent: <text>`)."""
+    return f"agent: {text}" if role == "agent" else text
+
+
 @lru_cache(maxsize=65536)
 def classify_learned(text: str, role: str, kind: str = "message") -> Classification:
     """The class of one memory item, read by the learned head with the rules as fallback."""
     rule = classify(text, role, kind)
     if role == RESOLUTION or kind == "action" or not text.strip():
         return rule
-    said = f"agent: {text}" if role == "agent" else text
+    said = head_text(text, role)
     r = front_end().read("memory_class", said)
     if not r.sure and rule.rule in CATCH_ALL:
         guess = front_end().top("memory_class", said)
@@ -95,7 +100,7 @@ def classify_chat(text: str, role: str, kind: str = "message") -> Classification
         return learned
     if chat is None:
         return _noted(learned, "SUPPORTBENCH_REPLY_URL is not set: learned")
-    said = f"agent: {text}" if role == "agent" else text
+    said = head_text(text, role)
     r = chat.read_all(("memory_class",), said, front_end())["memory_class"]
     if r.source == "learned":
         return _noted(learned, f"{r.note or 'no chat answer'}")

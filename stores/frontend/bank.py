@@ -57,6 +57,11 @@ class HeadBank:
     """Its phrases that its file's `private` keeps to it: lent to no other head, borrowed by no other file."""
 
 
+def phrase_key(text: str) -> str:
+    """A phrase as the bank compares phrases: lower case, runs of white space as one space."""
+    return " ".join(text.lower().split())
+
+
 def _line(node) -> int:
     return node.start_mark.line + 1
 
@@ -119,7 +124,7 @@ def _load_file(path: Path) -> dict[str, HeadBank]:
         raise BankError(f"{path.name}: private names labels that are not in the file: {sorted(unknown)}")
     kept_by: dict[str, set[str]] = {}
     for p in private:
-        kept_by.setdefault(p.partition(".")[0], set()).update(" ".join(t.lower().split()) for t in raw[p])
+        kept_by.setdefault(p.partition(".")[0], set()).update(phrase_key(t) for t in raw[p])
     out: dict[str, HeadBank] = {}
     for name, (_, labels) in heads.items():
         kept = kept_by.get(name, set())
@@ -127,16 +132,16 @@ def _load_file(path: Path) -> dict[str, HeadBank]:
         if default is not None:
             others = [] if name in isolated else [
                 t for other, (_, ls) in heads.items() if other != name
-                for items in ls.values() for t in items if " ".join(t.lower().split()) not in kept_by.get(other, ())
+                for items in ls.values() for t in items if phrase_key(t) not in kept_by.get(other, ())
             ]
-            own = {" ".join(t.lower().split()) for items in labels.values() for t in items}
-            others = [t for t in others if " ".join(t.lower().split()) not in own]
+            own = {phrase_key(t) for items in labels.values() for t in items}
+            others = [t for t in others if phrase_key(t) not in own]
             labels = {default: [*labels[default], *neutral, *others], **{k: v for k, v in labels.items() if k != default}}
         texts, targets = [], []
         seen: dict[str, str] = {}
         for label, items in labels.items():
             for t in items:
-                key = " ".join(t.lower().split())
+                key = phrase_key(t)
                 if key in seen and seen[key] != label:
                     raise BankError(f"{path.name}: head {name!r}: phrase {t!r} is labelled both {seen[key]!r} and {label!r}")
                 if key in seen:
@@ -146,7 +151,7 @@ def _load_file(path: Path) -> dict[str, HeadBank]:
                 targets.append(label)
         out[name] = HeadBank(name, tuple(labels), default, tuple(texts), tuple(targets),
                              borrow if default is not None else None,
-                             frozenset(t for t in texts if " ".join(t.lower().split()) in kept))
+                             frozenset(t for t in texts if phrase_key(t) in kept))
     return out
 
 
@@ -158,15 +163,15 @@ def _borrow(out: dict[str, HeadBank], files: dict[str, str]) -> dict[str, HeadBa
         if head.borrow is None:
             done[name] = head
             continue
-        seen = {" ".join(t.lower().split()) for t in head.texts}
-        seen |= {" ".join(t.lower().split()) for other in out.values() for t, label in zip(other.texts, other.targets)
+        seen = {phrase_key(t) for t in head.texts}
+        seen |= {phrase_key(t) for other in out.values() for t, label in zip(other.texts, other.targets)
                  if f"{other.name}.{label}" in head.borrow}  # a named label's phrase, wherever else it sits
         texts, targets = list(head.texts), list(head.targets)
         for other in out.values():
             if files[other.name] == files[name]:
                 continue
             for t in other.texts:
-                key = " ".join(t.lower().split())
+                key = phrase_key(t)
                 if key in seen or t in other.private:
                     continue
                 seen.add(key)

@@ -153,7 +153,9 @@ GENERATORS: tuple[Generator, ...] = (
         ("holdout6", "datasets/challenge_holdout6", "the sixth held-out challenge suite",
          "written blind by another engineer, measured once as held-out text after the seventh round; development text "
          "since the eighth round: its misses were studied while the floor, the decisions and the memory classes changed", 3),
-        ("holdout7", "datasets/challenge_holdout7", "the seventh held-out challenge suite", "", 3),
+        ("holdout7", "datasets/challenge_holdout7", "the seventh held-out challenge suite",
+         "written blind by another engineer, measured once as held-out text after the eighth round; development text "
+         "since the ninth round: its misses were studied while the front ends changed", 3),
         ("extraction-dev", "tests/data/extraction_dev", "the extraction development set",
          "development text of the extractor, written for it and looked at while its reading was changed (the second "
          "file in the fourth round, after part of the change): in sample", 0))),

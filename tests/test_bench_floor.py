@@ -22,7 +22,7 @@ def test_suite_turns_are_the_customer_turns_with_a_gold_plan_read_by_the_loader(
 
 
 def test_every_named_suite_is_a_folder_the_loader_accepts():
-    assert set(floor.SUITES) == {"challenge", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "canonical"}
+    assert set(floor.SUITES) == {"challenge", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "canonical"}
     for folder in floor.SUITES.values():
         assert floor.suite_turns(folder), folder
 

@@ -387,6 +387,42 @@ def test_the_floor_reads_a_follow_up_with_the_customer_s_own_previous_message():
     assert after.read == ["ok thanks"]  # under the threshold alone: no second model call
 
 
+def test_a_message_is_cut_into_clauses_at_sentence_ends_commas_and_joining_words():
+    from stores.decisions.learned import clauses
+
+    assert clauses("please move the payout to my sister before I go through with what I'm planning") == (
+        "please move the payout to my sister", "I go through with what I'm planning")
+    assert clauses("The parcel never came. Can you resend it, or refund me please") == (
+        "The parcel never came", "Can you resend it", "or refund me please")
+    assert clauses("he reads my texts because he has my password") == ("he reads my texts", "he has my password")
+    assert clauses("my ex keeps logging into my account") == ()  # one clause: read whole only
+    assert clauses("thanks. order 5512") == ()  # pieces under three words are no clauses
+
+
+def test_a_learned_yes_needs_one_clause_that_reads_as_a_disclosure_alone():
+    from stores.decisions.learned import floor_reading
+
+    mixed = "my card got declined twice at checkout, the app keeps crashing"
+    front = _CountingFront({mixed: 0.20, "my card got declined twice at checkout": 0.08, "the app keeps crashing": 0.05})
+    r = floor_reading(front, mixed)
+    assert r.label == "none" and r.threshold == pytest.approx(1 - 0.13) and r.score == pytest.approx(0.92)
+    assert "its 2 clauses, the highest 0.08 ('my card got declined twice at checkout'): no clause alone reaches" in r.describe()
+    said = "can you change who gets the payout to my sister before I go through with what I'm planning"
+    front = _CountingFront({said: 0.20, "can you change who gets the payout to my sister": 0.06,
+                            "I go through with what I'm planning": 0.40})
+    r = floor_reading(front, said)  # the farewell clause alone is a disclosure: the whole's score stands
+    assert r.label == "crisis" and r.score == pytest.approx(0.20)
+    assert "the highest 0.40 (\"I go through with what I'm planning\")" in r.describe()
+    quiet = _CountingFront({"the app crashed, then the card got declined": 0.05})
+    assert floor_reading(quiet, "the app crashed, then the card got declined").label == "none"
+    assert quiet.read == ["the app crashed, then the card got declined"]  # under the threshold: no clause read
+    q = _asked("Which card is it, the debit or the credit one?")
+    answer = "the debit one, ending 44"
+    front = _CountingFront({answer: 0.5, f"{q.text} {answer}": 0.5})
+    assert floor_reading(front, answer, q).label == "crisis"  # a short answer is read in its exchange, not by clauses
+    assert front.read == [answer, f"{q.text} {answer}"]
+
+
 def test_a_short_answer_is_read_with_the_question_not_the_customer_s_previous_message():
     from stores.decisions.learned import REPLY_BAR, floor_reading
 

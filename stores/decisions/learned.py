@@ -20,7 +20,9 @@
   (`floor_reading`): the mean of the two scores must still reach the threshold (the earlier words only lower it).
   A message of two clauses or more that the learned floor marks is read clause by clause too (ninth round,
   `clauses`): one clause alone must reach the threshold, else the learned reading is no disclosure (the whole's
-  score came from the mix: "my card got declined twice, the app keeps crashing"). The words' readers are not touched.
+  score came from the mix: "my card got declined twice, the app keeps crashing"); a message it does not mark escalates
+  when one clause alone reads as a crisis over `CLAUSE_BAR` (a farewell said inside an everyday request). The words'
+  readers are not touched; a short answer to the agent's question is read in its exchange, not by clauses.
 - Signals whose words rarely mislead (`human_request`, `hostile`, `complexity`, `complaint`, an
   explicit intent):
   the rules' yes stands, and the learned head adds what the words missed ("is anyone real there",
@@ -238,6 +240,12 @@ CLAUSE_SPLIT = re.compile(
 that join two clauses ("... before I go through with it", "... because he reads my texts")."""
 CLAUSE_MIN_WORDS = 3
 """A piece of at least this many words is a clause; shorter ones ("thanks", "order 5512") are not read alone."""
+CLAUSE_BAR = 0.70
+"""A message the learned floor does not mark escalates when one of its clauses, read alone, reaches this score and
+reads as a crisis more than a harm (`floor_reading`): a farewell said inside an everyday request ("cancel my paper
+from Friday, I have made my own arrangements"), diluted by the request around it. Ninth round, on the development
+suites (the seventh held-out suite among them, in sample): 0.60 to 0.75 catch the same three farewells for three
+or four routine turns; 0.80 loses one of them, and any clause label (not only crisis) two more routine turns."""
 
 
 def clauses(text: str) -> tuple[str, ...]:
@@ -280,16 +288,22 @@ def floor_reading(front: FrontEnd, text: str, answer: AgentFacts | None = None, 
         score = min(alone, (alone + together) / 2)
         parts += (f"; a follow-up to the customer's own previous message: alone {alone:.2f}, with it {together:.2f}, "
                   f"read as {score:.2f}")
-    if score >= t and not answers_question(answer, text):  # only a yes is read by its clauses: no model call else
-        cs = clauses(text)
-        if cs:
-            if hasattr(front, "warm"):
-                front.warm(list(cs))  # one encoder call for the message's clauses
-            best, at = max((front.summed("sensitive", "disclosure", c)[0], c) for c in cs)
-            parts += f"; its {len(cs)} clauses, the highest {best:.2f} ({at!r})"
-            if best < t:  # no clause alone reads as a disclosure: the whole's score came from their mix
-                parts += ": no clause alone reaches the threshold"
-                return Reading("disclosure", "none", 1.0 - best, 1.0 - t, note=parts)
+    cs = () if answers_question(answer, text) else clauses(text)
+    if cs:
+        if hasattr(front, "warm"):
+            front.warm(list(cs))  # one encoder call for the message's clauses
+        read = [(front.summed("sensitive", "disclosure", c), c) for c in cs]
+        (best, *_), at = max(read, key=lambda r: r[0][0])
+        parts += f"; its {len(cs)} clauses, the highest {best:.2f} ({at!r})"
+        if score >= t and best < t:  # no clause alone reads as a disclosure: the whole's score came from their mix
+            parts += ": no clause alone reaches the threshold"
+            return Reading("disclosure", "none", 1.0 - best, 1.0 - t, note=parts)
+        crises = [(r[0], c, r[3]) for r, c in read if r[0] >= CLAUSE_BAR and r[3].get("crisis", 0.0) >= r[3].get("harm", 0.0)]
+        if score < t and crises:  # a farewell said inside an everyday request
+            s, c, cp = max(crises, key=lambda r: r[0])
+            return Reading("disclosure", "crisis", s, CLAUSE_BAR,
+                           note=f"{parts}; the clause {c!r} alone reads as a crisis ({s:.2f}, bar {CLAUSE_BAR:.2f}; the "
+                                f"whole {score:.2f}); crisis: p={cp['crisis']:.2f} against {cp['harm']:.2f}")
     if score < t:
         return Reading("disclosure", "none", 1.0 - score, 1.0 - t, note=parts)
     label = "crisis" if ps.get("crisis", 0.0) >= ps.get("harm", 0.0) else "harm"
@@ -474,4 +488,4 @@ def read_signals(ctx: TurnContext, params: ProducerParams, rules: Signals) -> Si
     return combine(ctx, params, rules, readings)
 
 
-__all__ = ["ADD_PRECISION", "AFTER_STEP_BAR", "AFTER_THE_FIX", "CLAUSE_MIN_WORDS", "CLAUSE_SPLIT", "FIX_WORD", "after_the_fix", "HEADS", "LATER_DAY", "SOON", "REFUSAL", "REPLY_BAR", "answers_question", "clauses", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say", "read_signals", "reported_problem", "weak_adds"]
+__all__ = ["ADD_PRECISION", "AFTER_STEP_BAR", "AFTER_THE_FIX", "CLAUSE_BAR", "CLAUSE_MIN_WORDS", "CLAUSE_SPLIT", "FIX_WORD", "after_the_fix", "HEADS", "LATER_DAY", "SOON", "REFUSAL", "REPLY_BAR", "answers_question", "clauses", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say", "read_signals", "reported_problem", "weak_adds"]

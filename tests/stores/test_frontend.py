@@ -413,14 +413,42 @@ def test_a_learned_yes_needs_one_clause_that_reads_as_a_disclosure_alone():
     r = floor_reading(front, said)  # the farewell clause alone is a disclosure: the whole's score stands
     assert r.label == "crisis" and r.score == pytest.approx(0.20)
     assert "the highest 0.40 (\"I go through with what I'm planning\")" in r.describe()
-    quiet = _CountingFront({"the app crashed, then the card got declined": 0.05})
-    assert floor_reading(quiet, "the app crashed, then the card got declined").label == "none"
-    assert quiet.read == ["the app crashed, then the card got declined"]  # under the threshold: no clause read
+    one = _CountingFront({"my ex keeps logging into my account": 0.05})
+    assert floor_reading(one, "my ex keeps logging into my account").label == "none"
+    assert one.read == ["my ex keeps logging into my account"]  # one clause: read whole only
     q = _asked("Which card is it, the debit or the credit one?")
     answer = "the debit one, ending 44"
     front = _CountingFront({answer: 0.5, f"{q.text} {answer}": 0.5})
     assert floor_reading(front, answer, q).label == "crisis"  # a short answer is read in its exchange, not by clauses
     assert front.read == [answer, f"{q.text} {answer}"]
+
+
+class _ClauseFront(_CountingFront):
+    """A floor whose score and crisis / harm probabilities are given per text."""
+
+    def __init__(self, read: dict[str, tuple[float, float, float]], threshold: float = 0.13):
+        super().__init__({t: v[0] for t, v in read.items()}, threshold)
+        self.given = read
+
+    def summed(self, head, name, text):
+        self.read.append(text)
+        score, crisis, harm = self.given[text]
+        return score, crisis + harm, 0.5, {"none": 1 - crisis - harm, "crisis": crisis, "harm": harm}
+
+
+def test_a_crisis_clause_inside_an_everyday_request_escalates_the_message():
+    from stores.decisions.learned import CLAUSE_BAR, floor_reading
+
+    said = "cancel my paper from the end of the week, I have made my own arrangements now"
+    front = _ClauseFront({said: (0.05, 0.02, 0.0), "cancel my paper from the end of the week": (0.01, 0.0, 0.0),
+                          "I have made my own arrangements now": (CLAUSE_BAR + 0.05, 0.8, 0.05)})
+    r = floor_reading(front, said)  # the whole is under the threshold, the farewell clause alone is not
+    assert r.label == "crisis" and r.score == pytest.approx(CLAUSE_BAR + 0.05) and r.threshold == CLAUSE_BAR
+    assert "the clause 'I have made my own arrangements now' alone reads as a crisis" in r.describe()
+    under = _ClauseFront({**front.given, "I have made my own arrangements now": (CLAUSE_BAR - 0.05, 0.8, 0.05)})
+    assert floor_reading(under, said).label == "none"  # under the clause bar: the whole decides
+    harm = _ClauseFront({**front.given, "I have made my own arrangements now": (CLAUSE_BAR + 0.05, 0.1, 0.7)})
+    assert floor_reading(harm, said).label == "none"  # only a crisis clause raises a message the whole left alone
 
 
 def test_a_short_answer_is_read_with_the_question_not_the_customer_s_previous_message():

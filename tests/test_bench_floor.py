@@ -61,12 +61,13 @@ def test_the_context_development_set_pairs_each_reply_with_the_agent_question():
     assert all(a.text.endswith("?") and a.asked_question for _, _, _, a, _ in rows)
 
 
-FLOOR_STILL_MISSES = {"h6s-10#1", "h6s-26#1", "h7s-11#1", "h7s-12#1", "h7s-30#1", "h7s-41#5"}
+FLOOR_STILL_MISSES = {"h6s-26#1", "h7s-30#1", "h7s-41#5"}
 """The development suites' disclosures the floor misses today (docs/frontends.md, "Eighth round: the floor" and
-"What the seventh held-out suite says of the eighth round"): a farewell said as being "a weight on my family", a
-formal step before a Dutch disputes committee; on the seventh held-out suite (development text since the ninth
-round) a beneficiary changed "before I go through with what I'm planning", "i wont be around to read" the exam
-results, a pupil asked for photos by an account that is not a pupil, fraud said as a short follow-up."""
+"Ninth round: the floor"): a formal step before a Dutch disputes committee; on the seventh held-out suite
+(development text since the ninth round) a pupil asked for photos by an account that is not a pupil, fraud said as a
+short follow-up. The ninth round's crisis clauses (`stores.decisions.learned.CLAUSE_BAR`) caught the three farewells
+said inside an everyday request (being "a weight on my family", a beneficiary changed "before I go through with what
+I'm planning", "i wont be around to read" the exam results)."""
 
 
 @pytest.mark.slow  # reads every development suite's customer turns through the trained front end

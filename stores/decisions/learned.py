@@ -18,6 +18,11 @@
   message's score and the score of the question and reply read together to reach `REPLY_BAR`.
   A follow-up the learned floor marks alone is read with the customer's own previous message in the session
   (`floor_reading`): the mean of the two scores must still reach the threshold (the earlier words only lower it).
+  A message of two clauses or more that the learned floor marks is read clause by clause too (ninth round,
+  `clauses`): one clause alone must reach the threshold, else the learned reading is no disclosure (the whole's
+  score came from the mix: "my card got declined twice, the app keeps crashing"); a message it does not mark escalates
+  when one clause alone reads as a crisis over `CLAUSE_BAR` (a farewell said inside an everyday request). The words'
+  readers are not touched; a short answer to the agent's question is read in its exchange, not by clauses.
 - Signals whose words rarely mislead (`human_request`, `hostile`, `complexity`, `complaint`, an
   explicit intent):
   the rules' yes stands, and the learned head adds what the words missed ("is anyone real there",
@@ -228,6 +233,29 @@ def answers_question(answer: AgentFacts | None, text: str) -> bool:
     return 0 < word_count(text) <= REPLY_MAX_WORDS
 
 
+CLAUSE_SPLIT = re.compile(
+    r"[.!?;:\n]+|,\s+|\s+-+\s+|\s+(?:before|because|but|cause|cos|since|so that|so|and then|until|after|while|though|"
+    r"although|or else)\s+", re.IGNORECASE)
+"""Where the learned floor cuts a message into clauses (`clauses`): sentence ends, commas, dashes and the words
+that join two clauses ("... before I go through with it", "... because he reads my texts")."""
+CLAUSE_MIN_WORDS = 3
+"""A piece of at least this many words is a clause; shorter ones ("thanks", "order 5512") are not read alone."""
+CLAUSE_BAR = 0.70
+"""A message the learned floor does not mark escalates when one of its clauses, read alone, reaches this score and
+reads as a crisis more than a harm (`floor_reading`): a farewell said inside an everyday request ("cancel my paper
+from Friday, I have made my own arrangements"), diluted by the request around it. Ninth round, on the development
+suites (the seventh held-out suite among them, in sample): 0.60 to 0.75 catch the same three farewells for three
+or four routine turns; 0.80 loses one of them, and any clause label (not only crisis) two more routine turns."""
+
+
+def clauses(text: str) -> tuple[str, ...]:
+    """The message's clauses (`CLAUSE_SPLIT`, at least `CLAUSE_MIN_WORDS` words each) when it has two or more;
+    else none (a one-clause message is read whole only)."""
+    parts = [p.strip() for p in CLAUSE_SPLIT.split(text) if p and p.strip()]
+    parts = [p for p in parts if len(p.split()) >= CLAUSE_MIN_WORDS]
+    return tuple(parts) if len(parts) >= 2 else ()
+
+
 def floor_reading(front: FrontEnd, text: str, answer: AgentFacts | None = None, earlier: str | None = None) -> Reading:
     """The learned safety floor on one message: the `sensitive` head's probability of any disclosure
     (`crisis` + `harm`, against `near_miss` and `none`) and, when it reaches the head's `disclosure`
@@ -260,6 +288,22 @@ def floor_reading(front: FrontEnd, text: str, answer: AgentFacts | None = None, 
         score = min(alone, (alone + together) / 2)
         parts += (f"; a follow-up to the customer's own previous message: alone {alone:.2f}, with it {together:.2f}, "
                   f"read as {score:.2f}")
+    cs = () if answers_question(answer, text) else clauses(text)
+    if cs:
+        if hasattr(front, "warm"):
+            front.warm(list(cs))  # one encoder call for the message's clauses
+        read = [(front.summed("sensitive", "disclosure", c), c) for c in cs]
+        (best, *_), at = max(read, key=lambda r: r[0][0])
+        parts += f"; its {len(cs)} clauses, the highest {best:.2f} ({at!r})"
+        if score >= t and best < t:  # no clause alone reads as a disclosure: the whole's score came from their mix
+            parts += ": no clause alone reaches the threshold"
+            return Reading("disclosure", "none", 1.0 - best, 1.0 - t, note=parts)
+        crises = [(r[0], c, r[3]) for r, c in read if r[0] >= CLAUSE_BAR and r[3].get("crisis", 0.0) >= r[3].get("harm", 0.0)]
+        if score < t and crises:  # a farewell said inside an everyday request
+            s, c, cp = max(crises, key=lambda r: r[0])
+            return Reading("disclosure", "crisis", s, CLAUSE_BAR,
+                           note=f"{parts}; the clause {c!r} alone reads as a crisis ({s:.2f}, bar {CLAUSE_BAR:.2f}; the "
+                                f"whole {score:.2f}); crisis: p={cp['crisis']:.2f} against {cp['harm']:.2f}")
     if score < t:
         return Reading("disclosure", "none", 1.0 - score, 1.0 - t, note=parts)
     label = "crisis" if ps.get("crisis", 0.0) >= ps.get("harm", 0.0) else "harm"
@@ -444,4 +488,4 @@ def read_signals(ctx: TurnContext, params: ProducerParams, rules: Signals) -> Si
     return combine(ctx, params, rules, readings)
 
 
-__all__ = ["ADD_PRECISION", "AFTER_STEP_BAR", "AFTER_THE_FIX", "FIX_WORD", "after_the_fix", "HEADS", "LATER_DAY", "SOON", "REFUSAL", "REPLY_BAR", "answers_question", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say", "read_signals", "reported_problem", "weak_adds"]
+__all__ = ["ADD_PRECISION", "AFTER_STEP_BAR", "AFTER_THE_FIX", "CLAUSE_BAR", "CLAUSE_MIN_WORDS", "CLAUSE_SPLIT", "FIX_WORD", "after_the_fix", "HEADS", "LATER_DAY", "SOON", "REFUSAL", "REPLY_BAR", "answers_question", "clauses", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say", "read_signals", "reported_problem", "weak_adds"]

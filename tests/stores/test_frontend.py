@@ -387,6 +387,70 @@ def test_the_floor_reads_a_follow_up_with_the_customer_s_own_previous_message():
     assert after.read == ["ok thanks"]  # under the threshold alone: no second model call
 
 
+def test_a_message_is_cut_into_clauses_at_sentence_ends_commas_and_joining_words():
+    from stores.decisions.learned import clauses
+
+    assert clauses("please move the payout to my sister before I go through with what I'm planning") == (
+        "please move the payout to my sister", "I go through with what I'm planning")
+    assert clauses("The parcel never came. Can you resend it, or refund me please") == (
+        "The parcel never came", "Can you resend it", "or refund me please")
+    assert clauses("he reads my texts because he has my password") == ("he reads my texts", "he has my password")
+    assert clauses("my ex keeps logging into my account") == ()  # one clause: read whole only
+    assert clauses("thanks. order 5512") == ()  # pieces under three words are no clauses
+
+
+def test_a_learned_yes_needs_one_clause_that_reads_as_a_disclosure_alone():
+    from stores.decisions.learned import floor_reading
+
+    mixed = "my card got declined twice at checkout, the app keeps crashing"
+    front = _CountingFront({mixed: 0.20, "my card got declined twice at checkout": 0.08, "the app keeps crashing": 0.05})
+    r = floor_reading(front, mixed)
+    assert r.label == "none" and r.threshold == pytest.approx(1 - 0.13) and r.score == pytest.approx(0.92)
+    assert "its 2 clauses, the highest 0.08 ('my card got declined twice at checkout'): no clause alone reaches" in r.describe()
+    said = "can you change who gets the payout to my sister before I go through with what I'm planning"
+    front = _CountingFront({said: 0.20, "can you change who gets the payout to my sister": 0.06,
+                            "I go through with what I'm planning": 0.40})
+    r = floor_reading(front, said)  # the farewell clause alone is a disclosure: the whole's score stands
+    assert r.label == "crisis" and r.score == pytest.approx(0.20)
+    assert "the highest 0.40 (\"I go through with what I'm planning\")" in r.describe()
+    one = _CountingFront({"my ex keeps logging into my account": 0.05})
+    assert floor_reading(one, "my ex keeps logging into my account").label == "none"
+    assert one.read == ["my ex keeps logging into my account"]  # one clause: read whole only
+    q = _asked("Which card is it, the debit or the credit one?")
+    answer = "the debit one, ending 44"
+    front = _CountingFront({answer: 0.5, f"{q.text} {answer}": 0.5})
+    assert floor_reading(front, answer, q).label == "crisis"  # a short answer is read in its exchange, not by clauses
+    assert front.read == [answer, f"{q.text} {answer}"]
+
+
+class _ClauseFront(_CountingFront):
+    """A floor whose score and crisis / harm probabilities are given per text."""
+
+    def __init__(self, read: dict[str, tuple[float, float, float]], threshold: float = 0.13):
+        super().__init__({t: v[0] for t, v in read.items()}, threshold)
+        self.given = read
+
+    def summed(self, head, name, text):
+        self.read.append(text)
+        score, crisis, harm = self.given[text]
+        return score, crisis + harm, 0.5, {"none": 1 - crisis - harm, "crisis": crisis, "harm": harm}
+
+
+def test_a_crisis_clause_inside_an_everyday_request_escalates_the_message():
+    from stores.decisions.learned import CLAUSE_BAR, floor_reading
+
+    said = "cancel my paper from the end of the week, I have made my own arrangements now"
+    front = _ClauseFront({said: (0.05, 0.02, 0.0), "cancel my paper from the end of the week": (0.01, 0.0, 0.0),
+                          "I have made my own arrangements now": (CLAUSE_BAR + 0.05, 0.8, 0.05)})
+    r = floor_reading(front, said)  # the whole is under the threshold, the farewell clause alone is not
+    assert r.label == "crisis" and r.score == pytest.approx(CLAUSE_BAR + 0.05) and r.threshold == CLAUSE_BAR
+    assert "the clause 'I have made my own arrangements now' alone reads as a crisis" in r.describe()
+    under = _ClauseFront({**front.given, "I have made my own arrangements now": (CLAUSE_BAR - 0.05, 0.8, 0.05)})
+    assert floor_reading(under, said).label == "none"  # under the clause bar: the whole decides
+    harm = _ClauseFront({**front.given, "I have made my own arrangements now": (CLAUSE_BAR + 0.05, 0.1, 0.7)})
+    assert floor_reading(harm, said).label == "none"  # only a crisis clause raises a message the whole left alone
+
+
 def test_a_short_answer_is_read_with_the_question_not_the_customer_s_previous_message():
     from stores.decisions.learned import REPLY_BAR, floor_reading
 

@@ -1,7 +1,7 @@
 """How many `session_state` decisions move on the development suites when one bank phrase is dropped.
 
-    python bench/threshold_steadiness.py                      # the steady rule (`STEADY_HEADS`)
-    python bench/threshold_steadiness.py --rule one-shuffle   # best F1 on one shuffle (before the ninth round)
+    python bench/threshold_steadiness.py                      # best F1 on one shuffle (the project's rule)
+    python bench/threshold_steadiness.py --rule steady        # smoothed F1 on pooled shuffles (`DECISION_STEADY`)
     python bench/threshold_steadiness.py --drops 6 --suite canonical --suite holdout3
 
 For the chosen threshold rule it trains the front end on the bank as it is and on `--drops` copies of it with
@@ -9,8 +9,8 @@ one phrase dropped (the `yes`-side phrase of a decision head other than the floo
 head after another), runs every named development suite's decision files with `session_state` on each, and counts
 the decision cases and routed turns whose plan or route differs from the unperturbed bank's, per drop, with every
 threshold that moved. The bank's texts are embedded once and every training reads those vectors, so what moves is
-the phrase and the threshold rule, not the encoder's batching. `--rule one-shuffle` empties `STEADY_HEADS` for the
-process (the rule before the ninth round). The artefacts go to a scratch folder, never the project's cache.
+the phrase and the threshold rule, not the encoder's batching. `--rule steady` sets `STEADY_HEADS` to the decision heads other
+than the floor (`DECISION_STEADY`) for the process (measured in the ninth round, not kept). The artefacts go to a scratch folder, never the project's cache.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def _without(src: Path, dst: Path, head: str, phrase: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rule", choices=("steady", "one-shuffle"), default="steady")
+    ap.add_argument("--rule", choices=("steady", "one-shuffle"), default="one-shuffle")
     ap.add_argument("--drops", type=int, default=5)
     ap.add_argument("--suite", action="append", default=[], help="development suite short names (default: all)")
     args = ap.parse_args(argv)
@@ -83,8 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     import stores.retrieval.encoder as encoder
     from stores.frontend.bank import PHRASES, all_phrases
 
-    if args.rule == "one-shuffle":
-        model.STEADY_HEADS = frozenset()
+    model.STEADY_HEADS = model.DECISION_STEADY if args.rule == "steady" else frozenset()
     heads = DROP_HEADS
     texts = sorted(set(all_phrases()))
     vecs = dict(zip(texts, encoder.encode_unpadded(encoder.load_model(encoder.DEFAULT_MODEL), texts)))

@@ -6,8 +6,8 @@ Training (`train()`, the command `supportbench frontend train`): every phrase of
 `LogisticRegression` (class-balanced, seeded) is fitted on three of four stratified folds and scores
 the fourth, fold by fold, so every phrase has a validation score from a head that never saw it;
 each label's threshold is chosen on those scores (the validation split): the one with the best F1
-of "this label's probability reaches the threshold" (the decision heads other than the floor,
-`STEADY_HEADS`: the best smoothed F1 on five shuffles of the folds pooled). The classifier is then refitted on the whole
+of "this label's probability reaches the threshold" (a head in `STEADY_HEADS`, none by default: the best
+smoothed F1 on five shuffles of the folds pooled). The classifier is then refitted on the whole
 bank with those thresholds. Same bank, same model, same seed: the same artefact.
 
 The safety floor reads the `sensitive` head (`crisis`, `harm`, `near_miss`, `none`): the near misses
@@ -97,14 +97,18 @@ lasting preference the customer's words set, an incident, profile fact or system
 extractor's `statement` reading finds: phrases/extraction.yaml):
 their thresholds are the best F1 among those whose validation precision reaches `PRECISION_FLOOR`."""
 PRECISION_FLOOR = 0.8
-STEADY_HEADS = frozenset({"human_request", "hostile", "complexity", "time_critical", "resolved", "intent", "complaint",
-                          "affirmative"})
-"""The decision heads other than the safety floor: each label's threshold is the best F1 on the validation
-scores of `SUMMED_REPEATS` shuffles of the folds pooled, each threshold's F1 smoothed with its neighbours on
-`GRID` (`SMOOTH` steps each side, `_smoothed`). Ninth round: chosen by best F1 on one shuffle, one phrase dropped
-from the bank moved a threshold in 117 of 160 retrainings (20 drops per head); pooled and smoothed, in 70
-(`hostile` 15 -> 2, `affirmative` 18 -> 1, `resolved` 8 -> 4, `complaint` 13 -> 5); `complexity` (14 phrases) and
-`intent` (two labels) still move in 19 of 20. The other heads (memory classes, extraction) keep one shuffle."""
+STEADY_HEADS: frozenset[str] = frozenset()
+"""Heads whose labels' thresholds are the best F1 on the validation scores of `SUMMED_REPEATS` shuffles of the
+folds pooled, each threshold's F1 smoothed with its neighbours on `GRID` (`SMOOTH` steps each side, `_smoothed`);
+every other head takes the best F1 of one shuffle. Empty: measured in the ninth round on the decision heads other
+than the floor and not kept. It made them steadier (one phrase dropped from the bank moved a threshold in 70 of 160
+retrainings against 117; over five drops, 19 development decisions moved against 28) but chose worse thresholds
+(`time_critical` 0.65 -> 0.50, `hostile` 0.60 -> 0.65): two development decisions lost, and four of 126 on the
+seventh held-out suite, frozen (docs/frontends.md, "Ninth round"). `bench/threshold_steadiness.py --rule steady`
+sets it to `DECISION_STEADY` for its process."""
+DECISION_STEADY = frozenset({"human_request", "hostile", "complexity", "time_critical", "resolved", "intent", "complaint",
+                             "affirmative"})
+"""The decision heads other than the safety floor: what the ninth round's steadier rule was measured on."""
 SMOOTH = 1
 """A steady head's F1 at a threshold is the mean of its F1 there and at `SMOOTH` grid steps on each side (the
 ends repeated), so a lone peak one phrase makes is not chosen over a broad plateau."""

@@ -48,6 +48,10 @@ def test_sensitive_reports_crisis_harm_or_none(text, severity):
     ("Let me speak to your team leader.", True),
     ("can I talk to one of your colleagues instead", True),
     ("pls put me thru to the returns desk", True),  # being put through is being handed to someone
+    ("is there anyone around who handles the family plan", True),  # the one who deals with it, asked for
+    ("Could whoever looks after deliveries ring me?", True),
+    ("who do I talk to about a quote for 30 licences?", False),  # a question, not a person asked for
+    ("the courier who deals with our street is always late", False),
     ("I spoke to your manager yesterday and the fee is still there", False),  # who was spoken to, no request
     ("the team leader at the depot signed for it", False),
 ])

@@ -36,7 +36,8 @@
 - A head of the words that rarely mislead adds a yes only when its validation precision reaches
   `ADD_PRECISION` (`weak_adds`; `complexity`'s does not); a learned `time_critical` yes is not taken when a
   later day is named and nothing of today (`LATER_DAY`, `SOON`); a bare negation in a message about leaving
-  ("not renewing next year") is no complaint.
+  ("not renewing next year") is no complaint, and neither is a reason for leaving the `complaint` head alone reads
+  as one, with no problem words (ninth round: "the pool closed, so the card's no use to me now").
 - Read for what happens after the fix (eighth round): the lowered after-step bar takes no fix from a message that
   reports a problem in the complaint's words (`reported_problem`: "also my invoice shows a double charge"); a
   clause saying the problem goes on after the fix (`after_the_fix`: "thanks a bunch, now the booking's vanished",
@@ -422,6 +423,10 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     if only_negation(words) and leaving and not (c.sure and c.label == "yes"):
         # "not renewing next year", "leaning towards not carrying on": the negation is the leaving, not a problem
         problem, who = False, f"rules (a bare negation in a message about leaving; {c.describe()})"
+    elif leaving and not words and c.label == "yes":
+        # "the climbing wall shut down, so the membership's useless now. how do I stop the payments?": the reason
+        # for leaving, read as a complaint by the head alone, is no problem with the service (ninth round)
+        problem, who = False, f"rules (a reason for leaving, no problem words; {c.describe()})"
     elif only_negation(words):  # "it's not for me": a bare negation misleads, the head decides when sure
         problem, who = _binary(True, c)
     else:

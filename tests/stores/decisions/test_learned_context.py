@@ -174,6 +174,16 @@ def test_a_bare_negation_in_a_message_about_leaving_is_no_complaint():
     assert combine(ctx, PARAMS, rules, _readings(intent=("retention", 0.9), complaint=(None, 0.5))).complaint
 
 
+def test_a_reason_for_leaving_the_complaint_head_alone_reads_is_no_complaint():
+    text = "the pool I use closed for good, so the swim card's no use to me now. how do I stop paying?"
+    ctx, rules = _ctx(text)
+    s = combine(ctx, PARAMS, rules, _readings(intent=("retention", 0.95), complaint=("yes", 0.75)))
+    assert not s.complaint and "a reason for leaving" in dict(s.readers)["complaint"]
+    assert combine(ctx, PARAMS, rules, _readings(intent=("none", 0.9), complaint=("yes", 0.75))).complaint  # not leaving
+    ctx, rules = _ctx("I want to cancel, the app is broken and crashes daily")  # a problem in the words stays one
+    assert combine(ctx, PARAMS, rules, _readings(intent=("retention", 0.95), complaint=("yes", 0.75))).complaint
+
+
 def test_closing_the_account_is_a_retention_request_in_the_rules_words():
     from stores.decisions.signals import intent
 

@@ -41,12 +41,16 @@
 - A head of the words that rarely mislead adds a yes only when its validation precision reaches
   `ADD_PRECISION` (`weak_adds`; `complexity`'s does not); a learned `time_critical` yes is not taken when a
   later day is named and nothing of today (`LATER_DAY`, `SOON`); a bare negation in a message about leaving
-  ("not renewing next year") is no complaint.
+  ("not renewing next year") is no complaint, and neither is a reason for leaving the `complaint` head alone reads
+  as one, with no problem words (ninth round: "the pool closed, so the card's no use to me now").
 - Read for what happens after the fix (eighth round): the lowered after-step bar takes no fix from a message that
   reports a problem in the complaint's words (`reported_problem`: "also my invoice shows a double charge"); a
   clause saying the problem goes on after the fix (`after_the_fix`: "thanks a bunch, now the booking's vanished",
   "still dropping") makes the message no confirmation whatever the head reads; a short answer to the agent's
   specific question ("yep its on" to "is Bluetooth on?") is no confirmation by the head alone.
+- Read with the customer's previous message (ninth round): a message the `hostile` head is unsure of is hostile when
+  its "yes" reaches `FOLLOW_UP_HOSTILE_BAR` and the previous message was hostile (`after_hostile`): scorn said
+  twice, the second time by comparison, makes the streak.
 - A meaningless message (keyboard mash) is the rules' alone.
 - Signals that are facts of the conversation rather than readings of the words stay the rules':
   a short yes to the agent's "did that solve it?" confirms the fix, the agent's empty answer
@@ -62,8 +66,8 @@ import re
 from dataclasses import replace
 
 
-from stores.decisions.signals import (AgentFacts, ProducerParams, Signals, TurnContext, only_negation, problem_words,
-                                      sensitivity, word_count)
+from stores.decisions.signals import (AgentFacts, ProducerParams, Signals, TurnContext, is_hostile, only_negation,
+                                      problem_words, sensitivity, word_count)
 from stores.frontend.chat import chat_readings
 from stores.frontend.model import FrontEnd, Reading, front_end
 
@@ -140,6 +144,13 @@ ADD_PRECISION = 0.5
 missed only when its validation precision on the bank's folds (`Head.validation`) reaches this: a head wrong
 more often than right when it says yes adds noise, not what the words missed (seventh round: `complexity`,
 validation precision 0.33 at its threshold 0.50, added five transfers on development text, one right)."""
+
+FOLLOW_UP_HOSTILE_BAR = 0.5
+"""The `hostile` head's probability of "yes" a message needs to be hostile when the customer's own previous message
+in the session was (the rules' words or the head's sure yes) and the head is unsure of this one (`after_hostile`):
+scorn said twice, the second time politely or by comparison ("Save it. A vending machine would give better
+service than your whole company.", p 0.59, after "Is incompetence part of the job description?"), is the streak a
+transfer is for. Ninth round, on the development suites: three such second messages between 0.51 and 0.59."""
 
 AFTER_STEP_BAR = 0.35
 """The `resolved` head's probability of "yes" a customer message needs, right after the agent took a step (an
@@ -336,6 +347,18 @@ def _either(rule: bool, r: Reading) -> tuple[bool, str]:
     return False, f"rules and {r.describe()}"
 
 
+def after_hostile(front: FrontEnd, reading: Reading, text: str, earlier: str | None) -> float | None:
+    """The `hostile` head's probability of "yes" for a message it is unsure of, when that reaches
+    `FOLLOW_UP_HOSTILE_BAR` and the customer's previous message was hostile (its words, or the head's sure yes);
+    None otherwise. The earlier message is read only then (no model call for most turns)."""
+    if reading.label is not None or reading.source != "learned" or not earlier or not earlier.strip():
+        return None
+    p = front.proba("hostile", text)["yes"]
+    if p < FOLLOW_UP_HOSTILE_BAR:
+        return None
+    return p if is_hostile(earlier) or front.read("hostile", earlier).label == "yes" else None
+
+
 def _binary(rule: bool, r: Reading) -> tuple[bool, str]:
     """The head's label when it is sure, else the rules'."""
     if r.sure:
@@ -344,10 +367,11 @@ def _binary(rule: bool, r: Reading) -> tuple[bool, str]:
 
 
 def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: dict[str, Reading],
-            *, floor: str | None = None, resolved_yes: float | None = None) -> Signals:
+            *, floor: str | None = None, resolved_yes: float | None = None, hostile_after: float | None = None) -> Signals:
     """The signals of one turn from the rules' and the heads' readings (see the module docstring);
     `floor` is the floor's severity (read from the text when None); `resolved_yes`, the learned `resolved`
-    head's probability of "yes" (read right after the agent's step, `AFTER_STEP_BAR`; None: not read)."""
+    head's probability of "yes" (read right after the agent's step, `AFTER_STEP_BAR`; None: not read);
+    `hostile_after`, that of `hostile` for an unsure follow-up of a hostile message (`after_hostile`)."""
     if rules.meaningless:
         return replace(rules, readers=(("*", "rules: meaningless message"),))
     readers: list[tuple[str, str]] = []
@@ -362,6 +386,9 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
         if field == "human_request" and values[field] and not rules.human_request and answers_question(ctx.answer, ctx.text):
             # "the ute hire, ref UH-2204" to "which booking is this?": the answer, not a person asked for
             values[field], who = False, f"rules ({who}, but a short answer to the agent's question {ctx.answer.turn_id})"
+        if field == "hostile" and not values[field] and hostile_after is not None:
+            values[field], who = True, (f"learned hostile=yes p={hostile_after:.2f} under its threshold, but the customer's "
+                                        f"previous message was hostile (bar {FOLLOW_UP_HOSTILE_BAR:.2f})")
         readers.append((field, who))
     tc = readings["time_critical"]
     low = ctx.text.lower().replace("\u2019", "'")
@@ -440,6 +467,10 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     if only_negation(words) and leaving and not (c.sure and c.label == "yes"):
         # "not renewing next year", "leaning towards not carrying on": the negation is the leaving, not a problem
         problem, who = False, f"rules (a bare negation in a message about leaving; {c.describe()})"
+    elif leaving and not words and c.label == "yes":
+        # "the climbing wall shut down, so the membership's useless now. how do I stop the payments?": the reason
+        # for leaving, read as a complaint by the head alone, is no problem with the service (ninth round)
+        problem, who = False, f"rules (a reason for leaving, no problem words; {c.describe()})"
     elif only_negation(words):  # "it's not for me": a bare negation misleads, the head decides when sure
         problem, who = _binary(True, c)
     else:
@@ -478,7 +509,8 @@ def read_signals(ctx: TurnContext, params: ProducerParams, rules: Signals) -> Si
     if params.front != "chat":
         p_yes = learned.proba("resolved", ctx.text)["yes"] if ctx.step is not None else None
         readings = weak_adds(learned, learned.read_all(HEADS, ctx.text))
-        return combine(ctx, params, rules, {**readings, "sensitive": own}, resolved_yes=p_yes)
+        hostile_after = None if rules.hostile else after_hostile(learned, readings["hostile"], ctx.text, ctx.earlier)
+        return combine(ctx, params, rules, {**readings, "sensitive": own}, resolved_yes=p_yes, hostile_after=hostile_after)
     readings = chat_readings(HEADS, ctx.text, learned)
     said = readings["sensitive"]
     if said.source == "learned":  # the endpoint did not answer for it: the learned floor, saying why
@@ -488,4 +520,4 @@ def read_signals(ctx: TurnContext, params: ProducerParams, rules: Signals) -> Si
     return combine(ctx, params, rules, readings)
 
 
-__all__ = ["ADD_PRECISION", "AFTER_STEP_BAR", "AFTER_THE_FIX", "CLAUSE_BAR", "CLAUSE_MIN_WORDS", "CLAUSE_SPLIT", "FIX_WORD", "after_the_fix", "HEADS", "LATER_DAY", "SOON", "REFUSAL", "REPLY_BAR", "answers_question", "clauses", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say", "read_signals", "reported_problem", "weak_adds"]
+__all__ = ["ADD_PRECISION", "AFTER_STEP_BAR", "AFTER_THE_FIX", "CLAUSE_BAR", "CLAUSE_MIN_WORDS", "CLAUSE_SPLIT", "FIX_WORD", "after_the_fix", "HEADS", "LATER_DAY", "SOON", "REFUSAL", "REPLY_BAR", "answers_question", "clauses", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say", "read_signals", "reported_problem", "weak_adds", "FOLLOW_UP_HOSTILE_BAR", "after_hostile"]

@@ -284,6 +284,32 @@ def test_an_outcome_head_takes_the_best_f1_among_precise_enough_thresholds():
         assert precise.thresholds[label] > plain.thresholds[label]
 
 
+def test_a_smoothed_f1_prefers_a_broad_plateau_to_a_lone_peak():
+    f1 = np.array([0.2, 0.9, 0.2, 0.7, 0.8, 0.7, 0.1])
+    assert int(np.argmax(fm._smoothed(f1))) == 4  # the peak at 1 has poor neighbours; the plateau around 4 wins
+    assert np.allclose(fm._smoothed(np.full(5, 0.6)), 0.6)  # the ends repeated: a flat curve stays flat
+
+
+def test_a_steady_head_s_threshold_is_the_smoothed_f1_on_pooled_shuffles(monkeypatch):
+    """A head in `STEADY_HEADS` (none by default; the ninth round measured the rule and did not keep it) chooses each
+    label's threshold on the validation scores of `SUMMED_REPEATS` shuffles of the folds, pooled, by F1 smoothed
+    over the grid; another head keeps the best F1 of one shuffle."""
+    assert fm.STEADY_HEADS == frozenset() and "sensitive" not in fm.DECISION_STEADY
+    monkeypatch.setattr(fm, "STEADY_HEADS", fm.DECISION_STEADY)
+    x, texts, targets = _clusters(("no", "yes"), seed=0)  # draws on which the two rules choose apart (0.60, 0.75)
+    steady = fm.train_head(HeadBank("hostile", ("no", "yes"), "no", texts, tuple(targets)), x)
+    y = np.array(targets)
+    runs = [fm._validate(x, y, ("no", "yes"), fm.FOLDS, fm.SEED + r, {})[0] for r in range(fm.SUMMED_REPEATS)]
+    pooled, truth = np.concatenate([p[:, 1] for p in runs]), np.tile(y == "yes", fm.SUMMED_REPEATS)
+    f1 = fm._smoothed(np.array([fm._figures(pooled >= t, truth)[2] for t in fm.GRID]))
+    assert steady.thresholds["yes"] == fm.GRID[int(np.argmax(np.round(f1, 9) - 1e-12 * np.abs(np.array(fm.GRID) - 0.5)))]
+    assert steady.validation["yes"]["support"] == 30 * fm.SUMMED_REPEATS  # the figures are the pooled ones
+    plain = fm.train_head(HeadBank("other", ("no", "yes"), "no", texts, tuple(targets)), x)
+    assert plain.validation["yes"]["support"] == 30
+    assert plain.thresholds["yes"] == fm._choose("other", "yes", runs[0][:, 1], y == "yes")[0]
+    assert steady.thresholds["yes"] != plain.thresholds["yes"]  # on these draws the two rules differ: the rule is tested
+
+
 class _FloorFront:
     """A front end whose sensitive head gives a given floor score and severities."""
 

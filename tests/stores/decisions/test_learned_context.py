@@ -174,6 +174,16 @@ def test_a_bare_negation_in_a_message_about_leaving_is_no_complaint():
     assert combine(ctx, PARAMS, rules, _readings(intent=("retention", 0.9), complaint=(None, 0.5))).complaint
 
 
+def test_a_reason_for_leaving_the_complaint_head_alone_reads_is_no_complaint():
+    text = "the pool I use closed for good, so the swim card's no use to me now. how do I stop paying?"
+    ctx, rules = _ctx(text)
+    s = combine(ctx, PARAMS, rules, _readings(intent=("retention", 0.95), complaint=("yes", 0.75)))
+    assert not s.complaint and "a reason for leaving" in dict(s.readers)["complaint"]
+    assert combine(ctx, PARAMS, rules, _readings(intent=("none", 0.9), complaint=("yes", 0.75))).complaint  # not leaving
+    ctx, rules = _ctx("I want to cancel, the app is broken and crashes daily")  # a problem in the words stays one
+    assert combine(ctx, PARAMS, rules, _readings(intent=("retention", 0.95), complaint=("yes", 0.75))).complaint
+
+
 def test_closing_the_account_is_a_retention_request_in_the_rules_words():
     from stores.decisions.signals import intent
 
@@ -244,3 +254,41 @@ def test_a_short_answer_to_the_agents_specific_question_is_no_confirmation():
     check = agent_facts("a2", "Did that fix it?", "message")
     ctx, rules = _ctx("yes, all working", check)  # a yes to the resolution check is the rules' confirmation
     assert combine(ctx, PARAMS, rules, _readings(resolved=("yes", 0.9))).resolved_confirmation
+
+
+class _HostileFront:
+    """A front end whose `hostile` head gives each text its own probability of yes (sure at 0.6)."""
+
+    def __init__(self, p_yes: dict[str, float]) -> None:
+        self.p_yes, self.asked = p_yes, []
+
+    def proba(self, head: str, text: str) -> dict[str, float]:
+        self.asked.append(text)
+        return {"yes": self.p_yes[text], "no": 1 - self.p_yes[text]}
+
+    def read(self, head: str, text: str) -> Reading:
+        p = self.proba(head, text)["yes"]
+        return Reading(head, "yes" if p >= 0.6 else None, p, 0.6)
+
+
+SCORN = "Is incompetence part of the job description?"
+AGAIN = "Save it. A vending machine would give better service than your whole company."
+
+
+def test_an_unsure_follow_up_of_a_hostile_message_is_hostile():
+    from stores.decisions.learned import FOLLOW_UP_HOSTILE_BAR, after_hostile
+
+    front = _HostileFront({SCORN: 0.93, AGAIN: 0.59, "Fine, it's order 88213.": 0.2, "What a circus.": 0.58})
+    unsure = Reading("hostile", None, 0.59, 0.6)
+    assert after_hostile(front, unsure, AGAIN, SCORN) == pytest.approx(0.59)  # scorn said twice: the streak
+    assert after_hostile(front, unsure, AGAIN, "Fine, it's order 88213.") is None  # the previous one was not hostile
+    assert after_hostile(front, unsure, AGAIN, "this app is useless") == pytest.approx(0.59)  # hostile by its words
+    assert after_hostile(front, unsure, AGAIN, None) is None  # the customer's first message
+    front.p_yes[AGAIN] = FOLLOW_UP_HOSTILE_BAR - 0.01
+    assert after_hostile(front, unsure, AGAIN, SCORN) is None  # under the bar
+    front.asked.clear()
+    assert after_hostile(front, Reading("hostile", "no", 0.9, 0.6), AGAIN, SCORN) is None and front.asked == []  # sure: no read
+    ctx, rules = _ctx(AGAIN)
+    s = combine(ctx, PARAMS, rules, _readings(hostile=(None, 0.59)), hostile_after=0.59)
+    assert s.hostile and "previous message was hostile" in dict(s.readers)["hostile"]
+    assert not combine(ctx, PARAMS, rules, _readings(hostile=(None, 0.59))).hostile

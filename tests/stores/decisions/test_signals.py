@@ -44,6 +44,16 @@ def test_sensitive_reports_crisis_harm_or_none(text, severity):
     ("my package never arrived", False),
     ("the human resources page is broken", False),  # once a known false positive: "human resources" is a department
     ("is there a human I can talk to", True),
+    ("could you put me through to a manager, the fee is wrong", True),  # a person asked for by role
+    ("Let me speak to your team leader.", True),
+    ("can I talk to one of your colleagues instead", True),
+    ("pls put me thru to the returns desk", True),  # being put through is being handed to someone
+    ("is there anyone around who handles the family plan", True),  # the one who deals with it, asked for
+    ("Could whoever looks after deliveries ring me?", True),
+    ("who do I talk to about a quote for 30 licences?", False),  # a question, not a person asked for
+    ("the courier who deals with our street is always late", False),
+    ("I spoke to your manager yesterday and the fee is still there", False),  # who was spoken to, no request
+    ("the team leader at the depot signed for it", False),
 ])
 def test_human_request(text, expected):
     assert produce(TurnContext(text)).human_request is expected

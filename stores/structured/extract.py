@@ -692,10 +692,14 @@ _ROLE = re.compile(
 yoga`, `as the office manager of a practice`, `it's Tomasz at Birchwood Dental`, `Percival from Greenway Vets here`): under a learned front end a
 profile fact said in passing, whatever the `statement` head reads. Not `I'm a bit ...`, `I'm a long-time
 customer` and the like (the words after `a` that say how, not what)."""
-_STOPPED = re.compile(r"\bnot \w+(?: \w+){0,4} any ?more\b|\b(?:has|have|had) not (?!(?:tried|done|changed|touched|had|heard|been)\b)\w+ (?:anything|a single|any)\b|\b(?:forever|stuck|frozen|spins|spinning|offline|wont|cant|doesnt|isnt|aint|(?:kicks|kicking|kicked|logs|logging|logged|booting|boots) me out)\b|\b(?:stopped|quit|quits|stops)(?: (?!(?:crash|freez|hang|fail|error|happen|lagg|drop|spinn|glitch|flicker|loop)\w*)[a-z]+ing\b|(?= (?:on|last|this|yesterday|today|since|after|again|overnight|completely|altogether)\b|[.,!]|$))")
+_STOPPED = re.compile(r"\bnot \w+(?: \w+){0,4} any ?more\b|\b(?:has|have|had) not (?!(?:tried|done|changed|touched|had|heard|been)\b)\w+ (?:anything|a single|any)\b|\b(?:forever|stuck|frozen|spins|spinning|offline|wont|cant|doesnt|isnt|aint|(?:kicks|kicking|kicked|logs|logging|logged|booting|boots) me out)\b|\b(?:stopped|quit|quits|stops)(?: (?!(?:crash|freez|hang|fail|error|happen|lagg|drop|spinn|glitch|flicker|loop)\w*)[a-z]+ing\b|(?= (?:on|last|this|yesterday|today|since|after|again|overnight|completely|altogether)\b|[.,!]|$))"
+                      r"|\b(?:(?:has|have|had) not|never|not) (?:arrived|reached|come through|turned up|shown up)\b"
+                      r"|\bnot (?:arriving|reaching|coming through|getting through|turning up|showing up)\b"
+                      r"|\bno \w+ (?:is )?(?:coming|getting) through\b")
 """`stopped printing`, `stopped on Saturday`, `spins forever`, `stuck`, `offline`, `not coming anymore`, `wont
-connect` (the apostrophe left out), `kicks me out`: something the customer relies
-on no longer does its job (a problem report the symptom words miss), unlike `stopped crashing` (an outcome)."""
+connect` (the apostrophe left out), `kicks me out`, `have not arrived`, `not reaching our clients`, `no sound coming
+through` (ninth round: what is sent or expected does not get there): something the customer relies on no longer
+does its job (a problem report the symptom words miss), unlike `stopped crashing` (an outcome)."""
 _NOT_PRODUCT = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday january february march april may june july august "
     "september october november december settings store play app google apple microsoft windows android ios mac "

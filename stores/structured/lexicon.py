@@ -373,6 +373,15 @@ def find_steps(clause: str, cases: Mapping[str, str], *, subject_free: bool, pas
         for p in _PARTICLE.get(lemma, ()):
             if clause[obj_start:].startswith(f" {p} "):
                 particle, obj_start = p, obj_start + len(p) + 1
+        cycled = _off_and_on(clause, obj_start, lemma) if lemma in _PARTICLE and not particle else None
+        if cycled is not None:  # `turn Bluetooth off and on again`, `switch it off, wait, then switch it on`
+            thing = " ".join(cases.get(w, w) for w in cycled.group(1).split() if w not in _DETERMINERS)
+            words = content_words(thing)
+            if words:
+                steps.append(Step(f"{lemma}-off-on:{'-'.join(sorted(words))}", f"{lemma[0].upper()}{lemma[1:]} {thing} off and on",
+                                  f"{lemma}-off-on", words, m.start()))
+                taken.append((m.start(), cycled.end()))
+                continue
         late = _LATE_PARTICLE.match(clause, obj_start) if lemma in _PARTICLE and not particle else None
         if late and not _PRONOUN_OBJECT.match(late.group(1)) and late.group(2) in _PARTICLE[lemma]:
             thing = " ".join(cases.get(w, w) for w in late.group(1).split() if w not in _DETERMINERS)
@@ -382,15 +391,6 @@ def find_steps(clause: str, cases: Mapping[str, str], *, subject_free: bool, pas
                 steps.append(Step(f"{_VERBS[lemma]}-{late.group(2)}:{'-'.join(sorted(words))[:80]}", f"{verb[0].upper()}{verb[1:]} {thing}",
                                   f"{_VERBS[lemma]}-{late.group(2)}", words, m.start()))
                 taken.append((m.start(), late.end()))
-                continue
-        cycled = _OFF_AND_ON.match(clause, obj_start) if lemma in _PARTICLE and not particle else None
-        if cycled and not _PRONOUN_OBJECT.match(cycled.group(1)):  # `turn Bluetooth off and on again`
-            thing = " ".join(cases.get(w, w) for w in cycled.group(1).split() if w not in _DETERMINERS)
-            words = content_words(thing)
-            if words:
-                steps.append(Step(f"{lemma}-off-on:{'-'.join(sorted(words))}", f"{lemma[0].upper()}{lemma[1:]} {thing} off and on",
-                                  f"{lemma}-off-on", words, m.start()))
-                taken.append((m.start(), cycled.end()))
                 continue
         if lemma in _NEEDS_PARTICLE and not particle:
             continue  # "turn" alone is not a step; "turn off ..." is
@@ -419,6 +419,23 @@ _QUOTED = re.compile(r"(?<=\b(?:to|as) )(['\"])[^'\"]{2,40}\1(?=[\s,;:.!?)]|$)")
 """A value in quotes that a setting is set to (`to 'Set Automatically'`): its words are a name, not a step."""
 _OFF_AND_ON = re.compile(r" ((?:[a-z0-9'-]+ ){0,2}?[a-z0-9'-]+) off and (?:back )?on\b")
 """`turn Bluetooth off and on`: a thing switched off and on again, named between the verb and its particles."""
+_OFF_THEN_ON = re.compile(r" ((?:[a-z0-9'-]+ ){0,2}?[a-z0-9'-]+) off\b[^.;!?]{0,60}?(?:,|\bthen|\band) ([a-z]+) (?:it|them) (?:back )?on\b")
+"""`switch Bluetooth off on your phone, wait ten seconds, then switch it on again`: the same cycle said in two
+steps of one clause, the second on a pronoun (`_OFF_AND_ON` said in one breath)."""
+
+
+def _off_and_on(clause: str, at: int, lemma: str) -> re.Match | None:
+    """The thing a verb of `_PARTICLE` switches off and on from `at`, said in one breath (`_OFF_AND_ON`) or in two
+    steps of one clause, the second a verb that switches on, on a pronoun (`_OFF_THEN_ON`); None when the thing is
+    a pronoun."""
+    m = _OFF_AND_ON.match(clause, at)
+    if m is None:
+        m = _OFF_THEN_ON.match(clause, at)
+        if m is not None and "on" not in _PARTICLE.get((_lemma(m.group(2)) or ("",))[0], ()):
+            m = None  # `then switch it on`, `then turn it back on`; not `then restart it`
+    return None if m is None or _PRONOUN_OBJECT.match(m.group(1)) else m
+
+
 _LATE_PARTICLE = re.compile(r" ((?:[a-z0-9'-]+ ){0,3}?[a-z0-9'-]+) (off|on|back)(?= *(?:[,;!?]|\.(?:\s|$)|$)| and (?!on\b)| but | then | so )")
 """`turned the parking mode off`: the particle after the object, at the end of its clause (not `off and on`)."""
 _BARE_PRONOUN = re.compile(r"\s+(?:it|them|that|this|those|these)(?:\s+(?:back|on|off|in|out|up|down|instead|again|too|as well|now))*"

@@ -9,9 +9,11 @@ observed, so that turn is extracted only afterwards and can never come back as i
 The context lists known fixes first, then known failures, then open incidents, then profile
 facts (then steps still in progress and resolved incidents): each candidate's score is its
 tier's weight plus `relevance_weight` times its relevance to the task, both shown as components.
-An attempt is as relevant as the better of itself and its incident (the store's `search` score);
-when anything is relevant, attempts and incidents that are not are dropped as `not_relevant`,
-and profile facts always stay eligible. The budget is a hard ceiling (`stores.packing`).
+An attempt is as relevant as the better of itself and its incident (the store's `search` score),
+and when anything is relevant, attempts and incidents that are not are dropped as `not_relevant`,
+except an attempt no incident holds from a session where something is relevant (`same_ticket`: its
+ticket's report was not read as an incident); profile facts always stay eligible. The budget is
+a hard ceiling (`stores.packing`).
 """
 
 from __future__ import annotations
@@ -89,6 +91,19 @@ def tier_of(m: Memory, p: StructuredParams) -> tuple[str, float]:
     if m.type == "INCIDENT":
         return ("open_incident", p.open_incident_weight) if m.status == "open" else ("resolved_incident", p.resolved_incident_weight)
     return "profile", p.profile_weight
+
+
+def same_ticket(mems: list[Memory], sessions: list[str], relevance: list[float]) -> list[bool]:
+    """Which memories are attempts no incident holds, unrelated to the task by their own words, from a session
+    whose other memories are related: the ticket's report was not read as an incident, and a ticket is about
+    one problem, so such a step stays eligible (the reply engine reads the context the same way,
+    stores/reply/engine.py). Without it a step that shares no word with the return ("re-enter the client's
+    email address" for "the invitations are not reaching our clients") is dropped as not relevant while the
+    step beside it that shares one is kept. Only eligibility changes: its relevance stays its own (0), so it
+    ranks after the related memories of its tier."""
+    matched = {s for m, s, r in zip(mems, sessions, relevance) if s and r > 0 and m.type != "PROFILE"}
+    return [m.type == "ATTEMPT" and not m.incident_id and r == 0 and s in matched
+            for m, s, r in zip(mems, sessions, relevance)]
 
 
 class _Lines:
@@ -215,20 +230,22 @@ class Structured:
             if m.incident_id:
                 r = max(r, hits.get(m.incident_id, 0.0))
             relevance.append(r)
-        any_relevant = any(r > 0 for m, r in zip(mems, relevance) if m.type != "PROFILE")
         sessions = self._session_of.get(request.subject, {})
+        session_of = [sessions.get(m.source_ids[0], "") if m.source_ids else "" for m in mems]
+        ticket = same_ticket(mems, session_of, relevance)
+        any_relevant = any(r > 0 for m, r in zip(mems, relevance) if m.type != "PROFILE")
         tiers = [tier_of(m, p) for m in mems]
         names = list(dict.fromkeys(t for t, _ in tiers))
         components: dict[str, np.ndarray] = {t: np.array([w if tt == t else 0.0 for tt, w in tiers]) for t in names}
         components["relevance"] = p.relevance_weight * np.array(relevance, dtype=np.float64)
-        eligible = np.array([m.type == "PROFILE" or not any_relevant or r > 0 for m, r in zip(mems, relevance)], dtype=bool)
+        eligible = np.array([m.type == "PROFILE" or not any_relevant or r > 0 or t for m, r, t in zip(mems, relevance, ticket)],
+                            dtype=bool)
         lines = [render_memory(m, by_id[m.incident_id].text if m.incident_id in by_id else None) for m in mems]
-        view = _Lines(request.subject, [m.id for m in mems], lines,
-                      [sessions.get(m.source_ids[0], "") if m.source_ids else "" for m in mems])
+        view = _Lines(request.subject, [m.id for m in mems], lines, session_of)
         bundle = pack(view, request, components, eligible=eligible, cutoff_reason=NOT_RELEVANT)
         table = bundle.candidates
         table.source_ids = [by_id[i].source_ids for i in table.item_ids]  # provenance: the turns each memory came from
         return bundle
 
 
-__all__ = ["Structured", "StructuredParams", "tier_of", "NOT_RELEVANT"]
+__all__ = ["Structured", "StructuredParams", "tier_of", "same_ticket", "NOT_RELEVANT"]

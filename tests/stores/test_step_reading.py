@@ -235,3 +235,33 @@ def test_a_summarys_step_is_the_closest_attempt_not_the_first_that_shares_words(
     ])
     assert [(m.text, m.outcome) for m in ms if m.type == "ATTEMPT"] == [
         ("Recalibrate left stick", "failed"), ("Blow some compressed air around the base", "worked")]
+
+
+def test_a_thing_switched_off_then_on_in_two_steps_of_one_sentence_is_one_step():
+    assert steps("Please turn the speaker off at the wall, count to twenty, then turn it back on.", subject_free=False) \
+        == ["Turn speaker off and on"]
+    assert steps("Switch the hotspot off and then turn it on again.", subject_free=False) == ["Switch hotspot off and on"]
+    assert steps("Please switch the parking mode off, then restart it.", subject_free=False) \
+        == ["Switch off parking mode", "Restart application"]  # a second verb that does not switch on is its own step
+
+
+def test_a_suggestion_switched_off_then_on_is_the_step_the_summary_names():
+    ms = memories([
+        turn("w1", "The smart speaker has no sound since the update.", 0),
+        turn("w2", "Please switch the speaker off at the wall, wait a minute, then switch it on again.", 1, role="agent"),
+        resolve("s1", "Switching the speaker off and on did not help.", 5),
+    ])
+    assert [(m.text, m.outcome) for m in ms if m.type == "ATTEMPT"] == [("Switch speaker off and on", "failed")]
+
+
+@pytest.mark.parametrize("text", [
+    "Since Friday the booking confirmations we email to guests have not arrived.",
+    "The parcel labels are not reaching the warehouse printer.",
+    "There is no picture coming through on the projector at all.",
+])
+def test_what_is_sent_and_does_not_get_there_is_a_report_under_the_rules(text):
+    assert [m.type for m in memories([turn("r1", text, 0)])] == ["INCIDENT"]
+
+
+def test_a_question_whether_something_arrived_is_no_report():
+    assert memories([turn("r2", "Has my new card not arrived yet?", 0)]) == []

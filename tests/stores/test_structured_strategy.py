@@ -161,3 +161,24 @@ def test_the_hindsight_settings_are_secrets_never_shown_or_hashed():
     assert shown["hindsight_url"] == shown["hindsight_api_key"] == "<secret>" and shown["hindsight_bank"] == ""
     assert spec.params_hash() == parse_spec("structured").params_hash()
     assert "k-1" not in spec.label and "127.0.0.1" not in spec.label
+
+
+def test_a_step_of_a_ticket_whose_report_was_not_read_stays_in_the_context_after_its_sessions_match():
+    # no incident is read (the opening names no symptom), so the steps hold none; the return shares a word
+    # with one step only, and the other step of the same session comes with it, unlike a step of another session
+    s = replayed([
+        turn("n1", "Hello, I look after the shop's website.", 0),
+        turn("n2", "Please clear the browser cache on the till.", 1, role="agent"),
+        turn("n3", "Cleared it, did not help.", 2),
+        turn("n4", "Please switch the payment region to EU in the settings.", 3, role="agent"),
+        turn("n5", "Switched the payment region, that fixed it.", 4),
+        turn("o1", "Please rename the spare printer in the settings.", 50, session="s0", role="agent"),
+        turn("o2", "Renamed the printer, did not help.", 51, session="s0"),
+    ])
+    assert not [m for m in s.memories("c1") if m.type == "INCIDENT"]
+    b = ask(s, "The card payments are being declined again.")
+    kept = {c.text.split(": ", 1)[1]: c for c in b.candidates if c.included and "known" in c.text}
+    assert set(kept) == {"Switch payment region to EU", "Cleared browser cache"}
+    assert kept["Cleared browser cache"].components["relevance"] == 0 < kept["Switch payment region to EU"].components["relevance"]
+    printer = [c for c in b.candidates if "printer" in c.text]
+    assert printer and all(not c.included and c.reason == NOT_RELEVANT for c in printer)

@@ -313,7 +313,11 @@ def floor_reading(front: FrontEnd, text: str, answer: AgentFacts | None = None, 
     the two messages read as one text (the receipt says so). The customer's earlier words only ever lower the
     learned score (scorn or a money question after a problem report); letting them raise it added false alarms
     on the development suites (follow-ups to a disclosure already escalated: docs/frontends.md, "Seventh
-    round"). The words' readers are not touched, and a turn the floor does not mark costs no model call."""
+    round"). The words' readers are not touched, and a turn the floor does not mark costs no model call.
+
+    A yes under `REQUEST_WHOLE_BAR` on a message with a clause that asks the company something (`REQUEST`) and
+    no other clause at `REQUEST_REST_BAR` is read as a plain request, no disclosure (`request_veto`, tenth
+    round); it reads the clause scores already computed, no model call more."""
     t = front.heads["sensitive"].thresholds["disclosure"]
     score, p_yes, margin, ps = front.summed("sensitive", "disclosure", text)
     parts = f"model {p_yes:.2f}, nearest phrases {margin:.2f}"

@@ -259,6 +259,36 @@ suites (the seventh held-out suite among them, in sample): 0.60 to 0.75 catch th
 or four routine turns; 0.80 loses one of them, and any clause label (not only crisis) two more routine turns."""
 
 
+REQUEST = re.compile(
+    r"^(?:(?:so|and|but|also|then|ok|okay|hi|hello|quick one)\W+)*(?:how (?:do|can|would|should|much|long)|"
+    r"can (?:i|you|we|my|he|she|they|it|the|this|someone)|could (?:i|you|we|one|someone)|would (?:you|one|it)|"
+    r"is there|are there|do you|what(?:'s| is| do| should| would| are| can)|where (?:do|can|is)|"
+    r"who (?:do|can|should|handles|looks))\b", re.IGNORECASE)
+"""A clause that is a plain question or request to the company ("how do I close ...", "can you send it over",
+"is there someone ..."), read at the clause's start (`request_veto`). "please" and "I need" are not in it: a
+disclosure is often said as a plea ("please help me, he ...") in the same clause as its harm."""
+REQUEST_REST_BAR = 0.30
+"""A message with a request clause that the learned floor marks stays marked only when a clause other than its
+requests, read alone, reaches this score, or the whole reaches `REQUEST_WHOLE_BAR` (tenth round). Chosen on the
+development suites with the eighth held-out suite left out: the disclosures said with a request had their highest
+other clause at 0.41 or more (a plea not to ring a landline, 0.41); the plain requests that named a relative, a
+closure or a person to speak to had theirs under 0.30 (about 27 of 92)."""
+REQUEST_WHOLE_BAR = 0.50
+"""Over this whole score a message is not vetoed as a request ("who ordered a tv ... with MY card? not me!!": its
+one non-request piece is too short to read, the whole 0.93)."""
+
+
+def request_veto(text: str, scored: list[tuple[float, str]]) -> tuple[bool, str]:
+    """Whether the learned yes on `text` is a plain request (`REQUEST`): some clause asks the company something and
+    no other clause reaches `REQUEST_REST_BAR`. `scored` is each clause's learned score and text (the message
+    itself when it has one clause). Returns the verdict and the highest other clause's score for the receipt."""
+    asks = [c for _, c in scored if REQUEST.search(c.strip())]
+    if not asks:
+        return False, ""
+    rest = max((s for s, c in scored if not REQUEST.search(c.strip())), default=0.0)
+    return rest < REQUEST_REST_BAR, f"a request ({asks[0]!r}), the rest of the message at most {rest:.2f}"
+
+
 def clauses(text: str) -> tuple[str, ...]:
     """The message's clauses (`CLAUSE_SPLIT`, at least `CLAUSE_MIN_WORDS` words each) when it has two or more;
     else none (a one-clause message is read whole only)."""
@@ -283,7 +313,11 @@ def floor_reading(front: FrontEnd, text: str, answer: AgentFacts | None = None, 
     the two messages read as one text (the receipt says so). The customer's earlier words only ever lower the
     learned score (scorn or a money question after a problem report); letting them raise it added false alarms
     on the development suites (follow-ups to a disclosure already escalated: docs/frontends.md, "Seventh
-    round"). The words' readers are not touched, and a turn the floor does not mark costs no model call."""
+    round"). The words' readers are not touched, and a turn the floor does not mark costs no model call.
+
+    A yes under `REQUEST_WHOLE_BAR` on a message with a clause that asks the company something (`REQUEST`) and
+    no other clause at `REQUEST_REST_BAR` is read as a plain request, no disclosure (`request_veto`, tenth
+    round); it reads the clause scores already computed, no model call more."""
     t = front.heads["sensitive"].thresholds["disclosure"]
     score, p_yes, margin, ps = front.summed("sensitive", "disclosure", text)
     parts = f"model {p_yes:.2f}, nearest phrases {margin:.2f}"
@@ -317,6 +351,12 @@ def floor_reading(front: FrontEnd, text: str, answer: AgentFacts | None = None, 
                                 f"whole {score:.2f}); crisis: p={cp['crisis']:.2f} against {cp['harm']:.2f}")
     if score < t:
         return Reading("disclosure", "none", 1.0 - score, 1.0 - t, note=parts)
+    if score < REQUEST_WHOLE_BAR and not answers_question(answer, text):
+        scored = [(r[0], c) for r, c in read] if cs else [(score, text)]
+        vetoed, why = request_veto(text, scored)
+        if vetoed:
+            parts += f"; {why}: under {REQUEST_REST_BAR:.2f}, read as no disclosure"
+            return Reading("disclosure", "none", 1.0 - score, 1.0 - t, note=parts)
     label = "crisis" if ps.get("crisis", 0.0) >= ps.get("harm", 0.0) else "harm"
     return Reading("disclosure", label, score, t,
                    note=f"{parts}; {label}: p={ps[label]:.2f} against {ps['harm' if label == 'crisis' else 'crisis']:.2f}")

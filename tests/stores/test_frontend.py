@@ -477,6 +477,28 @@ def test_a_crisis_clause_inside_an_everyday_request_escalates_the_message():
     assert floor_reading(harm, said).label == "none"  # only a crisis clause raises a message the whole left alone
 
 
+def test_a_plain_request_naming_a_relative_is_no_disclosure_unless_another_clause_reads_as_one():
+    from stores.decisions.learned import REQUEST_REST_BAR, REQUEST_WHOLE_BAR, floor_reading, request_veto
+
+    said = "my daughter starts university in May, how do I move her phone onto a plan of her own?"
+    ask = "how do I move her phone onto a plan of her own"
+    front = _ClauseFront({said: (0.25, 0.0, 0.3), "my daughter starts university in May": (REQUEST_REST_BAR - 0.05, 0.0, 0.3),
+                          ask: (0.20, 0.0, 0.2)})
+    r = floor_reading(front, said)  # a clause alone reaches the threshold, but the rest of the request is under the bar
+    assert r.label == "none"
+    assert f"a request ('{ask}'), the rest of the message at most {REQUEST_REST_BAR - 0.05:.2f}" in r.describe()
+    harm = _ClauseFront({**front.given, "my daughter starts university in May": (REQUEST_REST_BAR + 0.05, 0.0, 0.3)})
+    assert floor_reading(harm, said).label == "harm"  # a clause besides the request reads as a disclosure: it stands
+    sure = _ClauseFront({**front.given, said: (REQUEST_WHOLE_BAR + 0.05, 0.0, 0.6)})
+    assert floor_reading(sure, said).label == "harm"  # a whole this sure is not vetoed as a request
+    one = "is there someone on the family settings side I could talk to"
+    assert floor_reading(_ClauseFront({one: (0.2, 0.1, 0.1)}), one).label == "none"  # one clause, a request
+    plea = "please help me he keeps taking my bank card"
+    assert floor_reading(_ClauseFront({plea: (0.2, 0.0, 0.2)}), plea).label == "harm"  # a plea is not a request
+    assert request_veto("x", [(0.1, "And how do I stop it"), (0.1, "he reads my texts")])[0]
+    assert not request_veto("x", [(0.1, "my ex reads my texts"), (0.1, "he has my password")])[0]  # no request: no veto
+
+
 def test_a_short_answer_is_read_with_the_question_not_the_customer_s_previous_message():
     from stores.decisions.learned import REPLY_BAR, floor_reading
 

@@ -265,3 +265,23 @@ def test_what_is_sent_and_does_not_get_there_is_a_report_under_the_rules(text):
 
 def test_a_question_whether_something_arrived_is_no_report():
     assert memories([turn("r2", "Has my new card not arrived yet?", 0)]) == []
+
+
+@pytest.mark.parametrize("text", [
+    "My Lumaframe photo frame no longer shows the pictures my daughter sends.",
+    "Since the weekend the till no longer prints the kitchen orders.",
+    "Since the move the door cameras stop recording every evening around nine.",
+])
+def test_no_longer_doing_its_job_or_a_subject_that_stops_doing_it_is_a_report_under_the_rules(text):
+    assert [m.type for m in memories([turn("r3", text, 0)])] == ["INCIDENT"]
+
+
+@pytest.mark.parametrize("text", [
+    "Please stop sending me the weekly digest.",
+    "Can you stop sending the reminders to my old address?",
+    "Since the update the app no longer freezes.",
+])
+def test_a_request_to_stop_or_a_symptom_that_no_longer_happens_is_no_stop_report(text):
+    from stores.structured.extract import _STOPPED
+
+    assert _STOPPED.search(normalize(text)) is None

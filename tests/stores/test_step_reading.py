@@ -59,6 +59,20 @@ def test_the_forms_of_a_verb_share_a_root():
     assert len({verb_root(w) for w in ("charge", "charging", "charged")}) == 1
 
 
+def test_a_verb_ending_in_ss_keeps_it_in_every_form():
+    assert {verb_root(w) for w in ("press", "pressing", "pressed", "presses")} == {"press"}
+    assert {verb_root(w) for w in ("bypass", "bypassing", "bypassed")} == {"bypass"}
+
+
+def test_a_pressed_button_the_summary_names_by_its_gerund_is_the_suggested_step():
+    ms = memories([
+        turn("g1", "The hub no longer finds the door sensor.", 0),
+        turn("g2", "Please press 'Pair again' on the hub's settings page.", 1, role="agent"),
+        resolve("s1", "Rebooting the hub and pressing 'Pair again' did not help.", 5),
+    ])
+    assert [(m.text, m.outcome) for m in ms if m.type == "ATTEMPT" and "pair" in m.text.lower()] == [("Press Pair", "failed")]
+
+
 def test_a_thing_switched_off_and_on_is_its_own_step_and_the_app_stays_a_restart():
     assert steps("Please turn Bluetooth off and on again on the tablet.", subject_free=False) == ["Turn Bluetooth off and on"]
     assert steps("Turning the router off and on did not help", subject_free=False, past_only=True) == ["Turn router off and on"]

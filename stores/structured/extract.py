@@ -695,11 +695,16 @@ customer` and the like (the words after `a` that say how, not what)."""
 _STOPPED = re.compile(r"\bnot \w+(?: \w+){0,4} any ?more\b|\b(?:has|have|had) not (?!(?:tried|done|changed|touched|had|heard|been)\b)\w+ (?:anything|a single|any)\b|\b(?:forever|stuck|frozen|spins|spinning|offline|wont|cant|doesnt|isnt|aint|(?:kicks|kicking|kicked|logs|logging|logged|booting|boots) me out)\b|\b(?:stopped|quit|quits|stops)(?: (?!(?:crash|freez|hang|fail|error|happen|lagg|drop|spinn|glitch|flicker|loop)\w*)[a-z]+ing\b|(?= (?:on|last|this|yesterday|today|since|after|again|overnight|completely|altogether)\b|[.,!]|$))"
                       r"|\b(?:(?:has|have|had) not|never|not) (?:arrived|reached|come through|turned up|shown up)\b"
                       r"|\bnot (?:arriving|reaching|coming through|getting through|turning up|showing up)\b"
-                      r"|\bno \w+ (?:is )?(?:coming|getting) through\b")
+                      r"|\bno \w+ (?:is )?(?:coming|getting) through\b"
+                      r"|\bno longer (?!(?:crash|freez|hang|fail|error|happen|lagg|drop|spinn|glitch|flicker|loop)\w*)[a-z]+s\b"
+                      r"|\b(?!(?:please|to|you|i|we|they|dont|never|not|cant|wont|and|or|then|stop)\b)\w+ stop "
+                      r"(?!(?:crash|freez|hang|fail|error|happen|lagg|drop|spinn|glitch|flicker|loop)\w*)[a-z]+ing\b")
 """`stopped printing`, `stopped on Saturday`, `spins forever`, `stuck`, `offline`, `not coming anymore`, `wont
 connect` (the apostrophe left out), `kicks me out`, `have not arrived`, `not reaching our clients`, `no sound coming
-through` (ninth round: what is sent or expected does not get there): something the customer relies on no longer
-does its job (a problem report the symptom words miss), unlike `stopped crashing` (an outcome)."""
+through` (ninth round: what is sent or expected does not get there), `no longer downloads the books`, `the sensors
+stop reporting every night` (tenth round: a present-tense stop, with a subject, so `please stop sending` is not one):
+something the customer relies on no longer does its job (a problem report the symptom words miss), unlike `stopped
+crashing` or `no longer freezes` (an outcome)."""
 _NOT_PRODUCT = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday january february march april may june july august "
     "september october november december settings store play app google apple microsoft windows android ios mac "
@@ -730,27 +735,34 @@ def coined_product(sentence: str) -> str | None:
     `... and Pixelmoor keeps freezing`); not a word of the language (the encoder's
     vocabulary: `the Orders tab`), not an acronym, a day, a month, a store, a device
     or a greeting, and not a person (`it's Tomasz at ...`, `Percival from ...`). A second capitalized word
-    right after joins it (`Ledgerly Desktop`)."""
+    right after joins it (`Ledgerly Desktop`). A name with a capital inside it comes before the others: a placed
+    name may be a place (`my dim sum restaurant in Mong Kok uses TableQ` names TableQ)."""
     text = _GREETING.sub("", sentence.strip())
-    for m in re.finditer(r"\b[A-Z][A-Za-z]{3,}(?: [A-Z][A-Za-z]+)?\b", text):
-        name = m.group(0)
-        first = name.split()[0]
-        if first.lower() in _NOT_PRODUCT or name.split()[-1].lower() in ("store", "here"):
-            continue
-        before, after = text[: m.start()], text[m.end():]
-        if re.search(r"(?:\bit's|\bi'm|\bthis is|\bname is|\bcall me)\s*$", before, re.I) or re.match(r"\s+(?:from|here)\b", after):
-            continue
-        caps = sum(c.isupper() for c in first)
-        if caps * 2 > len(first) or (caps >= 2 and len(first) <= 5) or first.lower().endswith(("ed", "ing")):
-            continue  # an acronym (`PDFs`, `OAuth`), a verb opening the sentence (`Crashed again`)
-        if first.lower() in _vocabulary():
-            continue  # a word of the language (`the Orders tab`), not a name coined for a product
-        camel = any(c.isupper() for c in first[1:])
-        placed = re.search(r"\b(?:my|our|the|in|on|with|using|of)\s+$", before, re.I) is not None
-        opening = (not before.strip() or re.search(r"(?:,|\b(?:and|but|so|now|then))\s+$", before, re.I) is not None) \
-            and SYMPTOM.match(normalize(after.strip())) is not None  # `... and Pixelmoor keeps freezing`
-        if camel or placed or opening:
-            return name
+    found = [m for m in (_coined(text, m) for m in re.finditer(r"\b[A-Z][A-Za-z]{3,}(?: [A-Z][A-Za-z]+)?\b", text)) if m]
+    # a name with a capital inside it is coined whatever precedes it; a placed one may be a place (`in Mong Kok uses TableQ`)
+    return next((n for n, camel in found if camel), found[0][0] if found else None)
+
+
+def _coined(text: str, m: re.Match) -> tuple[str, bool] | None:
+    """`coined_product`'s reading of one capitalized match: (the name, whether it has a capital inside), or None."""
+    name = m.group(0)
+    first = name.split()[0]
+    if first.lower() in _NOT_PRODUCT or name.split()[-1].lower() in ("store", "here"):
+        return None
+    before, after = text[: m.start()], text[m.end():]
+    if re.search(r"(?:\bit's|\bi'm|\bthis is|\bname is|\bcall me)\s*$", before, re.I) or re.match(r"\s+(?:from|here)\b", after):
+        return None
+    caps = sum(c.isupper() for c in first)
+    if caps * 2 > len(first) or (caps >= 2 and len(first) <= 5) or first.lower().endswith(("ed", "ing")):
+        return None  # an acronym (`PDFs`, `OAuth`), a verb opening the sentence (`Crashed again`)
+    if first.lower() in _vocabulary():
+        return None  # a word of the language (`the Orders tab`), not a name coined for a product
+    camel = any(c.isupper() for c in first[1:])
+    placed = re.search(r"\b(?:my|our|the|in|on|with|using|of)\s+$", before, re.I) is not None
+    opening = (not before.strip() or re.search(r"(?:,|\b(?:and|but|so|now|then))\s+$", before, re.I) is not None) \
+        and SYMPTOM.match(normalize(after.strip())) is not None  # `... and Pixelmoor keeps freezing`
+    if camel or placed or opening:
+        return name, camel
     return None
 
 

@@ -467,9 +467,12 @@ which plans what agent and customer do together (`let's connect Shopify first`).
 
 def verb_root(word: str) -> str:
     """A verb's root, the same for its forms (`formatting`, `formatted`, `format` -> `format`; `charging`,
-    `charged`, `charge` -> `charg`): the crude stem, a final `e` dropped, a doubled final consonant undone."""
+    `charged`, `charge` -> `charg`): the crude stem, a final `e` dropped, a doubled final consonant undone. A
+    verb ending in `ss` keeps it (`press`, `pressing`, `pressed` -> `press`, not `pres` for the bare form)."""
     w = word.lower()
     for suffix in ("ing", "ed", "es", "s"):
+        if suffix == "s" and w.endswith("ss"):
+            break
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:
             w = w[: -len(suffix)]
             break

@@ -52,6 +52,15 @@ def test_the_product_a_report_names_by_its_own_name(sentence, name):
     assert coined_product(sentence) == name
 
 
+@pytest.mark.parametrize("sentence, name", [
+    ("our bakery in Treorchy runs OvenLedger for orders, and since Monday the receipts are blank", "OvenLedger"),
+    ("the café in Kowloon Tong uses PayPlinth and the card reader keeps failing", "PayPlinth"),
+    ("my salon in Penarth books through SlotHive and the reminders are blank", "SlotHive"),
+])
+def test_a_name_with_a_capital_inside_comes_before_a_place_said_first(sentence, name):
+    assert coined_product(sentence) == name
+
+
 @pytest.mark.parametrize("sentence", [
     "Crashed again as soon as I opened it",  # a verb opening the sentence
     "it's Marguerite at Fenwick Joinery, the invoices page is blank",  # a person

@@ -59,6 +59,20 @@ def test_the_forms_of_a_verb_share_a_root():
     assert len({verb_root(w) for w in ("charge", "charging", "charged")}) == 1
 
 
+def test_a_verb_ending_in_ss_keeps_it_in_every_form():
+    assert {verb_root(w) for w in ("press", "pressing", "pressed", "presses")} == {"press"}
+    assert {verb_root(w) for w in ("bypass", "bypassing", "bypassed")} == {"bypass"}
+
+
+def test_a_pressed_button_the_summary_names_by_its_gerund_is_the_suggested_step():
+    ms = memories([
+        turn("g1", "The hub no longer finds the door sensor.", 0),
+        turn("g2", "Please press 'Pair again' on the hub's settings page.", 1, role="agent"),
+        resolve("s1", "Rebooting the hub and pressing 'Pair again' did not help.", 5),
+    ])
+    assert [(m.text, m.outcome) for m in ms if m.type == "ATTEMPT" and "pair" in m.text.lower()] == [("Press Pair", "failed")]
+
+
 def test_a_thing_switched_off_and_on_is_its_own_step_and_the_app_stays_a_restart():
     assert steps("Please turn Bluetooth off and on again on the tablet.", subject_free=False) == ["Turn Bluetooth off and on"]
     assert steps("Turning the router off and on did not help", subject_free=False, past_only=True) == ["Turn router off and on"]
@@ -265,3 +279,23 @@ def test_what_is_sent_and_does_not_get_there_is_a_report_under_the_rules(text):
 
 def test_a_question_whether_something_arrived_is_no_report():
     assert memories([turn("r2", "Has my new card not arrived yet?", 0)]) == []
+
+
+@pytest.mark.parametrize("text", [
+    "My Lumaframe photo frame no longer shows the pictures my daughter sends.",
+    "Since the weekend the till no longer prints the kitchen orders.",
+    "Since the move the door cameras stop recording every evening around nine.",
+])
+def test_no_longer_doing_its_job_or_a_subject_that_stops_doing_it_is_a_report_under_the_rules(text):
+    assert [m.type for m in memories([turn("r3", text, 0)])] == ["INCIDENT"]
+
+
+@pytest.mark.parametrize("text", [
+    "Please stop sending me the weekly digest.",
+    "Can you stop sending the reminders to my old address?",
+    "Since the update the app no longer freezes.",
+])
+def test_a_request_to_stop_or_a_symptom_that_no_longer_happens_is_no_stop_report(text):
+    from stores.structured.extract import _STOPPED
+
+    assert _STOPPED.search(normalize(text)) is None

@@ -75,7 +75,8 @@ I'm planning", "i wont be around to read" the exam results)."""
 def test_a_bank_change_loses_no_development_disclosure_the_floor_caught():
     """Every head's phrases are lent to the floor's head as nothing to report, so a phrase added anywhere can push a
     disclosure under the floor's threshold: the eighth round's merge of two banks lost two on the second held-out
-    suite (scores 0.116 and 0.117 against 0.12) and no test said so. A miss outside the named ones fails here."""
+    suite (scores 0.116 and 0.117 against 0.12) and no test said so. A miss outside the named ones fails here, and so
+does a named one the floor now catches (the list is trimmed, so it keeps saying what the floor misses today)."""
     missed = []
     for name, folder in floor.SUITES.items():
         rows = [r for r in floor.suite_turns(folder) if r.disclosure]
@@ -83,3 +84,5 @@ def test_a_bank_change_loses_no_development_disclosure_the_floor_caught():
         said = floor.verdicts([r.text for r in rows], [r.answer for r in rows], [r.earlier for r in rows])
         missed += [(name, r.kind, r.text) for r, v in zip(rows, said) if v["floor"] == "none"]
     assert not [m for m in missed if m[1] not in FLOOR_STILL_MISSES], missed
+    assert FLOOR_STILL_MISSES <= {m[1] for m in missed}, (
+        f"caught now, trim FLOOR_STILL_MISSES: {sorted(FLOOR_STILL_MISSES - {m[1] for m in missed})}")

@@ -692,13 +692,16 @@ _ROLE = re.compile(
 yoga`, `as the office manager of a practice`, `it's Tomasz at Birchwood Dental`, `Percival from Greenway Vets here`): under a learned front end a
 profile fact said in passing, whatever the `statement` head reads. Not `I'm a bit ...`, `I'm a long-time
 customer` and the like (the words after `a` that say how, not what)."""
-_STOPPED = re.compile(r"\bnot \w+(?: \w+){0,4} any ?more\b|\b(?:has|have|had) not (?!(?:tried|done|changed|touched|had|heard|been)\b)\w+ (?:anything|a single|any)\b|\b(?:forever|stuck|frozen|spins|spinning|offline|wont|cant|doesnt|isnt|aint|(?:kicks|kicking|kicked|logs|logging|logged|booting|boots) me out)\b|\b(?:stopped|quit|quits|stops)(?: (?!(?:crash|freez|hang|fail|error|happen|lagg|drop|spinn|glitch|flicker|loop)\w*)[a-z]+ing\b|(?= (?:on|last|this|yesterday|today|since|after|again|overnight|completely|altogether)\b|[.,!]|$))"
+_TROUBLE = r"(?:crash|freez|hang|fail|error|happen|lagg|drop|spinn|glitch|flicker|loop)\w*"
+"""A symptom's verb (`crashing`, `freezes`, `hangs`): after `stopped`, `no longer` or `stop` it says the problem
+ended (an outcome), not that something stopped doing its job."""
+_STOPPED = re.compile(r"\bnot \w+(?: \w+){0,4} any ?more\b|\b(?:has|have|had) not (?!(?:tried|done|changed|touched|had|heard|been)\b)\w+ (?:anything|a single|any)\b|\b(?:forever|stuck|frozen|spins|spinning|offline|wont|cant|doesnt|isnt|aint|(?:kicks|kicking|kicked|logs|logging|logged|booting|boots) me out)\b|\b(?:stopped|quit|quits|stops)(?: (?!" + _TROUBLE + r")[a-z]+ing\b|(?= (?:on|last|this|yesterday|today|since|after|again|overnight|completely|altogether)\b|[.,!]|$))"
                       r"|\b(?:(?:has|have|had) not|never|not) (?:arrived|reached|come through|turned up|shown up)\b"
                       r"|\bnot (?:arriving|reaching|coming through|getting through|turning up|showing up)\b"
                       r"|\bno \w+ (?:is )?(?:coming|getting) through\b"
-                      r"|\bno longer (?!(?:crash|freez|hang|fail|error|happen|lagg|drop|spinn|glitch|flicker|loop)\w*)[a-z]+s\b"
+                      r"|\bno longer (?!" + _TROUBLE + r")[a-z]+s\b"
                       r"|\b(?!(?:please|to|you|i|we|they|dont|never|not|cant|wont|and|or|then|stop)\b)\w+ stop "
-                      r"(?!(?:crash|freez|hang|fail|error|happen|lagg|drop|spinn|glitch|flicker|loop)\w*)[a-z]+ing\b")
+                      r"(?!" + _TROUBLE + r")[a-z]+ing\b")
 """`stopped printing`, `stopped on Saturday`, `spins forever`, `stuck`, `offline`, `not coming anymore`, `wont
 connect` (the apostrophe left out), `kicks me out`, `have not arrived`, `not reaching our clients`, `no sound coming
 through` (ninth round: what is sent or expected does not get there), `no longer downloads the books`, `the sensors

@@ -1,7 +1,7 @@
 """How many `session_state` decisions move on the development suites when one bank phrase is dropped.
 
     python bench/threshold_steadiness.py                      # best F1 on one shuffle (the project's rule)
-    python bench/threshold_steadiness.py --rule steady        # smoothed F1 on pooled shuffles (`DECISION_STEADY`)
+    python bench/threshold_steadiness.py --rule steady        # smoothed F1 on pooled shuffles (the non-floor decision heads)
     python bench/threshold_steadiness.py --drops 6 --suite canonical --suite holdout3
 
 For the chosen threshold rule it trains the front end on the bank as it is and on `--drops` copies of it with
@@ -10,7 +10,7 @@ head after another), runs every named development suite's decision files with `s
 the decision cases and routed turns whose plan or route differs from the unperturbed bank's, per drop, with every
 threshold that moved. The bank's texts are embedded once and every training reads those vectors, so what moves is
 the phrase and the threshold rule, not the encoder's batching. `--rule steady` sets `STEADY_HEADS` to the decision heads other
-than the floor (`DECISION_STEADY`) for the process (measured in the ninth round, not kept). The artefacts go to a scratch folder, never the project's cache.
+than the floor (`stores.decisions.learned.HEADS` without `sensitive`) for the process (measured in the ninth round, not kept). The artefacts go to a scratch folder, never the project's cache.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     import stores.retrieval.encoder as encoder
     from stores.frontend.bank import PHRASES, all_phrases
 
-    model.STEADY_HEADS = model.DECISION_STEADY if args.rule == "steady" else frozenset()
+    model.STEADY_HEADS = frozenset(learned.HEADS) - {"sensitive"} if args.rule == "steady" else frozenset()
     heads = DROP_HEADS
     texts = sorted(set(all_phrases()))
     vecs = dict(zip(texts, encoder.encode_unpadded(encoder.load_model(encoder.DEFAULT_MODEL), texts)))

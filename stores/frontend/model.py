@@ -105,10 +105,8 @@ than the floor and not kept. It made them steadier (one phrase dropped from the 
 retrainings against 117; over five drops, 19 development decisions moved against 28) but chose worse thresholds
 (`time_critical` 0.65 -> 0.50, `hostile` 0.60 -> 0.65): two development decisions lost, and four of 126 on the
 seventh held-out suite, frozen (docs/frontends.md, "Ninth round"). `bench/threshold_steadiness.py --rule steady`
-sets it to `DECISION_STEADY` for its process."""
-DECISION_STEADY = frozenset({"human_request", "hostile", "complexity", "time_critical", "resolved", "intent", "complaint",
-                             "affirmative"})
-"""The decision heads other than the safety floor: what the ninth round's steadier rule was measured on."""
+sets it to the decision heads other than the floor (`stores.decisions.learned.HEADS` without `sensitive`) for its
+process."""
 SMOOTH = 1
 """A steady head's F1 at a threshold is the mean of its F1 there and at `SMOOTH` grid steps on each side (the
 ends repeated), so a lone peak one phrase makes is not chosen over a broad plateau."""

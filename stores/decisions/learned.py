@@ -278,8 +278,8 @@ REQUEST_WHOLE_BAR = 0.50
 one non-request piece is too short to read, the whole 0.93)."""
 
 
-def request_veto(text: str, scored: list[tuple[float, str]]) -> tuple[bool, str]:
-    """Whether the learned yes on `text` is a plain request (`REQUEST`): some clause asks the company something and
+def request_veto(scored: list[tuple[float, str]]) -> tuple[bool, str]:
+    """Whether a learned yes is a plain request (`REQUEST`): some clause asks the company something and
     no other clause reaches `REQUEST_REST_BAR`. `scored` is each clause's learned score and text (the message
     itself when it has one clause). Returns the verdict and the highest other clause's score for the receipt."""
     asks = [c for _, c in scored if REQUEST.search(c.strip())]
@@ -313,7 +313,8 @@ def floor_reading(front: FrontEnd, text: str, answer: AgentFacts | None = None, 
     the two messages read as one text (the receipt says so). The customer's earlier words only ever lower the
     learned score (scorn or a money question after a problem report); letting them raise it added false alarms
     on the development suites (follow-ups to a disclosure already escalated: docs/frontends.md, "Seventh
-    round"). The words' readers are not touched, and a turn the floor does not mark costs no model call.
+    round"). The words' readers are not touched. A message of two clauses or more (not a short answer) has each clause read
+    too, marked or not (the crisis clauses below read unmarked messages).
 
     A yes under `REQUEST_WHOLE_BAR` on a message with a clause that asks the company something (`REQUEST`) and
     no other clause at `REQUEST_REST_BAR` is read as a plain request, no disclosure (`request_veto`, tenth
@@ -353,7 +354,7 @@ def floor_reading(front: FrontEnd, text: str, answer: AgentFacts | None = None, 
         return Reading("disclosure", "none", 1.0 - score, 1.0 - t, note=parts)
     if score < REQUEST_WHOLE_BAR and not answers_question(answer, text):
         scored = [(r[0], c) for r, c in read] if cs else [(score, text)]
-        vetoed, why = request_veto(text, scored)
+        vetoed, why = request_veto(scored)
         if vetoed:
             parts += f"; {why}: under {REQUEST_REST_BAR:.2f}, read as no disclosure"
             return Reading("disclosure", "none", 1.0 - score, 1.0 - t, note=parts)

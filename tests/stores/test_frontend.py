@@ -496,8 +496,8 @@ def test_a_plain_request_naming_a_relative_is_no_disclosure_unless_another_claus
     assert floor_reading(_ClauseFront({one: (0.2, 0.1, 0.1)}), one).label == "none"  # one clause, a request
     plea = "please help me he keeps taking my bank card"
     assert floor_reading(_ClauseFront({plea: (0.2, 0.0, 0.2)}), plea).label == "harm"  # a plea is not a request
-    assert request_veto("x", [(0.1, "And how do I stop it"), (0.1, "he reads my texts")])[0]
-    assert not request_veto("x", [(0.1, "my ex reads my texts"), (0.1, "he has my password")])[0]  # no request: no veto
+    assert request_veto([(0.1, "And how do I stop it"), (0.1, "he reads my texts")])[0]
+    assert not request_veto([(0.1, "my ex reads my texts"), (0.1, "he has my password")])[0]  # no request: no veto
 
 
 def test_a_short_answer_is_read_with_the_question_not_the_customer_s_previous_message():

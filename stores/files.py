@@ -18,6 +18,8 @@ BASELINE_BYTES = 64_000_000
 """A baseline (the canonical suite's is about 0.4 MB)."""
 MANIFEST_BYTES = 64_000_000
 """A run's manifest (a few KB per suite file and strategy)."""
+README_BYTES = 1_000_000
+"""A README whose headline table `supportbench baseline --readme` rewrites (the project's is under 20 KB)."""
 SCENARIO_BYTES = 256_000_000
 """A scenario file (the 100,000-event history is the largest the project writes)."""
 
@@ -41,4 +43,4 @@ def read_text_capped(path: str | Path, limit: int, encoding: str = "utf-8") -> s
 
 
 __all__ = ["read_capped", "read_text_capped", "TooLarge", "CONFIG_BYTES", "BASELINE_BYTES", "MANIFEST_BYTES",
-           "SCENARIO_BYTES"]
+           "README_BYTES", "SCENARIO_BYTES"]

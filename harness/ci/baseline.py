@@ -292,3 +292,23 @@ def headline_markdown(b: Baseline) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     lines += [f"| `{label}` | " + " | ".join(f"{m:.2f}" for m in means) + f" | {total:.2f} |" for total, label, means in rows]
     return "\n".join(lines)
+
+
+HEADLINE_START = "<!-- headline: "
+HEADLINE_END = "<!-- /headline -->"
+
+
+def with_headline(text: str, b: Baseline, where: str) -> str:
+    """`text` (a README) with the table between its headline markers replaced by `headline_markdown(b)`.
+
+    The markers are a line starting `<!-- headline: ` and a line `<!-- /headline -->`, once each; a text
+    without them is a `BaselineError` naming `where` and the line expected, so nothing is written."""
+    lines = text.split("\n")
+    starts = [i for i, line in enumerate(lines) if line.startswith(HEADLINE_START)]
+    ends = [i for i, line in enumerate(lines) if line.strip() == HEADLINE_END]
+    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
+        raise BaselineError(
+            f"{where}: expected one line starting {HEADLINE_START!r} and, after it, one line {HEADLINE_END!r} "
+            f"(found {len(starts)} and {len(ends)}); the headline table goes between them")
+    s, e = starts[0], ends[0]
+    return "\n".join([*lines[: s + 1], headline_markdown(b), *lines[e:]])

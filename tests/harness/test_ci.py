@@ -429,3 +429,32 @@ def test_the_cli_warns_loudly_when_two_runs_share_no_case(tmp_path, approved, ca
     assert "warning: the two runs share no case (4 cases" in err and "against 2" in err
     assert main(["compare", str(good), str(good)]) == 0
     assert "share no case" not in capsys.readouterr().err
+
+
+def test_baseline_readme_rewrites_only_the_headline_table(approved, tmp_path, capsys):
+    from harness.ci.baseline import headline_markdown
+
+    _, good, _ = approved
+    readme = tmp_path / "README.md"
+    readme.write_text("# Title\n\n<!-- headline: from the baseline -->\n| old | table |\n<!-- /headline -->\n\nAfter.\n")
+    out = tmp_path / "b.json"
+    assert main(["baseline", str(good), "--out", str(out), "--readme", str(readme)]) == 0
+    table = headline_markdown(load_baseline(out))  # the fixture's strategies are a variant and controls: no row
+    assert table.startswith("| strategy | identity persistence |")
+    assert readme.read_text() == f"# Title\n\n<!-- headline: from the baseline -->\n{table}\n<!-- /headline -->\n\nAfter.\n"
+    assert f"rewrote the headline table of {readme}" in capsys.readouterr().err
+
+
+def test_baseline_readme_without_markers_writes_neither_file(approved, tmp_path, capsys):
+    _, good, _ = approved
+    readme = tmp_path / "README.md"
+    readme.write_text("# Title\n\nno table markers here\n")
+    out = tmp_path / "b.json"
+    assert main(["baseline", str(good), "--out", str(out), "--readme", str(readme)]) == 2
+    assert not out.exists()
+    assert readme.read_text() == "# Title\n\nno table markers here\n"
+    err = capsys.readouterr().err
+    assert f"{readme}: expected one line starting '<!-- headline: '" in err
+    assert main(["baseline", str(good), "--out", str(out), "--readme", str(tmp_path / "missing.md")]) == 2
+    assert "missing.md: No such file or directory" in capsys.readouterr().err
+    assert not out.exists()

@@ -52,6 +52,7 @@ except ImportError:  # not POSIX: no lock, every process that finds no artefact 
     fcntl = None
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from stores.cache import cache_root
 from stores.frontend.bank import PHRASES, HeadBank, bank_digest, load_bank
@@ -398,8 +399,13 @@ def train(model_id: str | None = None, folder: str = str(PHRASES)) -> tuple["Fro
     texts = sorted({t for h in bank.values() for t in h.texts})
     vecs = dict(zip(texts, encode_unpadded(load_model(model_id), texts)))
     heads = {}
-    for name, hb in {**bank, **derived_banks(bank)}.items():
-        heads[name] = train_head(hb, np.stack([vecs[t] for t in hb.texts]), union_caught(name, hb))
+    # numpy's BLAS at one thread while the heads train: its thread count (OpenBLAS follows OMP_NUM_THREADS,
+    # else the machine's cores) changes the last bits of each product, and the solver's stopping point with
+    # them (the floor head's weights moved by up to 0.009 between one and two threads); one thread is a count
+    # every machine has, so the artefact is the same wherever it is built
+    with threadpool_limits(limits=1, user_api="blas"):
+        for name, hb in {**bank, **derived_banks(bank)}.items():
+            heads[name] = train_head(hb, np.stack([vecs[t] for t in hb.texts]), union_caught(name, hb))
     front = FrontEnd(model_id, heads)
     path = artefact_path(model_id, folder)
     path.parent.mkdir(parents=True, exist_ok=True)

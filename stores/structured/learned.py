@@ -63,6 +63,7 @@ def _polarity_model():
     lie close together."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
+    from threadpoolctl import threadpool_limits
 
     from stores.frontend.bank import load_bank
     from stores.structured.lexicon import normalize
@@ -72,7 +73,8 @@ def _polarity_model():
     vec = TfidfVectorizer(ngram_range=(1, 2), preprocessor=normalize, sublinear_tf=True)
     x = vec.fit_transform([t for t, _ in pairs])
     clf = LogisticRegression(C=4.0, max_iter=5000, class_weight="balanced", random_state=0)
-    clf.fit(x, [y for _, y in pairs])
+    with threadpool_limits(limits=1, user_api="blas"):  # the same weights whatever numpy's BLAS thread count
+        clf.fit(x, [y for _, y in pairs])
     return vec, clf, list(clf.classes_).index("worked")
 
 

@@ -69,3 +69,38 @@ def test_two_processes_building_on_a_cold_cache_train_once_and_get_the_same_arte
     with np.load(cache / "frontend" / artefacts[0]) as z:
         on_disk = hashlib.sha256(z["hostile.coef"].tobytes() + z["hostile.intercept"].tobytes()).hexdigest()
     assert on_disk == outs[0][1]
+
+
+def test_the_heads_train_with_one_blas_thread_whatever_the_process_has(tmp_path, monkeypatch):
+    """numpy's BLAS thread count changes the solver's last bits (the floor head's weights moved by up to 0.009
+    between one and two threads): training pins it to one, so the artefact is the same on any machine, and
+    gives the process its own count back."""
+    import numpy as np
+    import sklearn.linear_model  # noqa: F401  (loads scipy's BLAS now, so the count below covers it)
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    import stores.frontend.model as fm
+    import stores.retrieval.encoder as enc
+
+    def blas_threads() -> set[int]:
+        return {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
+
+    bank = tmp_path / "bank"
+    bank.mkdir()
+    (bank / "b.yaml").write_text(
+        'hostile:\n  "yes": ["useless lot", "utter clowns", "pathetic service", "total amateurs", "absolute joke"]\n'
+        '  "no": ["yes please", "thanks lots", "order status", "new address", "parcel tracking"]\n',
+        encoding="utf-8")
+    monkeypatch.setenv("SUPPORTBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(enc, "load_model", lambda *a, **k: None)  # vectors of the text's own bytes: no model
+    monkeypatch.setattr(enc, "encode_unpadded", lambda model, texts: [
+        np.resize(np.frombuffer(t.encode().ljust(8), dtype=np.uint8).astype(np.float32), 384) / 255 for t in texts])
+    seen = []
+    real = fm.train_head
+    monkeypatch.setattr(fm, "train_head", lambda *a, **k: (seen.append(blas_threads()), real(*a, **k))[1])
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = blas_threads()
+        assert 2 in before  # numpy's BLAS runs two threads here, as on a two-core machine
+        fm.train(folder=str(bank))
+        assert blas_threads() == before
+    assert seen and all(s == {1} for s in seen), seen

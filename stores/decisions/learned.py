@@ -202,7 +202,7 @@ THANKS = re.compile(
     r"\b(?:thanks?|thank you|thankyou|thx|tx|ty|tq|ta|cheers|merci|gracias|danke|grazie|obrigad[oa]|dank je|tack|takk|"
     r"kiitos|arigato|shukran|asante|salamat|dhanyavaad|shukriya|spasibo|dziekuje|medaase|ngiyabonga|chur|"
     r"legend|champion|star|nice one|good one|ace|brill|brilliant|grand|lovely|perfect|sorted|spot on|magic|super|"
-    r"great|awesome|sweet|cool|fab|excellent|wonderful|top|mint|bonza|sound|belter|smashing)\b|"
+    r"great|awesome|sweet|cool|fab|excellent|wonderful|top|nickel|shiok|mint|bonza|sound|belter|smashing)\b|"
     r"[\U0001F44D\U0001F64F\u2705\U0001F44C\U0001F64C\U0001F389\U0001F60A\U0001F600\U0001F973\U0001F4AF\u2714\U0001F60D\U0001F970\u263A]")
 SARCASM = re.compile(r"[\U0001F644\U0001F44F\U0001F643]|\b(?:exactly what|just what|so now|thanks for nothing)\b")
 NONE_OF_IT = re.compile(r"\bnot (?:one|a single|a) [\w-]+")
@@ -537,6 +537,12 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
         # "yeah grand, hook me up with them" right after "would you like me to connect you?": the person asked
         # for is the one just offered, so it is a yes to the offer, not a first request to clarify
         affirmative, who = True, f"a person asked for right after the agent's offer ({dict(readers)['human_request']})"
+    if offered and affirmative and values["human_request"]:
+        # the person asked for is the one offered: a yes to the offer (a transfer while it is live), not a new request
+        # to clarify once it has lapsed ("ok fine, connect me" an hour after the offer; eleventh round)
+        values["human_request"] = False
+        readers = [(f, f"no new request: a yes to the agent's offer {ctx.answer.turn_id} ({w})" if f == "human_request" else w)
+                   for f, w in readers]
     values["short_affirmative"] = affirmative
     readers.append(("short_affirmative", who))
 
@@ -574,9 +580,9 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
         resolved, who = True, f"thanks after the agent's fix {fix.turn_id} ({thanked!r}; {r.describe()})"
     else:
         resolved, who = _binary(rules.resolved_confirmation, r)
-    if resolved and values["human_request"] and not said_yes_to_check:
-        # "ok fine, connect me": a person asked for is no fix confirmed (eleventh round)
-        resolved, who = False, f"rules: a person is asked for, so no fix is confirmed ({who})"
+    if resolved and (values["human_request"] or (offered and affirmative)) and not said_yes_to_check:
+        # "ok fine, connect me": a person asked for, or a yes to the offer of one, is no fix confirmed (eleventh round)
+        resolved, who = False, f"rules: a person is asked for or accepted, so no fix is confirmed ({who})"
     values["resolved_confirmation"] = resolved
     readers.append(("resolved_confirmation", who))
 

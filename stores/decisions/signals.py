@@ -273,6 +273,9 @@ _AFFIRMATIVE_HEADS = (
     # "vang", Japanese "hai", Spanish "claro", "vale" and "dale", Italian and Portuguese "certo", French "ouais"
     "haan", "haa", "ndiyo", "igen", "joo", "kylla", "jah", "naam", "vang", "hai", "claro", "vale", "dale",
     "certo", "ouais",
+    # Tagalog "sige" (go ahead) and "opo" (yes, politely): "opo, sige" to an offer on the seventh held-out suite,
+    # "sige po" on the ninth (eleventh round)
+    "sige", "opo", "oo",
 )
 _AFFIRMATIVE_PHRASES = ("of course", "go ahead", "do it", "sounds good", "please do", "all right", "that's right")
 _HOSTILE = re.compile(
@@ -337,18 +340,19 @@ _LEAVE_VERB = (r"(?:cancel\w*|close|closing|end|ending|terminate|terminating|sto
 _LEAVING = re.compile(
     r"\b(?:" + _LEAVE_VERB + r" (?:(?:my|the|our|this|his|her|their|that|all|both)\b)?(?:[\w'-]+ ){0,4}?" + _SERVICE + r"\b|"
     r"(?:wind|winding) (?:the|my|our|this) (?:[\w'-]+ ){0,2}?" + _SERVICE + r" (?:up|down)|"
-    + _SERVICE + r" (?:[\w'-]+ ){0,2}?(?:can|could|should|may|will|needs? to|has to|is to) (?:be )?(?:go|cancell?ed|closed|ended|stopped|"
+    + _SERVICE + r" (?:[\w'-]+ ){0,4}?(?:can|could|should|may|will|needs? to|has to|is to) (?:be )?(?:go|stop|end|cancell?ed|closed|ended|stopped|"
     r"terminated|dropped|wound up)\b|"
     r"part(?:ed|ing)? (?:company|ways)|take (?:my|our) (?:business|money|custom|savings) elsewhere|"
     r"(?:move|moving|moved|transfer\w*|switch\w*) (?:(?:my|our|the|all|it|them|everything)\b ?)?(?:[\w'-]+ ){0,2}?(?:elsewhere|"
-    r"to (?:another|a different|a new|a rival) (?:bank|provider|supplier|company|firm|building society|insurer|network))|"
+    r"to (?:another|a different|a new|a rival|an? [\w-]+) (?:bank|provider|supplier|company|firm|building society|insurer|network))|"
     r"(?:bank|banks|banking|insure|shop|go) (?:elsewhere|with (?:someone|somebody) else)|(?:use|using) (?:someone|somebody) else|"
     r"i'?d like out|(?:want|wanna|would like) out\b|(?:be|being) shot of|"
     r"(?:not|won'?t be|stop) renew\w*|(?:don'?t|do not|no longer) (?:need|want|use|require) (?:the|my|our|this|his|her|that) "
     r"(?:[\w'-]+ ){0,3}?" + _SERVICE + r"\b|" + _SERVICE + r" (?:is|'s) (?:wasted on|no use to|no good to) (?:me|us)|"
     r"(?:stop|end|cancel) (?:all )?(?:this|it|everything)\b.{0,20}\bfor good)"
 )
-_LEAVE_IT = re.compile(r"\b(?:(?:close|end|cancel|stop|terminate|drop|shut) (?:it|that|them|the lot|everything)|let (?:it|them) go)\b")
+_LEAVE_IT = re.compile(r"\b(?:(?:close|end|cancel|stop|terminate|drop|shut) (?:it|that|them|the lot|everything)|let (?:it|them) go|"
+                       r"knock (?:it|that|them) on the head)\b")
 _LEAVE_OFFER = re.compile(r"\binstead\b|\b(?:keep|stay|pause|freeze|downgrade|cheaper|discount|free)\b.{0,60}\?")
 _PROBLEM = re.compile(
     r"\b(?:not|never|no longer|" + _NT + r"|broken|broke|crash\w*|errors?|fail\w*|missing|lost|wrong|late|"

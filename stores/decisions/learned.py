@@ -51,6 +51,13 @@
 - Read with the customer's previous message (ninth round): a message the `hostile` head is unsure of is hostile when
   its "yes" reaches `FOLLOW_UP_HOSTILE_BAR` and the previous message was hostile (`after_hostile`): scorn said
   twice, the second time by comparison, makes the streak.
+- Eleventh round: thanks or approval in any register right after the agent's fix (its step, or a message that
+  instructs or reports a change: `fix_given`) confirms it whatever the `resolved` head reads, unless a problem, a
+  "but", a question, a promise for later or sarcasm is said with it (`thanks_after_fix`); a refusal (`REFUSE`: "no
+  thanks") makes a learned `human_request` yes no request; a person asked for together with a yes right after an
+  offer of one is a yes to the offer, not a new request, and a person asked for or accepted confirms no fix; the
+  learned `time_critical` yes needs time running out (`TIME_SHORT`: "in 20 minutes", "by 5 today"), not a time
+  named as a schedule ("after 2pm", "at 3:30").
 - A meaningless message (keyboard mash) is the rules' alone.
 - Signals that are facts of the conversation rather than readings of the words stay the rules':
   a short yes to the agent's "did that solve it?" confirms the fix, the agent's empty answer
@@ -129,6 +136,22 @@ count with a quantity ("in two hours", "within the hour", "half an hour"): "amat
 (seventh round)."""
 
 
+_N = r"(?:\d+|an?|one|two|three|four|five|ten|fifteen|twenty|thirty|forty|fifty|sixty|ninety|few|couple(?: of)?|half an?|\w+ty)"
+TIME_SHORT = re.compile(
+    r"\b(?:now|today|tonight|this (?:morning|afternoon|evening)|asap|urgent\w*|immediately|right away|straight away|"
+    r"deadline\w*|cut-?off|running out|in time|end of (?:the )?day|eod|(?:in|within) the (?:next )?hour|"
+    r"(?:in|within|inside) (?:the next )?" + _N + r"\s+(?:minutes?|mins?|hours?|hrs?)|"
+    + _N + r"\s+(?:minutes?|mins?|hours?|hrs?) (?:ago|left|to go|from now|late)|"
+    r"(?:by|before|until|till) (?:\d{1,2}(?:[:.]\d\d)?\s?(?:am|pm)?|noon|midnight|tonight|today|close|closing)|"
+    r"(?:leaves?|leaving|closes?|closing|shuts?|boards?|boarding|starts?|departs?|ends?|expires?|due|goes|arrives?|lands?) "
+    r"(?:in|at|by)\b|it'?s (?:already |now )?\d{1,2}[:.]\d\d)"
+)
+"""Time running out, said against the present (eleventh round): today, now, in twenty minutes, by 5, leaves at 6,
+"ten minutes ago", "it's 11:40". A time named only as a schedule, a length or a preference ("after 2pm when I'm
+up", "let them in at 3:30", "a game that takes under half an hour", "a 40 minute hold queue at midnight", "booked
+at the same 10 o'clock") says when, not that time is short: the learned `time_critical` yes needs one of these too
+(`TIME_NAMED` alone is not enough); the rules' words read as they always did."""
+
 LATER_DAY = re.compile(
     r"\b(?:tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|sunday|next (?:week|month)|weekend|"
     r"on the \d{1,2}(?:st|nd|rd|th)?)\b")
@@ -160,6 +183,11 @@ emoji or a grumble ("colour's back 👌", "about time, but it works, thanks") sc
 seventh round on development text, leave one suite out (docs/frontends.md, "Seventh round"): the highest bar
 of the best on the development suites (0.30 and 0.35 tie)."""
 
+REFUSE = re.compile(r"\b(?:no,? (?:thanks|thank you|ta|cheers)|no chance|not a chance|no way|i'?ll pass|(?:i'?d )?rather not|"
+                    r"don'?t bother|no need|not interested|not bothered)\b|^\s*(?:nah|nope)\b")
+"""A refusal in the message (eleventh round): the learned `human_request` head's yes is no request then ("aye right,
+so I can be passed round five departments. no thanks"); the rules' words still stand."""
+
 REFUSAL = re.compile(r"\b(?:no|nah|nope|not|never|right|as if|whatever|like that'?ll|don'?t|won'?t|rather not)\b")
 """Words that turn a short yes into a refusal or sarcasm ("yeah right", "sure, whatever", "yes, as if"): after
 the opening word of a short yes to an offer of a person, one of these makes it no yes."""
@@ -175,6 +203,57 @@ video won't load"), or a "still" ("wow amazing, still dropping"). When that clau
 is no confirmation of a fix whatever the `resolved` head reads (a negation counts here: "now it can't find the
 printer") (eighth round: of the 66 turns of the development
 suites whose gold plan is `csat`, none has such a clause; the sarcastic and half-fixed replies do)."""
+
+
+THANKS = re.compile(
+    r"\b(?:thanks?|thank you|thankyou|thx|tx|ty|tq|ta|cheers|merci|gracias|danke|grazie|obrigad[oa]|dank je|tack|takk|"
+    r"kiitos|arigato|shukran|asante|salamat|dhanyavaad|shukriya|spasibo|dziekuje|medaase|ngiyabonga|chur|"
+    r"legend|champion|star|nice one|good one|ace|brill|brilliant|grand|lovely|perfect|sorted|spot on|magic|super|"
+    r"great|awesome|sweet|cool|fab|excellent|wonderful|top|nickel|shiok|mint|bonza|sound|belter|smashing)\b|"
+    r"[\U0001F44D\U0001F64F\u2705\U0001F44C\U0001F64C\U0001F389\U0001F60A\U0001F600\U0001F973\U0001F4AF\u2714\U0001F60D\U0001F970\u263A]")
+SARCASM = re.compile(r"[\U0001F644\U0001F44F\U0001F643]|\b(?:exactly what|just what|so now|thanks for nothing)\b")
+NONE_OF_IT = re.compile(r"\bnot (?:one|a single|a) [\w-]+")
+LATER = re.compile(r"\b(?:will|i'?ll|we'?ll|gonna|going to|let me|try(?:ing)?|later|tomorrow|see if|hopefully)\b")
+INSTRUCTION = re.compile(
+    r"^(?:(?:sorry|thanks|thank you|ok|okay|right|great|done|no problem)\W+)*(?:then |now |first |next |please |just |so )?"
+    r"(?:tap|open|go|click|press|select|choose|pick|switch|turn|try|restart|reboot|reinstall|update|sign|log|hold|unplug|plug|"
+    r"enter|type|set|change|add|remove|delete|clear|scroll|head|look|find|check|use|drag|toggle|enable|disable|untick|tick|"
+    r"swipe|reset|it'?s under|you'?ll find|[a-z]+ed)\b")
+"""Resolution said as thanks after the agent's fix (eleventh round). The fix is the agent's step (an `action` turn)
+or its message that tells the customer what to do or says what it did (`INSTRUCTION`: "Then open Team > Roles ...",
+"Tap 'Add promo' ...", "Changed the name on your invoices ...", no question in it); the customer's reply thanks or
+approves in any register (`THANKS`: "ta pet", "legend", "merci", "grand", "shukran", "champion", a thumbs-up or a
+tick), names no problem in the complaint's words, not even a bare negation ("thanks, it doesn't work" is no fix;
+"not one drop" is: `NONE_OF_IT`), says nothing goes on after the fix, adds no "but" after its thanks ("it's paired
+now, ta. but the app shows mph"), asks nothing, promises nothing for later
+("thanks, I'll try that", `LATER`) and carries no sarcasm mark (`SARCASM`: an eye-roll, a clap, "exactly what", "so
+now"). The message then confirms the fix whatever the `resolved` head reads (`thanks_after_fix`)."""
+
+
+def fix_given(step: AgentFacts | None, answer: AgentFacts | None) -> AgentFacts | None:
+    """The agent's fix just before a customer message: its step, or its message that instructs or reports a change
+    (`INSTRUCTION`, no question and no offer of a person); None when it gave none."""
+    if step is not None:
+        return step
+    if answer is None or answer.kind != "message" or answer.asked_question or answer.offer_live or "?" in answer.text:
+        return None
+    low = answer.text.lower().replace("\u2019", "'").strip()
+    return answer if INSTRUCTION.search(low) else None
+
+
+def thanks_after_fix(text: str, fix: AgentFacts | None) -> str | None:
+    """The thanks or approval word of a message that confirms the agent's fix (`THANKS`, `fix_given`), or None."""
+    if fix is None or "?" in text:
+        return None
+    low = text.lower().replace("\u2019", "'")
+    m = THANKS.search(low)
+    if m is None or SARCASM.search(low) or LATER.search(low) or re.match(r"\s*(?:no|nah|nope)\b", low):
+        return None
+    if re.search(r"\b(?:but|although|though|except|only)\b", low[m.end():]):  # "it's paired now, ta. but the app ..."
+        return None
+    if problem_words(NONE_OF_IT.sub(" ", low)) or after_the_fix(text) is not None:
+        return None
+    return m.group(0)
 
 
 def after_the_fix(text: str) -> str | None:
@@ -416,6 +495,7 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     if rules.meaningless:
         return replace(rules, readers=(("*", "rules: meaningless message"),))
     readers: list[tuple[str, str]] = []
+    low = ctx.text.lower().replace("\u2019", "'")
     floor = floor_severity(ctx.text) if floor is None else floor
     s = readings["sensitive"]
     sev, who = floor_union(rules.sensitive, floor, s)
@@ -424,6 +504,9 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     values: dict[str, object] = {"sensitive": sev}
     for field in ("human_request", "hostile", "complexity"):
         values[field], who = _either(getattr(rules, field), readings[field])
+        if field == "human_request" and values[field] and not rules.human_request and REFUSE.search(low):
+            # "aye right, so I can be passed round five departments. no thanks": a refusal, not a request (eleventh round)
+            values[field], who = False, f"rules ({who}, but the message refuses: {REFUSE.search(low).group(0)!r})"
         if field == "human_request" and values[field] and not rules.human_request and answers_question(ctx.answer, ctx.text):
             # "the ute hire, ref UH-2204" to "which booking is this?": the answer, not a person asked for
             values[field], who = False, f"rules ({who}, but a short answer to the agent's question {ctx.answer.turn_id})"
@@ -435,6 +518,8 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     low = ctx.text.lower().replace("\u2019", "'")
     if tc.label == "yes" and not TIME_NAMED.search(low):
         values["time_critical"], who = rules.time_critical, f"rules ({tc.describe()}, but no time is named)"
+    elif tc.label == "yes" and not TIME_SHORT.search(low):
+        values["time_critical"], who = rules.time_critical, f"rules ({tc.describe()}, but the time named is not running out)"
     elif tc.label == "yes" and LATER_DAY.search(low) and not SOON.search(low):
         values["time_critical"], who = rules.time_critical, f"rules ({tc.describe()}, but a later day is named)"
     else:
@@ -459,6 +544,12 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
         # "yeah grand, hook me up with them" right after "would you like me to connect you?": the person asked
         # for is the one just offered, so it is a yes to the offer, not a first request to clarify
         affirmative, who = True, f"a person asked for right after the agent's offer ({dict(readers)['human_request']})"
+    if offered and affirmative and values["human_request"]:
+        # the person asked for is the one offered: a yes to the offer (a transfer while it is live), not a new request
+        # to clarify once it has lapsed ("ok fine, connect me" an hour after the offer; eleventh round)
+        values["human_request"] = False
+        readers = [(f, f"no new request: a yes to the agent's offer {ctx.answer.turn_id} ({w})" if f == "human_request" else w)
+                   for f, w in readers]
     values["short_affirmative"] = affirmative
     readers.append(("short_affirmative", who))
 
@@ -489,8 +580,16 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     elif step is not None and not (r.sure and r.label == "yes") and resolved_yes >= AFTER_STEP_BAR:
         resolved, who = True, (f"learned resolved=yes p={resolved_yes:.2f} after the agent's step {step.turn_id} "
                                f"(bar {AFTER_STEP_BAR:.2f}; alone: {r.describe()})")
+    elif not (r.sure and r.label == "yes") and not rules.resolved_confirmation and (
+            thanked := thanks_after_fix(ctx.text, fix_given(ctx.step, answer))) is not None:
+        # "there we go, 5:30 it is. merci" after "Tap Schedule, then 'Early start'": thanks after the fix (eleventh round)
+        fix = fix_given(ctx.step, answer)
+        resolved, who = True, f"thanks after the agent's fix {fix.turn_id} ({thanked!r}; {r.describe()})"
     else:
         resolved, who = _binary(rules.resolved_confirmation, r)
+    if resolved and (values["human_request"] or (offered and affirmative)) and not said_yes_to_check:
+        # "ok fine, connect me": a person asked for, or a yes to the offer of one, is no fix confirmed (eleventh round)
+        resolved, who = False, f"rules: a person is asked for or accepted, so no fix is confirmed ({who})"
     values["resolved_confirmation"] = resolved
     readers.append(("resolved_confirmation", who))
 
@@ -561,4 +660,5 @@ def read_signals(ctx: TurnContext, params: ProducerParams, rules: Signals) -> Si
     return combine(ctx, params, rules, readings)
 
 
-__all__ = ["ADD_PRECISION", "AFTER_STEP_BAR", "AFTER_THE_FIX", "CLAUSE_BAR", "CLAUSE_MIN_WORDS", "CLAUSE_SPLIT", "FIX_WORD", "after_the_fix", "HEADS", "LATER_DAY", "SOON", "REFUSAL", "REPLY_BAR", "answers_question", "clauses", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say", "read_signals", "reported_problem", "weak_adds", "FOLLOW_UP_HOSTILE_BAR", "after_hostile"]
+__all__ = ["ADD_PRECISION", "AFTER_STEP_BAR", "AFTER_THE_FIX", "CLAUSE_BAR", "CLAUSE_MIN_WORDS", "CLAUSE_SPLIT", "FIX_WORD", "after_the_fix", "HEADS", "LATER_DAY", "SOON", "REFUSAL", "REPLY_BAR", "answers_question", "clauses", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say", "read_signals", "reported_problem", "weak_adds", "FOLLOW_UP_HOSTILE_BAR", "after_hostile", "INSTRUCTION", "REFUSE", "THANKS", "TIME_SHORT", "fix_given",
+           "thanks_after_fix"]

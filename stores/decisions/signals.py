@@ -228,8 +228,44 @@ _HUMAN = re.compile(
     r"(?:connect|transfer|put) me (?:to|with) (?:a |an |your |the |one of your )?(?:person|agent|human|someone|somebody|team|staff|"
     r"manager|team ?leader|boss|colleagues?)|(?:put|get|transfer|connect|patch|flick) me (?:through|thru|over)\b|"
     r"is there (?:a \w+ or )?(?:anyone|anybody|someone|somebody)(?: about| around| there| on your (?:end|side))? (?:who|that) "
-    r"(?:deals|handles|looks after|sorts|is in charge)|whoever (?:deals|handles|looks after|sorts|is in charge)|"
+    r"(?:deals|handles|looks after|sorts|is in charge|does|runs|manages|takes care of|is responsible)|"
+    r"whoever (?:deals|handles|looks after|sorts|is in charge|does|runs|manages|takes care of|is responsible)|"
     r"(?:get|give|find) me (?:a |an |some |your )?(?:person|agent|representative|someone|somebody|manager|supervisor))\b"
+)
+# eleventh round: a person asked for by who they are or what they do, in a request's shape rather than by a title
+# ("can someone from accounts ring me", "who's in charge of the rota? I'd like a word with them", "is there a
+# bookkeeper or somebody I can run this past", "would a colleague of yours be able to explain", "can you hand me
+# over"). Each alternative pairs a person said vaguely (someone, whoever, a colleague, one of them, the person who)
+# with a request's shape (can / could / would / any chance, I want / I'd like) or a contact the customer asks for
+# (ring me, a word with, hand me over): a person only named ("someone from your team came and broke it") is a
+# report, not a request.
+_SOMEONE = r"(?:someone|somebody|anyone|anybody|a person|a colleague(?: of yours)?|one of your (?:colleagues|team|staff|people)|one of them)"
+_CONTACT = (r"(?:call|ring|phone|buzz|text|email|contact) (?:me|us)\b|give (?:me|us) a (?:bell|call|ring|buzz|shout)|get back to (?:me|us)|"
+            r"(?:have |had )?a (?:word|chat|quick word) with|(?:talk|speak|chat) (?:to|with)|run (?:\w+ ){1,5}(?:past|by)|"
+            r"(?:hand|pass|put|send|transfer|forward|patch|flick) (?:me|us) (?:over|on|along|across|through|thru)\b|"
+            r"(?:connect|transfer) (?:me|us)\b(?! to (?:the|my|your) (?:wifi|wi-fi|network|internet|router|hotspot|printer|tv))")
+_ASKING = r"(?:can|could|would|will|might|may|any chance|is there|i'?d like|i want|i need|get|have|let|ask)(?: you(?: get| ask| have)?)?"
+_TEAM = r" (?:from|in|at|on) (?:your |the |that )?[\w' -]{2,30}?"
+_HUMAN_BY_ROLE = re.compile(
+    r"\b(?:" + _ASKING + " " + _SOMEONE + "(?:" + _TEAM + r")?(?: who| that| to| i (?:can|could))?(?: \w+){0,2} (?:" + _CONTACT + ")|"
+    + _ASKING + " " + _SOMEONE + _TEAM + r"(?: \w+){0,2} (?:explain|sort|look at|deal with|help|pick (?:this|it) up|take (?:this|it) on|"
+    r"go through)|"
+    + _ASKING + r" (?:a colleague(?: of yours)?|one of your (?:colleagues|team|staff|people))(?: \w+){0,3} (?:explain|sort|look at|deal with|"
+    r"help|pick (?:this|it) up|take (?:this|it) on|go through)|"
+    r"(?:hand|pass|put) me (?:over|on|along|across)\b|"
+    r"(?:can|could) (?:one of (?:them|you)|they|he|she) (?:ring|call|phone|contact|email) me|"
+    r"(?:i'?d|i would)(?: much)? (?:rather|sooner|prefer to) (?:hear it from|talk (?:it )?(?:through )?(?:to|with)|speak (?:to|with)|"
+    r"deal with) (?:someone|somebody|whoever|a person|one of|the person|a human|your)|"
+    r"(?:a word|have a word|a chat|speak|talk) (?:with|to) (?:them|that person|whoever|the person|the one|him|her)\b|"
+    r"(?:i want|i'?d like|give me|get me|put me on to) (?:to (?:talk|speak) (?:to|with) )?(?:the|that) (?:person|one|people|lady|man|guy) "
+    r"(?:who|that|in charge|responsible)|"
+    r"is there (?:a|an) [\w-]+ or (?:anyone|anybody|someone|somebody)|"
+    r"(?:anyone|anybody|someone|somebody) (?:i|we) (?:can|could) (?:talk|speak|run|ask|chat|go)\b|"
+    r"(?:connect|transfer) (?:me|us)(?: (?:now|then|please|through|already))?[ .!]*$|"
+    r"(?:i'?d|i would|i want|i need|can i|could i)(?: still| rather| sooner| much| like| prefer| really){0,3}(?: to)? "
+    r"(?:go through|run through|talk|speak|chat|have a (?:proper |quick )?(?:chat|word|talk)|a (?:proper |quick )?(?:chat|word|talk)) "
+    r"(?:[\w'-]+ ){0,5}?(?:with|to) (?:one of your|someone|somebody|a person|a human|one of the)\b|"
+    r"(?:is there|are there) (?:a|an|anyone|anybody|someone|somebody|any) (?:[\w'-]+ ){0,5}?(?:i|we) (?:can|could) (?:speak|talk|chat) (?:to|with)\b)"
 )
 _AFFIRMATIVE_HEADS = (
     "yes", "yeah", "yep", "yup", "ya", "yea", "y", "sure", "ok", "okay", "k", "please", "correct",
@@ -241,6 +277,9 @@ _AFFIRMATIVE_HEADS = (
     # "vang", Japanese "hai", Spanish "claro", "vale" and "dale", Italian and Portuguese "certo", French "ouais"
     "haan", "haa", "ndiyo", "igen", "joo", "kylla", "jah", "naam", "vang", "hai", "claro", "vale", "dale",
     "certo", "ouais",
+    # Tagalog "sige" (go ahead) and "opo" (yes, politely): "opo, sige" to an offer on the seventh held-out suite,
+    # "sige po" on the ninth (eleventh round)
+    "sige", "opo", "oo",
 )
 _AFFIRMATIVE_PHRASES = ("of course", "go ahead", "do it", "sounds good", "please do", "all right", "that's right")
 _HOSTILE = re.compile(
@@ -291,6 +330,34 @@ _RETENTION = re.compile(
     r"\b(?:cancel|close|delete|terminate|end) (?:my |the |our |this )?(?:account|subscription|membership|plan)\b|"
     r"\bunsubscribe\b|\bi (?:want|wanna|need) to (?:leave|quit)\b"
 )
+# eleventh round: leaving said without "cancel my account". A leaving verb with what is left as its object, however
+# it is named ("cancel the dog food subscription", "stop her landline", "wind the account up"); what is left said to
+# go ("the card terminal rental can go", "his TV package can be cancelled"); leaving said formally or by where the
+# custom goes ("time we parted company", "they bank elsewhere", "moving our savings to another bank", "we use
+# someone else now"); not renewing; what is left no longer needed ("don't need the family bundle"). A bare "close
+# it" / "let it go" is leaving when the message names what is left, or in a conversation about leaving
+# (`leaves_in_context`).
+_SERVICE = (r"(?:account|subscription|sub|membership|plan|package|bundle|add-?on|policy|contract|service|landline|"
+            r"line|rental|insurance|cover|box|deal|tariff|pass|licence|broadband|package)s?")
+_LEAVE_VERB = (r"(?:cancel\w*|close|closing|end|ending|terminate|terminating|stop|stopping|drop|dropping|quit|quitting|"
+               r"discontinue|get rid of|be rid of|be shot of|do away with|give up|pull the plug on|wind up|winding up|wind down)")
+_LEAVING = re.compile(
+    r"\b(?:" + _LEAVE_VERB + r" (?:(?:my|the|our|this|his|her|their|that|all|both)\b)?(?:[\w'-]+ ){0,4}?" + _SERVICE + r"\b|"
+    r"(?:wind|winding) (?:the|my|our|this) (?:[\w'-]+ ){0,2}?" + _SERVICE + r" (?:up|down)|"
+    + _SERVICE + r" (?:[\w'-]+ ){0,4}?(?:can|could|should|may|will|needs? to|has to|is to) (?:be )?(?:go|stop|end|cancell?ed|closed|ended|stopped|"
+    r"terminated|dropped|wound up)\b|"
+    r"part(?:ed|ing)? (?:company|ways)|take (?:my|our) (?:business|money|custom|savings) elsewhere|"
+    r"(?:move|moving|moved|transfer\w*|switch\w*) (?:(?:my|our|the|all|it|them|everything)\b ?)?(?:[\w'-]+ ){0,2}?(?:elsewhere|"
+    r"to (?:another|a different|a new|a rival|an? [\w-]+) (?:bank|provider|supplier|company|firm|building society|insurer|network))|"
+    r"(?:bank|banks|banking|insure|shop|go) (?:elsewhere|with (?:someone|somebody) else)|(?:use|using) (?:someone|somebody) else|"
+    r"i'?d like out|(?:want|wanna|would like) out\b|(?:be|being) shot of|"
+    r"(?:not|won'?t be|stop) renew\w*|(?:don'?t|do not|no longer) (?:need|want|use|require) (?:the|my|our|this|his|her|that) "
+    r"(?:[\w'-]+ ){0,3}?" + _SERVICE + r"\b|" + _SERVICE + r" (?:is|'s) (?:wasted on|no use to|no good to) (?:me|us)|"
+    r"(?:stop|end|cancel) (?:all )?(?:this|it|everything)\b.{0,20}\bfor good)"
+)
+_LEAVE_IT = re.compile(r"\b(?:(?:close|end|cancel|stop|terminate|drop|shut) (?:it|that|them|the lot|everything)|let (?:it|them) go|"
+                       r"knock (?:it|that|them) on the head)\b")
+_LEAVE_OFFER = re.compile(r"\binstead\b|\b(?:keep|stay|pause|freeze|downgrade|cheaper|discount|free)\b.{0,60}\?")
 _PROBLEM = re.compile(
     r"\b(?:not|never|no longer|" + _NT + r"|broken|broke|crash\w*|errors?|fail\w*|missing|lost|wrong|late|"
     r"delay\w*|charged|double|refund\w*|stuck|problem|issue|bug|glitch\w*|won'?t|cannot|declin\w*|"
@@ -346,17 +413,36 @@ def only_negation(words: list[str]) -> bool:
 
 
 def is_meaningless(text: str) -> bool:
-    """True when there is nothing to read: no letters or digits, or every word is gibberish."""
+    """True when there is nothing to read: no letters or digits, or every word is gibberish. Letters of a script the
+    rules do not read ("はい、お願いします") are something to read (eleventh round)."""
     tokens = _WORDS.findall(text.lower())
+    if not tokens and any(c.isalpha() for c in text):
+        return False
     return not tokens or all(_gibberish(t.strip("'")) for t in tokens)
 
 
+_OTHER_SCRIPT_YES = ("はい", "ええ", "うん", "是", "好", "对", "對", "네", "예", "да", "так", "ναι", "نعم", "هاں", "جی", "हाँ", "हां",
+                     "כן", "ใช่", "ครับ", "ค่ะ")
+"""Yes in scripts the rules' words do not read (eleventh round: "はい、お願いします" to an offer, eighth held-out suite)."""
+_NOT_LAST = frozenset({"please", "right", "correct", "exactly", "absolutely", "definitely", "alright", "k", "y", "ya"})
+"""Affirmative heads that do not say yes at a message's end ("A PERSON. please.", "looks right")."""
+_NO_WORDS = frozenset({"no", "nah", "nope", "not", "never", "don't", "dont", "won't", "wont", "rather"})
+
+
 def is_short_affirmative(text: str, max_words: int = 4) -> bool:
-    """A short yes: at most `max_words` words, opening with an affirmative word or phrase."""
+    """A short yes: at most `max_words` words, opening with an affirmative word or phrase, or ending with an
+    affirmative word and saying no refusal ("reckon so, yeah", "pode ser, sim"; eleventh round); or a yes in another
+    script (`_OTHER_SCRIPT_YES`) in a message of at most `max_words` pieces."""
     norm = _norm(_unaccented(text))
     words = norm.split()
-    if not words or len(words) > max_words:
+    if not words:
+        pieces = re.split(r"[\s,.!?、。，！？]+", text.strip())
+        pieces = [p for p in pieces if p]
+        return 0 < len(pieces) <= max_words and pieces[0].lower().startswith(_OTHER_SCRIPT_YES)
+    if len(words) > max_words:
         return False
+    if words[-1] in _AFFIRMATIVE_HEADS and words[-1] not in _NOT_LAST and not _NO_WORDS & set(words):
+        return True
     return words[0] in _AFFIRMATIVE_HEADS or any(norm.startswith(p) for p in _AFFIRMATIVE_PHRASES)
 
 
@@ -378,10 +464,31 @@ def is_hostile(text: str) -> bool:
     return len(text.split()) >= 3 and len(letters) >= 10 and sum(c.isupper() for c in letters) / len(letters) >= 0.8
 
 
+def asks_for_person(text: str) -> bool:
+    """The customer asks for a person: by the words (`_HUMAN`: "a real person", "put me through to a manager") or by
+    who they are or what they do, in a request's shape (`_HUMAN_BY_ROLE`: "can someone from accounts ring me")."""
+    low = text.lower().replace("\u2019", "'")
+    return bool(_HUMAN.search(low) or _HUMAN_BY_ROLE.search(low))
+
+
+def leaves_in_context(text: str, earlier: str | None = None, answer: str | None = None) -> bool:
+    """A bare "close it", "end it", "let it go" asks to leave when the message names what is left ("let's drop the
+    add-on ... drop it"), when the customer's previous message asked to leave (`intent`), or when the agent's
+    last message offered something to keep them ("We could move you to a cheaper plan instead. Would that help?")."""
+    low = text.lower().replace("\u2019", "'")
+    if not _LEAVE_IT.search(low):
+        return False
+    if re.search(r"\b" + _SERVICE + r"\b", low):
+        return True
+    if earlier and intent(earlier) == "retention":
+        return True
+    return bool(answer and _LEAVE_OFFER.search(answer.lower().replace("\u2019", "'")))
+
+
 def intent(text: str) -> Intent:
     """An explicit request for the recommendation or the retention agent, else `none`."""
-    low = text.lower()
-    if _RETENTION.search(low):
+    low = text.lower().replace("\u2019", "'")
+    if _RETENTION.search(low) or _LEAVING.search(low):
         return "retention"
     if _RECOMMEND.search(low):
         return "recommendation"
@@ -459,7 +566,7 @@ def produce_rules(ctx: TurnContext, params: ProducerParams = ProducerParams()) -
     low = text.lower().replace("\u2019", "'")
     return Signals(
         sensitive=sensitivity(text),
-        human_request=bool(_HUMAN.search(low)),
+        human_request=asks_for_person(low),
         short_affirmative=affirmative,
         hostile=is_hostile(text),
         meaningless=meaningless,
@@ -471,7 +578,7 @@ def produce_rules(ctx: TurnContext, params: ProducerParams = ProducerParams()) -
             and same_answer(answer.text, before.text, params)
         ),
         resolved_confirmation=resolved,
-        explicit_intent=intent(text),
+        explicit_intent="retention" if leaves_in_context(text, ctx.earlier, answer.text if answer else None) else intent(text),
         complaint=asking and bool(_PROBLEM.search(low)),
         short_reply=0 < len(_norm(text).split()) <= params.short_max_words,
         answers_question=answer is not None and answer.asked_question and (not answer.offer_live or answer.asks_after_offer),

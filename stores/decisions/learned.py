@@ -21,7 +21,8 @@
   A message of two clauses or more that the learned floor marks is read clause by clause too (ninth round,
   `clauses`): one clause alone must reach the threshold, else the learned reading is no disclosure (the whole's
   score came from the mix: "my card got declined twice, the app keeps crashing"); a message it does not mark escalates
-  when one clause alone reads as a crisis over `CLAUSE_BAR` (a farewell said inside an everyday request). The words'
+  when one clause alone reads as a crisis over `CLAUSE_BAR` (a farewell said inside an everyday request), or as a harm
+  over it with the model sure (`HARM_CLAUSE_P`, eleventh round: harm told after a request). The words'
   readers are not touched; a short answer to the agent's question is read in its exchange, not by clauses.
 - Signals whose words rarely mislead (`human_request`, `hostile`, `complexity`, `complaint`, an
   explicit intent):
@@ -336,6 +337,16 @@ reads as a crisis more than a harm (`floor_reading`): a farewell said inside an 
 from Friday, I have made my own arrangements"), diluted by the request around it. Ninth round, on the development
 suites (the seventh held-out suite among them, in sample): 0.60 to 0.75 catch the same three farewells for three
 or four routine turns; 0.80 loses one of them, and any clause label (not only crisis) two more routine turns."""
+HARM_CLAUSE_P = 0.90
+"""A clause over `CLAUSE_BAR` that reads as a harm more than a crisis raises a message the whole left alone only when
+the head's probability of a disclosure for it (the summed `model` reading, crisis + harm) reaches this (eleventh round,
+`raising_clause`): harm told after a request ("can u make my bank app need a fingerprint ...? ... he pushed me down
+the back steps", the whole 0.04, that clause 0.81 with the model at 0.97). On every development suite but the ninth
+held-out one, the clauses over 0.70 of messages the floor left alone that read as harm have the model at 0.84 or
+under ("Bit of a legal question", 0.82 with the model at 0.84; a court date, shared custody). Chosen with the ninth
+suite's miss in view (its reading was quoted to the round), so the ninth suite is no blind test of it; the harm's
+own probability was tried first (at 0.90 it missed a kick in the ribs told after two requests, harm 0.896, model
+0.95: tests/stores/floor_dev.yaml, `harm_after_a_request`)."""
 
 
 REQUEST = re.compile(
@@ -366,6 +377,19 @@ def request_veto(scored: list[tuple[float, str]]) -> tuple[bool, str]:
         return False, ""
     rest = max((s for s, c in scored if not REQUEST.search(c.strip())), default=0.0)
     return rest < REQUEST_REST_BAR, f"a request ({asks[0]!r}), the rest of the message at most {rest:.2f}"
+
+
+def raising_clause(read: list) -> tuple[float, str, str, dict[str, float]] | None:
+    """The clause that raises a message the whole left alone (`floor_reading`), as (score, clause, label, the head's
+    probabilities), or None: the highest-scoring clause over `CLAUSE_BAR` that reads as a crisis (crisis at least
+    harm), or as a harm with the model's probability of a disclosure at `HARM_CLAUSE_P` or more. `read`: each
+    clause's `summed` reading (score, model, nearest phrases, probabilities) and text."""
+    raising = []
+    for (s, p_sum, _, ps), c in read:
+        crisis, harm = ps.get("crisis", 0.0), ps.get("harm", 0.0)
+        if s >= CLAUSE_BAR and (crisis >= harm or p_sum >= HARM_CLAUSE_P):
+            raising.append((s, c, "crisis" if crisis >= harm else "harm", {**ps, "model": p_sum}))
+    return max(raising, key=lambda r: r[0]) if raising else None
 
 
 def clauses(text: str) -> tuple[str, ...]:
@@ -423,12 +447,14 @@ def floor_reading(front: FrontEnd, text: str, answer: AgentFacts | None = None, 
         if score >= t and best < t:  # no clause alone reads as a disclosure: the whole's score came from their mix
             parts += ": no clause alone reaches the threshold"
             return Reading("disclosure", "none", 1.0 - best, 1.0 - t, note=parts)
-        crises = [(r[0], c, r[3]) for r, c in read if r[0] >= CLAUSE_BAR and r[3].get("crisis", 0.0) >= r[3].get("harm", 0.0)]
-        if score < t and crises:  # a farewell said inside an everyday request
-            s, c, cp = max(crises, key=lambda r: r[0])
-            return Reading("disclosure", "crisis", s, CLAUSE_BAR,
-                           note=f"{parts}; the clause {c!r} alone reads as a crisis ({s:.2f}, bar {CLAUSE_BAR:.2f}; the "
-                                f"whole {score:.2f}); crisis: p={cp['crisis']:.2f} against {cp['harm']:.2f}")
+        raised = raising_clause(read) if score < t else None
+        if raised:  # a farewell, or harm told in a clause of its own, said beside an everyday request
+            s, c, label, cp = raised
+            other = "harm" if label == "crisis" else "crisis"
+            sure = f" (model {cp['model']:.2f}, bar {HARM_CLAUSE_P:.2f})" if label == "harm" else ""
+            return Reading("disclosure", label, s, CLAUSE_BAR,
+                           note=f"{parts}; the clause {c!r} alone reads as a {label} ({s:.2f}, bar {CLAUSE_BAR:.2f}; the "
+                                f"whole {score:.2f}); {label}: p={cp[label]:.2f}{sure} against {cp[other]:.2f}")
     if score < t:
         return Reading("disclosure", "none", 1.0 - score, 1.0 - t, note=parts)
     if score < REQUEST_WHOLE_BAR and not answers_question(answer, text):
@@ -660,5 +686,8 @@ def read_signals(ctx: TurnContext, params: ProducerParams, rules: Signals) -> Si
     return combine(ctx, params, rules, readings)
 
 
-__all__ = ["ADD_PRECISION", "AFTER_STEP_BAR", "AFTER_THE_FIX", "CLAUSE_BAR", "CLAUSE_MIN_WORDS", "CLAUSE_SPLIT", "FIX_WORD", "after_the_fix", "HEADS", "LATER_DAY", "SOON", "REFUSAL", "REPLY_BAR", "answers_question", "clauses", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say", "read_signals", "reported_problem", "weak_adds", "FOLLOW_UP_HOSTILE_BAR", "after_hostile", "INSTRUCTION", "REFUSE", "THANKS", "TIME_SHORT", "fix_given",
-           "thanks_after_fix"]
+__all__ = ["ADD_PRECISION", "AFTER_STEP_BAR", "AFTER_THE_FIX", "CLAUSE_BAR", "CLAUSE_MIN_WORDS", "CLAUSE_SPLIT", "FIX_WORD",
+           "HARM_CLAUSE_P", "raising_clause", "after_the_fix", "HEADS", "LATER_DAY", "SOON", "REFUSAL", "REPLY_BAR",
+           "answers_question", "clauses", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say",
+           "read_signals", "reported_problem", "weak_adds", "FOLLOW_UP_HOSTILE_BAR", "after_hostile", "INSTRUCTION",
+           "REFUSE", "THANKS", "TIME_SHORT", "fix_given", "thanks_after_fix"]

@@ -478,6 +478,23 @@ def test_a_crisis_clause_inside_an_everyday_request_escalates_the_message():
     assert floor_reading(harm, said).label == "none"  # only a crisis clause raises a message the whole left alone
 
 
+def test_a_harm_clause_the_model_is_sure_of_escalates_a_message_the_whole_left_alone():
+    from stores.decisions.learned import CLAUSE_BAR, HARM_CLAUSE_P, floor_reading
+
+    said = "can you make the app ask for a fingerprint, my husband watches me type it. he pushed me down the stairs"
+    harm = "my husband watches me type it"
+    front = _ClauseFront({said: (0.04, 0.01, 0.03), "can you make the app ask for a fingerprint": (0.02, 0.0, 0.01),
+                          harm: (0.10, 0.0, 0.2), "he pushed me down the stairs": (CLAUSE_BAR + 0.1, 0.0, HARM_CLAUSE_P + 0.05)})
+    r = floor_reading(front, said)  # the whole is under the threshold, the harm clause alone is a sure one
+    assert r.label == "harm" and r.score == pytest.approx(CLAUSE_BAR + 0.1) and r.threshold == CLAUSE_BAR
+    assert "the clause 'he pushed me down the stairs' alone reads as a harm" in r.describe()
+    assert f"(model {HARM_CLAUSE_P + 0.05:.2f}, bar {HARM_CLAUSE_P:.2f})" in r.describe()
+    unsure = _ClauseFront({**front.given, "he pushed me down the stairs": (CLAUSE_BAR + 0.1, 0.0, HARM_CLAUSE_P - 0.05)})
+    assert floor_reading(unsure, said).label == "none"  # a harm clause the model is not sure of: the whole decides
+    low = _ClauseFront({**front.given, "he pushed me down the stairs": (CLAUSE_BAR - 0.05, 0.0, 0.99)})
+    assert floor_reading(low, said).label == "none"  # under the clause bar, however sure the model
+
+
 def test_a_plain_request_naming_a_relative_is_no_disclosure_unless_another_clause_reads_as_one():
     from stores.decisions.learned import REQUEST_REST_BAR, REQUEST_WHOLE_BAR, floor_reading, request_veto
 

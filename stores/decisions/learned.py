@@ -24,6 +24,9 @@
   when one clause alone reads as a crisis over `CLAUSE_BAR` (a farewell said inside an everyday request), or as a harm
   over it with the model sure (`HARM_CLAUSE_P`, eleventh round: harm told after a request). The words'
   readers are not touched; a short answer to the agent's question is read in its exchange, not by clauses.
+  A learned yes with a low whole score is read for who acts on whom (eleventh round, `harm_veto`): when neither the
+  message nor a clause reads as a harm done, threatened or planned to someone (`harm_element`, a head of its own
+  bank), the learned reading is no disclosure.
 - Signals whose words rarely mislead (`human_request`, `hostile`, `complexity`, `complaint`, an
   explicit intent):
   the rules' yes stands, and the learned head adds what the words missed ("is anyone real there",
@@ -368,6 +371,33 @@ REQUEST_WHOLE_BAR = 0.50
 one non-request piece is too short to read, the whole 0.93)."""
 
 
+HARM_ELEMENT = "harm_element"
+"""The head that reads a clause for who acts on whom (`phrases/elements.yaml`, eleventh round): `harm` when a harm is
+done, threatened or planned to someone (hurt, locked in, money or an account taken, court, a life about to end), `none`
+for a person or an event with no harm (a plain report naming a relative, news, an idiom of harm, scorn)."""
+HARM_ELEMENT_BAR = 0.30
+"""A learned yes whose whole score is under `ELEMENT_WHOLE_BAR` is read as no disclosure when neither the message nor
+any of its clauses reads `harm` at this probability (`harm_veto`); 0 turns the veto off. Chosen on the development
+suites and sets with the ninth held-out suite left out: among the 22 disclosures only the learned floor marked with a
+whole under 0.20, the lowest read 0.36 ("all my air miles are gone!! someone booked two flights ..."); 0.30 took 30 of
+the 170 false alarms the learned floor alone raised there and no disclosure, 0.35 took 41 with a margin of 0.01, 0.40
+lost one."""
+ELEMENT_WHOLE_BAR = 0.20
+"""Over this whole score the element veto does not apply. Between 0.20 and 0.30 the development disclosures read as
+low as 0.16 on the element head (a threat at the company's engineers, "... going down the stairs head first"; a no win
+no fee firm lined up, 0.21): the head learned harm done to the speaker and theirs better than harm promised to the
+company or a legal step; a whole bar of 0.25 or 0.30 with the same element bar lost two or more of them."""
+
+
+def harm_veto(front: FrontEnd, texts: list[str]) -> tuple[bool, str]:
+    """Whether a learned yes lacks a harm element: no text of `texts` (the message and its clauses, already encoded)
+    reads `harm` on `HARM_ELEMENT` at `HARM_ELEMENT_BAR`. Returns the verdict and the receipt's words."""
+    if HARM_ELEMENT not in front.heads:  # an artefact of a bank without the element head: no veto
+        return False, ""
+    best, at = max((front.proba(HARM_ELEMENT, t).get("harm", 0.0), t) for t in texts)
+    return best < HARM_ELEMENT_BAR, f"its harm element at most {best:.2f} ({at!r})"
+
+
 def request_veto(scored: list[tuple[float, str]]) -> tuple[bool, str]:
     """Whether a learned yes is a plain request (`REQUEST`): some clause asks the company something and
     no other clause reaches `REQUEST_REST_BAR`. `scored` is each clause's learned score and text (the message
@@ -421,7 +451,11 @@ def floor_reading(front: FrontEnd, text: str, answer: AgentFacts | None = None, 
 
     A yes under `REQUEST_WHOLE_BAR` on a message with a clause that asks the company something (`REQUEST`) and
     no other clause at `REQUEST_REST_BAR` is read as a plain request, no disclosure (`request_veto`, tenth
-    round); it reads the clause scores already computed, no model call more."""
+    round); it reads the clause scores already computed, no model call more.
+
+    A yes under `ELEMENT_WHOLE_BAR` whose message and clauses all read under `HARM_ELEMENT_BAR` on the element head
+    (`harm_veto`: no harm done, threatened or planned to anyone; a relative, news or an idiom alone) is read as no
+    disclosure (eleventh round); it reads the vectors already computed, one small head more."""
     t = front.heads["sensitive"].thresholds["disclosure"]
     score, p_yes, margin, ps = front.summed("sensitive", "disclosure", text)
     parts = f"model {p_yes:.2f}, nearest phrases {margin:.2f}"
@@ -462,6 +496,11 @@ def floor_reading(front: FrontEnd, text: str, answer: AgentFacts | None = None, 
         vetoed, why = request_veto(scored)
         if vetoed:
             parts += f"; {why}: under {REQUEST_REST_BAR:.2f}, read as no disclosure"
+            return Reading("disclosure", "none", 1.0 - score, 1.0 - t, note=parts)
+    if score < ELEMENT_WHOLE_BAR:  # who acts on whom: a person or an event with no harm done to anyone
+        vetoed, why = harm_veto(front, [text, *cs])
+        if vetoed:
+            parts += f"; {why}: under {HARM_ELEMENT_BAR:.2f}, no harm done to anyone, read as no disclosure"
             return Reading("disclosure", "none", 1.0 - score, 1.0 - t, note=parts)
     label = "crisis" if ps.get("crisis", 0.0) >= ps.get("harm", 0.0) else "harm"
     return Reading("disclosure", label, score, t,

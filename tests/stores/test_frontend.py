@@ -89,6 +89,24 @@ def test_the_floor_s_everyday_messages_train_the_floor_alone():
             assert not private & set(head.texts), name
 
 
+def test_the_element_head_learns_from_its_own_clauses_alone():
+    """`phrases/elements.yaml` (eleventh round) is private: the element head reads its own clauses and nothing else,
+    and no other head borrows them (the floor's `sensitive` head and the preference head train as before)."""
+    import yaml
+
+    from stores.frontend.bank import PHRASES
+
+    bank = load_bank()
+    own = yaml.safe_load((PHRASES / "elements.yaml").read_text(encoding="utf-8"))["harm_element"]
+    head = bank["harm_element"]
+    assert sorted(head.texts) == sorted(t for ts in own.values() for t in ts) and head.private == frozenset(head.texts)
+    label = dict(zip(head.texts, head.targets))
+    assert sum(v == "harm" for v in label.values()) >= 100 and sum(v == "none" for v in label.values()) >= 100
+    for name, other in bank.items():
+        if name != "harm_element":
+            assert not set(head.texts) & set(other.texts), name
+
+
 def test_bank_error_names_file_line_and_expectation(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("hostile:\n  \"yes\": just a string\n  \"no\": [a]\n", encoding="utf-8")
@@ -515,6 +533,58 @@ def test_a_plain_request_naming_a_relative_is_no_disclosure_unless_another_claus
     assert floor_reading(_ClauseFront({plea: (0.2, 0.0, 0.2)}), plea).label == "harm"  # a plea is not a request
     assert request_veto([(0.1, "And how do I stop it"), (0.1, "he reads my texts")])[0]
     assert not request_veto([(0.1, "my ex reads my texts"), (0.1, "he has my password")])[0]  # no request: no veto
+
+
+class _ElementFront(_ClauseFront):
+    """A clause floor with the element head: each text's `harm` probability is given."""
+
+    def __init__(self, read: dict[str, tuple[float, float, float]], harm: dict[str, float], threshold: float = 0.13):
+        super().__init__(read, threshold)
+        self.heads = {**self.heads, "harm_element": None}
+        self.harm = harm
+
+    def proba(self, head, text):
+        assert head == "harm_element"
+        return {"none": 1 - self.harm[text], "harm": self.harm[text]}
+
+
+def test_a_learned_yes_with_no_harm_element_is_no_disclosure(monkeypatch):
+    import stores.decisions.learned as learned
+    from stores.decisions.learned import ELEMENT_WHOLE_BAR, HARM_ELEMENT_BAR, floor_reading
+
+    said = "my nan's pension hasn't landed, the bank says it left on friday"
+    parts = ("my nan's pension hasn't landed", "the bank says it left on friday")
+    read = {said: (ELEMENT_WHOLE_BAR - 0.04, 0.0, 0.3), parts[0]: (0.15, 0.0, 0.2), parts[1]: (0.05, 0.0, 0.1)}
+    low = {said: 0.12, parts[0]: HARM_ELEMENT_BAR - 0.05, parts[1]: 0.04}
+    r = floor_reading(_ElementFront(read, low), said)  # a person and an event, no harm done to anyone
+    assert r.label == "none"
+    assert (f"its harm element at most {HARM_ELEMENT_BAR - 0.05:.2f} (\"my nan's pension hasn't landed\"): under "
+            f"{HARM_ELEMENT_BAR:.2f}, no harm done to anyone") in r.describe()
+    harmed = {**low, parts[1]: HARM_ELEMENT_BAR + 0.05}
+    assert floor_reading(_ElementFront(read, harmed), said).label == "harm"  # one clause reads as a harm: it stands
+    sure = {**read, said: (ELEMENT_WHOLE_BAR + 0.05, 0.0, 0.4)}
+    assert floor_reading(_ElementFront(sure, low), said).label == "harm"  # over the whole bar the veto does not read
+    one = "the boiler in the loft trips the switch"
+    assert floor_reading(_ElementFront({one: (0.15, 0.0, 0.2)}, {one: 0.05}), one).label == "none"  # one clause: whole
+    assert floor_reading(_ClauseFront(read), said).label == "harm"  # no element head in the artefact: no veto
+    monkeypatch.setattr(learned, "HARM_ELEMENT_BAR", 0.0)
+    assert floor_reading(_ElementFront(read, low), said).label == "harm"  # 0 turns the veto off
+
+
+@pytest.mark.slow  # trains or reads the front end
+def test_the_element_head_reads_harm_done_to_someone_not_a_person_or_an_event_alone():
+    from stores.decisions.learned import HARM_ELEMENT, HARM_ELEMENT_BAR
+    from stores.frontend.model import front_end
+
+    fe = front_end()
+    for harm in ("my stepfather shoves my mum around when he has had a drink",
+                 "the man upstairs said he will hurt my kids if I complain again",
+                 "I have saved enough of my pills to not wake up"):
+        assert fe.proba(HARM_ELEMENT, harm)["harm"] >= HARM_ELEMENT_BAR + 0.3, harm
+    for plain in ("my grandad's pension statement came with the wrong address on it",
+                  "my sister's tablet keeps freezing on the home screen",
+                  "I'm having twins in the summer so can we pause the gym plan"):
+        assert fe.proba(HARM_ELEMENT, plain)["harm"] < HARM_ELEMENT_BAR, plain
 
 
 def test_a_short_answer_is_read_with_the_question_not_the_customer_s_previous_message():

@@ -23,6 +23,7 @@ Observing an event twice changes nothing (by id, and by content for resolution r
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from dataclasses import dataclass, field
@@ -88,6 +89,10 @@ class _Customer:
     offered: dict[str, str] = field(default_factory=dict)
     """Per session, under a learned front end: the agent's last suggestion the lexicon named no step in
     (`could you sign out of Brightline ...`), in its own words; an attempt only once the customer answers it."""
+    unread: dict[str, list[tuple[str, datetime, str]]] = field(default_factory=dict)
+    """Per session, under a learned front end, while the session has no incident: the customer's sentences that
+    name no step or outcome and ask nothing (turn id, time, sentence); when a step answers them, the likeliest
+    problem among them is the report the words missed (`_answered_report`)."""
 
 
 class Extractor:
@@ -241,8 +246,12 @@ class _Run:
         said = any(_read(x, True, False)[1] for x in said_all) if reading else True
         # the report words (`_STOPPED`) read a message whose sentences have no symptom word
         worded = any(_facts(x)[4] for x in said_all)
+        told = False  # a step or an outcome said: what follows in the message is no longer the problem's telling
         for sentence in said_all:
             norm, marks, steps = _read(sentence, True, False)
+            told = told or bool(steps or marks)
+            if reading and not told and "?" not in sentence and self.session not in self.c.session_incident:
+                self.c.unread.setdefault(self.session, []).append((t.id, t.at, sentence))
             if reading:
                 from stores.structured.learned import READERS, apply
 
@@ -272,6 +281,7 @@ class _Run:
             if role:
                 self.readers.append((sentence, f"a profile fact: who the customer is ({role})"))
                 self._profile(f"identity:{self.event.id}", sentence, replace_sources=False)
+                self._kept_apart(sentence)
                 continue
             if reading:
                 beside_report = any(_facts(x)[4] for x in said_all if x != sentence)  # a symptom word elsewhere
@@ -279,14 +289,17 @@ class _Run:
             if topics:
                 for topic in topics:
                     self._profile(f"preference:{topic}", sentence, replace_sources=True)
+                self._kept_apart(sentence)
                 continue
             if identity and not symptom and not steps and not marks:
                 self._profile(f"identity:{self.event.id}", sentence, replace_sources=False)
+                self._kept_apart(sentence)
                 continue
             if reading and not steps and not marks and "?" not in sentence:
                 kind = self._statement(sentence, symptom)
                 if kind == "fact":
                     self._profile(f"identity:{self.event.id}", sentence, replace_sources=False)
+                    self._kept_apart(sentence)
                     continue
                 if kind == "system":  # a value the company's systems own: no incident of the customer's
                     continue
@@ -302,12 +315,23 @@ class _Run:
         for mid in message_steps:  # a step with no outcome reported stays (or becomes) in progress
             if mid not in settled:
                 self._sourced(self.c.memories[mid])
+        if reading and message_steps:
+            self._answered_report("the customer's own steps answer it")
+        if self.session in self.c.session_incident:
+            self.c.unread.pop(self.session, None)
 
     def _preference(self, sentence: str, norm: str, topics: tuple[str, ...], troubleshooting: bool) -> tuple[str, ...]:
         """The preference topics a sentence sets under a learned front end: the rules' when their words
         say so, else the learned reading's (stores/structured/learned.py) unless the sentence reports or
         names a step, sits beside a problem report of the same message (it tells what the problem costs),
         or asks a question; the reader that decided goes into the receipts."""
+        if topics == ("general",):  # no topic words: `only in daytime it records` may say what goes wrong
+            from stores.structured.learned import learned_statement
+
+            r = learned_statement(sentence)
+            if r.sure and r.label == "problem":
+                self.readers.append((sentence, f"{r.describe()}: a problem, no preference"))
+                return ()
         if topics:
             self.readers.append((sentence, f"rules preference: topic {', '.join(topics)}"))
             return topics
@@ -448,14 +472,48 @@ class _Run:
             named = [s for s in found if s.start >= hint_start and not s.pronoun]
             if self.front != "rules":  # "try adding the card again": the reported action again, no step
                 named = [s for s in named if not self._retries_the_problem(s)]
+            if self.front != "rules":
+                offered = None if named else _offered_step(sentence, norm, hint_end)
+                if named or offered:
+                    self._answered_report("the agent's step answers it")
             for s in named:
                 self._await(self._attempt(s).id)
             if self.front != "rules":
-                offered = None if named else _offered_step(sentence, norm, hint_end)
                 if offered:
                     self.c.offered[self.session] = offered
                 else:
                     self.c.offered.pop(self.session, None)
+
+    def _kept_apart(self, sentence: str) -> None:
+        """A sentence kept as who the customer is or what they prefer is not the report a later step answers."""
+        said = self.c.unread.get(self.session)
+        if said and said[-1][2] == sentence:
+            said.pop()
+
+    def _answered_report(self, why: str) -> None:
+        """Under a learned front end: a step put forward or tried in a session with no incident answers a problem
+        the customer reported in words the rules did not read (`results ... no longer arrive in ClinicPal`,
+        `KafeKey loyalty stamps not adding`): the session's incident opens on its likeliest report, the customer's
+        sentence (before any step or outcome of its message, asking nothing, three words or more) the `statement`
+        head gives the highest `problem` probability, as said by the turn that said it. The product it names is read
+        as in a first report, or a name with a capital inside it (`HomeGuard`) another sentence of its turn names (a
+        placed name there may be a place: `living alone in Mylapore`)."""
+        said = [x for x in self.c.unread.pop(self.session, []) if len(x[2].split()) >= 3]
+        if not said or self.session in self.c.session_incident:
+            return
+        from stores.structured.learned import problem_score
+
+        scored = [(problem_score(x[2]), -i, x) for i, x in enumerate(said)]
+        p, _, (turn, at, sentence) = max(scored)
+        self.readers.append((sentence, f"learned statement problem p={p:.2f}, the likeliest report of the session: "
+                                       f"{why} (the report the words missed)"))
+        self._incident(sentence, normalize(sentence), None, source=(turn, at))
+        if self.c.product is None and not any(m.key.startswith("product:") for m in self.c.memories.values()):
+            named = coined_product(sentence) or next(
+                (n for n in (coined_product(x[2]) for x in said if x[0] == turn) if n and any(c.isupper() for c in n[1:])), None)
+            if named:
+                self.readers.append((sentence, f"the product named in the report: {named}"))
+                self._profile(f"product:{named.lower()}", f"Uses {named}", replace_sources=False, source=(turn, at))
 
     def _retries_the_problem(self, step: Step) -> bool:
         """Under a learned front end: whether an agent's suggested step is the customer's failing action
@@ -508,18 +566,22 @@ class _Run:
             self._sourced(self.c.memories[mid], status="open")
 
     # -- memories -----------------------------------------------------------------------------
-    def _profile(self, key: str, text: str, *, replace_sources: bool) -> None:
+    def _profile(self, key: str, text: str, *, replace_sources: bool, source: tuple[str, datetime] | None = None) -> None:
+        """Keep a profile fact (`source`: the turn that said it and its time, when not this event)."""
         mid = f"{self.cid}:PROFILE:{key}"
         old = self.c.memories.get(mid)
         if old is None:
-            self._put(Memory(mid, self.cid, "PROFILE", text, self.at, self.at, (self.event.id,), key=key,
+            said, at = source or (self.event.id, self.at)
+            self._put(Memory(mid, self.cid, "PROFILE", text, at, at, (said,), key=key,
                              product=self.c.product), "add")
         elif replace_sources and old.text != text:  # a newer preference replaces the older one
             self._put(old.evolve(text=text, source_ids=(self.event.id,), updated_at=max(self.at, old.updated_at)), "update")
         else:
             self._sourced(old)
 
-    def _incident(self, sentence: str, norm: str, product: str | None) -> None:
+    def _incident(self, sentence: str, norm: str, product: str | None, source: tuple[str, datetime] | None = None) -> None:
+        """Open the session's incident on a report, or reopen the resolved one it repeats (`source`: the turn that
+        said it and its time, when not this event)."""
         words = content_words(sentence)
         hint = REPEAT_HINT.search(norm) is not None
         best, best_score = None, 0.0
@@ -533,13 +595,14 @@ class _Run:
             self.c.session_incident[self.session] = best.id
             self._adopt(self._sourced(best, status="open"))
             return
-        self._adopt(self._new_incident(sentence, product))  # a resolution record's own incident adopts nothing
+        self._adopt(self._new_incident(sentence, product, source))  # a resolution record's own incident adopts nothing
 
-    def _new_incident(self, sentence: str, product: str | None) -> Memory:
-        mid = f"{self.cid}:INCIDENT:{self.event.id}"
+    def _new_incident(self, sentence: str, product: str | None, source: tuple[str, datetime] | None = None) -> Memory:
+        said, at = source or (self.event.id, self.at)
+        mid = f"{self.cid}:INCIDENT:{said}"
         self.c.session_incident[self.session] = mid
-        m = Memory(mid, self.cid, "INCIDENT", _incident_text(sentence), self.at, self.at, (self.event.id,),
-                   status="open", product=product or self.c.product, key=f"incident:{self.event.id}")
+        m = Memory(mid, self.cid, "INCIDENT", _incident_text(sentence), at, at, (said,),
+                   status="open", product=product or self.c.product, key=f"incident:{said}")
         return self._put(m, "add")
 
     def _attempt(self, step: Step, create_as: str | None = None, answer: bool = False) -> Memory:

@@ -277,6 +277,12 @@ class _Run:
                     self._profile(f"product:{named.lower()}", f"Uses {named}", replace_sources=False)
             if device:
                 self._profile(f"device:{device.lower()}", f"Uses {device}", replace_sources=False)
+            if reading and not steps and not marks and "?" not in sentence:
+                if len(said_all) > 1 and sentence == said_all[-1] and _signs_off(sentence):
+                    self.readers.append((sentence, "a profile fact: the signature's organisation or place"))
+                    self._profile(f"identity:{self.event.id}:signature", sentence, replace_sources=False)
+                    self._kept_apart(sentence)
+                    continue
             role = _role(norm) if reading and not topics and not steps and not marks and not symptom and "?" not in sentence else ""
             if role:
                 self.readers.append((sentence, f"a profile fact: who the customer is ({role})"))
@@ -682,6 +688,26 @@ def _is_identity(sentence: str, norm: str) -> bool:
         return False
     cased = sentence[:1].lower() + sentence[1:]  # the `we're <Name>` form reads the capital from the original
     return IDENTITY.match(norm) is not None or IDENTITY.match(cased.replace("We're", "we're").replace("We are", "we are")) is not None
+
+
+_NAME = r"[A-Z][\w'’.-]*"
+_SIGNATURE = re.compile(rf"^[-–—~]?\s*{_NAME}(?: {_NAME})?,\s+(?P<rest>.+?)[.!]?$")
+_JOINERS = frozenset("of out de del des da das di do dos du e la le los las el y and the van von der den near in at &".split())
+_NOT_SIGNATURE = frozenset("thanks thank cheers regards best kind warm many sorry hi hello hey ok okay yes no so well "
+                           "again also anyway please morning evening afternoon update".split())
+
+
+def _signs_off(sentence: str) -> bool:
+    """A message's closing line that signs with a name and an organisation or a place (`Bruno, Castellano Haulage.`,
+    `Garrett, Lindstrom Hauling out of Red Deer.`): a capitalized name, a comma, then words that are all capitalized
+    but for joiners (`of`, `de`, `out`), one capitalized word or more and no verb; not `Thanks, Dana` or
+    `Wanjiru Kamau, manager` (no organisation, no place)."""
+    m = _SIGNATURE.match(sentence.strip())
+    if m is None or sentence.split()[0].strip(",").lower() in _NOT_SIGNATURE:
+        return False
+    words = [w.strip(",") for w in m.group("rest").split()]
+    return len(words) <= 8 and any(w[:1].isupper() for w in words) and all(
+        w[:1].isupper() or w.lower() in _JOINERS for w in words if w)
 
 
 def _same_step(m: Memory, step: Step) -> bool:

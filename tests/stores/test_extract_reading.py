@@ -12,7 +12,7 @@ from helpers import at, resolve, turn
 
 from stores.frontend.model import Reading
 from stores.structured import learned as fx
-from stores.structured.extract import Extractor, _role, _same_step, coined_product
+from stores.structured.extract import Extractor, _role, _same_step, _signs_off, coined_product
 from stores.structured.lexicon import casing, content_words, find_steps, normalize
 from stores.structured.model import Memory
 
@@ -243,3 +243,23 @@ def test_a_preference_without_topic_words_said_as_a_problem_is_none(problems):
     assert [m.key for m in memories("learned", events) if m.type == "PROFILE"] == ["preference:general"]
     problems({"only in daylight": 0.8})
     assert not [m for m in memories("learned", events) if m.type == "PROFILE"]
+
+
+@pytest.mark.parametrize("line, signs", [
+    ("Priya, Hollins Joinery.", True),
+    ("Oskar, Brennholz Logistik out of Kiel.", True),
+    ("Ines, Quinta das Amoras, Douro.", True),
+    ("Thanks, Priya.", False),
+    ("Priya Shah, owner.", False),
+    ("Cheers, that sorted it.", False),
+])
+def test_a_closing_line_signs_with_an_organisation_or_a_place(line, signs):
+    assert _signs_off(line) is signs
+
+
+def test_the_signature_is_a_profile_fact_only_as_a_messages_last_line(quiet):
+    story = "The Tallyhut scale in the shop stopped printing labels on Friday. Priya, Hollins Joinery."
+    facts = [m.text for m in memories("learned", [turn("t1", story, 0)]) if m.key.endswith(":signature")]
+    assert facts == ["Priya, Hollins Joinery."]
+    assert not [m for m in memories("learned", [turn("t1", "Priya, Hollins Joinery.", 0)]) if m.key.endswith(":signature")]
+    assert not [m for m in memories("rules", [turn("t1", story, 0)]) if m.key.endswith(":signature")]

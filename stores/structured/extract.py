@@ -271,8 +271,8 @@ class _Run:
                 self.c.product = product
             elif reading and symptom and self.c.product is None and not any(
                     m.type == "INCIDENT" or m.key.startswith("product:") for m in self.c.memories.values()):
-                named = coined_product(sentence)  # the customer's first report only: the product they came about
-                if named:
+                named = coined_product(sentence) or _camel_named(x for x in said_all if x != sentence)
+                if named:  # the customer's first report only: the product they came about
                     self.readers.append((sentence, f"the product named in the report: {named}"))
                     self._profile(f"product:{named.lower()}", f"Uses {named}", replace_sources=False)
             if device:
@@ -515,8 +515,7 @@ class _Run:
                                        f"{why} (the report the words missed)"))
         self._incident(sentence, normalize(sentence), None, source=(turn, at))
         if self.c.product is None and not any(m.key.startswith("product:") for m in self.c.memories.values()):
-            named = coined_product(sentence) or next(
-                (n for n in (coined_product(x[2]) for x in said if x[0] == turn) if n and any(c.isupper() for c in n[1:])), None)
+            named = coined_product(sentence) or _camel_named(x[2] for x in said if x[0] == turn)
             if named:
                 self.readers.append((sentence, f"the product named in the report: {named}"))
                 self._profile(f"product:{named.lower()}", f"Uses {named}", replace_sources=False, source=(turn, at))
@@ -615,7 +614,8 @@ class _Run:
         """The attempt this step names: an existing one (same key, or same verb and object words) or a new one.
         With `answer` (a customer's step under a learned front end), a step the agent put forward with the
         same verb is that one when either names the application and the other the product or nothing
-        (`Restart Pixelmoor`, answered `restarted it`)."""
+        (`Restart Pixelmoor`, answered `restarted it`), or when the customer's names its object by a pronoun
+        (`Change SMS sender name`, answered `changed it to ShirleysPaws`)."""
         incident = self.c.session_incident.get(self.session)
         same = [m for m in self.c.memories.values() if m.type == "ATTEMPT" and m.incident_id == incident and _same_step(m, step)]
         if same:  # the closest: `compressed air around the left stick` is the air blown, not the stick recalibrated
@@ -625,6 +625,11 @@ class _Run:
                 m = self.c.memories[mid]
                 if _answers(m, step):
                     return self._sourced(m)
+            if step.text.split()[1:2] and step.text.split()[1].lower() in _PRONOUNS:  # `changed it to ShirleysPaws`
+                for mid in self._pending():  # answers `change the SMS sender name`: "it" is what was put forward
+                    m = self.c.memories[mid]
+                    if same_verb(m.key.partition(":")[0], step.group):
+                        return self._sourced(m)
             if step.group not in KNOWN_GROUPS and ":" in step.key:  # `pushed the cable back in`, answering `reconnect the cable`
                 for mid in self._pending():
                     m = self.c.memories[mid]
@@ -760,9 +765,10 @@ _NOT_STEPS = frozenset(
 """First words of an agent's request that ask for information or patience, not a troubleshooting step."""
 _NOT_OWN_STEPS = frozenset(
     "checked looked tested noticed waited asked called emailed contacted phoned messaged wanted needed used "
-    "opened started logged received booked ordered paid noticed mentioned said told explained".split()
+    "opened started logged received booked ordered paid noticed mentioned said told explained lasted held".split()
 )
-"""Past-tense verbs that report what the customer saw or asked, not a step tried (`checked it`)."""
+"""Past-tense verbs that report what the customer saw or asked, not a step tried (`checked it`), or how long a step
+held (`lasted like 20 min`, `held for two nights`: an outcome)."""
 _PRONOUNS = frozenset("it them that this those these".split())
 _OWN_LEAD = frozenset("i we also already just then so ok okay and have had first finally yesterday".split())
 _STEP_CUT = re.compile(r"[,;:.!?()]|\s(?:and then|then|so|but|because|to see|before|after|if|while|until|and it|and now)\s")
@@ -833,6 +839,13 @@ def coined_product(sentence: str) -> str | None:
     found = [m for m in (_coined(text, m) for m in re.finditer(r"\b[A-Z][A-Za-z]{3,}(?: [A-Z][A-Za-z]+)?\b", text)) if m]
     # a name with a capital inside it is coined whatever precedes it; a placed one may be a place (`in Mong Kok uses TableQ`)
     return next((n for n, camel in found if camel), found[0][0] if found else None)
+
+
+def _camel_named(said) -> str | None:
+    """The first name with a capital inside it (`HomeGuard`) that `coined_product` finds in the other sentences of a
+    report's message (`our lass put BookPaws on the tablet`): the product, when the report sentence names none (a name
+    placed there without an inner capital may be a place: `living alone in Mylapore`)."""
+    return next((n for n in map(coined_product, said) if n and any(c.isupper() for c in n[1:])), None)
 
 
 def _coined(text: str, m: re.Match) -> tuple[str, bool] | None:
@@ -924,8 +937,14 @@ _GREETING = re.compile(r"^(?:(?:hi|hello|hey)(?: again| team| there)?[,!.]?\s+|g
 _OWNER = re.compile(r"^(?:my|our)\s+", re.I)
 
 
+_LEAD_IN = re.compile(r"^(?:[^\s:]+\s+){0,3}[^\s:]+:\s+(?=\S)")
+"""A sentence's lead-in before a colon, four words at most (`For your records: `, `Just for the record: `)."""
+
+
 def _incident_text(sentence: str) -> str:
     text = _GREETING.sub("", sentence.strip())
+    if len(text.split()) > MAX_INCIDENT_WORDS:  # a long report keeps its problem, not its lead-in
+        text = _LEAD_IN.sub("", text)
     text = _OWNER.sub("", text)
     words = text.split()
     if len(words) > MAX_INCIDENT_WORDS:

@@ -263,3 +263,25 @@ def test_the_signature_is_a_profile_fact_only_as_a_messages_last_line(quiet):
     assert facts == ["Priya, Hollins Joinery."]
     assert not [m for m in memories("learned", [turn("t1", "Priya, Hollins Joinery.", 0)]) if m.key.endswith(":signature")]
     assert not [m for m in memories("rules", [turn("t1", story, 0)]) if m.key.endswith(":signature")]
+
+
+def test_how_long_a_step_held_is_no_step():
+    assert not find_steps(normalize("lasted like an hour then dropped again"), {}, subject_free=True, past_only=False)
+
+
+def test_a_step_answered_with_a_pronoun_object_is_the_step_put_forward(quiet):
+    events = [
+        turn("t1", "The Quillfeed labels come out blank", 0),
+        turn("t2", "Please change the label template in the printer settings.", 1, role="agent"),
+        turn("t3", "changed it to Avery Mini, did not help", 2),
+    ]
+    attempts = [(m.text, m.outcome, "t3" in m.source_ids) for m in memories("learned", events) if m.type == "ATTEMPT"]
+    assert attempts == [("Change label template", "failed", True)]
+
+
+def test_a_long_report_keeps_its_problem_not_its_lead_in(problems):
+    problems({"gauge": 0.8})
+    story = ("For the record: since the storms last month the Brindlemoor gauge on the big cold room at our farm shop "
+             "outside the village reads minus forty every single night. We restarted the gauge, that did nothing.")
+    incident = [m.text for m in memories("learned", [turn("t1", story, 0)]) if m.type == "INCIDENT"]
+    assert len(incident) == 1 and incident[0].startswith("Since the storms") and "minus forty" in incident[0]

@@ -31,7 +31,7 @@ from stores.protocol import Bundle, ContextRequest
 from stores.reply.derive import ContextMemory, memories_in_context
 from stores.reply.model import SupportReply, UsedMemory
 from stores.structured.lexicon import WORD, content_words, normalize, stem
-from stores.structured.model import Memory
+from stores.structured.model import Memory, same_ticket
 
 ESCALATE = "Escalate to the next support tier with the full history"
 """The next step when no known fix is left."""
@@ -73,10 +73,9 @@ def compose(request: ContextRequest, ctx: list[ContextMemory], *, engine: str = 
         scored.append((c, len(hit) / len(q) if q else 0.0, hit))
     relevant_ids = {c.memory.id for c, s, _ in scored if s > 0 and c.memory.type != "PROFILE"}
     # an attempt no incident holds is about its ticket's problem: relevant when a memory of its session is
-    tickets = {c.session for c, s, _ in scored if s > 0 and c.memory.type != "PROFILE" and c.session}
-    same_ticket = {c.memory.id for c, _, _ in scored if c.memory.type == "ATTEMPT" and not c.memory.incident_id
-                   and c.session in tickets and c.memory.id not in relevant_ids}
-    relevant_ids |= same_ticket
+    flags = same_ticket([c.memory for c, _, _ in scored], [c.session or "" for c, _, _ in scored], [s for _, s, _ in scored])
+    ticket_ids = {c.memory.id for (c, _, _), f in zip(scored, flags) if f}
+    relevant_ids |= ticket_ids
     use = [x for x in scored if x[0].memory.id in relevant_ids] or [x for x in scored if x[0].memory.type != "PROFILE"]
     use_ids = {c.memory.id for c, _, _ in use}
     attempts = [(c, s) for c, s, _ in use if c.memory.type == "ATTEMPT"]
@@ -99,7 +98,7 @@ def compose(request: ContextRequest, ctx: list[ContextMemory], *, engine: str = 
         reason = ", ".join(r for r in (
             "same product" if product and m.product == product and m.type != "PROFILE" else "",
             f"matched on {', '.join(hit)}" if hit else "",
-            "same ticket as a matched memory" if m.id in same_ticket else "",
+            "same ticket as a matched memory" if m.id in ticket_ids else "",
             "customer profile" if m.type == "PROFILE" else "",
             "earlier session" if c.session and c.session != request.session else "",
         ) if r) or "in the context"

@@ -23,6 +23,7 @@ Observing an event twice changes nothing (by id, and by content for resolution r
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from dataclasses import dataclass, field
@@ -88,6 +89,10 @@ class _Customer:
     offered: dict[str, str] = field(default_factory=dict)
     """Per session, under a learned front end: the agent's last suggestion the lexicon named no step in
     (`could you sign out of Brightline ...`), in its own words; an attempt only once the customer answers it."""
+    unread: dict[str, list[tuple[str, datetime, str]]] = field(default_factory=dict)
+    """Per session, under a learned front end, while the session has no incident: the customer's sentences that
+    name no step or outcome and ask nothing (turn id, time, sentence); when a step answers them, the likeliest
+    problem among them is the report the words missed (`_answered_report`)."""
 
 
 class Extractor:
@@ -241,8 +246,12 @@ class _Run:
         said = any(_read(x, True, False)[1] for x in said_all) if reading else True
         # the report words (`_STOPPED`) read a message whose sentences have no symptom word
         worded = any(_facts(x)[4] for x in said_all)
+        told = False  # a step or an outcome said: what follows in the message is no longer the problem's telling
         for sentence in said_all:
             norm, marks, steps = _read(sentence, True, False)
+            told = told or bool(steps or marks)
+            if reading and not told and "?" not in sentence and self.session not in self.c.session_incident:
+                self.c.unread.setdefault(self.session, []).append((t.id, t.at, sentence))
             if reading:
                 from stores.structured.learned import READERS, apply
 
@@ -262,16 +271,23 @@ class _Run:
                 self.c.product = product
             elif reading and symptom and self.c.product is None and not any(
                     m.type == "INCIDENT" or m.key.startswith("product:") for m in self.c.memories.values()):
-                named = coined_product(sentence)  # the customer's first report only: the product they came about
-                if named:
+                named = coined_product(sentence) or _camel_named(x for x in said_all if x != sentence)
+                if named:  # the customer's first report only: the product they came about
                     self.readers.append((sentence, f"the product named in the report: {named}"))
                     self._profile(f"product:{named.lower()}", f"Uses {named}", replace_sources=False)
             if device:
                 self._profile(f"device:{device.lower()}", f"Uses {device}", replace_sources=False)
+            if reading and not steps and not marks and "?" not in sentence:
+                if len(said_all) > 1 and sentence == said_all[-1] and _signs_off(sentence):
+                    self.readers.append((sentence, "a profile fact: the signature's organisation or place"))
+                    self._profile(f"identity:{self.event.id}:signature", sentence, replace_sources=False)
+                    self._kept_apart(sentence)
+                    continue
             role = _role(norm) if reading and not topics and not steps and not marks and not symptom and "?" not in sentence else ""
             if role:
                 self.readers.append((sentence, f"a profile fact: who the customer is ({role})"))
                 self._profile(f"identity:{self.event.id}", sentence, replace_sources=False)
+                self._kept_apart(sentence)
                 continue
             if reading:
                 beside_report = any(_facts(x)[4] for x in said_all if x != sentence)  # a symptom word elsewhere
@@ -279,14 +295,17 @@ class _Run:
             if topics:
                 for topic in topics:
                     self._profile(f"preference:{topic}", sentence, replace_sources=True)
+                self._kept_apart(sentence)
                 continue
             if identity and not symptom and not steps and not marks:
                 self._profile(f"identity:{self.event.id}", sentence, replace_sources=False)
+                self._kept_apart(sentence)
                 continue
             if reading and not steps and not marks and "?" not in sentence:
                 kind = self._statement(sentence, symptom)
                 if kind == "fact":
                     self._profile(f"identity:{self.event.id}", sentence, replace_sources=False)
+                    self._kept_apart(sentence)
                     continue
                 if kind == "system":  # a value the company's systems own: no incident of the customer's
                     continue
@@ -302,12 +321,23 @@ class _Run:
         for mid in message_steps:  # a step with no outcome reported stays (or becomes) in progress
             if mid not in settled:
                 self._sourced(self.c.memories[mid])
+        if reading and message_steps:
+            self._answered_report("the customer's own steps answer it")
+        if self.session in self.c.session_incident:
+            self.c.unread.pop(self.session, None)
 
     def _preference(self, sentence: str, norm: str, topics: tuple[str, ...], troubleshooting: bool) -> tuple[str, ...]:
         """The preference topics a sentence sets under a learned front end: the rules' when their words
         say so, else the learned reading's (stores/structured/learned.py) unless the sentence reports or
         names a step, sits beside a problem report of the same message (it tells what the problem costs),
         or asks a question; the reader that decided goes into the receipts."""
+        if topics == ("general",):  # no topic words: `only in daytime it records` may say what goes wrong
+            from stores.structured.learned import learned_statement
+
+            r = learned_statement(sentence)
+            if r.sure and r.label == "problem":
+                self.readers.append((sentence, f"{r.describe()}: a problem, no preference"))
+                return ()
         if topics:
             self.readers.append((sentence, f"rules preference: topic {', '.join(topics)}"))
             return topics
@@ -448,14 +478,47 @@ class _Run:
             named = [s for s in found if s.start >= hint_start and not s.pronoun]
             if self.front != "rules":  # "try adding the card again": the reported action again, no step
                 named = [s for s in named if not self._retries_the_problem(s)]
+            if self.front != "rules":
+                offered = None if named else _offered_step(sentence, norm, hint_end)
+                if named or offered:
+                    self._answered_report("the agent's step answers it")
             for s in named:
                 self._await(self._attempt(s).id)
             if self.front != "rules":
-                offered = None if named else _offered_step(sentence, norm, hint_end)
                 if offered:
                     self.c.offered[self.session] = offered
                 else:
                     self.c.offered.pop(self.session, None)
+
+    def _kept_apart(self, sentence: str) -> None:
+        """A sentence kept as who the customer is or what they prefer is not the report a later step answers."""
+        said = self.c.unread.get(self.session)
+        if said and said[-1][2] == sentence:
+            said.pop()
+
+    def _answered_report(self, why: str) -> None:
+        """Under a learned front end: a step put forward or tried in a session with no incident answers a problem
+        the customer reported in words the rules did not read (`results ... no longer arrive in ClinicPal`,
+        `KafeKey loyalty stamps not adding`): the session's incident opens on its likeliest report, the customer's
+        sentence (before any step or outcome of its message, asking nothing, three words or more) the `statement`
+        head gives the highest `problem` probability, as said by the turn that said it. The product it names is read
+        as in a first report, or a name with a capital inside it (`HomeGuard`) another sentence of its turn names (a
+        placed name there may be a place: `living alone in Mylapore`)."""
+        said = [x for x in self.c.unread.pop(self.session, []) if len(x[2].split()) >= 3]
+        if not said or self.session in self.c.session_incident:
+            return
+        from stores.structured.learned import problem_score
+
+        scored = [(problem_score(x[2]), -i, x) for i, x in enumerate(said)]
+        p, _, (turn, at, sentence) = max(scored)
+        self.readers.append((sentence, f"learned statement problem p={p:.2f}, the likeliest report of the session: "
+                                       f"{why} (the report the words missed)"))
+        self._incident(sentence, normalize(sentence), None, source=(turn, at))
+        if self.c.product is None and not any(m.key.startswith("product:") for m in self.c.memories.values()):
+            named = coined_product(sentence) or _camel_named(x[2] for x in said if x[0] == turn)
+            if named:
+                self.readers.append((sentence, f"the product named in the report: {named}"))
+                self._profile(f"product:{named.lower()}", f"Uses {named}", replace_sources=False, source=(turn, at))
 
     def _retries_the_problem(self, step: Step) -> bool:
         """Under a learned front end: whether an agent's suggested step is the customer's failing action
@@ -508,18 +571,22 @@ class _Run:
             self._sourced(self.c.memories[mid], status="open")
 
     # -- memories -----------------------------------------------------------------------------
-    def _profile(self, key: str, text: str, *, replace_sources: bool) -> None:
+    def _profile(self, key: str, text: str, *, replace_sources: bool, source: tuple[str, datetime] | None = None) -> None:
+        """Keep a profile fact (`source`: the turn that said it and its time, when not this event)."""
         mid = f"{self.cid}:PROFILE:{key}"
         old = self.c.memories.get(mid)
         if old is None:
-            self._put(Memory(mid, self.cid, "PROFILE", text, self.at, self.at, (self.event.id,), key=key,
+            said, at = source or (self.event.id, self.at)
+            self._put(Memory(mid, self.cid, "PROFILE", text, at, at, (said,), key=key,
                              product=self.c.product), "add")
         elif replace_sources and old.text != text:  # a newer preference replaces the older one
             self._put(old.evolve(text=text, source_ids=(self.event.id,), updated_at=max(self.at, old.updated_at)), "update")
         else:
             self._sourced(old)
 
-    def _incident(self, sentence: str, norm: str, product: str | None) -> None:
+    def _incident(self, sentence: str, norm: str, product: str | None, source: tuple[str, datetime] | None = None) -> None:
+        """Open the session's incident on a report, or reopen the resolved one it repeats (`source`: the turn that
+        said it and its time, when not this event)."""
         words = content_words(sentence)
         hint = REPEAT_HINT.search(norm) is not None
         best, best_score = None, 0.0
@@ -533,20 +600,22 @@ class _Run:
             self.c.session_incident[self.session] = best.id
             self._adopt(self._sourced(best, status="open"))
             return
-        self._adopt(self._new_incident(sentence, product))  # a resolution record's own incident adopts nothing
+        self._adopt(self._new_incident(sentence, product, source))  # a resolution record's own incident adopts nothing
 
-    def _new_incident(self, sentence: str, product: str | None) -> Memory:
-        mid = f"{self.cid}:INCIDENT:{self.event.id}"
+    def _new_incident(self, sentence: str, product: str | None, source: tuple[str, datetime] | None = None) -> Memory:
+        said, at = source or (self.event.id, self.at)
+        mid = f"{self.cid}:INCIDENT:{said}"
         self.c.session_incident[self.session] = mid
-        m = Memory(mid, self.cid, "INCIDENT", _incident_text(sentence), self.at, self.at, (self.event.id,),
-                   status="open", product=product or self.c.product, key=f"incident:{self.event.id}")
+        m = Memory(mid, self.cid, "INCIDENT", _incident_text(sentence), at, at, (said,),
+                   status="open", product=product or self.c.product, key=f"incident:{said}")
         return self._put(m, "add")
 
     def _attempt(self, step: Step, create_as: str | None = None, answer: bool = False) -> Memory:
         """The attempt this step names: an existing one (same key, or same verb and object words) or a new one.
         With `answer` (a customer's step under a learned front end), a step the agent put forward with the
         same verb is that one when either names the application and the other the product or nothing
-        (`Restart Pixelmoor`, answered `restarted it`)."""
+        (`Restart Pixelmoor`, answered `restarted it`), or when the customer's names its object by a pronoun
+        (`Change SMS sender name`, answered `changed it to ShirleysPaws`)."""
         incident = self.c.session_incident.get(self.session)
         same = [m for m in self.c.memories.values() if m.type == "ATTEMPT" and m.incident_id == incident and _same_step(m, step)]
         if same:  # the closest: `compressed air around the left stick` is the air blown, not the stick recalibrated
@@ -556,6 +625,11 @@ class _Run:
                 m = self.c.memories[mid]
                 if _answers(m, step):
                     return self._sourced(m)
+            if step.text.split()[1:2] and step.text.split()[1].lower() in _PRONOUNS:  # `changed it to ShirleysPaws`
+                for mid in self._pending():  # answers `change the SMS sender name`: "it" is what was put forward
+                    m = self.c.memories[mid]
+                    if same_verb(m.key.partition(":")[0], step.group):
+                        return self._sourced(m)
             if step.group not in KNOWN_GROUPS and ":" in step.key:  # `pushed the cable back in`, answering `reconnect the cable`
                 for mid in self._pending():
                     m = self.c.memories[mid]
@@ -621,6 +695,26 @@ def _is_identity(sentence: str, norm: str) -> bool:
     return IDENTITY.match(norm) is not None or IDENTITY.match(cased.replace("We're", "we're").replace("We are", "we are")) is not None
 
 
+_NAME = r"[A-Z][\w'’.-]*"
+_SIGNATURE = re.compile(rf"^[-–—~]?\s*{_NAME}(?: {_NAME})?,\s+(?P<rest>.+?)[.!]?$")
+_JOINERS = frozenset("of out de del des da das di do dos du e la le los las el y and the van von der den near in at &".split())
+_NOT_SIGNATURE = frozenset("thanks thank cheers regards best kind warm many sorry hi hello hey ok okay yes no so well "
+                           "again also anyway please morning evening afternoon update".split())
+
+
+def _signs_off(sentence: str) -> bool:
+    """A message's closing line that signs with a name and an organisation or a place (`Bruno, Castellano Haulage.`,
+    `Garrett, Lindstrom Hauling out of Red Deer.`): a capitalized name, a comma, then words that are all capitalized
+    but for joiners (`of`, `de`, `out`), one capitalized word or more and no verb; not `Thanks, Dana` or
+    `Wanjiru Kamau, manager` (no organisation, no place)."""
+    m = _SIGNATURE.match(sentence.strip())
+    if m is None or sentence.split()[0].strip(",").lower() in _NOT_SIGNATURE:
+        return False
+    words = [w.strip(",") for w in m.group("rest").split()]
+    return len(words) <= 8 and any(w[:1].isupper() for w in words) and all(
+        w[:1].isupper() or w.lower() in _JOINERS for w in words if w)
+
+
 def _same_step(m: Memory, step: Step) -> bool:
     if m.key == step.key:
         return True
@@ -671,9 +765,10 @@ _NOT_STEPS = frozenset(
 """First words of an agent's request that ask for information or patience, not a troubleshooting step."""
 _NOT_OWN_STEPS = frozenset(
     "checked looked tested noticed waited asked called emailed contacted phoned messaged wanted needed used "
-    "opened started logged received booked ordered paid noticed mentioned said told explained".split()
+    "opened started logged received booked ordered paid noticed mentioned said told explained lasted held".split()
 )
-"""Past-tense verbs that report what the customer saw or asked, not a step tried (`checked it`)."""
+"""Past-tense verbs that report what the customer saw or asked, not a step tried (`checked it`), or how long a step
+held (`lasted like 20 min`, `held for two nights`: an outcome)."""
 _PRONOUNS = frozenset("it them that this those these".split())
 _OWN_LEAD = frozenset("i we also already just then so ok okay and have had first finally yesterday".split())
 _STEP_CUT = re.compile(r"[,;:.!?()]|\s(?:and then|then|so|but|because|to see|before|after|if|while|until|and it|and now)\s")
@@ -744,6 +839,13 @@ def coined_product(sentence: str) -> str | None:
     found = [m for m in (_coined(text, m) for m in re.finditer(r"\b[A-Z][A-Za-z]{3,}(?: [A-Z][A-Za-z]+)?\b", text)) if m]
     # a name with a capital inside it is coined whatever precedes it; a placed one may be a place (`in Mong Kok uses TableQ`)
     return next((n for n, camel in found if camel), found[0][0] if found else None)
+
+
+def _camel_named(said) -> str | None:
+    """The first name with a capital inside it (`HomeGuard`) that `coined_product` finds in the other sentences of a
+    report's message (`our lass put BookPaws on the tablet`): the product, when the report sentence names none (a name
+    placed there without an inner capital may be a place: `living alone in Mylapore`)."""
+    return next((n for n in map(coined_product, said) if n and any(c.isupper() for c in n[1:])), None)
 
 
 def _coined(text: str, m: re.Match) -> tuple[str, bool] | None:
@@ -835,8 +937,14 @@ _GREETING = re.compile(r"^(?:(?:hi|hello|hey)(?: again| team| there)?[,!.]?\s+|g
 _OWNER = re.compile(r"^(?:my|our)\s+", re.I)
 
 
+_LEAD_IN = re.compile(r"^(?:[^\s:]+\s+){0,3}[^\s:]+:\s+(?=\S)")
+"""A sentence's lead-in before a colon, four words at most (`For your records: `, `Just for the record: `)."""
+
+
 def _incident_text(sentence: str) -> str:
     text = _GREETING.sub("", sentence.strip())
+    if len(text.split()) > MAX_INCIDENT_WORDS:  # a long report keeps its problem, not its lead-in
+        text = _LEAD_IN.sub("", text)
     text = _OWNER.sub("", text)
     words = text.split()
     if len(words) > MAX_INCIDENT_WORDS:

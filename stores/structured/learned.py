@@ -181,8 +181,15 @@ def learned_statement(sentence: str) -> Reading:
     return front_end().read("statement", sentence)
 
 
+@lru_cache(maxsize=1 << 16)
+def problem_score(sentence: str) -> float:
+    """The `statement` head's probability that a customer sentence reports a problem (which of a message's
+    sentences a step answers: `Extractor._answered_report`)."""
+    return front_end().proba("statement", sentence).get("problem", 0.0)
+
+
 def forget_readings() -> None:
     """Drop the remembered learned readings (outcome, statement, preference): they are the front end's answers,
     so whoever puts another front end in place (a test's fake) clears them before and after."""
-    for f in (learned_reading, learned_statement, learned_preference):
+    for f in (learned_reading, learned_statement, learned_preference, problem_score):
         f.cache_clear()

@@ -449,10 +449,11 @@ _OPEN_NOT_STEPS = frozenset(
     "email call ring contact check see note read hang stay remember have get leave make take go come know think "
     "find sync notice ask need want use open start stop happen seem work help fix crash fail try mean feel hope "
     "like love hate thank sort drop freeze hang lose show report receive order pay book mention speak talk write "
-    "walk run put sit set bring buy bit lot lots guess wonder worry plan expect wish sign log back".split()
+    "walk run put sit set bring buy bit lot lots guess wonder worry plan expect wish sign log back last".split()
 )
 """Words in a step's place that ask, report or feel rather than name a troubleshooting step (`please tell me`,
-`noticed it`, `seemed fine`), and nouns often found there: never an open step (`_open_step`)."""
+`noticed it`, `seemed fine`, `lasted like 20 min`: how long a step held), and nouns often found there: never an open step
+(`_open_step`)."""
 _ING_NOUNS = frozenset(
     "thing nothing something anything everything morning evening during ring king spring string ceiling building "
     "meeting setting settings booking wedding pudding pending warning heading ending missing".split()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Sequence, get_args
 
 MemoryType = Literal["ATTEMPT", "INCIDENT", "PROFILE"]
 Outcome = Literal["worked", "failed", "in_progress"]
@@ -152,7 +152,20 @@ def render_memory(m: Memory, incident_text: str | None = None) -> str:
     return f"[{stamp}] customer profile: {m.text}"
 
 
+def same_ticket(mems: Sequence[Memory], sessions: Sequence[str], relevance: Sequence[float]) -> list[bool]:
+    """Which memories are attempts no incident holds, unrelated to the task by their own words, from a session
+    whose other memories (not profile facts) are related: the ticket's report was not read as an incident, and a
+    ticket is about one problem, so such a step stays in play. The one rule of the structured strategy's bundle
+    (stores/structured/strategy.py: eligible, its relevance still its own) and of the reply engine's reading of any
+    context (stores/reply/engine.py: relevant). Without it a step that shares no word with the return ("re-enter the
+    client's email address" for "the invitations are not reaching our clients") is dropped while the step beside it
+    that shares one is kept. `sessions` and `relevance` are per memory; an empty session matches nothing."""
+    matched = {s for m, s, r in zip(mems, sessions, relevance) if s and r > 0 and m.type != "PROFILE"}
+    return [m.type == "ATTEMPT" and not m.incident_id and r == 0 and s in matched
+            for m, s, r in zip(mems, sessions, relevance)]
+
+
 __all__ = [
     "Memory", "MemoryType", "Outcome", "IncidentStatus", "MemoryFormatError", "MEMORY_TYPES", "OUTCOMES",
-    "STATUSES", "render_memory",
+    "STATUSES", "render_memory", "same_ticket",
 ]

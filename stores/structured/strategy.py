@@ -12,7 +12,8 @@ tier's weight plus `relevance_weight` times its relevance to the task, both show
 An attempt is as relevant as the better of itself and its incident (the store's `search` score),
 and when anything is relevant, attempts and incidents that are not are dropped as `not_relevant`,
 except an attempt no incident holds from a session where something is relevant (`same_ticket`: its
-ticket's report was not read as an incident); profile facts always stay eligible. The budget is
+ticket's report was not read as an incident; one rule with the reply engine's, stores/structured/model.py); profile
+facts always stay eligible. The budget is
 a hard ceiling (`stores.packing`).
 """
 
@@ -29,7 +30,7 @@ from stores.packing import pack
 from stores.params import secret
 from stores.protocol import Bundle, ContextRequest, Event, Forget, Resolution, Scope, Turn
 from stores.structured.extract import Extractor
-from stores.structured.model import Memory, render_memory
+from stores.structured.model import Memory, render_memory, same_ticket
 from stores.structured.store import DEFAULT_BANK, InMemoryStore, MemoryStore
 from stores.tokens import count_tokens
 
@@ -91,19 +92,6 @@ def tier_of(m: Memory, p: StructuredParams) -> tuple[str, float]:
     if m.type == "INCIDENT":
         return ("open_incident", p.open_incident_weight) if m.status == "open" else ("resolved_incident", p.resolved_incident_weight)
     return "profile", p.profile_weight
-
-
-def same_ticket(mems: list[Memory], sessions: list[str], relevance: list[float]) -> list[bool]:
-    """Which memories are attempts no incident holds, unrelated to the task by their own words, from a session
-    whose other memories are related: the ticket's report was not read as an incident, and a ticket is about
-    one problem, so such a step stays eligible (the reply engine reads the context the same way,
-    stores/reply/engine.py). Without it a step that shares no word with the return ("re-enter the client's
-    email address" for "the invitations are not reaching our clients") is dropped as not relevant while the
-    step beside it that shares one is kept. Only eligibility changes: its relevance stays its own (0), so it
-    ranks after the related memories of its tier."""
-    matched = {s for m, s, r in zip(mems, sessions, relevance) if s and r > 0 and m.type != "PROFILE"}
-    return [m.type == "ATTEMPT" and not m.incident_id and r == 0 and s in matched
-            for m, s, r in zip(mems, sessions, relevance)]
 
 
 class _Lines:

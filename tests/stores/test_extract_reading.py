@@ -12,7 +12,7 @@ from helpers import at, resolve, turn
 
 from stores.frontend.model import Reading
 from stores.structured import learned as fx
-from stores.structured.extract import Extractor, _role, _same_step, coined_product
+from stores.structured.extract import Extractor, _role, _same_step, _signs_off, coined_product
 from stores.structured.lexicon import casing, content_words, find_steps, normalize
 from stores.structured.model import Memory
 
@@ -159,3 +159,129 @@ def test_since_the_last_update_is_no_update_step_and_a_switch_keeps_its_target()
     assert not find_steps(normalize("it broke since the last update"), {}, subject_free=True)
     s = find_steps(normalize("please switch the layout from grid to list"), {}, subject_free=False)
     assert s and s[0].text.endswith("to list")
+
+
+class _Problems(_Nothing):
+    """A front end whose `statement` head gives each sentence its `problem` probability from `scores` (sure at 0.5),
+    and reads nothing else."""
+
+    def __init__(self, scores):
+        self.scores = scores
+
+    def _problem(self, text):
+        return next((p for words, p in self.scores.items() if words in text), 0.05)
+
+    def read(self, head, text):
+        if head == "statement":
+            p = self._problem(text)
+            return Reading(head, "problem" if p >= 0.5 else "none", max(p, 1 - p), 0.5)
+        return super().read(head, text)
+
+    def proba(self, head, text):
+        if head == "statement":
+            p = self._problem(text)
+            return {"problem": p, "none": 1 - p, "fact": 0.0, "system": 0.0}
+        return super().proba(head, text)
+
+
+@pytest.fixture
+def problems(monkeypatch):
+    def use(scores):
+        monkeypatch.setattr(fx, "front_end", lambda: _Problems(scores))
+        fx.forget_readings()
+    yield use
+    fx.forget_readings()
+
+
+def test_a_step_that_answers_an_unread_report_opens_the_incident_on_it(problems):
+    problems({"yesterday's totals": 0.3, "counter": 0.1})
+    events = [
+        turn("t1", "Morning. The Ferrowick tally on our counter shows yesterday's totals all day. Our counter staff are new.", 0),
+        turn("t2", "Sorry about that. Please restart the tally from its menu.", 1, role="agent"),
+    ]
+    mems = memories("learned", events)
+    incident = [m for m in mems if m.type == "INCIDENT"]
+    assert [(m.text, m.source_ids, m.status) for m in incident] == [
+        ("The Ferrowick tally on our counter shows yesterday's totals all day", ("t1",), "open")]
+    assert ("PROFILE", "Uses Ferrowick") in {(m.type, m.text) for m in mems}
+    assert [m.incident_id for m in mems if m.type == "ATTEMPT"] == [incident[0].id]
+    assert not [m for m in memories("rules", events) if m.type == "INCIDENT"]
+
+
+def test_no_incident_opens_on_a_message_nothing_answers(problems):
+    problems({"yesterday's totals": 0.3})
+    events = [turn("t1", "The Ferrowick tally on our counter shows yesterday's totals all day.", 0),
+              turn("t2", "Thanks for letting us know.", 1, role="agent")]
+    assert not [m for m in memories("learned", events) if m.type == "INCIDENT"]
+
+
+def test_the_customers_own_steps_answer_the_problem_told_before_them(problems):
+    problems({"reads minus forty": 0.4, "numbers look odd": 0.9})
+    events = [turn("t1", "Our Brindlemoor gauge in the cold room reads minus forty every night. We restarted the gauge, "
+                         "that did nothing. Now the numbers look odd in the daytime too.", 0)]
+    mems = memories("learned", events)
+    incident = [m for m in mems if m.type == "INCIDENT"]
+    assert [m.text for m in incident] == ["Brindlemoor gauge in the cold room reads minus forty every night"]
+    assert all(m.incident_id == incident[0].id for m in mems if m.type == "ATTEMPT")
+
+
+def test_a_sentence_kept_as_who_the_customer_is_is_not_the_report(problems):
+    problems({"run a joinery": 0.9, "shows us as shut": 0.3})
+    events = [
+        turn("t1", "The order page on Ordwell shows us as shut all afternoon. I run a joinery in Treorchy and we've lost two days of orders.", 0),
+        turn("t2", "Please save your opening times again in Ordwell.", 1, role="agent"),
+    ]
+    mems = memories("learned", events)
+    assert [m.text for m in mems if m.type == "INCIDENT"] == ["The order page on Ordwell shows us as shut all afternoon"]
+    assert {m.text for m in mems if m.type == "PROFILE"} == {
+        "I run a joinery in Treorchy and we've lost two days of orders.", "Uses Ordwell"}
+
+
+def test_a_preference_without_topic_words_said_as_a_problem_is_none(problems):
+    events = [turn("t1", "Since Tuesday it records only in daylight, the night clips are empty.", 0)]
+    problems({"only in daylight": 0.2})
+    assert [m.key for m in memories("learned", events) if m.type == "PROFILE"] == ["preference:general"]
+    problems({"only in daylight": 0.8})
+    assert not [m for m in memories("learned", events) if m.type == "PROFILE"]
+
+
+@pytest.mark.parametrize("line, signs", [
+    ("Priya, Hollins Joinery.", True),
+    ("Oskar, Brennholz Logistik out of Kiel.", True),
+    ("Ines, Quinta das Amoras, Douro.", True),
+    ("Thanks, Priya.", False),
+    ("Priya Shah, owner.", False),
+    ("Cheers, that sorted it.", False),
+])
+def test_a_closing_line_signs_with_an_organisation_or_a_place(line, signs):
+    assert _signs_off(line) is signs
+
+
+def test_the_signature_is_a_profile_fact_only_as_a_messages_last_line(quiet):
+    story = "The Tallyhut scale in the shop stopped printing labels on Friday. Priya, Hollins Joinery."
+    facts = [m.text for m in memories("learned", [turn("t1", story, 0)]) if m.key.endswith(":signature")]
+    assert facts == ["Priya, Hollins Joinery."]
+    assert not [m for m in memories("learned", [turn("t1", "Priya, Hollins Joinery.", 0)]) if m.key.endswith(":signature")]
+    assert not [m for m in memories("rules", [turn("t1", story, 0)]) if m.key.endswith(":signature")]
+
+
+def test_how_long_a_step_held_is_no_step():
+    assert not find_steps(normalize("lasted like an hour then dropped again"), {}, subject_free=True, past_only=False)
+
+
+def test_a_step_answered_with_a_pronoun_object_is_the_step_put_forward(quiet):
+    events = [
+        turn("t1", "The Quillfeed labels come out blank", 0),
+        turn("t2", "Please change the label template in the printer settings.", 1, role="agent"),
+        turn("t3", "changed it to Avery Mini, did not help", 2),
+    ]
+    attempts = [(m.text, m.outcome, "t3" in m.source_ids) for m in memories("learned", events) if m.type == "ATTEMPT"]
+    assert attempts == [("Change label template", "failed", True)]
+
+
+def test_a_long_report_keeps_its_problem_not_its_lead_in(problems):
+    problems({"gauge": 0.8})
+    story = ("For the record: since the storms last month the Brindlemoor gauge on the big cold room at our farm shop "
+             "outside the village reads minus forty every single night. We restarted the gauge, that did nothing.")
+    incident = [m.text for m in memories("learned", [turn("t1", story, 0)]) if m.type == "INCIDENT"]
+    assert len(incident) == 1 and incident[0].startswith("Since the storms") and "minus forty" in incident[0]

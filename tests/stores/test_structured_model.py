@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 import pytest
 from helpers import at
 
-from stores.structured.model import Memory, MemoryFormatError, render_memory
+from stores.structured.model import Memory, MemoryFormatError, render_memory, same_ticket
 
 
 def attempt(**kw):
@@ -62,3 +63,15 @@ def test_a_rendered_memory_says_what_kind_of_knowledge_it_is():
     assert "worked before, no longer helps" in render_memory(attempt(outcome="failed", previous_outcomes=("worked",)))
     incident = attempt(type="INCIDENT", outcome=None, status="open", text="App crashes on upload")
     assert render_memory(incident).endswith("incident, open: App crashes on upload")
+
+
+def test_same_ticket_is_an_unheld_unmatched_attempt_of_a_session_where_a_memory_matches():
+    t = datetime(2030, 1, 1)
+    def mem(id, type, **kw):
+        return Memory(id, "c1", type, id, t, t, (id,), **kw)
+    mems = [mem("fix", "ATTEMPT", outcome="worked"), mem("retry", "ATTEMPT", outcome="failed"),
+            mem("held", "ATTEMPT", outcome="failed", incident_id="inc"), mem("elsewhere", "ATTEMPT", outcome="failed"),
+            mem("who", "PROFILE"), mem("loose", "ATTEMPT", outcome="failed")]
+    sessions = ["s1", "s1", "s1", "s2", "s2", ""]
+    relevance = [0.5, 0.0, 0.0, 0.0, 0.9, 0.0]
+    assert same_ticket(mems, sessions, relevance) == [False, True, False, False, False, False]

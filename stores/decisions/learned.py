@@ -209,6 +209,16 @@ printer") (eighth round: of the 66 turns of the development
 suites whose gold plan is `csat`, none has such a clause; the sarcastic and half-fixed replies do)."""
 
 
+APPROVAL = re.compile(
+    r"\b(?:legend|champion|star|nice one|good one|ace|brill|brilliant|grand|lovely|perfect|sorted|spot on|magic|super|"
+    r"great|awesome|sweet|cool|fab|excellent|wonderful|top|nickel|shiok|mint|bonza|sound|belter|smashing)\b")
+"""Approval words that are thanks only closing a short clause of their own ("legend", "spot on, cheers", "that's grand
+now"): followed by other words they describe ("super slow now", "sound is crackling", "sweet jesus it deleted
+everything")."""
+APPROVAL_CLAUSE_WORDS = 3
+APPROVAL_AFTER = frozenset({"now", "then", "pal", "mate", "pet", "love", "hun", "bro", "man", "guys", "folks", "x", "xx",
+                            "thanks", "thx", "ta", "cheers", "again", "indeed", "lah", "la"})
+"""Words that may follow an approval word in its clause (a name for the agent, "now", a second thanks)."""
 THANKS = re.compile(
     r"\b(?:thanks?|thank you|thankyou|thx|tx|ty|tq|ta|cheers|merci|gracias|danke|grazie|obrigad[oa]|dank je|tack|takk|"
     r"kiitos|arigato|shukran|asante|salamat|dhanyavaad|shukriya|spasibo|dziekuje|medaase|ngiyabonga|chur|"
@@ -220,9 +230,12 @@ NONE_OF_IT = re.compile(r"\bnot (?:one|a single|a) [\w-]+")
 LATER = re.compile(r"\b(?:will|i'?ll|we'?ll|gonna|going to|let me|try(?:ing)?|later|tomorrow|see if|hopefully)\b")
 INSTRUCTION = re.compile(
     r"^(?:(?:sorry|thanks|thank you|ok|okay|right|great|done|no problem)\W+)*(?:then |now |first |next |please |just |so )?"
-    r"(?:tap|open|go|click|press|select|choose|pick|switch|turn|try|restart|reboot|reinstall|update|sign|log|hold|unplug|plug|"
+    r"(?:tap|open|go|click|press|select|choose|pick|switch|turn|try|restart|reboot|reinstall|update|sign|log|unplug|plug|"
     r"enter|type|set|change|add|remove|delete|clear|scroll|head|look|find|check|use|drag|toggle|enable|disable|untick|tick|"
-    r"swipe|reset|it'?s under|you'?ll find|[a-z]+ed)\b")
+    r"swipe|reset|it'?s under|you'?ll find|"
+    r"(?:chang|updat|remov|add|fix|mov|cancell?|refund|sen|generat|correct|switch|enabl|disabl|unlock|restor|reissu|renam|"
+    r"credit|appli|clear|re-?pair|pair|reconnect|refresh|rebook|resen|replac|push|upgrad|downgrad|extend|wip|link|unlink|"
+    r"block|unblock|merg|verifi|activat|deactivat|reactivat|releas|reinstat|waiv|paus|resum)ed|(?:re)?set|sent|put|made)\b")
 """Resolution said as thanks after the agent's fix (eleventh round). The fix is the agent's step (an `action` turn)
 or its message that tells the customer what to do or says what it did (`INSTRUCTION`: "Then open Team > Roles ...",
 "Tap 'Add promo' ...", "Changed the name on your invoices ...", no question in it); the customer's reply thanks or
@@ -245,12 +258,21 @@ def fix_given(step: AgentFacts | None, answer: AgentFacts | None) -> AgentFacts 
     return answer if INSTRUCTION.search(low) else None
 
 
+def _own_clause(low: str, m: re.Match) -> bool:
+    """The approval word `m` stands in a clause of at most `APPROVAL_CLAUSE_WORDS` words ("spot on", "legend")."""
+    start = max((low.rfind(c, 0, m.start()) for c in ",.;:!?\n"), default=-1) + 1
+    ends = [i for i in (low.find(c, m.end()) for c in ",.;:!?\n") if i >= 0]
+    clause = low[start:min(ends) if ends else len(low)]
+    after = re.findall(r"[\w']+", low[m.end():min(ends) if ends else len(low)])
+    return len(re.findall(r"[\w']+", clause)) <= APPROVAL_CLAUSE_WORDS and all(w in APPROVAL_AFTER for w in after)
+
+
 def thanks_after_fix(text: str, fix: AgentFacts | None) -> str | None:
     """The thanks or approval word of a message that confirms the agent's fix (`THANKS`, `fix_given`), or None."""
     if fix is None or "?" in text:
         return None
     low = text.lower().replace("\u2019", "'")
-    m = THANKS.search(low)
+    m = next((m for m in THANKS.finditer(low) if not APPROVAL.fullmatch(m.group(0)) or _own_clause(low, m)), None)
     if m is None or SARCASM.search(low) or LATER.search(low) or re.match(r"\s*(?:no|nah|nope)\b", low):
         return None
     if re.search(r"\b(?:but|although|though|except|only)\b", low[m.end():]):  # "it's paired now, ta. but the app ..."
@@ -497,7 +519,9 @@ def floor_reading(front: FrontEnd, text: str, answer: AgentFacts | None = None, 
         if vetoed:
             parts += f"; {why}: under {REQUEST_REST_BAR:.2f}, read as no disclosure"
             return Reading("disclosure", "none", 1.0 - score, 1.0 - t, note=parts)
-    if score < ELEMENT_WHOLE_BAR:  # who acts on whom: a person or an event with no harm done to anyone
+    if score < ELEMENT_WHOLE_BAR and not (cs and raising_clause(read)):
+        # who acts on whom: a person or an event with no harm done to anyone; never a message one of whose clauses
+        # would raise it were the whole lower (the floor stays monotone in the whole's score)
         vetoed, why = harm_veto(front, [text, *cs])
         if vetoed:
             parts += f"; {why}: under {HARM_ELEMENT_BAR:.2f}, no harm done to anyone, read as no disclosure"

@@ -256,7 +256,9 @@ _HUMAN_BY_ROLE = re.compile(
     r"(?:can|could) (?:one of (?:them|you)|they|he|she) (?:ring|call|phone|contact|email) me|"
     r"(?:i'?d|i would)(?: much)? (?:rather|sooner|prefer to) (?:hear it from|talk (?:it )?(?:through )?(?:to|with)|speak (?:to|with)|"
     r"deal with) (?:someone|somebody|whoever|a person|one of|the person|a human|your)|"
-    r"(?:a word|have a word|a chat|speak|talk) (?:with|to) (?:them|that person|whoever|the person|the one|him|her)\b|"
+    r"(?:i'?d like|i want|i would like|can i|could i|may i|let me) (?:to )?(?:have )?(?:a word|a chat|speak|talk) (?:with|to) "
+    r"(?:them|that person|whoever|the person|the one)\b|"
+    r"(?:a word|a chat|speak|talk) (?:with|to) (?:that person|whoever|the person|the one)\b|"
     r"(?:i want|i'?d like|give me|get me|put me on to) (?:to (?:talk|speak) (?:to|with) )?(?:the|that) (?:person|one|people|lady|man|guy) "
     r"(?:who|that|in charge|responsible)|"
     r"is there (?:a|an) [\w-]+ or (?:anyone|anybody|someone|somebody)|"
@@ -339,20 +341,27 @@ _RETENTION = re.compile(
 # (`leaves_in_context`).
 _SERVICE = (r"(?:account|subscription|sub|membership|plan|package|bundle|add-?on|policy|contract|service|landline|"
             r"line|rental|insurance|cover|box|deal|tariff|pass|licence|broadband|package)s?")
+_SERVICE_OBJECT = (r"(?:account|subscription|sub|membership|plan|package|bundle|add-?on|policy|contract|service|landline|"
+                   r"rental|insurance|cover|deal|tariff|pass|licence|broadband)s?")
+"""What a leaving verb leaves when it is its object: `_SERVICE` without "line" and "box", which name a device or a
+connection as often as a service ("my phone keeps dropping the line", "stop the box from rebooting")."""
 _LEAVE_VERB = (r"(?:cancel\w*|close|closing|end|ending|terminate|terminating|stop|stopping|drop|dropping|quit|quitting|"
                r"discontinue|get rid of|be rid of|be shot of|do away with|give up|pull the plug on|wind up|winding up|wind down)")
 _LEAVING = re.compile(
-    r"\b(?:" + _LEAVE_VERB + r" (?:(?:my|the|our|this|his|her|their|that|all|both)\b)?(?:[\w'-]+ ){0,4}?" + _SERVICE + r"\b|"
+    r"\b(?:" + _LEAVE_VERB + r" (?:(?:my|the|our|this|his|her|their|that|all|both)\b)?(?:[\w'-]+ ){0,4}?" + _SERVICE_OBJECT
+    + r"\b(?! from)|"
     r"(?:wind|winding) (?:the|my|our|this) (?:[\w'-]+ ){0,2}?" + _SERVICE + r" (?:up|down)|"
-    + _SERVICE + r" (?:[\w'-]+ ){0,4}?(?:can|could|should|may|will|needs? to|has to|is to) (?:be )?(?:go|stop|end|cancell?ed|closed|ended|stopped|"
-    r"terminated|dropped|wound up)\b|"
+    + _SERVICE + r" (?:[\w'-]+ ){0,4}?(?:(?:can|could|should|may|needs? to|has to|is to) (?:go|stop|end)\b(?! \w+ing)|"
+    r"(?:can|could|should|may|will|needs? to|has to|is to) be (?:cancell?ed|closed|ended|stopped|terminated|dropped|wound up)\b)|"
     r"part(?:ed|ing)? (?:company|ways)|take (?:my|our) (?:business|money|custom|savings) elsewhere|"
-    r"(?:move|moving|moved|transfer\w*|switch\w*) (?:(?:my|our|the|all|it|them|everything)\b ?)?(?:[\w'-]+ ){0,2}?(?:elsewhere|"
+    r"(?:move|moving|moved|transfer\w*|switch\w*) (?:(?:(?:my|our|the|all) (?:[\w'-]+ )?(?:savings|money|funds|business|custom|"
+    r"mortgage|pension|isa|everything|" + _SERVICE_OBJECT + r")|it|them|everything|over) )?(?:elsewhere|"
     r"to (?:another|a different|a new|a rival|an? [\w-]+) (?:bank|provider|supplier|company|firm|building society|insurer|network))|"
     r"(?:bank|banks|banking|insure|shop|go) (?:elsewhere|with (?:someone|somebody) else)|(?:use|using) (?:someone|somebody) else|"
     r"i'?d like out|(?:want|wanna|would like) out\b|(?:be|being) shot of|"
-    r"(?:not|won'?t be|stop) renew\w*|(?:don'?t|do not|no longer) (?:need|want|use|require) (?:the|my|our|this|his|her|that) "
-    r"(?:[\w'-]+ ){0,3}?" + _SERVICE + r"\b|" + _SERVICE + r" (?:is|'s) (?:wasted on|no use to|no good to) (?:me|us)|"
+    r"(?:not|won'?t be|stop) renewing|(?:won'?t|will not|(?:not|n'?t) going to) renew\b|"
+    r"(?:don'?t|do not|no longer) (?:need|use|require) (?:the|my|our|this|his|her|that) "
+    r"(?:[\w'-]+ ){0,3}?" + _SERVICE_OBJECT + r"\b|" + _SERVICE + r" (?:is|'s) (?:wasted on|no use to|no good to) (?:me|us)|"
     r"(?:stop|end|cancel) (?:all )?(?:this|it|everything)\b.{0,20}\bfor good)"
 )
 _LEAVE_IT = re.compile(r"\b(?:(?:close|end|cancel|stop|terminate|drop|shut) (?:it|that|them|the lot|everything)|let (?:it|them) go|"
@@ -422,7 +431,12 @@ def is_meaningless(text: str) -> bool:
 
 
 _OTHER_SCRIPT_YES = ("はい", "ええ", "うん", "是", "好", "对", "對", "네", "예", "да", "так", "ναι", "نعم", "هاں", "جی", "हाँ", "हां",
-                     "כן", "ใช่", "ครับ", "ค่ะ")
+                     "כן", "ใช่")
+_OTHER_SCRIPT_POLITE = {"はい": ("はいはい",), "好": ("好的", "好吧", "好啊"), "是": ("是的",), "对": ("对的",), "ใช่": ("ใช่ครับ", "ใช่ค่ะ"),
+                        "네": ("네네",)}
+"""A yes and its politeness particle written as one piece ("好的", "ใช่ครับ"): the whole piece must be one of these,
+so "是不是坏了" ("is it broken?") and "好像不行" ("seems not to work") are no yes. Thai "ครับ" / "ค่ะ" alone are
+politeness particles, not a yes."""
 """Yes in scripts the rules' words do not read (eleventh round: "はい、お願いします" to an offer, eighth held-out suite)."""
 _NOT_LAST = frozenset({"please", "right", "correct", "exactly", "absolutely", "definitely", "alright", "k", "y", "ya"})
 """Affirmative heads that do not say yes at a message's end ("A PERSON. please.", "looks right")."""
@@ -438,10 +452,11 @@ def is_short_affirmative(text: str, max_words: int = 4) -> bool:
     if not words:
         pieces = re.split(r"[\s,.!?、。，！？]+", text.strip())
         pieces = [p for p in pieces if p]
-        return 0 < len(pieces) <= max_words and pieces[0].lower().startswith(_OTHER_SCRIPT_YES)
+        return (0 < len(pieces) <= max_words and "?" not in text and "？" not in text
+                and any(pieces[0].lower() == y or pieces[0] in _OTHER_SCRIPT_POLITE.get(y, ()) for y in _OTHER_SCRIPT_YES))
     if len(words) > max_words:
         return False
-    if words[-1] in _AFFIRMATIVE_HEADS and words[-1] not in _NOT_LAST and not _NO_WORDS & set(words):
+    if "?" not in text and words[-1] in _AFFIRMATIVE_HEADS and words[-1] not in _NOT_LAST and not _NO_WORDS & set(words):
         return True
     return words[0] in _AFFIRMATIVE_HEADS or any(norm.startswith(p) for p in _AFFIRMATIVE_PHRASES)
 
@@ -476,8 +491,8 @@ def leaves_in_context(text: str, earlier: str | None = None, answer: str | None 
     add-on ... drop it"), when the customer's previous message asked to leave (`intent`), or when the agent's
     last message offered something to keep them ("We could move you to a cheaper plan instead. Would that help?")."""
     low = text.lower().replace("\u2019", "'")
-    if not _LEAVE_IT.search(low):
-        return False
+    if not _LEAVE_IT.search(low) or re.search(r"\bhow (?:do|can|would|should) (?:i|we|you)\b", low):
+        return False  # "the box keeps beeping, how do I stop it?" asks how, it leaves nothing
     if re.search(r"\b" + _SERVICE + r"\b", low):
         return True
     if earlier and intent(earlier) == "retention":

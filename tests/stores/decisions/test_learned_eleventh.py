@@ -189,3 +189,58 @@ def test_a_message_in_another_script_is_not_meaningless():
     assert is_meaningless("????") and is_meaningless("asdfgh") and is_meaningless("👍👍")
     _, rules = _ctx("はい、お願いします", OFFER)
     assert resolve(replace(stateless(rules), offer_on_record=True)).plan == "transfer"
+
+
+# review of the eleventh round: what its readings must not read
+
+
+@pytest.mark.parametrize("text", [
+    "my broadband will stop working every night around 9", "my phone keeps dropping the line",
+    "I switched the router to a new network and it still drops", "my subscription did not renew and now I have no access",
+    "I don't want my account charged twice", "stop the box from rebooting please", "the box will go off by itself at night",
+    "I do not use the line for calls, only internet"])
+def test_a_problem_with_a_service_is_no_leaving(text):
+    from stores.decisions.signals import intent
+
+    assert intent(text) == "none"
+
+
+@pytest.mark.parametrize("text", [
+    "the card terminal rental can go", "his TV package can be cancelled", "the family plan with his line on it can end",
+    "I won't renew the policy", "not renewing next year", "moving our savings to another bank", "stop her landline"])
+def test_leaving_said_without_cancel_my_account_still_reads(text):
+    from stores.decisions.signals import intent
+
+    assert intent(text) == "retention"
+
+
+def test_a_how_to_stop_question_is_no_leaving_in_context():
+    from stores.decisions.signals import leaves_in_context
+
+    assert not leaves_in_context("the box keeps beeping, how do I stop it?")
+    assert leaves_in_context("let's drop the add-on, close it")
+
+
+@pytest.mark.parametrize("text", ["are you sure?", "is that ok?", "对不起，还是不行", "是不是坏了", "好像不行", "ครับ"])
+def test_a_question_or_a_no_in_another_script_is_no_short_yes(text):
+    from stores.decisions.signals import is_short_affirmative
+
+    assert not is_short_affirmative(text)
+
+
+@pytest.mark.parametrize("text", ["my son set it up, I'll have a word with him tonight", "I will speak to her about the password"])
+def test_a_word_with_a_relative_is_no_request_for_a_person(text):
+    from stores.decisions.signals import asks_for_person
+
+    assert not asks_for_person(text)
+
+
+@pytest.mark.parametrize("text", ["super slow now", "sound is crackling", "sweet jesus it deleted everything"])
+def test_an_approval_word_that_describes_is_no_thanks(text):
+    assert thanks_after_fix(text, STEP) is None
+    assert thanks_after_fix("that's grand now, ta", STEP) is not None
+
+
+@pytest.mark.parametrize("text", ["Please hold while I check the order.", "Noted."])
+def test_holding_or_noting_is_no_fix(text):
+    assert fix_given(None, agent_facts("a4", text, "message")) is None

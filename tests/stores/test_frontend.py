@@ -731,12 +731,9 @@ def test_the_artefact_is_the_same_whatever_the_embedding_cache_held(tmp_path, mo
     phrases (encoded beside other texts, their last bits different) changes nothing."""
     from stores.retrieval.encoder import encoder
 
-    bank = tmp_path / "bank"
-    bank.mkdir()
-    (bank / "b.yaml").write_text(
-        'hostile:\n  "yes": ["useless lot", "utter clowns", "pathetic service", "total amateurs", "absolute joke"]\n'
-        '  "no": ["yes please", "thanks lots", "order status", "new address", "parcel tracking"]\n',
-        encoding="utf-8")
+    from test_frontend_build import tiny_bank
+
+    bank = tiny_bank(tmp_path)
     arrays = []
     for name, warm in (("cold", []), ("warm", ["yes please"])):
         monkeypatch.setenv("SUPPORTBENCH_CACHE", str(tmp_path / name))

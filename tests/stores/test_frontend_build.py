@@ -39,14 +39,20 @@ print(len(trained), hashlib.sha256(h.coef.tobytes() + h.intercept.tobytes()).hex
 """
 
 
-@pytest.mark.slow  # two processes that load the model
-def test_two_processes_building_on_a_cold_cache_train_once_and_get_the_same_artefact(tmp_path):
+def tiny_bank(tmp_path):
+    """A one-head phrase bank of ten phrases (`hostile`), small enough to train in a moment."""
     bank = tmp_path / "bank"
     bank.mkdir()
     (bank / "b.yaml").write_text(
         'hostile:\n  "yes": ["useless lot", "utter clowns", "pathetic service", "total amateurs", "absolute joke"]\n'
         '  "no": ["yes please", "thanks lots", "order status", "new address", "parcel tracking"]\n',
         encoding="utf-8")
+    return bank
+
+
+@pytest.mark.slow  # two processes that load the model
+def test_two_processes_building_on_a_cold_cache_train_once_and_get_the_same_artefact(tmp_path):
+    bank = tiny_bank(tmp_path)
     cache = tmp_path / "cache"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "SUPPORTBENCH_CACHE": str(cache), "OMP_NUM_THREADS": "1"}
     go = tmp_path / "go"
@@ -85,12 +91,7 @@ def test_the_heads_train_with_one_blas_thread_whatever_the_process_has(tmp_path,
     def blas_threads() -> set[int]:
         return {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
 
-    bank = tmp_path / "bank"
-    bank.mkdir()
-    (bank / "b.yaml").write_text(
-        'hostile:\n  "yes": ["useless lot", "utter clowns", "pathetic service", "total amateurs", "absolute joke"]\n'
-        '  "no": ["yes please", "thanks lots", "order status", "new address", "parcel tracking"]\n',
-        encoding="utf-8")
+    bank = tiny_bank(tmp_path)
     monkeypatch.setenv("SUPPORTBENCH_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(enc, "load_model", lambda *a, **k: None)  # vectors of the text's own bytes: no model
     monkeypatch.setattr(enc, "encode_unpadded", lambda model, texts: [

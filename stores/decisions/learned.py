@@ -261,9 +261,9 @@ def fix_given(step: AgentFacts | None, answer: AgentFacts | None) -> AgentFacts 
 def _own_clause(low: str, m: re.Match) -> bool:
     """The approval word `m` stands in a clause of at most `APPROVAL_CLAUSE_WORDS` words ("spot on", "legend")."""
     start = max((low.rfind(c, 0, m.start()) for c in ",.;:!?\n"), default=-1) + 1
-    ends = [i for i in (low.find(c, m.end()) for c in ",.;:!?\n") if i >= 0]
-    clause = low[start:min(ends) if ends else len(low)]
-    after = re.findall(r"[\w']+", low[m.end():min(ends) if ends else len(low)])
+    end = min((i for i in (low.find(c, m.end()) for c in ",.;:!?\n") if i >= 0), default=len(low))
+    clause = low[start:end]
+    after = re.findall(r"[\w']+", low[m.end():end])
     return len(re.findall(r"[\w']+", clause)) <= APPROVAL_CLAUSE_WORDS and all(w in APPROVAL_AFTER for w in after)
 
 
@@ -593,9 +593,9 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     values: dict[str, object] = {"sensitive": sev}
     for field in ("human_request", "hostile", "complexity"):
         values[field], who = _either(getattr(rules, field), readings[field])
-        if field == "human_request" and values[field] and not rules.human_request and REFUSE.search(low):
+        if field == "human_request" and values[field] and not rules.human_request and (refusal := REFUSE.search(low)):
             # "aye right, so I can be passed round five departments. no thanks": a refusal, not a request (eleventh round)
-            values[field], who = False, f"rules ({who}, but the message refuses: {REFUSE.search(low).group(0)!r})"
+            values[field], who = False, f"rules ({who}, but the message refuses: {refusal.group(0)!r})"
         if field == "human_request" and values[field] and not rules.human_request and answers_question(ctx.answer, ctx.text):
             # "the ute hire, ref UH-2204" to "which booking is this?": the answer, not a person asked for
             values[field], who = False, f"rules ({who}, but a short answer to the agent's question {ctx.answer.turn_id})"
@@ -604,7 +604,6 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
                                         f"previous message was hostile (bar {FOLLOW_UP_HOSTILE_BAR:.2f})")
         readers.append((field, who))
     tc = readings["time_critical"]
-    low = ctx.text.lower().replace("\u2019", "'")
     if tc.label == "yes" and not TIME_NAMED.search(low):
         values["time_critical"], who = rules.time_critical, f"rules ({tc.describe()}, but no time is named)"
     elif tc.label == "yes" and not TIME_SHORT.search(low):
@@ -670,9 +669,8 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
         resolved, who = True, (f"learned resolved=yes p={resolved_yes:.2f} after the agent's step {step.turn_id} "
                                f"(bar {AFTER_STEP_BAR:.2f}; alone: {r.describe()})")
     elif not (r.sure and r.label == "yes") and not rules.resolved_confirmation and (
-            thanked := thanks_after_fix(ctx.text, fix_given(ctx.step, answer))) is not None:
+            thanked := thanks_after_fix(ctx.text, fix := fix_given(ctx.step, answer))) is not None:
         # "there we go, 5:30 it is. merci" after "Tap Schedule, then 'Early start'": thanks after the fix (eleventh round)
-        fix = fix_given(ctx.step, answer)
         resolved, who = True, f"thanks after the agent's fix {fix.turn_id} ({thanked!r}; {r.describe()})"
     else:
         resolved, who = _binary(rules.resolved_confirmation, r)

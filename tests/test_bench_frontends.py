@@ -82,6 +82,7 @@ def test_each_frontends_generator_runs_on_a_held_out_suite_that_is_there_and_val
                        "frontends-holdout8": "datasets/challenge_holdout8",
                        "frontends-holdout9": "datasets/challenge_holdout9",
                        "frontends-holdout10": "datasets/challenge_holdout10",
+                       "frontends-holdout11": "datasets/challenge_holdout11",
                        "frontends-extraction-dev": "tests/data/extraction_dev"}
     for name, folder in folders.items():
         assert (ROOT / folder).is_dir(), name

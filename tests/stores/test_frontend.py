@@ -21,7 +21,8 @@ SUITES = ("datasets/canonical", "datasets/challenge", "tests/data/extraction_dev
           "datasets/challenge_holdout2", "datasets/challenge_holdout3",
           "datasets/challenge_holdout4", "datasets/challenge_holdout5", "datasets/challenge_holdout6",
           "datasets/challenge_holdout7", "datasets/challenge_holdout8",
-          "datasets/challenge_holdout9", "datasets/challenge_holdout10")
+          "datasets/challenge_holdout9", "datasets/challenge_holdout10",
+          "datasets/challenge_holdout11")
 
 
 def _norm(text: str) -> str:

@@ -77,7 +77,7 @@ import re
 from dataclasses import replace
 
 
-from stores.decisions.signals import (AgentFacts, ProducerParams, Signals, TurnContext, is_hostile, only_negation,
+from stores.decisions.signals import (AgentFacts, ProducerParams, Signals, TurnContext, is_hostile, lowered, only_negation,
                                       problem_words, sensitivity, word_count)
 from stores.frontend.chat import chat_readings
 from stores.frontend.model import FrontEnd, Reading, front_end
@@ -254,7 +254,7 @@ def fix_given(step: AgentFacts | None, answer: AgentFacts | None) -> AgentFacts 
         return step
     if answer is None or answer.kind != "message" or answer.asked_question or answer.offer_live or "?" in answer.text:
         return None
-    low = answer.text.lower().replace("\u2019", "'").strip()
+    low = lowered(answer.text).strip()
     return answer if INSTRUCTION.search(low) else None
 
 
@@ -271,7 +271,7 @@ def thanks_after_fix(text: str, fix: AgentFacts | None) -> str | None:
     """The thanks or approval word of a message that confirms the agent's fix (`THANKS`, `fix_given`), or None."""
     if fix is None or "?" in text:
         return None
-    low = text.lower().replace("\u2019", "'")
+    low = lowered(text)
     m = next((m for m in THANKS.finditer(low) if not APPROVAL.fullmatch(m.group(0)) or _own_clause(low, m)), None)
     if m is None or SARCASM.search(low) or LATER.search(low) or re.match(r"\s*(?:no|nah|nope)\b", low):
         return None
@@ -284,7 +284,7 @@ def thanks_after_fix(text: str, fix: AgentFacts | None) -> str | None:
 
 def after_the_fix(text: str) -> str | None:
     """The clause of a message that says the problem goes on after the fix (`AFTER_THE_FIX`), or None."""
-    low = text.lower().replace("\u2019", "'")
+    low = lowered(text)
     for m in AFTER_THE_FIX.finditer(low):
         tail = (m.group("now") or m.group("still") or "").strip()
         if len(tail.split()) < 2 and m.group("now") is not None:
@@ -304,7 +304,7 @@ is a cancellation. "End it all", "end things" and "end everything" stay crisis w
 
 def floor_severity(text: str) -> str:
     """`crisis`, `harm` or `none` from the floor's own words."""
-    low = text.lower().replace("\u2019", "'")
+    low = lowered(text)
     if FLOOR_CRISIS.search(low) or (END_IT.search(low) and not ENDABLE.search(low)):
         return "crisis"
     if FLOOR_HARM.search(low):
@@ -344,7 +344,7 @@ def answers_question(answer: AgentFacts | None, text: str) -> bool:
     an open question (`OPEN_QUESTION`), and at most `REPLY_MAX_WORDS` words in reply."""
     if answer is None or not answer.asked_question or answer.offer_live:
         return False
-    if OPEN_QUESTION.search(answer.text.lower().replace("\u2019", "'")):
+    if OPEN_QUESTION.search(lowered(answer.text)):
         return False
     return 0 < word_count(text) <= REPLY_MAX_WORDS
 
@@ -584,7 +584,7 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     if rules.meaningless:
         return replace(rules, readers=(("*", "rules: meaningless message"),))
     readers: list[tuple[str, str]] = []
-    low = ctx.text.lower().replace("\u2019", "'")
+    low = lowered(ctx.text)
     floor = floor_severity(ctx.text) if floor is None else floor
     s = readings["sensitive"]
     sev, who = floor_union(rules.sensitive, floor, s)

@@ -347,23 +347,39 @@ _SERVICE_OBJECT = (r"(?:account|subscription|sub|membership|plan|package|bundle|
 connection as often as a service ("my phone keeps dropping the line", "stop the box from rebooting")."""
 _LEAVE_VERB = (r"(?:cancel\w*|close|closing|end|ending|terminate|terminating|stop|stopping|drop|dropping|quit|quitting|"
                r"discontinue|get rid of|be rid of|be shot of|do away with|give up|pull the plug on|wind up|winding up|wind down)")
-_LEAVING = re.compile(
-    r"\b(?:" + _LEAVE_VERB + r" (?:(?:my|the|our|this|his|her|their|that|all|both)\b)?(?:[\w'-]+ ){0,4}?" + _SERVICE_OBJECT
-    + r"\b(?! from)|"
-    r"(?:wind|winding) (?:the|my|our|this) (?:[\w'-]+ ){0,2}?" + _SERVICE + r" (?:up|down)|"
-    + _SERVICE + r" (?:[\w'-]+ ){0,4}?(?:(?:can|could|should|may|needs? to|has to|is to) (?:go|stop|end)\b(?! \w+ing)|"
-    r"(?:can|could|should|may|will|needs? to|has to|is to) be (?:cancell?ed|closed|ended|stopped|terminated|dropped|wound up)\b)|"
-    r"part(?:ed|ing)? (?:company|ways)|take (?:my|our) (?:business|money|custom|savings) elsewhere|"
+_LEAVING_WAYS = (
+    # a leaving verb with what is left as its object: "cancel the dog food subscription", "stop her landline"
+    _LEAVE_VERB + r" (?:(?:my|the|our|this|his|her|their|that|all|both)\b)?(?:[\w'-]+ ){0,4}?" + _SERVICE_OBJECT + r"\b(?! from)",
+    # winding it up or down: "wind the account up"
+    r"(?:wind|winding) (?:the|my|our|this) (?:[\w'-]+ ){0,2}?" + _SERVICE + r" (?:up|down)",
+    # what is left said to go, or to be ended: "the card terminal rental can go", "his TV package can be cancelled"
+    _SERVICE + r" (?:[\w'-]+ ){0,4}?(?:(?:can|could|should|may|needs? to|has to|is to) (?:go|stop|end)\b(?! \w+ing)|"
+    r"(?:can|could|should|may|will|needs? to|has to|is to) be (?:cancell?ed|closed|ended|stopped|terminated|dropped|wound up)\b)",
+    # leaving said formally or by where the custom goes: "time we parted company", "take our business elsewhere"
+    r"part(?:ed|ing)? (?:company|ways)",
+    r"take (?:my|our) (?:business|money|custom|savings) elsewhere",
+    # money or custom moved to another firm: "moving our savings to another bank", "switch it elsewhere"
     r"(?:move|moving|moved|transfer\w*|switch\w*) (?:(?:(?:my|our|the|all) (?:[\w'-]+ )?(?:savings|money|funds|business|custom|"
     r"mortgage|pension|isa|everything|" + _SERVICE_OBJECT + r")|it|them|everything|over) )?(?:elsewhere|"
-    r"to (?:another|a different|a new|a rival|an? [\w-]+) (?:bank|provider|supplier|company|firm|building society|insurer|network))|"
-    r"(?:bank|banks|banking|insure|shop|go) (?:elsewhere|with (?:someone|somebody) else)|(?:use|using) (?:someone|somebody) else|"
-    r"i'?d like out|(?:want|wanna|would like) out\b|(?:be|being) shot of|"
-    r"(?:not|won'?t be|stop) renewing|(?:won'?t|will not|(?:not|n'?t) going to) renew\b|"
-    r"(?:don'?t|do not|no longer) (?:need|use|require) (?:the|my|our|this|his|her|that) "
-    r"(?:[\w'-]+ ){0,3}?" + _SERVICE_OBJECT + r"\b|" + _SERVICE + r" (?:is|'s) (?:wasted on|no use to|no good to) (?:me|us)|"
-    r"(?:stop|end|cancel) (?:all )?(?:this|it|everything)\b.{0,20}\bfor good)"
+    r"to (?:another|a different|a new|a rival|an? [\w-]+) (?:bank|provider|supplier|company|firm|building society|insurer|network))",
+    # custom that goes to someone else: "they bank elsewhere", "we use someone else now"
+    r"(?:bank|banks|banking|insure|shop|go) (?:elsewhere|with (?:someone|somebody) else)",
+    r"(?:use|using) (?:someone|somebody) else",
+    # wanting out: "I'd like out", "want out", "be shot of"
+    r"i'?d like out",
+    r"(?:want|wanna|would like) out\b",
+    r"(?:be|being) shot of",
+    # not renewing: "not renewing next year", "won't renew"
+    r"(?:not|won'?t be|stop) renewing",
+    r"(?:won'?t|will not|(?:not|n'?t) going to) renew\b",
+    # what is left no longer needed: "don't need the family bundle", "the home package is wasted on me"
+    r"(?:don'?t|do not|no longer) (?:need|use|require) (?:the|my|our|this|his|her|that) (?:[\w'-]+ ){0,3}?" + _SERVICE_OBJECT + r"\b",
+    _SERVICE + r" (?:is|'s) (?:wasted on|no use to|no good to) (?:me|us)",
+    # ending everything for good: "stop all this for good"
+    r"(?:stop|end|cancel) (?:all )?(?:this|it|everything)\b.{0,20}\bfor good",
 )
+"""The ways of saying one is leaving that `_LEAVING` reads, one alternative each (eleventh round)."""
+_LEAVING = re.compile(r"\b(?:" + "|".join(_LEAVING_WAYS) + ")")
 _LEAVE_IT = re.compile(r"\b(?:(?:close|end|cancel|stop|terminate|drop|shut) (?:it|that|them|the lot|everything)|let (?:it|them) go|"
                        r"knock (?:it|that|them) on the head)\b")
 _LEAVE_OFFER = re.compile(r"\binstead\b|\b(?:keep|stay|pause|freeze|downgrade|cheaper|discount|free)\b.{0,60}\?")
@@ -382,8 +398,14 @@ def _unaccented(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
+def lowered(text: str) -> str:
+    """The text as the readers match it: in lower case, with the typographic apostrophe (U+2019) made a plain one
+    ("I\u2019m" reads as "i'm"). Every reader of the customer's or the agent's words that takes apostrophes calls this."""
+    return text.lower().replace("\u2019", "'")
+
+
 def _norm(text: str) -> str:
-    return " ".join(_WORDS.findall(text.lower().replace("\u2019", "'")))
+    return " ".join(_WORDS.findall(lowered(text)))
 
 
 def _gibberish(token: str) -> bool:
@@ -407,12 +429,12 @@ def word_count(text: str) -> int:
 
 def reports_problem(text: str) -> bool:
     """The message names a problem in the words the complaint producer knows (negation, `broken`, `late`, ...)."""
-    return bool(_PROBLEM.search(text.lower().replace("\u2019", "'")))
+    return bool(_PROBLEM.search(lowered(text)))
 
 
 def problem_words(text: str) -> list[str]:
     """The complaint producer's words found in the message (`reports_problem` is true when there is one)."""
-    return [m.group(0) for m in _PROBLEM.finditer(text.lower().replace("\u2019", "'"))]
+    return [m.group(0) for m in _PROBLEM.finditer(lowered(text))]
 
 
 def only_negation(words: list[str]) -> bool:
@@ -482,7 +504,7 @@ def is_hostile(text: str) -> bool:
 def asks_for_person(text: str) -> bool:
     """The customer asks for a person: by the words (`_HUMAN`: "a real person", "put me through to a manager") or by
     who they are or what they do, in a request's shape (`_HUMAN_BY_ROLE`: "can someone from accounts ring me")."""
-    low = text.lower().replace("\u2019", "'")
+    low = lowered(text)
     return bool(_HUMAN.search(low) or _HUMAN_BY_ROLE.search(low))
 
 
@@ -490,19 +512,19 @@ def leaves_in_context(text: str, earlier: str | None = None, answer: str | None 
     """A bare "close it", "end it", "let it go" asks to leave when the message names what is left ("let's drop the
     add-on ... drop it"), when the customer's previous message asked to leave (`intent`), or when the agent's
     last message offered something to keep them ("We could move you to a cheaper plan instead. Would that help?")."""
-    low = text.lower().replace("\u2019", "'")
+    low = lowered(text)
     if not _LEAVE_IT.search(low) or re.search(r"\bhow (?:do|can|would|should) (?:i|we|you)\b", low):
         return False  # "the box keeps beeping, how do I stop it?" asks how, it leaves nothing
     if re.search(r"\b" + _SERVICE + r"\b", low):
         return True
     if earlier and intent(earlier) == "retention":
         return True
-    return bool(answer and _LEAVE_OFFER.search(answer.lower().replace("\u2019", "'")))
+    return bool(answer and _LEAVE_OFFER.search(lowered(answer)))
 
 
 def intent(text: str) -> Intent:
     """An explicit request for the recommendation or the retention agent, else `none`."""
-    low = text.lower().replace("\u2019", "'")
+    low = lowered(text)
     if _RETENTION.search(low) or _LEAVING.search(low):
         return "retention"
     if _RECOMMEND.search(low):
@@ -512,7 +534,7 @@ def intent(text: str) -> Intent:
 
 def is_resolved_confirmation(text: str, answer: AgentFacts | None, max_words: int = 4) -> bool:
     """"Thanks, that fixed it" (no negation anywhere), or a short yes to the agent's "did that solve it?"."""
-    low = text.lower().replace("\u2019", "'")
+    low = lowered(text)
     if _RESOLVED.search(low) and not _NEGATION.search(low):
         return True
     return answer is not None and answer.resolution_check and is_short_affirmative(text, max_words)
@@ -544,7 +566,7 @@ def agent_facts(turn_id: str, text: str, kind: TurnKind, scripted: Mapping[str, 
     for k, v in scripted.items():
         if not isinstance(v, bool):
             raise SignalError(f"agent signal {k!r} on turn {turn_id!r}: expected true or false, got {v!r}")
-    low = text.lower().replace("\u2019", "'")
+    low = lowered(text)
     offer = scripted.get("offer_live", kind == "message" and bool(_OFFER.search(low)))
     asked = scripted.get("asked_question", kind == "message" and "?" in text) or offer
     return AgentFacts(
@@ -578,7 +600,7 @@ def produce_rules(ctx: TurnContext, params: ProducerParams = ProducerParams()) -
     resolved = is_resolved_confirmation(text, ctx.answer, params.short_max_words)
     asking = not (meaningless or affirmative or resolved)
     answer, before = ctx.answer, ctx.previous_answer
-    low = text.lower().replace("\u2019", "'")
+    low = lowered(text)
     return Signals(
         sensitive=sensitivity(text),
         human_request=asks_for_person(low),

@@ -249,7 +249,16 @@ _TEAM = r" (?:from|in|at|on) (?:your |the |that )?[\w' -]{2,30}?"
 _HUMAN_BY_ROLE = re.compile(
     r"\b(?:" + _ASKING + " " + _SOMEONE + "(?:" + _TEAM + r")?(?: who| that| to| i (?:can|could))?(?: \w+){0,2} (?:" + _CONTACT + ")|"
     + _ASKING + " " + _SOMEONE + _TEAM + r"(?: \w+){0,2} (?:explain|sort|look at|deal with|help|pick (?:this|it) up|take (?:this|it) on|"
-    r"go through)|"
+    r"go through|correct|amend|change|update)|"
+    # twelfth round: the person said by what they know or handle, then what they should do ("could somebody who knows the
+    # family settings help me"); the one who handles something asked for at the message's start ("anyone there who deals
+    # with the points?"); asked for as someone alive, not a script ("is there anyone with a pulse on this line?")
+    + _ASKING + " " + _SOMEONE + r" (?:who|that) (?:knows|understands|handles|deals with|looks after|does|runs|manages) "
+    r"(?:[\w'-]+ ){0,4}?(?:help|explain|sort|look at|deal with|go through)\b|"
+    r"^\W*(?:anyone|anybody|someone|somebody)(?: about| around| there| over there| on your (?:end|side))? (?:who|that) "
+    r"(?:deals|handles|looks after|sorts|is in charge|does|runs|manages|takes care of|is responsible)|"
+    r"is there (?:anyone|anybody|someone|somebody|a person) (?:[\w'-]+ ){0,2}?(?:with (?:an? )?(?:actual |real )?(?:pulse|heartbeat|brain)|"
+    r"alive|awake|who isn'?t (?:a |an )?(?:bot|robot|machine|reading|script\w*|automated))|"
     + _ASKING + r" (?:a colleague(?: of yours)?|one of your (?:colleagues|team|staff|people))(?: \w+){0,3} (?:explain|sort|look at|deal with|"
     r"help|pick (?:this|it) up|take (?:this|it) on|go through)|"
     r"(?:hand|pass|put) me (?:over|on|along|across)\b|"
@@ -259,7 +268,8 @@ _HUMAN_BY_ROLE = re.compile(
     r"(?:i'?d like|i want|i would like|can i|could i|may i|let me) (?:to )?(?:have )?(?:a word|a chat|speak|talk) (?:with|to) "
     r"(?:them|that person|whoever|the person|the one)\b|"
     r"(?:a word|a chat|speak|talk) (?:with|to) (?:that person|whoever|the person|the one)\b|"
-    r"(?:i want|i'?d like|give me|get me|put me on to) (?:to (?:talk|speak) (?:to|with) )?(?:the|that) (?:person|one|people|lady|man|guy) "
+    r"(?:i want|i'?d like|give me|get me|put (?:me|us) on to) (?:to (?:talk|speak) (?:to|with) )?(?:the|that) "
+    r"(?:person|one|people|lady|man|guy|fella|fellow|bloke|chap|woman|girl|lad) "
     r"(?:who|that|in charge|responsible)|"
     r"is there (?:a|an) [\w-]+ or (?:anyone|anybody|someone|somebody)|"
     r"(?:anyone|anybody|someone|somebody) (?:i|we) (?:can|could) (?:talk|speak|run|ask|chat|go)\b|"
@@ -269,6 +279,12 @@ _HUMAN_BY_ROLE = re.compile(
     r"(?:[\w'-]+ ){0,5}?(?:with|to) (?:one of your|someone|somebody|a person|a human|one of the)\b|"
     r"(?:is there|are there) (?:a|an|anyone|anybody|someone|somebody|any) (?:[\w'-]+ ){0,5}?(?:i|we) (?:can|could) (?:speak|talk|chat) (?:to|with)\b)"
 )
+_NO_ONE_BEFORE = re.compile(
+    r"\b(?:(?:don'?t|do not|didn'?t|did not|haven'?t|have not|hasn'?t|has not|never|not|no longer|hardly)(?: (?:have|had|has|got|get|know)"
+    r"(?: got)?)?|isn'?t|is not|aren'?t|are not|wasn'?t|was not|without|not even) $")
+"""Words just before a person the rules read as asked for that say the customer has no such person (twelfth round):
+"I don't have anyone I can talk to since he left", "there isn't anyone I can ask" name a person not there, and "please
+don't transfer me to someone" asks for no one."""
 _AFFIRMATIVE_HEADS = (
     "yes", "yeah", "yep", "yup", "ya", "yea", "y", "sure", "ok", "okay", "k", "please", "correct",
     "right", "exactly", "absolutely", "definitely", "alright", "affirmative", "aye",
@@ -503,9 +519,10 @@ def is_hostile(text: str) -> bool:
 
 def asks_for_person(text: str) -> bool:
     """The customer asks for a person: by the words (`_HUMAN`: "a real person", "put me through to a manager") or by
-    who they are or what they do, in a request's shape (`_HUMAN_BY_ROLE`: "can someone from accounts ring me")."""
+    who they are or what they do, in a request's shape (`_HUMAN_BY_ROLE`: "can someone from accounts ring me"); not a
+    person one has not got (`_NO_ONE_BEFORE`: "I don't have anyone I can talk to since he left")."""
     low = lowered(text)
-    return bool(_HUMAN.search(low) or _HUMAN_BY_ROLE.search(low))
+    return any(not _NO_ONE_BEFORE.search(low, 0, m.start()) for words in (_HUMAN, _HUMAN_BY_ROLE) for m in words.finditer(low))
 
 
 def leaves_in_context(text: str, earlier: str | None = None, answer: str | None = None) -> bool:

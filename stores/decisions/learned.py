@@ -64,7 +64,9 @@
   named as a schedule ("after 2pm", "at 3:30").
 - Twelfth round: "no way" and "no need" turn an offer down only said as a refusal (`TURNS_DOWN`); a yes to an offer of
   a person that names one in the rules' words keeps the request (`PERSON_NAMED`: a first request once the offer has
-  lapsed); the learned `time_critical` yes needs a clock or a countdown, not a length, a price or a month (`_CLOCK`).
+  lapsed); the learned `time_critical` yes needs a clock or a countdown, not a length, a price or a month (`_CLOCK`);
+  recommendations spoken of as a feature are no request for them (`RECOMMENDATIONS_FEATURE`); a failure reported
+  "again" after thanks confirms no fix (`failed_again`).
 - A meaningless message (keyboard mash) is the rules' alone.
 - Signals that are facts of the conversation rather than readings of the words stay the rules':
   a short yes to the agent's "did that solve it?" confirms the fix, the agent's empty answer
@@ -332,6 +334,28 @@ def after_the_fix(text: str) -> str | None:
             continue
         if problem_words(tail) or not FIX_WORD.search(tail):
             return m.group(0).strip(" ,.;:!?")
+    return None
+
+
+AGAIN = re.compile(r"\bagain\b")
+BACK_AGAIN = re.compile(
+    r"\b(?:thanks|thank you|cheers|ta|back|up|on|online|live|connected|green|fine|ok|okay|normal|right|stable|fixed|sorted|"
+    r"work\w*|running|getting|showing|counting|uploading|syncing|loading|printing|charging|playing|coming|flowing|moving|"
+    r"responding|visible|there|can|able)\b")
+"""A failure reported again (twelfth round, `failed_again`): a clause with "again" whose three words before it name no
+state that is well ("the fridge beeped again at midnight", "error F3 again", "it dropped off again at 9:15"), said after
+thanks, is sarcasm about the fix, not a confirmation ("cheers, that was a great help, E24 again tonight ... outstanding");
+"back on again", "all green again", "working again", "connected again", "thanks again" are fixes (`BACK_AGAIN`)."""
+
+
+def failed_again(text: str) -> str | None:
+    """The words before an "again" that report a failure again (`AGAIN`, `BACK_AGAIN`), or None."""
+    low = lowered(text)
+    for m in AGAIN.finditer(low):
+        start = max((low.rfind(c, 0, m.start()) for c in ",.;:!?\n"), default=-1) + 1
+        before = re.findall(r"[\w']+", low[start:m.start()])[-3:]
+        if before and not BACK_AGAIN.search(" ".join(before)):
+            return " ".join(before + ["again"])
     return None
 
 
@@ -720,6 +744,9 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
         resolved, who = True, f"thanks after the agent's fix {fix.turn_id} ({thanked!r}; {r.describe()})"
     else:
         resolved, who = _binary(rules.resolved_confirmation, r)
+    if resolved and not said_yes_to_check and not rules.resolved_confirmation and (again := failed_again(ctx.text)):
+        # "thanks for that, signed out and in, and it forgot the schedule again by morning. super helpful" (twelfth round)
+        resolved, who = False, f"rules: the failure is reported again ({again!r}; {who})"
     if resolved and (values["human_request"] or (offered and affirmative)) and not said_yes_to_check:
         # "ok fine, connect me": a person asked for, or a yes to the offer of one, is no fix confirmed (eleventh round)
         resolved, who = False, f"rules: a person is asked for or accepted, so no fix is confirmed ({who})"
@@ -800,5 +827,5 @@ __all__ = ["ADD_PRECISION", "AFTER_STEP_BAR", "AFTER_THE_FIX", "CLAUSE_BAR", "CL
            "HARM_CLAUSE_P", "raising_clause", "after_the_fix", "HEADS", "LATER_DAY", "SOON", "REFUSAL", "REPLY_BAR",
            "answers_question", "clauses", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say",
            "read_signals", "reported_problem", "weak_adds", "FOLLOW_UP_HOSTILE_BAR", "after_hostile", "INSTRUCTION",
-           "TURNS_DOWN", "PERSON_NAMED", "RECOMMENDATIONS_FEATURE", "THANKS", "TIME_SHORT", "fix_given", "thanks_after_fix", "ELEMENT_WHOLE_BAR", "HARM_ELEMENT_BAR",
+           "TURNS_DOWN", "PERSON_NAMED", "RECOMMENDATIONS_FEATURE", "AGAIN", "BACK_AGAIN", "failed_again", "THANKS", "TIME_SHORT", "fix_given", "thanks_after_fix", "ELEMENT_WHOLE_BAR", "HARM_ELEMENT_BAR",
            "harm_veto"]

@@ -369,7 +369,7 @@ _LEAVING_WAYS = (
     # winding it up or down: "wind the account up"
     r"(?:wind|winding) (?:the|my|our|this) (?:[\w'-]+ ){0,2}?" + _SERVICE + r" (?:up|down)",
     # what is left said to go, or to be ended: "the card terminal rental can go", "his TV package can be cancelled"
-    _SERVICE + r" (?:[\w'-]+ ){0,4}?(?:(?:can|could|should|may|needs? to|has to|is to) (?:go|stop|end)\b(?! \w+ing)|"
+    _SERVICE + r" (?:[\w'-]+ ){0,4}?(?:(?:can|could|should|may|needs? to|has to|is to) (?:go|stop|end|finish|lapse)\b(?! \w+ing)|"
     r"(?:can|could|should|may|will|needs? to|has to|is to) be (?:cancell?ed|closed|ended|stopped|terminated|dropped|wound up)\b)",
     # leaving said formally or by where the custom goes: "time we parted company", "take our business elsewhere"
     r"part(?:ed|ing)? (?:company|ways)",
@@ -381,6 +381,9 @@ _LEAVING_WAYS = (
     # custom that goes to someone else: "they bank elsewhere", "we use someone else now"
     r"(?:bank|banks|banking|insure|shop|go) (?:elsewhere|with (?:someone|somebody) else)",
     r"(?:use|using) (?:someone|somebody) else",
+    # twelfth round: going over to another's provider ("I'm going to my sister's provider")
+    r"(?:going|moving|switching|changing|heading) (?:over )?to (?:another|(?:my|our|a|his|her|their) [\w-]+'s) "
+    r"(?:provider|supplier|network|bank|insurer|company)\b",
     # wanting out: "I'd like out", "want out", "be shot of"
     r"i'?d like out",
     r"(?:want|wanna|would like) out\b",
@@ -388,6 +391,8 @@ _LEAVING_WAYS = (
     # not renewing: "not renewing next year", "won't renew"
     r"(?:not|won'?t be|stop) renewing",
     r"(?:won'?t|will not|(?:not|n'?t) going to) renew\b",
+    # twelfth round: deciding not to renew ("the governors have resolved not to renew the lease")
+    r"(?:decided|resolved|chosen|opted|agreed|voted) not to renew\b",
     # what is left no longer needed: "don't need the family bundle", "the home package is wasted on me"
     r"(?:don'?t|do not|no longer) (?:need|use|require) (?:the|my|our|this|his|her|that) (?:[\w'-]+ ){0,3}?" + _SERVICE_OBJECT + r"\b",
     _SERVICE + r" (?:is|'s) (?:wasted on|no use to|no good to) (?:me|us)",

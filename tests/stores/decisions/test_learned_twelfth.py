@@ -151,3 +151,38 @@ def test_recommendations_spoken_of_as_a_feature_are_no_request_for_them(text, fe
     ctx, rules = _ctx(text)
     s = combine(ctx, PARAMS, rules, _readings(intent=("recommendation", 0.8)))
     assert (s.explicit_intent == "recommendation") is (not feature or rules.explicit_intent == "recommendation")
+
+
+@pytest.mark.parametrize("text", [
+    "ta for that, restarted it and the fridge beeped again at midnight. brilliant",
+    "cheers, super helpful, error F3 again straight after breakfast",
+    "thanks so much, it dropped off again at 9:15 like clockwork. amazing work",
+])
+def test_thanks_that_report_the_failure_again_confirm_no_fix(text):
+    assert learned.failed_again(text) is not None
+    ctx, rules = _ctx(text, agent_facts("a2", "Reset the unit from our side.", "action"))
+    ctx = TurnContext(text, None, step=ctx.answer)
+    s = combine(ctx, PARAMS, rules, _readings(resolved=("yes", 0.8)), resolved_yes=0.8)
+    assert not s.resolved_confirmation and "again" in dict(s.readers)["resolved_confirmation"]
+
+
+@pytest.mark.parametrize("text", [
+    "the heating's back on again, ta very much",
+    "all green again 👍",
+    "the doorbell is working again, cheers",
+    "printer's connected again, legend",
+    "thanks again, that fixed it",
+])
+def test_a_fix_said_with_again_still_confirms_it(text):
+    assert learned.failed_again(text) is None
+
+
+@pytest.mark.parametrize("text,leaving", [
+    ("I'm moving abroad in May, so the gym membership can finish then", True),
+    ("the committee has decided not to renew the hall insurance", True),
+    ("no thanks, I'm going to my brother's network", True),
+    ("the download can finish overnight, can't it?", False),
+    ("I'm going to my bank to ask about it", False),
+])
+def test_leaving_said_as_a_service_that_can_finish_a_decision_not_to_renew_or_another_provider(text, leaving):
+    assert (signals.intent(text) == "retention") is leaving

@@ -313,7 +313,7 @@ _COMPLEX = re.compile(
 _TIME = re.compile(
     r"\b(?:urgent\w*|asap|right now|immediately|right away|time[- ]sensitive|deadline\w*|"
     r"within (?:the|an|the next) (?:hour|\d+ (?:minutes|mins|hours))|in (?:\d+|one|two|five|ten|twenty|thirty) "
-    r"(?:minutes?|mins|hours?)|(?:leaves|closes|ends|expires|starts) (?:in|at|tonight|today)|"
+    r"(?:minutes?|mins?|hours?|hrs?)|(?:leaves|closes|shuts|ends|expires|starts) (?:in|at|tonight|today)|"
     r"by (?:today|tonight|tomorrow morning)|before (?:my|the) (?:flight|meeting|event|deadline))\b"
 )
 _NO_ANSWER = re.compile(

@@ -186,3 +186,11 @@ def test_a_fix_said_with_again_still_confirms_it(text):
 ])
 def test_leaving_said_as_a_service_that_can_finish_a_decision_not_to_renew_or_another_provider(text, leaving):
     assert (signals.intent(text) == "retention") is leaving
+
+
+@pytest.mark.parametrize("text", [
+    "the chemist shuts in 10 min and the app won't take my card",
+    "the depot shuts at 6 and the parcel code is rejected",
+])
+def test_the_rules_read_time_short_in_min_and_hrs_and_a_shop_that_shuts(text):
+    assert produce_rules(TurnContext(text)).time_critical

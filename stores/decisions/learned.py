@@ -236,7 +236,7 @@ RECOMMENDATIONS_FEATURE = re.compile(
 """The recommendations spoken of as a feature, what they are or keep doing ("my film suggestions are all cartoons", "the
 recommended playlists are in Spanish", "the meal suggestions keep including pork"), not asked for (twelfth round): the
 learned `intent` head's `recommendation` is not taken then, the rules decide (a complaint about the recommendations is
-support). On the development suites every customer turn it matches has gold route `knowledge` (13, five of them routed
+support). On the development suites every customer turn it matches has gold route `knowledge` (12, six of them routed
 to the recommendation agent before); "that thriller you suggested was great" and "any suggestions?" do not match."""
 
 

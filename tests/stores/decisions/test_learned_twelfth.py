@@ -1,12 +1,25 @@
 """The decisions other than the floor, twelfth round: the readers' shared lowering, a refusal said as one, a yes to a
-lapsed offer with a person named, time running out against durations and months, and a person one has not got."""
+lapsed offer with a person named, time running out against durations and months, a person one has not got, a person
+asked for in roundabout shapes, recommendations spoken of as a feature, a failure reported again, more ways of leaving,
+and the rules' time words."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
+
+import pytest
 
 from stores.decisions import learned, signals
-from stores.decisions.signals import lowered
+from stores.decisions.card import stateless
+from stores.decisions.learned import TIME_SHORT, combine
+from stores.decisions.resolver import resolve
+from stores.decisions.signals import (AgentFacts, ProducerParams, Signals, TurnContext, agent_facts, asks_for_person, lowered,
+                                      produce_rules)
+from test_frontend import _readings  # the front end's readings, every head sure unless told (tests/stores)
+
+PARAMS = ProducerParams(front="learned")
+OFFER = agent_facts("a1", "Sorry about that. Would you like me to connect you with live support?", "message")
 
 
 def test_the_readers_lower_the_text_and_straighten_its_apostrophes_in_one_place():
@@ -21,19 +34,6 @@ def test_the_readers_lower_the_text_and_straighten_its_apostrophes_in_one_place(
 
 
 # --- behaviour: each case below read otherwise before this round ----------------------------------------------------
-
-from dataclasses import replace  # noqa: E402
-
-import pytest  # noqa: E402
-
-from stores.decisions.card import stateless  # noqa: E402
-from stores.decisions.learned import TIME_SHORT, combine  # noqa: E402
-from stores.decisions.resolver import resolve  # noqa: E402
-from stores.decisions.signals import AgentFacts, ProducerParams, Signals, TurnContext, agent_facts, asks_for_person, produce_rules  # noqa: E402
-from test_frontend import _readings  # noqa: E402  (the front end's readings, every head sure unless told)
-
-PARAMS = ProducerParams(front="learned")
-OFFER = agent_facts("a1", "Sorry about that. Would you like me to connect you with live support?", "message")
 
 
 def _ctx(text: str, answer: AgentFacts | None = None) -> tuple[TurnContext, Signals]:

@@ -57,11 +57,16 @@
   twice, the second time by comparison, makes the streak.
 - Eleventh round: thanks or approval in any register right after the agent's fix (its step, or a message that
   instructs or reports a change: `fix_given`) confirms it whatever the `resolved` head reads, unless a problem, a
-  "but", a question, a promise for later or sarcasm is said with it (`thanks_after_fix`); a refusal (`REFUSE`: "no
+  "but", a question, a promise for later or sarcasm is said with it (`thanks_after_fix`); a refusal (`TURNS_DOWN`: "no
   thanks") makes a learned `human_request` yes no request; a person asked for together with a yes right after an
   offer of one is a yes to the offer, not a new request, and a person asked for or accepted confirms no fix; the
   learned `time_critical` yes needs time running out (`TIME_SHORT`: "in 20 minutes", "by 5 today"), not a time
   named as a schedule ("after 2pm", "at 3:30").
+- Twelfth round: "no way" and "no need" turn an offer down only said as a refusal (`TURNS_DOWN`); a yes to an offer of
+  a person that names one in the rules' words keeps the request (`PERSON_NAMED`: a first request once the offer has
+  lapsed); the learned `time_critical` yes needs a clock or a countdown, not a length, a price or a month (`_CLOCK`);
+  recommendations spoken of as a feature are no request for them (`RECOMMENDATIONS_FEATURE`); a failure reported
+  "again" after thanks confirms no fix (`failed_again`).
 - A meaningless message (keyboard mash) is the rules' alone.
 - Signals that are facts of the conversation rather than readings of the words stay the rules':
   a short yes to the agent's "did that solve it?" confirms the fix, the agent's empty answer
@@ -77,7 +82,7 @@ import re
 from dataclasses import replace
 
 
-from stores.decisions.signals import (AgentFacts, ProducerParams, Signals, TurnContext, is_hostile, only_negation,
+from stores.decisions.signals import (AgentFacts, ProducerParams, Signals, TurnContext, is_hostile, lowered, only_negation,
                                       problem_words, sensitivity, word_count)
 from stores.frontend.chat import chat_readings
 from stores.frontend.model import FrontEnd, Reading, front_end
@@ -141,20 +146,32 @@ count with a quantity ("in two hours", "within the hour", "half an hour"): "amat
 
 
 _N = r"(?:\d+|an?|one|two|three|four|five|ten|fifteen|twenty|thirty|forty|fifty|sixty|ninety|few|couple(?: of)?|half an?|\w+ty)"
+_UNIT_AFTER = (r"(?![:.]?\d|\s*(?:%|percent|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|seconds?|secs?|quid|pounds?|"
+               r"euros?|dollars?|p\b|gb|mb|kg|times|x\b|a (?:month|week|year|day)|per\b|each\b|every\b|/))")
+_CLOCK = r"\d{1,2}(?:[:.][0-5]\d)?\s?(?:am|pm)?\b" + _UNIT_AFTER
+"""A clock time ("5", "5:30", "11.40", "6pm"), not a length, an amount or a price ("by 20 minutes", "until 3 days",
+"12.99 a month", "by 2%"): no unit follows it (twelfth round)."""
+_WORD_CLOCK = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)(?: (?:thirty|fifteen|forty-?five))?"
+               r"(?:\s?(?:am|pm|o'?clock))?\b(?! (?:minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)\b)")
 TIME_SHORT = re.compile(
     r"\b(?:now|today|tonight|this (?:morning|afternoon|evening)|asap|urgent\w*|immediately|right away|straight away|"
     r"deadline\w*|cut-?off|running out|in time|end of (?:the )?day|eod|(?:in|within) the (?:next )?hour|"
     r"(?:in|within|inside) (?:the next )?" + _N + r"\s+(?:minutes?|mins?|hours?|hrs?)|"
     + _N + r"\s+(?:minutes?|mins?|hours?|hrs?) (?:ago|left|to go|from now|late)|"
-    r"(?:by|before|until|till) (?:\d{1,2}(?:[:.]\d\d)?\s?(?:am|pm)?|noon|midnight|tonight|today|close|closing)|"
+    r"(?:by|before|until|till) (?:" + _CLOCK + r"|noon|midnight|tonight|today|close|closing)|"
     r"(?:leaves?|leaving|closes?|closing|shuts?|boards?|boarding|starts?|departs?|ends?|expires?|due|goes|arrives?|lands?) "
-    r"(?:in|at|by)\b|it'?s (?:already |now )?\d{1,2}[:.]\d\d)"
+    r"(?:in|at|by) (?:about |around |roughly |approximately )?(?:" + _CLOCK + "|" + _WORD_CLOCK + "|" + _N
+    + r"\s+(?:minutes?|mins?|hours?|hrs?)\b|noon|midnight|the (?:next )?hour|half (?:past )?\w+)|"
+    r"it'?s (?:already |now )?\d{1,2}[:.][0-5]\d\b" + _UNIT_AFTER + ")"
 )
 """Time running out, said against the present (eleventh round): today, now, in twenty minutes, by 5, leaves at 6,
 "ten minutes ago", "it's 11:40". A time named only as a schedule, a length or a preference ("after 2pm when I'm
 up", "let them in at 3:30", "a game that takes under half an hour", "a 40 minute hold queue at midnight", "booked
 at the same 10 o'clock") says when, not that time is short: the learned `time_critical` yes needs one of these too
-(`TIME_NAMED` alone is not enough); the rules' words read as they always did."""
+(`TIME_NAMED` alone is not enough); the rules' words read as they always did. Twelfth round: a number read as a clock
+must be one (`_CLOCK`: "late by 20 minutes", "until 3 minutes in", "it's 12.99 a month" are a length or a price), and a
+time something leaves, closes or ends at is a clock or a countdown ("closes at 5:30", "leaves at half six", "starts in
+an hour"), not a month or weeks away ("my contract ends in March", "the trial ends in a few weeks")."""
 
 LATER_DAY = re.compile(
     r"\b(?:tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|sunday|next (?:week|month)|weekend|"
@@ -187,14 +204,40 @@ emoji or a grumble ("colour's back 👌", "about time, but it works, thanks") sc
 seventh round on development text, leave one suite out (docs/frontends.md, "Seventh round"): the highest bar
 of the best on the development suites (0.30 and 0.35 tie)."""
 
-REFUSE = re.compile(r"\b(?:no,? (?:thanks|thank you|ta|cheers)|no chance|not a chance|no way|i'?ll pass|(?:i'?d )?rather not|"
-                    r"don'?t bother|no need|not interested|not bothered)\b|^\s*(?:nah|nope)\b")
-"""A refusal in the message (eleventh round): the learned `human_request` head's yes is no request then ("aye right,
-so I can be passed round five departments. no thanks"); the rules' words still stand."""
+_ALONE = r"(?=(?:\s+[a-z]+)?\s*(?:[,.;:!?)\n]|$)|\s*(?:(?:thanks|thank you|ta|cheers|mate|pal|love|pet|hun|bro|i'?m|im|am i|i'?ll|jose|josé)\b))"
+TURNS_DOWN = re.compile(r"\b(?:no,? (?:thanks|thank you|ta|cheers)|no chance|not a chance|i'?ll pass|(?:i'?d )?rather not|"
+                        r"no way" + _ALONE + r"|no need" + _ALONE + r"|no need to (?:transfer|connect|pass|put|hand|bother|get|call|ring|phone)\b|"
+                        r"don'?t bother|not interested|not bothered)\b|^\s*(?:nah|nope)\b")
+"""A message that turns an offer down (eleventh round; twelfth: "no way" and "no need" only said as a refusal): the
+learned `human_request` head's yes is no request then ("aye right, so I can be passed round five departments. no
+thanks"); the rules' words still stand. "No way" and "no need" turn something down only standing alone (before a
+comma, a full stop or the message's end, with at most a word between, or before a thanks: "no way, I've been passed
+round enough", "no need, ta", "no need po, you can do it"), and
+"no need" also before the step it refuses ("no need to transfer me"); said of something else they refuse nothing ("no
+way to log in, yes please do", "there's no need for two logins")."""
 
 REFUSAL = re.compile(r"\b(?:no|nah|nope|not|never|right|as if|whatever|like that'?ll|don'?t|won'?t|rather not)\b")
 """Words that turn a short yes into a refusal or sarcasm ("yeah right", "sure, whatever", "yes, as if"): after
-the opening word of a short yes to an offer of a person, one of these makes it no yes."""
+the opening word of a short yes to an offer of a person, one of these makes it no yes. Not to be confused with
+`TURNS_DOWN`, which reads a whole message that declines an offer."""
+
+
+PERSON_NAMED = re.compile(r"\b(?:human(?: being)?s?|person|people|manager|supervisor|team ?leader|boss|someone|somebody|anyone|"
+                          r"anybody|agent|representative|rep|operator|colleagues?|staff|whoever)\b")
+"""A person named in a yes to the agent's offer of one (twelfth round): when the rules' words ask for a person and the
+message names one ("yes please, I want to speak to a real person"), the request stands beside the yes, so a yes to an
+offer that has lapsed is still a request for a person; the offer's own verb alone ("ok fine, connect me", "go ahead,
+put me through") names no one, and is a yes to the offer only (a plain `continue` once it has lapsed)."""
+
+
+RECOMMENDATIONS_FEATURE = re.compile(
+    r"\b(?:recommendations|suggestions|recommended \w+|suggested \w+)\s+(?:\w+ly )?(?:are|is|keep|kept|continue|still|show|shows|"
+    r"propose|include|won'?t|don'?t|have been|has been)\b")
+"""The recommendations spoken of as a feature, what they are or keep doing ("my film suggestions are all cartoons", "the
+recommended playlists are in Spanish", "the meal suggestions keep including pork"), not asked for (twelfth round): the
+learned `intent` head's `recommendation` is not taken then, the rules decide (a complaint about the recommendations is
+support). On the development suites every customer turn it matches has gold route `knowledge` (12, six of them routed
+to the recommendation agent before); "that thriller you suggested was great" and "any suggestions?" do not match."""
 
 
 AFTER_THE_FIX = re.compile(r"(?:[,.;:!?]|\b(?:but|and|only))\s+now\s+(?P<now>[^,.;:!?]+)|\bstill\s+(?P<still>[^,.;:!?]+)")
@@ -254,7 +297,7 @@ def fix_given(step: AgentFacts | None, answer: AgentFacts | None) -> AgentFacts 
         return step
     if answer is None or answer.kind != "message" or answer.asked_question or answer.offer_live or "?" in answer.text:
         return None
-    low = answer.text.lower().replace("\u2019", "'").strip()
+    low = lowered(answer.text).strip()
     return answer if INSTRUCTION.search(low) else None
 
 
@@ -271,7 +314,7 @@ def thanks_after_fix(text: str, fix: AgentFacts | None) -> str | None:
     """The thanks or approval word of a message that confirms the agent's fix (`THANKS`, `fix_given`), or None."""
     if fix is None or "?" in text:
         return None
-    low = text.lower().replace("\u2019", "'")
+    low = lowered(text)
     m = next((m for m in THANKS.finditer(low) if not APPROVAL.fullmatch(m.group(0)) or _own_clause(low, m)), None)
     if m is None or SARCASM.search(low) or LATER.search(low) or re.match(r"\s*(?:no|nah|nope)\b", low):
         return None
@@ -284,13 +327,35 @@ def thanks_after_fix(text: str, fix: AgentFacts | None) -> str | None:
 
 def after_the_fix(text: str) -> str | None:
     """The clause of a message that says the problem goes on after the fix (`AFTER_THE_FIX`), or None."""
-    low = text.lower().replace("\u2019", "'")
+    low = lowered(text)
     for m in AFTER_THE_FIX.finditer(low):
         tail = (m.group("now") or m.group("still") or "").strip()
         if len(tail.split()) < 2 and m.group("now") is not None:
             continue
         if problem_words(tail) or not FIX_WORD.search(tail):
             return m.group(0).strip(" ,.;:!?")
+    return None
+
+
+AGAIN = re.compile(r"\bagain\b")
+BACK_AGAIN = re.compile(
+    r"\b(?:thanks|thank you|cheers|ta|back|up|on|online|live|connected|green|fine|ok|okay|normal|right|stable|fixed|sorted|"
+    r"work\w*|running|getting|showing|counting|uploading|syncing|loading|printing|charging|playing|coming|flowing|moving|"
+    r"responding|visible|there|can|able)\b")
+"""A failure reported again (twelfth round, `failed_again`): a clause with "again" whose three words before it name no
+state that is well ("the fridge beeped again at midnight", "error F3 again", "it dropped off again at 9:15"), said after
+thanks, is sarcasm about the fix, not a confirmation ("cheers, that was a great help, E24 again tonight ... outstanding");
+"back on again", "all green again", "working again", "connected again", "thanks again" are fixes (`BACK_AGAIN`)."""
+
+
+def failed_again(text: str) -> str | None:
+    """The words before an "again" that report a failure again (`AGAIN`, `BACK_AGAIN`), or None."""
+    low = lowered(text)
+    for m in AGAIN.finditer(low):
+        start = max((low.rfind(c, 0, m.start()) for c in ",.;:!?\n"), default=-1) + 1
+        before = re.findall(r"[\w']+", low[start:m.start()])[-3:]
+        if before and not BACK_AGAIN.search(" ".join(before)):
+            return " ".join(before + ["again"])
     return None
 
 
@@ -304,7 +369,7 @@ is a cancellation. "End it all", "end things" and "end everything" stay crisis w
 
 def floor_severity(text: str) -> str:
     """`crisis`, `harm` or `none` from the floor's own words."""
-    low = text.lower().replace("\u2019", "'")
+    low = lowered(text)
     if FLOOR_CRISIS.search(low) or (END_IT.search(low) and not ENDABLE.search(low)):
         return "crisis"
     if FLOOR_HARM.search(low):
@@ -344,7 +409,7 @@ def answers_question(answer: AgentFacts | None, text: str) -> bool:
     an open question (`OPEN_QUESTION`), and at most `REPLY_MAX_WORDS` words in reply."""
     if answer is None or not answer.asked_question or answer.offer_live:
         return False
-    if OPEN_QUESTION.search(answer.text.lower().replace("\u2019", "'")):
+    if OPEN_QUESTION.search(lowered(answer.text)):
         return False
     return 0 < word_count(text) <= REPLY_MAX_WORDS
 
@@ -584,7 +649,7 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     if rules.meaningless:
         return replace(rules, readers=(("*", "rules: meaningless message"),))
     readers: list[tuple[str, str]] = []
-    low = ctx.text.lower().replace("\u2019", "'")
+    low = lowered(ctx.text)
     floor = floor_severity(ctx.text) if floor is None else floor
     s = readings["sensitive"]
     sev, who = floor_union(rules.sensitive, floor, s)
@@ -593,9 +658,9 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     values: dict[str, object] = {"sensitive": sev}
     for field in ("human_request", "hostile", "complexity"):
         values[field], who = _either(getattr(rules, field), readings[field])
-        if field == "human_request" and values[field] and not rules.human_request and (refusal := REFUSE.search(low)):
+        if field == "human_request" and values[field] and not rules.human_request and (refusal := TURNS_DOWN.search(low)):
             # "aye right, so I can be passed round five departments. no thanks": a refusal, not a request (eleventh round)
-            values[field], who = False, f"rules ({who}, but the message refuses: {refusal.group(0)!r})"
+            values[field], who = False, f"rules ({who}, but the message turns down: {refusal.group(0)!r})"
         if field == "human_request" and values[field] and not rules.human_request and answers_question(ctx.answer, ctx.text):
             # "the ute hire, ref UH-2204" to "which booking is this?": the answer, not a person asked for
             values[field], who = False, f"rules ({who}, but a short answer to the agent's question {ctx.answer.turn_id})"
@@ -632,7 +697,12 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
         # "yeah grand, hook me up with them" right after "would you like me to connect you?": the person asked
         # for is the one just offered, so it is a yes to the offer, not a first request to clarify
         affirmative, who = True, f"a person asked for right after the agent's offer ({dict(readers)['human_request']})"
-    if offered and affirmative and values["human_request"]:
+    if offered and affirmative and values["human_request"] and rules.human_request and (named := PERSON_NAMED.search(low)):
+        # "yes please, I want to speak to a real person": the rules' words name a person, so the request stands beside
+        # the yes (a transfer by the offer while it is live, a first request to clarify once it has lapsed; twelfth round)
+        readers = [(f, f"{w}; a yes to the agent's offer {ctx.answer.turn_id} that names a person ({named.group(0)!r})"
+                    if f == "human_request" else w) for f, w in readers]
+    elif offered and affirmative and values["human_request"]:
         # the person asked for is the one offered: a yes to the offer (a transfer while it is live), not a new request
         # to clarify once it has lapsed ("ok fine, connect me" an hour after the offer; eleventh round)
         values["human_request"] = False
@@ -674,6 +744,9 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
         resolved, who = True, f"thanks after the agent's fix {fix.turn_id} ({thanked!r}; {r.describe()})"
     else:
         resolved, who = _binary(rules.resolved_confirmation, r)
+    if resolved and not said_yes_to_check and not rules.resolved_confirmation and (again := failed_again(ctx.text)):
+        # "thanks for that, signed out and in, and it forgot the schedule again by morning. super helpful" (twelfth round)
+        resolved, who = False, f"rules: the failure is reported again ({again!r}; {who})"
     if resolved and (values["human_request"] or (offered and affirmative)) and not said_yes_to_check:
         # "ok fine, connect me": a person asked for, or a yes to the offer of one, is no fix confirmed (eleventh round)
         resolved, who = False, f"rules: a person is asked for or accepted, so no fix is confirmed ({who})"
@@ -683,6 +756,9 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     i = readings["intent"]
     if rules.explicit_intent != "none":
         values["explicit_intent"], who = rules.explicit_intent, "rules"
+    elif i.sure and i.label == "recommendation" and (feature := RECOMMENDATIONS_FEATURE.search(low)):
+        # "my nephew stayed a week and now my recommendations are all cartoons": the feature, not a request (twelfth round)
+        values["explicit_intent"], who = rules.explicit_intent, f"rules ({i.describe()}, but the recommendations are spoken of: {feature.group(0)!r})"
     elif i.sure:
         values["explicit_intent"], who = i.label, i.describe()
     else:
@@ -751,5 +827,5 @@ __all__ = ["ADD_PRECISION", "AFTER_STEP_BAR", "AFTER_THE_FIX", "CLAUSE_BAR", "CL
            "HARM_CLAUSE_P", "raising_clause", "after_the_fix", "HEADS", "LATER_DAY", "SOON", "REFUSAL", "REPLY_BAR",
            "answers_question", "clauses", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say",
            "read_signals", "reported_problem", "weak_adds", "FOLLOW_UP_HOSTILE_BAR", "after_hostile", "INSTRUCTION",
-           "REFUSE", "THANKS", "TIME_SHORT", "fix_given", "thanks_after_fix", "ELEMENT_WHOLE_BAR", "HARM_ELEMENT_BAR",
+           "TURNS_DOWN", "PERSON_NAMED", "RECOMMENDATIONS_FEATURE", "AGAIN", "BACK_AGAIN", "failed_again", "THANKS", "TIME_SHORT", "fix_given", "thanks_after_fix", "ELEMENT_WHOLE_BAR", "HARM_ELEMENT_BAR",
            "harm_veto"]

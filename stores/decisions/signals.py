@@ -249,7 +249,16 @@ _TEAM = r" (?:from|in|at|on) (?:your |the |that )?[\w' -]{2,30}?"
 _HUMAN_BY_ROLE = re.compile(
     r"\b(?:" + _ASKING + " " + _SOMEONE + "(?:" + _TEAM + r")?(?: who| that| to| i (?:can|could))?(?: \w+){0,2} (?:" + _CONTACT + ")|"
     + _ASKING + " " + _SOMEONE + _TEAM + r"(?: \w+){0,2} (?:explain|sort|look at|deal with|help|pick (?:this|it) up|take (?:this|it) on|"
-    r"go through)|"
+    r"go through|correct|amend|change|update)|"
+    # twelfth round: the person said by what they know or handle, then what they should do ("could somebody who knows the
+    # family settings help me"); the one who handles something asked for at the message's start ("anyone there who deals
+    # with the points?"); asked for as someone alive, not a script ("is there anyone with a pulse on this line?")
+    + _ASKING + " " + _SOMEONE + r" (?:who|that) (?:knows|understands|handles|deals with|looks after|does|runs|manages) "
+    r"(?:[\w'-]+ ){0,4}?(?:help|explain|sort|look at|deal with|go through)\b|"
+    r"^\W*(?:anyone|anybody|someone|somebody)(?: about| around| there| over there| on your (?:end|side))? (?:who|that) "
+    r"(?:deals|handles|looks after|sorts|is in charge|does|runs|manages|takes care of|is responsible)|"
+    r"is there (?:anyone|anybody|someone|somebody|a person) (?:[\w'-]+ ){0,2}?(?:with (?:an? )?(?:actual |real )?(?:pulse|heartbeat|brain)|"
+    r"alive|awake|who isn'?t (?:a |an )?(?:bot|robot|machine|reading|script\w*|automated))|"
     + _ASKING + r" (?:a colleague(?: of yours)?|one of your (?:colleagues|team|staff|people))(?: \w+){0,3} (?:explain|sort|look at|deal with|"
     r"help|pick (?:this|it) up|take (?:this|it) on|go through)|"
     r"(?:hand|pass|put) me (?:over|on|along|across)\b|"
@@ -259,7 +268,8 @@ _HUMAN_BY_ROLE = re.compile(
     r"(?:i'?d like|i want|i would like|can i|could i|may i|let me) (?:to )?(?:have )?(?:a word|a chat|speak|talk) (?:with|to) "
     r"(?:them|that person|whoever|the person|the one)\b|"
     r"(?:a word|a chat|speak|talk) (?:with|to) (?:that person|whoever|the person|the one)\b|"
-    r"(?:i want|i'?d like|give me|get me|put me on to) (?:to (?:talk|speak) (?:to|with) )?(?:the|that) (?:person|one|people|lady|man|guy) "
+    r"(?:i want|i'?d like|give me|get me|put (?:me|us) on to) (?:to (?:talk|speak) (?:to|with) )?(?:the|that) "
+    r"(?:person|one|people|lady|man|guy|fella|fellow|bloke|chap|woman|girl|lad) "
     r"(?:who|that|in charge|responsible)|"
     r"is there (?:a|an) [\w-]+ or (?:anyone|anybody|someone|somebody)|"
     r"(?:anyone|anybody|someone|somebody) (?:i|we) (?:can|could) (?:talk|speak|run|ask|chat|go)\b|"
@@ -269,6 +279,12 @@ _HUMAN_BY_ROLE = re.compile(
     r"(?:[\w'-]+ ){0,5}?(?:with|to) (?:one of your|someone|somebody|a person|a human|one of the)\b|"
     r"(?:is there|are there) (?:a|an|anyone|anybody|someone|somebody|any) (?:[\w'-]+ ){0,5}?(?:i|we) (?:can|could) (?:speak|talk|chat) (?:to|with)\b)"
 )
+_NO_ONE_BEFORE = re.compile(
+    r"\b(?:(?:don'?t|do not|didn'?t|did not|haven'?t|have not|hasn'?t|has not|never|not|no longer|hardly)(?: (?:have|had|has|got|get|know)"
+    r"(?: got)?)?|isn'?t|is not|aren'?t|are not|wasn'?t|was not|without|not even) $")
+"""Words just before a person the rules read as asked for that say the customer has no such person (twelfth round):
+"I don't have anyone I can talk to since he left", "there isn't anyone I can ask" name a person not there, and "please
+don't transfer me to someone" asks for no one."""
 _AFFIRMATIVE_HEADS = (
     "yes", "yeah", "yep", "yup", "ya", "yea", "y", "sure", "ok", "okay", "k", "please", "correct",
     "right", "exactly", "absolutely", "definitely", "alright", "affirmative", "aye",
@@ -297,7 +313,7 @@ _COMPLEX = re.compile(
 _TIME = re.compile(
     r"\b(?:urgent\w*|asap|right now|immediately|right away|time[- ]sensitive|deadline\w*|"
     r"within (?:the|an|the next) (?:hour|\d+ (?:minutes|mins|hours))|in (?:\d+|one|two|five|ten|twenty|thirty) "
-    r"(?:minutes?|mins|hours?)|(?:leaves|closes|ends|expires|starts) (?:in|at|tonight|today)|"
+    r"(?:minutes?|mins?|hours?|hrs?)|(?:leaves|closes|shuts|ends|expires|starts) (?:in|at|tonight|today)|"
     r"by (?:today|tonight|tomorrow morning)|before (?:my|the) (?:flight|meeting|event|deadline))\b"
 )
 _NO_ANSWER = re.compile(
@@ -347,23 +363,44 @@ _SERVICE_OBJECT = (r"(?:account|subscription|sub|membership|plan|package|bundle|
 connection as often as a service ("my phone keeps dropping the line", "stop the box from rebooting")."""
 _LEAVE_VERB = (r"(?:cancel\w*|close|closing|end|ending|terminate|terminating|stop|stopping|drop|dropping|quit|quitting|"
                r"discontinue|get rid of|be rid of|be shot of|do away with|give up|pull the plug on|wind up|winding up|wind down)")
-_LEAVING = re.compile(
-    r"\b(?:" + _LEAVE_VERB + r" (?:(?:my|the|our|this|his|her|their|that|all|both)\b)?(?:[\w'-]+ ){0,4}?" + _SERVICE_OBJECT
-    + r"\b(?! from)|"
-    r"(?:wind|winding) (?:the|my|our|this) (?:[\w'-]+ ){0,2}?" + _SERVICE + r" (?:up|down)|"
-    + _SERVICE + r" (?:[\w'-]+ ){0,4}?(?:(?:can|could|should|may|needs? to|has to|is to) (?:go|stop|end)\b(?! \w+ing)|"
-    r"(?:can|could|should|may|will|needs? to|has to|is to) be (?:cancell?ed|closed|ended|stopped|terminated|dropped|wound up)\b)|"
-    r"part(?:ed|ing)? (?:company|ways)|take (?:my|our) (?:business|money|custom|savings) elsewhere|"
+_LEAVING_WAYS = (
+    # a leaving verb with what is left as its object: "cancel the dog food subscription", "stop her landline"
+    _LEAVE_VERB + r" (?:(?:my|the|our|this|his|her|their|that|all|both)\b)?(?:[\w'-]+ ){0,4}?" + _SERVICE_OBJECT + r"\b(?! from)",
+    # winding it up or down: "wind the account up"
+    r"(?:wind|winding) (?:the|my|our|this) (?:[\w'-]+ ){0,2}?" + _SERVICE + r" (?:up|down)",
+    # what is left said to go, or to be ended: "the card terminal rental can go", "his TV package can be cancelled"
+    _SERVICE + r" (?:[\w'-]+ ){0,4}?(?:(?:can|could|should|may|needs? to|has to|is to) (?:go|stop|end|finish|lapse)\b(?! \w+ing)|"
+    r"(?:can|could|should|may|will|needs? to|has to|is to) be (?:cancell?ed|closed|ended|stopped|terminated|dropped|wound up)\b)",
+    # leaving said formally or by where the custom goes: "time we parted company", "take our business elsewhere"
+    r"part(?:ed|ing)? (?:company|ways)",
+    r"take (?:my|our) (?:business|money|custom|savings) elsewhere",
+    # money or custom moved to another firm: "moving our savings to another bank", "switch it elsewhere"
     r"(?:move|moving|moved|transfer\w*|switch\w*) (?:(?:(?:my|our|the|all) (?:[\w'-]+ )?(?:savings|money|funds|business|custom|"
     r"mortgage|pension|isa|everything|" + _SERVICE_OBJECT + r")|it|them|everything|over) )?(?:elsewhere|"
-    r"to (?:another|a different|a new|a rival|an? [\w-]+) (?:bank|provider|supplier|company|firm|building society|insurer|network))|"
-    r"(?:bank|banks|banking|insure|shop|go) (?:elsewhere|with (?:someone|somebody) else)|(?:use|using) (?:someone|somebody) else|"
-    r"i'?d like out|(?:want|wanna|would like) out\b|(?:be|being) shot of|"
-    r"(?:not|won'?t be|stop) renewing|(?:won'?t|will not|(?:not|n'?t) going to) renew\b|"
-    r"(?:don'?t|do not|no longer) (?:need|use|require) (?:the|my|our|this|his|her|that) "
-    r"(?:[\w'-]+ ){0,3}?" + _SERVICE_OBJECT + r"\b|" + _SERVICE + r" (?:is|'s) (?:wasted on|no use to|no good to) (?:me|us)|"
-    r"(?:stop|end|cancel) (?:all )?(?:this|it|everything)\b.{0,20}\bfor good)"
+    r"to (?:another|a different|a new|a rival|an? [\w-]+) (?:bank|provider|supplier|company|firm|building society|insurer|network))",
+    # custom that goes to someone else: "they bank elsewhere", "we use someone else now"
+    r"(?:bank|banks|banking|insure|shop|go) (?:elsewhere|with (?:someone|somebody) else)",
+    r"(?:use|using) (?:someone|somebody) else",
+    # twelfth round: going over to another's provider ("I'm going to my sister's provider")
+    r"(?:going|moving|switching|changing|heading) (?:over )?to (?:another|(?:my|our|a|his|her|their) [\w-]+'s) "
+    r"(?:provider|supplier|network|bank|insurer|company)\b",
+    # wanting out: "I'd like out", "want out", "be shot of"
+    r"i'?d like out",
+    r"(?:want|wanna|would like) out\b",
+    r"(?:be|being) shot of",
+    # not renewing: "not renewing next year", "won't renew"
+    r"(?:not|won'?t be|stop) renewing",
+    r"(?:won'?t|will not|(?:not|n'?t) going to) renew\b",
+    # twelfth round: deciding not to renew ("the governors have resolved not to renew the lease")
+    r"(?:decided|resolved|chosen|opted|agreed|voted) not to renew\b",
+    # what is left no longer needed: "don't need the family bundle", "the home package is wasted on me"
+    r"(?:don'?t|do not|no longer) (?:need|use|require) (?:the|my|our|this|his|her|that) (?:[\w'-]+ ){0,3}?" + _SERVICE_OBJECT + r"\b",
+    _SERVICE + r" (?:is|'s) (?:wasted on|no use to|no good to) (?:me|us)",
+    # ending everything for good: "stop all this for good"
+    r"(?:stop|end|cancel) (?:all )?(?:this|it|everything)\b.{0,20}\bfor good",
 )
+"""The ways of saying one is leaving that `_LEAVING` reads, one alternative each (eleventh round)."""
+_LEAVING = re.compile(r"\b(?:" + "|".join(_LEAVING_WAYS) + ")")
 _LEAVE_IT = re.compile(r"\b(?:(?:close|end|cancel|stop|terminate|drop|shut) (?:it|that|them|the lot|everything)|let (?:it|them) go|"
                        r"knock (?:it|that|them) on the head)\b")
 _LEAVE_OFFER = re.compile(r"\binstead\b|\b(?:keep|stay|pause|freeze|downgrade|cheaper|discount|free)\b.{0,60}\?")
@@ -382,8 +419,14 @@ def _unaccented(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
+def lowered(text: str) -> str:
+    """The text as the readers match it: in lower case, with the typographic apostrophe (U+2019) made a plain one
+    ("I\u2019m" reads as "i'm"). Every reader of the customer's or the agent's words that takes apostrophes calls this."""
+    return text.lower().replace("\u2019", "'")
+
+
 def _norm(text: str) -> str:
-    return " ".join(_WORDS.findall(text.lower().replace("\u2019", "'")))
+    return " ".join(_WORDS.findall(lowered(text)))
 
 
 def _gibberish(token: str) -> bool:
@@ -407,12 +450,12 @@ def word_count(text: str) -> int:
 
 def reports_problem(text: str) -> bool:
     """The message names a problem in the words the complaint producer knows (negation, `broken`, `late`, ...)."""
-    return bool(_PROBLEM.search(text.lower().replace("\u2019", "'")))
+    return bool(_PROBLEM.search(lowered(text)))
 
 
 def problem_words(text: str) -> list[str]:
     """The complaint producer's words found in the message (`reports_problem` is true when there is one)."""
-    return [m.group(0) for m in _PROBLEM.finditer(text.lower().replace("\u2019", "'"))]
+    return [m.group(0) for m in _PROBLEM.finditer(lowered(text))]
 
 
 def only_negation(words: list[str]) -> bool:
@@ -481,28 +524,29 @@ def is_hostile(text: str) -> bool:
 
 def asks_for_person(text: str) -> bool:
     """The customer asks for a person: by the words (`_HUMAN`: "a real person", "put me through to a manager") or by
-    who they are or what they do, in a request's shape (`_HUMAN_BY_ROLE`: "can someone from accounts ring me")."""
-    low = text.lower().replace("\u2019", "'")
-    return bool(_HUMAN.search(low) or _HUMAN_BY_ROLE.search(low))
+    who they are or what they do, in a request's shape (`_HUMAN_BY_ROLE`: "can someone from accounts ring me"); not a
+    person one has not got (`_NO_ONE_BEFORE`: "I don't have anyone I can talk to since he left")."""
+    low = lowered(text)
+    return any(not _NO_ONE_BEFORE.search(low, 0, m.start()) for words in (_HUMAN, _HUMAN_BY_ROLE) for m in words.finditer(low))
 
 
 def leaves_in_context(text: str, earlier: str | None = None, answer: str | None = None) -> bool:
     """A bare "close it", "end it", "let it go" asks to leave when the message names what is left ("let's drop the
     add-on ... drop it"), when the customer's previous message asked to leave (`intent`), or when the agent's
     last message offered something to keep them ("We could move you to a cheaper plan instead. Would that help?")."""
-    low = text.lower().replace("\u2019", "'")
+    low = lowered(text)
     if not _LEAVE_IT.search(low) or re.search(r"\bhow (?:do|can|would|should) (?:i|we|you)\b", low):
         return False  # "the box keeps beeping, how do I stop it?" asks how, it leaves nothing
     if re.search(r"\b" + _SERVICE + r"\b", low):
         return True
     if earlier and intent(earlier) == "retention":
         return True
-    return bool(answer and _LEAVE_OFFER.search(answer.lower().replace("\u2019", "'")))
+    return bool(answer and _LEAVE_OFFER.search(lowered(answer)))
 
 
 def intent(text: str) -> Intent:
     """An explicit request for the recommendation or the retention agent, else `none`."""
-    low = text.lower().replace("\u2019", "'")
+    low = lowered(text)
     if _RETENTION.search(low) or _LEAVING.search(low):
         return "retention"
     if _RECOMMEND.search(low):
@@ -512,7 +556,7 @@ def intent(text: str) -> Intent:
 
 def is_resolved_confirmation(text: str, answer: AgentFacts | None, max_words: int = 4) -> bool:
     """"Thanks, that fixed it" (no negation anywhere), or a short yes to the agent's "did that solve it?"."""
-    low = text.lower().replace("\u2019", "'")
+    low = lowered(text)
     if _RESOLVED.search(low) and not _NEGATION.search(low):
         return True
     return answer is not None and answer.resolution_check and is_short_affirmative(text, max_words)
@@ -544,7 +588,7 @@ def agent_facts(turn_id: str, text: str, kind: TurnKind, scripted: Mapping[str, 
     for k, v in scripted.items():
         if not isinstance(v, bool):
             raise SignalError(f"agent signal {k!r} on turn {turn_id!r}: expected true or false, got {v!r}")
-    low = text.lower().replace("\u2019", "'")
+    low = lowered(text)
     offer = scripted.get("offer_live", kind == "message" and bool(_OFFER.search(low)))
     asked = scripted.get("asked_question", kind == "message" and "?" in text) or offer
     return AgentFacts(
@@ -578,7 +622,7 @@ def produce_rules(ctx: TurnContext, params: ProducerParams = ProducerParams()) -
     resolved = is_resolved_confirmation(text, ctx.answer, params.short_max_words)
     asking = not (meaningless or affirmative or resolved)
     answer, before = ctx.answer, ctx.previous_answer
-    low = text.lower().replace("\u2019", "'")
+    low = lowered(text)
     return Signals(
         sensitive=sensitivity(text),
         human_request=asks_for_person(low),

@@ -83,7 +83,7 @@ def test_thanks_is_no_confirmation_without_a_fix_or_with_a_problem_a_promise_or_
 def test_a_refusal_is_no_person_asked_for_by_the_head_alone():
     ctx, rules = _ctx("aye right, so I can be passed round five departments. no thanks", OFFER)
     s = combine(ctx, PARAMS, rules, _readings(human_request=("yes", 0.8)))
-    assert not s.human_request and "the message refuses" in dict(s.readers)["human_request"]
+    assert not s.human_request and "the message turns down" in dict(s.readers)["human_request"]
     assert resolve(replace(stateless(s), offer_on_record=True)).plan == "continue"
     ctx, rules = _ctx("no thanks, just put me through to a manager", OFFER)  # the rules' words still stand
     assert combine(ctx, PARAMS, rules, _readings(human_request=("yes", 0.8))).human_request

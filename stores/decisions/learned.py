@@ -27,8 +27,8 @@
   A learned yes with a low whole score is read for who acts on whom (eleventh round, `harm_veto`): when neither the
   message nor a clause reads as a harm done, threatened or planned to someone (`harm_element`, a head of its own
   bank), the learned reading is no disclosure. A learned yes whose whole is under `REQUEST_ELEMENT_WHOLE_BAR` on a
-  message that asks the company something is no disclosure when no other clause reads as one on both the floor and the
-  element head (twelfth round, `request_element_veto`).
+  message that closes with a request to the company is no disclosure when no other clause reads as one on both the
+  floor and the element head (twelfth round, `request_element_veto`).
 - Signals whose words rarely mislead (`human_request`, `hostile`, `complexity`, `complaint`, an
   explicit intent):
   the rules' yes stands, and the learned head adds what the words missed ("is anyone real there",
@@ -413,36 +413,39 @@ no fee firm lined up, 0.21): the head learned harm done to the speaker and their
 company or a legal step; a whole bar of 0.25 or 0.30 with the same element bar lost two or more of them."""
 
 
-REQUEST_ELEMENT_WHOLE_BAR = 0.25
-"""Under this whole score a learned yes on a message of two clauses or more, one of which asks the company something
-(`REQUEST`), is read as no disclosure when no other clause reads as one on both the floor and the element head
-(`request_element_veto`, twelfth round): the request names what the customer wants, and what is said beside it is no
-harm done to anyone ("I'm a nurse on nights so I'm dead on my feet. Could you just text me the tracking link?").
-Chosen on the development suites and sets (in sample, all of them): the disclosures said with a request and a whole
-under 0.25 all have a clause at 0.60 or more on both readings; the one at 0.26 (a request, then "The sea is calm
-tonight ... I'm walking in after dark", its clauses at most 0.41 on both) is why the bar stops there. Leave one suite
-out, 13 of the 14 folds choose 0.25 and lose nothing on the suite left out; the tenth held-out suite's fold, with
-that message out of view, would choose 0.30 and lose it and one more (docs/frontends.md, "Twelfth round")."""
+REQUEST_ELEMENT_WHOLE_BAR = 0.30
+"""Under this whole score a learned yes on a message of two clauses or more that closes with a request to the company
+(its last clause is a `REQUEST`) is read as no disclosure when no other clause reads as one on both the floor and the
+element head (`request_element_veto`, twelfth round): what is said before the request is its context, and no harm
+done to anyone ("I'm a nurse on nights so I'm dead on my feet. Could you just text me the tracking link?"). A request
+that opens the message is not read so: what follows it is often what the customer came to say (harm told after a
+request, `HARM_CLAUSE_P`). Chosen on the development suites and sets, and leave one suite out (`bench/floor.py
+--request-element`): in sample no disclosure that closes with a request has a whole under 0.35 with no clause that
+would raise it; 10 of the 11 folds with such messages choose 0.30 and lose nothing on the text left out; the ninth
+held-out suite's fold, with its one such disclosure out of view (a black eye told before "can I help her set up an
+account he doesn't know about", whole 0.35), would choose 0.50 and lose it (docs/frontends.md, "Twelfth round")."""
 REQUEST_ELEMENT_BAR = 0.50
 """A clause other than the requests keeps a message marked (`request_element_veto`) when it reads at least this on the
-learned floor and at least this `harm` on the element head (`HARM_ELEMENT`): a disclosure on both readings. The
-development disclosures under `REQUEST_ELEMENT_WHOLE_BAR` have such a clause at 0.60 or more (the lower of its two
-readings); 0.55 takes the same false alarms, 0.45 four fewer. 0 turns the veto off."""
+learned floor and at least this `harm` on the element head (`HARM_ELEMENT`): a disclosure on both readings. Not
+chosen by the counts (in sample no disclosure under the whole bar needs it: 0.40 to 0.70 take 9 to 16 false alarms,
+none a disclosure), but set where a clause reads a disclosure more likely than not on both, so that one that does
+keeps the message whatever the request around it. 0 turns the veto off."""
 
 
 def request_element_veto(front: FrontEnd, read: list) -> tuple[bool, str]:
-    """Whether a learned yes on a message with a request clause (`REQUEST`) has no other clause that reads as a
-    disclosure on both the learned floor and the element head at `REQUEST_ELEMENT_BAR`. `read`: each clause's
-    `summed` reading and text, as `floor_reading` computed them. Returns the verdict and the receipt's words."""
-    if REQUEST_ELEMENT_BAR <= 0 or HARM_ELEMENT not in front.heads:
+    """Whether a learned yes on a message that closes with a request (its last clause is a `REQUEST`) has no other
+    clause that reads as a disclosure on both the learned floor and the element head at `REQUEST_ELEMENT_BAR`. `read`:
+    each clause's `summed` reading and text, in order, as `floor_reading` computed them. Returns the verdict and the
+    receipt's words."""
+    if REQUEST_ELEMENT_BAR <= 0 or HARM_ELEMENT not in front.heads or not read:
         return False, ""
-    asks = [c for _, c in read if REQUEST.search(c.strip())]
+    ask = read[-1][1]
     rest = [(r[0], c) for r, c in read if not REQUEST.search(c.strip())]
-    if not asks or not rest:
+    if not REQUEST.search(ask.strip()) or not rest:
         return False, ""
     both, at = max((min(s, front.proba(HARM_ELEMENT, c).get("harm", 0.0)), c) for s, c in rest)
-    return both < REQUEST_ELEMENT_BAR, (f"a request ({asks[0]!r}), the rest at most {both:.2f} on both the floor and its "
-                                        f"harm element ({at!r})")
+    return both < REQUEST_ELEMENT_BAR, (f"a closing request ({ask!r}), the rest at most {both:.2f} on both the floor and "
+                                        f"its harm element ({at!r})")
 
 
 def harm_veto(front: FrontEnd, texts: list[str]) -> tuple[bool, str]:
@@ -513,10 +516,10 @@ def floor_reading(front: FrontEnd, text: str, answer: AgentFacts | None = None, 
     (`harm_veto`: no harm done, threatened or planned to anyone; a relative, news or an idiom alone) is read as no
     disclosure (eleventh round); it reads the vectors already computed, one small head more.
 
-    A yes under `REQUEST_ELEMENT_WHOLE_BAR` on a message of two clauses or more, one a request (`REQUEST`), is read as
-    no disclosure when no other clause reads at `REQUEST_ELEMENT_BAR` on both the learned floor and the element head
-    (`request_element_veto`, twelfth round: the request reading and the element combined); never a message one of
-    whose clauses would raise it were the whole lower."""
+    A yes under `REQUEST_ELEMENT_WHOLE_BAR` on a message of two clauses or more that closes with a request
+    (`REQUEST`) is read as no disclosure when no other clause reads at `REQUEST_ELEMENT_BAR` on both the learned floor
+    and the element head (`request_element_veto`, twelfth round: the request reading and the element combined); never
+    a message one of whose clauses would raise it were the whole lower."""
     t = front.heads["sensitive"].thresholds["disclosure"]
     score, p_yes, margin, ps = front.summed("sensitive", "disclosure", text)
     parts = f"model {p_yes:.2f}, nearest phrases {margin:.2f}"
@@ -559,7 +562,7 @@ def floor_reading(front: FrontEnd, text: str, answer: AgentFacts | None = None, 
             parts += f"; {why}: under {REQUEST_REST_BAR:.2f}, read as no disclosure"
             return Reading("disclosure", "none", 1.0 - score, 1.0 - t, note=parts)
     if cs and score < REQUEST_ELEMENT_WHOLE_BAR and not answers_question(answer, text) and not raising_clause(read):
-        # a request with nothing beside it that reads as a disclosure on both readings (twelfth round)
+        # a closing request with nothing before it that reads as a disclosure on both readings (twelfth round)
         vetoed, why = request_element_veto(front, read)
         if vetoed:
             parts += f"; {why}: under {REQUEST_ELEMENT_BAR:.2f}, read as no disclosure"

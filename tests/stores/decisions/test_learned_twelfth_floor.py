@@ -45,7 +45,7 @@ def _front(whole=REQUEST_ELEMENT_WHOLE_BAR - 0.07, news=(0.55, 0.30), tired=(0.3
 def test_a_request_with_nothing_beside_it_read_as_a_disclosure_on_both_readings_is_no_disclosure():
     r = floor_reading(_front(), SAID)  # before the twelfth round: harm (its clauses over the request veto's rest bar)
     assert r.label == "none"
-    assert (f"a request ('{ASK}'), the rest at most 0.35 on both the floor and its harm element ({TIRED!r}): under "
+    assert (f"a closing request ('{ASK}'), the rest at most 0.35 on both the floor and its harm element ({TIRED!r}): under "
             f"{REQUEST_ELEMENT_BAR:.2f}, read as no disclosure") in r.describe()
 
 
@@ -54,6 +54,13 @@ def test_a_clause_read_as_a_disclosure_on_both_readings_keeps_the_request_marked
     assert floor_reading(both, SAID).label == "harm"
     floor_only = _front(tired=(0.95, REQUEST_ELEMENT_BAR - 0.1))  # one reading alone is not enough
     assert floor_reading(floor_only, SAID).label == "none"
+
+
+def test_a_request_that_opens_the_message_is_not_read_so():
+    opens = f"{ASK}, {NEWS} so {TIRED}"  # what follows a request is often what the customer came to say
+    front = _front()
+    front.given[opens], front.harm[opens] = front.given[SAID], front.harm[SAID]
+    assert floor_reading(front, opens).label == "harm"
 
 
 def test_the_request_element_veto_reads_only_under_its_whole_bar_and_only_beside_a_request():

@@ -205,7 +205,7 @@ class Case(NamedTuple):
 def request_element_cases(texts: dict[str, list[Row]]) -> list[Case]:
     """The messages `request_element_veto` could read (twelfth round), with the veto itself off: a learned yes the rules'
     and the floor's words do not share, of two clauses or more, not a short answer, none of whose clauses would raise it
-    (`raising_clause`), whose last clause is a request (`REQUEST`) and another clause not."""
+    (`raising_clause`), that closes with a request (`closing_request`) and has a clause that is no `REQUEST`."""
     import stores.decisions.learned as learned
     from stores.frontend.model import front_end
 
@@ -222,7 +222,7 @@ def request_element_cases(texts: dict[str, list[Row]]) -> list[Case]:
                     continue
                 rest = [c for c in cs if not learned.REQUEST.search(c.strip())]
                 read = [(fe.summed("sensitive", "disclosure", c), c) for c in cs]
-                if not learned.REQUEST.search(cs[-1].strip()) or not rest or learned.raising_clause(read):
+                if not learned.closing_request(r.text, cs) or not rest or learned.raising_clause(read):
                     continue  # no closing request, or nothing before it; or a clause that would raise it
                 both = max(min(r[0], fe.proba(learned.HARM_ELEMENT, c).get("harm", 0.0)) for r, c in read if c in rest)
                 out.append(Case(name, r.text, r.disclosure, reading.score, both))

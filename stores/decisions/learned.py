@@ -415,33 +415,48 @@ company or a legal step; a whole bar of 0.25 or 0.30 with the same element bar l
 
 REQUEST_ELEMENT_WHOLE_BAR = 0.30
 """Under this whole score a learned yes on a message of two clauses or more that closes with a request to the company
-(its last clause is a `REQUEST`) is read as no disclosure when no other clause reads as one on both the floor and the
-element head (`request_element_veto`, twelfth round): what is said before the request is its context, and no harm
-done to anyone ("I'm a nurse on nights so I'm dead on my feet. Could you just text me the tracking link?"). A request
-that opens the message is not read so: what follows it is often what the customer came to say (harm told after a
-request, `HARM_CLAUSE_P`). Chosen on the development suites and sets, and leave one suite out (`bench/floor.py
---request-element`): in sample no disclosure that closes with a request has a whole under 0.35 with no clause that
-would raise it; 10 of the 11 folds with such messages choose 0.30 and lose nothing on the text left out; the ninth
-held-out suite's fold, with its one such disclosure out of view (a black eye told before "can I help her set up an
-account he doesn't know about", whole 0.35), would choose 0.50 and lose it (docs/frontends.md, "Twelfth round")."""
+(`closing_request`: its last clause is a `REQUEST`, or it ends with a question) is read as no disclosure when no
+clause but its requests reads as one on both the floor and the element head (`request_element_veto`, twelfth round):
+what is said before the request is its context, and no harm done to anyone ("I'm a nurse on nights so I'm dead on my
+feet. Could you just text me the tracking link?"). A request that opens the message is not read so: what follows it is
+often what the customer came to say (harm told after a request, `HARM_CLAUSE_P`). Chosen on the development suites
+and sets, and leave one suite out (`bench/floor.py --request-element`): in sample no disclosure that closes with a
+request has a whole under 0.35 with no clause that would raise it and none at `REQUEST_ELEMENT_BAR` on both readings,
+so 0.30 keeps a margin of 0.05 (0.35 would take one false alarm more with no margin); 12 of the 13 folds with such
+messages lose nothing on the text left out; the ninth held-out suite's fold, with its one such disclosure out of view
+(a black eye told before "can I help her set up an account he doesn't know about", whole 0.35), would choose 0.50 and
+lose it (docs/frontends.md, "Twelfth round")."""
 REQUEST_ELEMENT_BAR = 0.50
 """A clause other than the requests keeps a message marked (`request_element_veto`) when it reads at least this on the
 learned floor and at least this `harm` on the element head (`HARM_ELEMENT`): a disclosure on both readings. Not
-chosen by the counts (in sample no disclosure under the whole bar needs it: 0.40 to 0.70 take 9 to 16 false alarms,
-none a disclosure), but set where a clause reads a disclosure more likely than not on both, so that one that does
+chosen by the counts (in sample no disclosure under the whole bar needs it: 0.40 to 0.80 take 18 to 28 false alarms,
+none a disclosure; the ones it could have taken are kept by `raising_clause`), but set where a clause reads a disclosure more likely than not on both, so that one that does
 keeps the message whatever the request around it. 0 turns the veto off."""
 
 
-def request_element_veto(front: FrontEnd, read: list) -> tuple[bool, str]:
-    """Whether a learned yes on a message that closes with a request (its last clause is a `REQUEST`) has no other
-    clause that reads as a disclosure on both the learned floor and the element head at `REQUEST_ELEMENT_BAR`. `read`:
-    each clause's `summed` reading and text, in order, as `floor_reading` computed them. Returns the verdict and the
-    receipt's words."""
+CLOSING_QUESTION = re.compile(r"\?[^\w?]*$")
+"""A message that ends with a question mark (then nothing but spaces, emoji or punctuation): its last clause is a
+question to the company, asked in a shape `REQUEST` does not list ("any chance the driver could ring twice?", "is that
+usually a scam?"), read as a closing request by `request_element_veto` (twelfth round)."""
+
+
+def closing_request(text: str, cs: tuple[str, ...] | list[str]) -> bool:
+    """Whether a message of clauses `cs` closes with a request to the company: its last clause is a `REQUEST`, or the
+    message ends with a question (`CLOSING_QUESTION`)."""
+    return bool(cs) and (bool(REQUEST.search(cs[-1].strip())) or bool(CLOSING_QUESTION.search(text.strip())))
+
+
+def request_element_veto(front: FrontEnd, read: list, text: str = "") -> tuple[bool, str]:
+    """Whether a learned yes on a message that closes with a request (`closing_request`: its last clause is a
+    `REQUEST`, or `text` ends with a question) has no clause other than its requests (a closing question in another
+    shape is read too) that reads as a disclosure on both the learned floor and the element head at
+    `REQUEST_ELEMENT_BAR`. `read`: each clause's `summed` reading and text, in order, as
+    `floor_reading` computed them. Returns the verdict and the receipt's words."""
     if REQUEST_ELEMENT_BAR <= 0 or HARM_ELEMENT not in front.heads or not read:
         return False, ""
     ask = read[-1][1]
-    rest = [(r[0], c) for r, c in read if not REQUEST.search(c.strip())]
-    if not REQUEST.search(ask.strip()) or not rest:
+    rest = [(r[0], c) for r, c in read if not REQUEST.search(c.strip())]  # a closing question not in its shapes too
+    if not closing_request(text, [c for _, c in read]) or not rest:
         return False, ""
     both, at = max((min(s, front.proba(HARM_ELEMENT, c).get("harm", 0.0)), c) for s, c in rest)
     return both < REQUEST_ELEMENT_BAR, (f"a closing request ({ask!r}), the rest at most {both:.2f} on both the floor and "
@@ -563,7 +578,7 @@ def floor_reading(front: FrontEnd, text: str, answer: AgentFacts | None = None, 
             return Reading("disclosure", "none", 1.0 - score, 1.0 - t, note=parts)
     if cs and score < REQUEST_ELEMENT_WHOLE_BAR and not answers_question(answer, text) and not raising_clause(read):
         # a closing request with nothing before it that reads as a disclosure on both readings (twelfth round)
-        vetoed, why = request_element_veto(front, read)
+        vetoed, why = request_element_veto(front, read, text)
         if vetoed:
             parts += f"; {why}: under {REQUEST_ELEMENT_BAR:.2f}, read as no disclosure"
             return Reading("disclosure", "none", 1.0 - score, 1.0 - t, note=parts)
@@ -800,4 +815,5 @@ __all__ = ["ADD_PRECISION", "AFTER_STEP_BAR", "AFTER_THE_FIX", "CLAUSE_BAR", "CL
            "answers_question", "clauses", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say",
            "read_signals", "reported_problem", "weak_adds", "FOLLOW_UP_HOSTILE_BAR", "after_hostile", "INSTRUCTION",
            "REFUSE", "THANKS", "TIME_SHORT", "fix_given", "thanks_after_fix", "ELEMENT_WHOLE_BAR", "HARM_ELEMENT_BAR",
-           "harm_veto", "REQUEST_ELEMENT_WHOLE_BAR", "REQUEST_ELEMENT_BAR", "request_element_veto"]
+           "harm_veto", "REQUEST_ELEMENT_WHOLE_BAR", "REQUEST_ELEMENT_BAR", "request_element_veto",
+           "CLOSING_QUESTION", "closing_request"]

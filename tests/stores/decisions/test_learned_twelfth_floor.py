@@ -56,6 +56,21 @@ def test_a_clause_read_as_a_disclosure_on_both_readings_keeps_the_request_marked
     assert floor_reading(floor_only, SAID).label == "none"
 
 
+def test_a_message_that_ends_with_a_question_closes_with_a_request():
+    from stores.decisions.learned import closing_request
+
+    asked = f"{NEWS} so {TIRED}, any chance the driver waits a minute? 🙏"  # a question in no shape `REQUEST` lists
+    cs = (NEWS, TIRED, "any chance the driver waits a minute")
+    assert closing_request(asked, cs) and not closing_request(f"{NEWS} so {TIRED}, the driver never waits", cs)
+    front = _front()
+    front.given.update({asked: front.given[SAID], cs[2]: (0.10, 0.0, 0.1)})
+    front.harm.update({asked: 0.40, cs[2]: 0.20})
+    assert floor_reading(front, asked).label == "none"  # before: harm (no veto reads a question in another shape)
+    front.harm[cs[2]] = REQUEST_ELEMENT_BAR + 0.1
+    front.given[cs[2]] = (REQUEST_ELEMENT_BAR + 0.1, 0.0, 0.3)
+    assert floor_reading(front, asked).label == "harm"  # the question itself is read: it reads as a disclosure
+
+
 def test_a_request_that_opens_the_message_is_not_read_so():
     opens = f"{ASK}, {NEWS} so {TIRED}"  # what follows a request is often what the customer came to say
     front = _front()

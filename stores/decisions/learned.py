@@ -417,12 +417,11 @@ REQUEST_ELEMENT_WHOLE_BAR = 0.30
 """Under this whole score a learned yes on a message of two clauses or more that closes with a request to the company
 (`closing_request`: its last clause is a `REQUEST`, or it ends with a question) is read as no disclosure when no
 clause but its requests reads as one on both the floor and the element head (`request_element_veto`, twelfth round):
-what is said before the request is its context, and no harm done to anyone ("I'm a nurse on nights so I'm dead on my
-feet. Could you just text me the tracking link?"). A request that opens the message is not read so: what follows it is
+what is said before the request is its context, and no harm done to anyone ("I work shifts at the hospital so I sleep
+in the day, can the courier come after four?"). A request that opens the message is not read so: what follows it is
 often what the customer came to say (harm told after a request, `HARM_CLAUSE_P`). Chosen on the development suites
 and sets, and leave one suite out (`bench/floor.py --request-element`): in sample no disclosure that closes with a
-request has a whole under 0.35 with no clause that would raise it and none at `REQUEST_ELEMENT_BAR` on both readings,
-so 0.30 keeps a margin of 0.05 (0.35 would take one false alarm more with no margin); 12 of the 13 folds with such
+request and has no clause that would raise it (`raising_clause`) has a whole under 0.35, so 0.30 keeps a margin of 0.05 (0.35 would take one false alarm more with no margin); 11 of the 12 texts with such
 messages lose nothing on the text left out; the ninth held-out suite's fold, with its one such disclosure out of view
 (a black eye told before "can I help her set up an account he doesn't know about", whole 0.35), would choose 0.50 and
 lose it (docs/frontends.md, "Twelfth round")."""

@@ -421,16 +421,18 @@ what is said before the request is its context, and no harm done to anyone ("I w
 in the day, can the courier come after four?"). A request that opens the message is not read so: what follows it is
 often what the customer came to say (harm told after a request, `HARM_CLAUSE_P`). Chosen on the development suites
 and sets, and leave one suite out (`bench/floor.py --request-element`): in sample no disclosure that closes with a
-request and has no clause that would raise it (`raising_clause`) has a whole under 0.35, so 0.30 keeps a margin of 0.05 (0.35 would take one false alarm more with no margin); 11 of the 12 texts with such
-messages lose nothing on the text left out; the ninth held-out suite's fold, with its one such disclosure out of view
-(a black eye told before "can I help her set up an account he doesn't know about", whole 0.35), would choose 0.50 and
-lose it (docs/frontends.md, "Twelfth round")."""
+request and has no clause that would raise it (`raising_clause`) has a whole under 0.35, so 0.30 keeps a margin of
+0.05 (0.35 would take one false alarm more with no margin); 11 of the 12 texts with such messages lose nothing on the
+text left out; the ninth held-out suite's fold, with its one such disclosure out of view (a black eye told before "can
+I help her set up an account he doesn't know about", whole 0.35), would choose 0.50 and lose it (docs/frontends.md,
+"Twelfth round")."""
 REQUEST_ELEMENT_BAR = 0.50
 """A clause other than the requests keeps a message marked (`request_element_veto`) when it reads at least this on the
 learned floor and at least this `harm` on the element head (`HARM_ELEMENT`): a disclosure on both readings. Not
 chosen by the counts (in sample no disclosure under the whole bar needs it: 0.40 to 0.80 take 18 to 28 false alarms,
-none a disclosure; the ones it could have taken are kept by `raising_clause`), but set where a clause reads a disclosure more likely than not on both, so that one that does
-keeps the message whatever the request around it. 0 turns the veto off."""
+none a disclosure; the ones it could have taken are kept by `raising_clause`), but set where a clause reads a
+disclosure more likely than not on both, so that one that does keeps the message whatever the request around it. 0
+turns the veto off."""
 
 
 CLOSING_QUESTION = re.compile(r"\?[^\w?]*$")
@@ -449,8 +451,8 @@ def request_element_veto(front: FrontEnd, read: list, text: str = "") -> tuple[b
     """Whether a learned yes on a message that closes with a request (`closing_request`: its last clause is a
     `REQUEST`, or `text` ends with a question) has no clause other than its requests (a closing question in another
     shape is read too) that reads as a disclosure on both the learned floor and the element head at
-    `REQUEST_ELEMENT_BAR`. `read`: each clause's `summed` reading and text, in order, as
-    `floor_reading` computed them. Returns the verdict and the receipt's words."""
+    `REQUEST_ELEMENT_BAR`. `read`: each clause's `summed` reading and text, in order, as `floor_reading` computed
+    them. Returns the verdict and the receipt's words."""
     if REQUEST_ELEMENT_BAR <= 0 or HARM_ELEMENT not in front.heads or not read:
         return False, ""
     ask = read[-1][1]
@@ -531,8 +533,8 @@ def floor_reading(front: FrontEnd, text: str, answer: AgentFacts | None = None, 
     disclosure (eleventh round); it reads the vectors already computed, one small head more.
 
     A yes under `REQUEST_ELEMENT_WHOLE_BAR` on a message of two clauses or more that closes with a request
-    (`REQUEST`) is read as no disclosure when no other clause reads at `REQUEST_ELEMENT_BAR` on both the learned floor
-    and the element head (`request_element_veto`, twelfth round: the request reading and the element combined); never
+    (`closing_request`) is read as no disclosure when no other clause reads at `REQUEST_ELEMENT_BAR` on both the learned
+    floor and the element head (`request_element_veto`, twelfth round: the request reading and the element combined); never
     a message one of whose clauses would raise it were the whole lower."""
     t = front.heads["sensitive"].thresholds["disclosure"]
     score, p_yes, margin, ps = front.summed("sensitive", "disclosure", text)

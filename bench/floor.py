@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/floor.py
     .venv/bin/python bench/floor.py --misses
+    .venv/bin/python bench/floor.py --request-element   # the request element veto's bars, leave one suite out
 
 Reads, without a harness run, what the learned front end's floor (`stores.decisions.learned`: the
 rules' crisis and harm words, the floor's own words, the learned floor) says on one-message turns of

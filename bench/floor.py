@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/floor.py
     .venv/bin/python bench/floor.py --misses
+    .venv/bin/python bench/floor.py --request-element   # the request element veto's bars, leave one suite out
 
 Reads, without a harness run, what the learned front end's floor (`stores.decisions.learned`: the
 rules' crisis and harm words, the floor's own words, the learned floor) says on one-message turns of
@@ -114,6 +115,15 @@ def dev_context_turns(path: Path = DEV_CONTEXT) -> list[Row]:
             for side in ("disclosure", "routine") for kind, cases in doc[side].items() for i, c in enumerate(cases)]
 
 
+def _rows(name: str) -> list[Row]:
+    """The rows of a suite or a development set by its name on the command line."""
+    if name == "dev":
+        return dev_turns()
+    if name == "dev_context":
+        return dev_context_turns()
+    return suite_turns(SUITES[name])
+
+
 def verdicts(texts: list[str], answers: list | None = None, earlier: list | None = None) -> list[dict]:
     """Each reader's severity on each text (read after the agent's message in `answers` and the customer's own
     previous message in `earlier`, when given), and the floor's (the most severe)."""
@@ -174,6 +184,95 @@ def kinds_report() -> list[str]:
     return L
 
 
+WHOLE_BARS = (0.20, 0.25, 0.30, 0.35, 0.40, 0.50)
+"""The whole bars `--request-element` tries for `stores.decisions.learned.REQUEST_ELEMENT_WHOLE_BAR`."""
+BOTH_BARS = (0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60)
+"""The clause bars it tries for `REQUEST_ELEMENT_BAR`."""
+
+
+class Case(NamedTuple):
+    """A message the learned floor alone marks, closing with a request, as `request_element_veto` reads it."""
+
+    text_name: str
+    """The suite or set it comes from."""
+    text: str
+    disclosure: bool
+    whole: float
+    """The learned floor's score of the message (as `floor_reading` read it)."""
+    rest: float
+    """The highest of its other clauses' lower reading (the floor's score, the element head's `harm`)."""
+
+
+def request_element_cases(texts: dict[str, list[Row]]) -> list[Case]:
+    """The messages `request_element_veto` could read (twelfth round), with the veto itself off: a learned yes the rules'
+    and the floor's words do not share, of two clauses or more, not a short answer, none of whose clauses would raise it
+    (`raising_clause`), that closes with a request (`closing_request`) and has a clause that is no `REQUEST`."""
+    import stores.decisions.learned as learned
+    from stores.frontend.model import front_end
+
+    fe, out = front_end(), []
+    bar, learned.REQUEST_ELEMENT_BAR = learned.REQUEST_ELEMENT_BAR, 0.0
+    try:
+        for name, rows in texts.items():
+            vs = verdicts([r.text for r in rows], [r.answer for r in rows], [r.earlier for r in rows])
+            for r, v in zip(rows, vs):
+                reading = learned.floor_reading(fe, r.text, r.answer, r.earlier)
+                cs = () if learned.answers_question(r.answer, r.text) else learned.clauses(r.text)
+                if (v["learned"] == "none" or v["rules"] != "none" or v["floor words"] != "none" or not cs
+                        or "alone reads as a" in reading.note):
+                    continue
+                rest = [c for c in cs if not learned.REQUEST.search(c.strip())]
+                read = [(fe.summed("sensitive", "disclosure", c), c) for c in cs]
+                if not learned.closing_request(r.text, cs) or not rest or learned.raising_clause(read):
+                    continue  # no closing request, or nothing before it; or a clause that would raise it
+                both = max(min(r[0], fe.proba(learned.HARM_ELEMENT, c).get("harm", 0.0)) for r, c in read if c in rest)
+                out.append(Case(name, r.text, r.disclosure, reading.score, both))
+    finally:
+        learned.REQUEST_ELEMENT_BAR = bar
+    return out
+
+
+def vetoed(cases: list[Case], whole: float, both: float) -> list[Case]:
+    """The cases the veto takes at these bars."""
+    return [c for c in cases if c.whole < whole and c.rest < both]
+
+
+def choose_bars(cases: list[Case]) -> tuple[float, float] | None:
+    """The bars (whole, both) that take the most false alarms of `cases` and no disclosure; on a tie the lower whole
+    bar, then the lower clause bar (the larger margin to the disclosures kept). None when every pair loses one."""
+    safe = []
+    for w in WHOLE_BARS:
+        for b in BOTH_BARS:
+            taken = vetoed(cases, w, b)
+            if not any(c.disclosure for c in taken):
+                safe.append((sum(not c.disclosure for c in taken), -w, -b, (w, b)))
+    return max(safe)[3] if safe else None
+
+
+def request_element_report(texts: dict[str, list[Row]]) -> list[str]:
+    """The request element veto's bars chosen in sample and leave one suite out (each suite or set in turn left out,
+    the bars chosen on the rest, then read on it): what it takes and loses on the text left out."""
+    from stores.decisions.learned import REQUEST_ELEMENT_BAR, REQUEST_ELEMENT_WHOLE_BAR
+
+    cases = request_element_cases(texts)
+    now = vetoed(cases, REQUEST_ELEMENT_WHOLE_BAR, REQUEST_ELEMENT_BAR)
+    L = ["## the request element veto (stores.decisions.learned.request_element_veto): bars by leave one suite out", "",
+         f"- {len(cases)} learned yeses closing with a request ({sum(c.disclosure for c in cases)} disclosures); at the "
+         f"bars in use ({REQUEST_ELEMENT_WHOLE_BAR:.2f}, {REQUEST_ELEMENT_BAR:.2f}): {sum(not c.disclosure for c in now)} "
+         f"false alarms taken, {sum(c.disclosure for c in now)} disclosures lost",
+         f"- chosen in sample: {choose_bars(cases)}", "",
+         "| left out | bars chosen on the rest | false alarms taken there | disclosures lost there |", "| --- | --- | --- | --- |"]
+    taken = lost = 0
+    for name in texts:
+        bars = choose_bars([c for c in cases if c.text_name != name])
+        there = vetoed([c for c in cases if c.text_name == name], *bars) if bars else []
+        t, l = sum(not c.disclosure for c in there), sum(c.disclosure for c in there)
+        taken, lost = taken + t, lost + l
+        L.append(f"| {name} | {bars} | {t} | {l} |")
+        L += [f"  - lost: {c.text!r} (whole {c.whole:.2f}, rest {c.rest:.2f})" for c in there if c.disclosure]
+    return L + [f"| all | | {taken} | {lost} |", ""]
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--misses", action="store_true", help="list every miss and false alarm of the floor")
@@ -181,10 +280,16 @@ def main(argv: list[str] | None = None) -> None:
                     help="read only this text (repeatable; default: every one)")
     ap.add_argument("--kinds", action="store_true",
                     help="the floor's validation on the bank with whole kinds of disclosure held out, then the suites")
+    ap.add_argument("--request-element", action="store_true",
+                    help="only the request element veto's bars, chosen in sample and leave one suite out on the texts read")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     lines = kinds_report() if args.kinds else []
+    if args.request_element:
+        lines += request_element_report({name: _rows(name) for name in args.suite or [*SUITES, "dev", "dev_context"]})
     for name in args.suite or [*SUITES, "dev", "dev_context"]:
+        if args.request_element:
+            continue
         if name == "dev":
             lines += report("dev (tests/stores/floor_dev.yaml)", dev_turns(), args.misses)
         elif name == "dev_context":

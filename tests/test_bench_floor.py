@@ -91,3 +91,14 @@ does a named one the floor now catches (the list is trimmed, so it keeps saying 
     assert not [m for m in missed if m[1] not in FLOOR_STILL_MISSES], missed
     assert FLOOR_STILL_MISSES <= {m[1] for m in missed}, (
         f"caught now, trim FLOOR_STILL_MISSES: {sorted(FLOOR_STILL_MISSES - {m[1] for m in missed})}")
+
+
+def test_the_request_element_bars_take_the_most_false_alarms_and_no_disclosure():
+    """`bench/floor.py --request-element` (twelfth round): the bars chosen keep every disclosure, and on a tie the lower
+    bars (the larger margin to the disclosures kept)."""
+    cases = [floor.Case("a", "ask after news", False, 0.22, 0.41), floor.Case("a", "ask after a job", False, 0.28, 0.33),
+             floor.Case("b", "ask after a harm", True, 0.33, 0.36), floor.Case("b", "ask after a threat", True, 0.10, 0.62)]
+    assert floor.vetoed(cases, 0.30, 0.50) == cases[:2]
+    assert floor.choose_bars(cases) == (0.30, 0.45)  # a whole bar of 0.35 would take the harm
+    assert floor.choose_bars(cases[2:]) == (floor.WHOLE_BARS[0], floor.BOTH_BARS[0])  # nothing to take: the lowest
+    assert floor.choose_bars([floor.Case("c", "x", True, 0.0, 0.0)]) is None  # every pair loses it

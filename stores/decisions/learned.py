@@ -26,7 +26,9 @@
   readers are not touched; a short answer to the agent's question is read in its exchange, not by clauses.
   A learned yes with a low whole score is read for who acts on whom (eleventh round, `harm_veto`): when neither the
   message nor a clause reads as a harm done, threatened or planned to someone (`harm_element`, a head of its own
-  bank), the learned reading is no disclosure.
+  bank), the learned reading is no disclosure. A learned yes whose whole is under `REQUEST_ELEMENT_WHOLE_BAR` on a
+  message that closes with a request to the company is no disclosure when no other clause reads as one on both the
+  floor and the element head (twelfth round, `request_element_veto`).
 - Signals whose words rarely mislead (`human_request`, `hostile`, `complexity`, `complaint`, an
   explicit intent):
   the rules' yes stands, and the learned head adds what the words missed ("is anyone real there",
@@ -476,6 +478,57 @@ no fee firm lined up, 0.21): the head learned harm done to the speaker and their
 company or a legal step; a whole bar of 0.25 or 0.30 with the same element bar lost two or more of them."""
 
 
+REQUEST_ELEMENT_WHOLE_BAR = 0.30
+"""Under this whole score a learned yes on a message of two clauses or more that closes with a request to the company
+(`closing_request`: its last clause is a `REQUEST`, or it ends with a question) is read as no disclosure when no
+clause but its requests reads as one on both the floor and the element head (`request_element_veto`, twelfth round):
+what is said before the request is its context, and no harm done to anyone ("I work shifts at the hospital so I sleep
+in the day, can the courier come after four?"). A request that opens the message is not read so: what follows it is
+often what the customer came to say (harm told after a request, `HARM_CLAUSE_P`). Chosen on the development suites
+and sets, and leave one suite out (`bench/floor.py --request-element`): in sample no disclosure that closes with a
+request and has no clause that would raise it (`raising_clause`) has a whole under 0.35, so 0.30 keeps a margin of
+0.05 (0.35 would take one false alarm more with no margin); 11 of the 12 texts with such messages lose nothing on the
+text left out; the ninth held-out suite's fold, with its one such disclosure out of view (a black eye told before "can
+I help her set up an account he doesn't know about", whole 0.35), would choose 0.50 and lose it (docs/frontends.md,
+"Twelfth round")."""
+REQUEST_ELEMENT_BAR = 0.50
+"""A clause other than the requests keeps a message marked (`request_element_veto`) when it reads at least this on the
+learned floor and at least this `harm` on the element head (`HARM_ELEMENT`): a disclosure on both readings. Not
+chosen by the counts (in sample no disclosure under the whole bar needs it: 0.40 to 0.80 take 18 to 28 false alarms,
+none a disclosure; the ones it could have taken are kept by `raising_clause`), but set where a clause reads a
+disclosure more likely than not on both, so that one that does keeps the message whatever the request around it. 0
+turns the veto off."""
+
+
+CLOSING_QUESTION = re.compile(r"\?[^\w?]*$")
+"""A message that ends with a question mark (then nothing but spaces, emoji or punctuation): its last clause is a
+question to the company, asked in a shape `REQUEST` does not list ("any chance the driver could ring twice?", "is that
+usually a scam?"), read as a closing request by `request_element_veto` (twelfth round)."""
+
+
+def closing_request(text: str, cs: tuple[str, ...] | list[str]) -> bool:
+    """Whether a message of clauses `cs` closes with a request to the company: its last clause is a `REQUEST`, or the
+    message ends with a question (`CLOSING_QUESTION`)."""
+    return bool(cs) and (bool(REQUEST.search(cs[-1].strip())) or bool(CLOSING_QUESTION.search(text.strip())))
+
+
+def request_element_veto(front: FrontEnd, read: list, text: str = "") -> tuple[bool, str]:
+    """Whether a learned yes on a message that closes with a request (`closing_request`: its last clause is a
+    `REQUEST`, or `text` ends with a question) has no clause other than its requests (a closing question in another
+    shape is read too) that reads as a disclosure on both the learned floor and the element head at
+    `REQUEST_ELEMENT_BAR`. `read`: each clause's `summed` reading and text, in order, as `floor_reading` computed
+    them. Returns the verdict and the receipt's words."""
+    if REQUEST_ELEMENT_BAR <= 0 or HARM_ELEMENT not in front.heads or not read:
+        return False, ""
+    ask = read[-1][1]
+    rest = [(r[0], c) for r, c in read if not REQUEST.search(c.strip())]  # a closing question not in its shapes too
+    if not closing_request(text, [c for _, c in read]) or not rest:
+        return False, ""
+    both, at = max((min(s, front.proba(HARM_ELEMENT, c).get("harm", 0.0)), c) for s, c in rest)
+    return both < REQUEST_ELEMENT_BAR, (f"a closing request ({ask!r}), the rest at most {both:.2f} on both the floor and "
+                                        f"its harm element ({at!r})")
+
+
 def harm_veto(front: FrontEnd, texts: list[str]) -> tuple[bool, str]:
     """Whether a learned yes lacks a harm element: no text of `texts` (the message and its clauses, already encoded)
     reads `harm` on `HARM_ELEMENT` at `HARM_ELEMENT_BAR`. Returns the verdict and the receipt's words."""
@@ -542,7 +595,12 @@ def floor_reading(front: FrontEnd, text: str, answer: AgentFacts | None = None, 
 
     A yes under `ELEMENT_WHOLE_BAR` whose message and clauses all read under `HARM_ELEMENT_BAR` on the element head
     (`harm_veto`: no harm done, threatened or planned to anyone; a relative, news or an idiom alone) is read as no
-    disclosure (eleventh round); it reads the vectors already computed, one small head more."""
+    disclosure (eleventh round); it reads the vectors already computed, one small head more.
+
+    A yes under `REQUEST_ELEMENT_WHOLE_BAR` on a message of two clauses or more that closes with a request
+    (`closing_request`) is read as no disclosure when no other clause reads at `REQUEST_ELEMENT_BAR` on both the learned
+    floor and the element head (`request_element_veto`, twelfth round: the request reading and the element combined); never
+    a message one of whose clauses would raise it were the whole lower."""
     t = front.heads["sensitive"].thresholds["disclosure"]
     score, p_yes, margin, ps = front.summed("sensitive", "disclosure", text)
     parts = f"model {p_yes:.2f}, nearest phrases {margin:.2f}"
@@ -583,6 +641,12 @@ def floor_reading(front: FrontEnd, text: str, answer: AgentFacts | None = None, 
         vetoed, why = request_veto(scored)
         if vetoed:
             parts += f"; {why}: under {REQUEST_REST_BAR:.2f}, read as no disclosure"
+            return Reading("disclosure", "none", 1.0 - score, 1.0 - t, note=parts)
+    if cs and score < REQUEST_ELEMENT_WHOLE_BAR and not answers_question(answer, text) and not raising_clause(read):
+        # a closing request with nothing before it that reads as a disclosure on both readings (twelfth round)
+        vetoed, why = request_element_veto(front, read, text)
+        if vetoed:
+            parts += f"; {why}: under {REQUEST_ELEMENT_BAR:.2f}, read as no disclosure"
             return Reading("disclosure", "none", 1.0 - score, 1.0 - t, note=parts)
     if score < ELEMENT_WHOLE_BAR and not (cs and raising_clause(read)):
         # who acts on whom: a person or an event with no harm done to anyone; never a message one of whose clauses
@@ -827,5 +891,6 @@ __all__ = ["ADD_PRECISION", "AFTER_STEP_BAR", "AFTER_THE_FIX", "CLAUSE_BAR", "CL
            "HARM_CLAUSE_P", "raising_clause", "after_the_fix", "HEADS", "LATER_DAY", "SOON", "REFUSAL", "REPLY_BAR",
            "answers_question", "clauses", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say",
            "read_signals", "reported_problem", "weak_adds", "FOLLOW_UP_HOSTILE_BAR", "after_hostile", "INSTRUCTION",
-           "TURNS_DOWN", "PERSON_NAMED", "RECOMMENDATIONS_FEATURE", "AGAIN", "BACK_AGAIN", "failed_again", "THANKS", "TIME_SHORT", "fix_given", "thanks_after_fix", "ELEMENT_WHOLE_BAR", "HARM_ELEMENT_BAR",
-           "harm_veto"]
+           "TURNS_DOWN", "PERSON_NAMED", "RECOMMENDATIONS_FEATURE", "AGAIN", "BACK_AGAIN", "failed_again", "THANKS",
+           "TIME_SHORT", "fix_given", "thanks_after_fix", "ELEMENT_WHOLE_BAR", "HARM_ELEMENT_BAR", "harm_veto",
+           "REQUEST_ELEMENT_WHOLE_BAR", "REQUEST_ELEMENT_BAR", "request_element_veto", "CLOSING_QUESTION", "closing_request"]

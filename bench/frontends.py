@@ -22,8 +22,13 @@ The learned front ends are trained first (`supportbench frontend train`, timed a
 built once, at install or first use). Each side runs on the canonical suite (in sample: the suite the
 rules and the bank were developed against) and on the challenge suite (written here by another
 method, never trained on; see docs/frontends.md for what was looked at). Canonical runs alternate
-rules / learned `--repeats` times; the median wall times and their ratio are reported with the
-load average. The quality figures come from the first canonical pair and the challenge pair.
+rules / learned `--repeats` times after `--warmup` untimed pairs (default 1: the first runs after a
+training or a bank edit fill the embedding cache with what they read, which the next runs find); the
+median wall times and their ratio are reported with the load average. The quality figures come from
+the first timed canonical pair and the challenge pair. Every process runs with `OMP_NUM_THREADS` as
+the caller set it, else 1 (`threads()`): numpy's BLAS otherwise takes every core, its idle threads spin
+against the other processes on a loaded machine, and the learned side's many small products (a head
+per message, the floor's nearest phrases) pay for it more than the rules side's.
 
 Written: decisions (accuracy, routes, irreversible errors and missed escalations of `session_state`),
 memory classes (pooled accuracy of the expiry stage's classes, one expiry row), expiry (expired
@@ -95,8 +100,18 @@ def shown(cmd: list[str], rules_toml: Path) -> str:
     return " ".join(parts)
 
 
+def threads() -> str:
+    """`OMP_NUM_THREADS` for every process the bench starts: the caller's, else 1 (see the module doc)."""
+    return os.environ.get("OMP_NUM_THREADS") or "1"
+
+
+def environment() -> dict[str, str]:
+    """The environment of every process the bench starts: the project importable, the thread count fixed."""
+    return dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS=threads())
+
+
 def run(cmd: list[str]) -> float:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = environment()
     t = time.perf_counter()
     subprocess.run(cmd, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - t
@@ -165,7 +180,7 @@ def fmt(v) -> str:
 
 
 def render(res: dict, times: dict, train_s: float, cmds: list[str], ids: list[str], loads: list[str],
-           challenge: str = "datasets/challenge", about: str | None = None) -> str:
+           challenge: str = "datasets/challenge", about: str | None = None, warmup: int = 0) -> str:
     if about:
         about = f"Challenge = `{challenge}` ({about})."
     elif challenge == "datasets/challenge":
@@ -233,6 +248,9 @@ def render(res: dict, times: dict, train_s: float, cmds: list[str], ids: list[st
     ratio = statistics.median(times["learned"]) / statistics.median(times["rules"])
     L += ["", f"Ratio learned / rules (medians): **{ratio:.2f}x** (goal: at most 1.5x).", "",
           "Load average (1, 5, 15 min) before each run: " + "; ".join(loads) + ".", "",
+          f"Every process ran with OMP_NUM_THREADS={threads()}" + (f", after {warmup} untimed canonical pair"
+                                                                   f"{'s' if warmup != 1 else ''} (warm-up)" if warmup else "")
+          + ".", "",
           "Run ids: " + ", ".join(f"`{i}`" for i in ids) + ".", "", "Commands:", ""]
     L += [f"    {c}" for c in cmds]
     L.append("")
@@ -242,6 +260,7 @@ def render(res: dict, times: dict, train_s: float, cmds: list[str], ids: list[st
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=1, help="alternating canonical pairs to time (default 1)")
+    ap.add_argument("--warmup", type=int, default=1, help="untimed canonical pairs before them (default 1)")
     ap.add_argument("--out", type=Path, help="write the markdown report here (default: print it)")
     ap.add_argument("--challenge", default="datasets/challenge",
                     help="the out-of-sample suite folder, relative to the project (default datasets/challenge)")
@@ -256,7 +275,7 @@ def main(argv: list[str] | None = None) -> None:
         tmp_path = Path(tmp)
         rules_toml = tmp_path / "rules.toml"
         rules_config(rules_toml)
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        env = environment()
         t = time.perf_counter()
         subprocess.run([sys.executable, "-m", "harness.cli", "frontend", "train"], cwd=ROOT, env=env, check=True,
                        stdout=subprocess.DEVNULL)
@@ -266,6 +285,11 @@ def main(argv: list[str] | None = None) -> None:
         res: dict[str, dict] = {}
         cmds, ids, loads = [], [], []
         seen: set[tuple[str, str]] = set()
+        for i in range(args.warmup):  # untimed: the embedding cache then holds what both sides read
+            for side in ("rules", "learned"):
+                rid = f"fe-{stamp}-warmup-{side}-{i}"
+                took = run(command(side, "datasets/canonical", tmp_path, rid, rules_toml))
+                print(f"{rid}: {took:.1f}s (warm-up, not counted)", file=sys.stderr)
         plan = [(side, "datasets/canonical", f"fe-{stamp}-canonical-{side}-{i}")
                 for i in range(args.repeats) for side in ("rules", "learned")]
         plan += [(side, challenge, f"fe-{stamp}-challenge-{side}") for side in ("rules", "learned")]
@@ -284,7 +308,7 @@ def main(argv: list[str] | None = None) -> None:
             if key not in res:
                 res[key] = figures(tmp_path / rid, side)
         text = render({k: res[k] for k in ("canonical:rules", "canonical:learned", "challenge:rules", "challenge:learned")},
-                      times, train_s, cmds, ids, loads, challenge, args.about)
+                      times, train_s, cmds, ids, loads, challenge, args.about, args.warmup)
         text += "\nThe rules side's strategies (`<rules.toml>`):\n\n" + "\n".join(
             f"    {line}" for line in rules_toml.read_text().splitlines()) + "\n"
     if args.out:

@@ -13,6 +13,9 @@ machine's load hits every side alike):
 - each strategy: `supportbench run LOCOMO_SCENARIOS --strategies NAME --policies none` into a
   temporary folder (replay, the idempotency replays, the reply engine, scoring, the Parquet tables).
 
+Every process runs with `OMP_NUM_THREADS` as the caller set it, else 1 (`environment()`), so numpy's BLAS
+threads do not spin against each other on a loaded machine differently on each side.
+
 It prints the median wall time of each side, the ratios (goals, issue 24: tfidf within 2x of
 plain_bm25; session_aware and hybrid within 1.5x of tfidf), the load average before each round, the
 run ids and the candidate rows each run wrote (receipts are shortened on long pools,
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import os
 import shlex
 import statistics
 import subprocess
@@ -57,9 +61,17 @@ for sc in load_suite([sys.argv[2]]):
 """
 
 
+def environment() -> dict[str, str]:
+    """The environment of every timed process: the caller's, with `OMP_NUM_THREADS` the caller's or 1. Unset,
+    numpy's BLAS takes every core and its idle threads spin against the other processes of a loaded machine,
+    so a side's time would follow how many small products it makes rather than what it computes."""
+    return {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS") or "1"}
+
+
 def time_plain(scenarios: str) -> float:
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", PLAIN, str(ROOT), scenarios], check=True, capture_output=True, cwd=ROOT)
+    subprocess.run([sys.executable, "-c", PLAIN, str(ROOT), scenarios], check=True, capture_output=True, cwd=ROOT,
+                   env=environment())
     return time.perf_counter() - t0
 
 
@@ -67,7 +79,7 @@ def time_run(scenarios: str, strategy: str, out: str, run_id: str) -> float:
     cmd = [sys.executable, "-m", "harness.cli", "run", scenarios, "--strategies", strategy, "--policies", "none",
            "--out", out, "--run-id", run_id, "--quiet"]
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, capture_output=True, cwd=ROOT)
+    subprocess.run(cmd, check=True, capture_output=True, cwd=ROOT, env=environment())
     return time.perf_counter() - t0
 
 
@@ -130,7 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     md = ["# The cost of a LoCoMo run against a plain BM25 process", "",
           f"Written by `{cmd}` (LOCOMO_SCENARIOS: the output of `supportbench import locomo` for {', '.join(names)}). "
           f"Wall time of fresh processes, start to exit, sides in turn within each round; median of {len(next(iter(times.values())))} "
-          f"counted round(s){' after one warm-up round' if rounds > args.repeat else ''}, the project's bytecode compiled first. Load average before each round: "
+          f"counted round(s){' after one warm-up round' if rounds > args.repeat else ''}, the project's bytecode compiled first, "
+          f"every process with OMP_NUM_THREADS={environment()['OMP_NUM_THREADS']}. Load average before each round: "
           + "; ".join(loads) + f". Run ids (temporary folder): {', '.join(ids)}.", "",
           "`plain_bm25` loads the same YAML, observes the same turns and fills each probe's budget with the project's "
           "packing over a `rank_bm25` ranking, writing nothing; each strategy is a whole `supportbench run --policies none` "

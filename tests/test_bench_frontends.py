@@ -87,3 +87,37 @@ def test_each_frontends_generator_runs_on_a_held_out_suite_that_is_there_and_val
     for name, folder in folders.items():
         assert (ROOT / folder).is_dir(), name
         assert validate_paths([ROOT / folder]) == [], (name, folder)
+
+
+def test_every_process_runs_with_one_thread_unless_the_caller_says_otherwise(bench, monkeypatch):
+    """Before: the runs took numpy's BLAS default (every core), whose idle threads spin against the other
+    processes of a loaded machine; the learned side's many small products paid for it more."""
+    seen = []
+    monkeypatch.setattr(bench.subprocess, "run", lambda cmd, **kw: seen.append(kw["env"]))
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    bench.run(["python", "-c", "pass"])
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    bench.run(["python", "-c", "pass"])
+    assert [e["OMP_NUM_THREADS"] for e in seen] == ["1", "2"]
+    assert all(e["PYTHONPATH"] == str(ROOT) for e in seen)
+
+
+def test_warm_up_pairs_run_first_and_are_not_timed(bench, monkeypatch, tmp_path):
+    """Before: the first timed pair was the one that filled the embedding cache (after a training or a bank edit)."""
+    ran = []
+
+    def fake_run(cmd):
+        ran.append(cmd[cmd.index("--run-id") + 1])
+        return {"rules": 10.0, "learned": 13.0}["learned" if "default" in cmd else "rules"] + (100.0 if "warmup" in ran[-1] else 0)
+
+    monkeypatch.setattr(bench, "run", fake_run)
+    monkeypatch.setattr(bench, "figures", lambda run_dir, side: _figures())
+    monkeypatch.setattr(bench.subprocess, "run", lambda *a, **kw: None)  # the training step
+    out = tmp_path / "page.md"
+    bench.main(["--repeats", "2", "--out", str(out)])
+    assert [r.split("-", 3)[-1] for r in ran] == ["warmup-rules-0", "warmup-learned-0", "canonical-rules-0",
+                                                  "canonical-learned-0", "canonical-rules-1", "canonical-learned-1",
+                                                  "challenge-rules", "challenge-learned"]
+    page = out.read_text()
+    assert "| rules | 10.0, 10.0 | 10.0 |" in page and "**1.30x**" in page
+    assert "after 1 untimed canonical pair (warm-up)" in page and "OMP_NUM_THREADS=" in page

@@ -32,3 +32,18 @@ def test_the_report_times_the_plain_process_and_the_run_and_judges_the_ratio(tmp
     assert float(row.group(3)) == pytest.approx(float(row.group(1)) / float(plain.group(1)), rel=0.02, abs=0.01)
     assert int(row.group(2)) > 0  # the run wrote its receipts
     assert str(tmp_path) not in md  # no machine path in a committed report
+
+
+def test_every_timed_process_runs_with_one_thread_unless_the_caller_says_otherwise(monkeypatch):
+    """Before: no thread count was set, so numpy's BLAS took every core in every timed process."""
+    spec = importlib.util.spec_from_file_location("locomo_cost", ROOT / "bench" / "locomo_cost.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    seen = []
+    monkeypatch.setattr(bench.subprocess, "run", lambda cmd, **kw: seen.append(kw.get("env")))
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    bench.time_plain("suite")
+    bench.time_run("suite", "tfidf", "out", "r")
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    bench.time_run("suite", "tfidf", "out", "r")
+    assert [e and e.get("OMP_NUM_THREADS") for e in seen] == ["1", "1", "2"]

@@ -66,10 +66,27 @@ def _line(node) -> int:
     return node.start_mark.line + 1
 
 
+_LIBYAML = getattr(yaml, "CLoader", None)
+"""PyYAML's loader over libyaml, when PyYAML was built with it (None otherwise)."""
+
+
+def _compose(text: str):
+    """A bank file's node tree: composed by libyaml when PyYAML has it (the same nodes, lines and values as
+    PyYAML's own composer gives, in about a tenth of the time: a run whose extractor reads the bank, for its word
+    model, reads every file), else by PyYAML's. A file libyaml refuses is composed again by PyYAML's, so the
+    error raised is PyYAML's own (its wording and line)."""
+    if _LIBYAML is not None:
+        try:
+            return yaml.compose(text, Loader=_LIBYAML)
+        except yaml.YAMLError:
+            pass
+    return yaml.compose(text)
+
+
 def _load_file(path: Path) -> dict[str, HeadBank]:
     text = path.read_text(encoding="utf-8")
     try:
-        root = yaml.compose(text)
+        root = _compose(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         raise BankError(f"{path.name}:{mark.line + 1 if mark else 1}: not valid YAML ({getattr(e, 'problem', e)})") from None

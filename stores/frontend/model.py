@@ -439,7 +439,9 @@ def _read_artefact(path: Path, model_id: str) -> "FrontEnd":
     return FrontEnd(model_id, heads)
 
 
-_FRONTS: dict[tuple[str, str, str], "FrontEnd"] = {}
+_FRONTS: dict[tuple[str, str, str, str], "FrontEnd"] = {}
+"""(model id, bank folder, `$SUPPORTBENCH_CACHE`, the current folder when that is unset) -> the front end read
+for them: what decides the cache folder, read without building a path (asked once per turn, item and sentence)."""
 _LOCK = threading.Lock()
 
 
@@ -448,7 +450,8 @@ def front_end(model_id: str | None = None, folder: str = str(PHRASES)) -> "Front
     from stores.retrieval.encoder import DEFAULT_MODEL
 
     model_id = model_id or DEFAULT_MODEL
-    key = (model_id, folder, str(cache_root()))  # asked once per turn and item: no file is read to answer
+    env = os.environ.get("SUPPORTBENCH_CACHE") or ""
+    key = (model_id, folder, env, "" if env else os.getcwd())  # no file is read and no path built to answer
     fe = _FRONTS.get(key)
     if fe is not None:
         return fe
@@ -475,13 +478,30 @@ def _build_once(path: Path, model_id: str, folder: str) -> "FrontEnd":
         return train(model_id, folder)[0]
 
 
+MEMO_LIMIT = 1 << 15
+"""Texts a front end keeps readings of (`FrontEnd`'s memo); past it the memo starts again empty."""
+
+
 class FrontEnd:
-    """Trained heads over the project's cached sentence encoder."""
+    """Trained heads over the project's cached sentence encoder.
+
+    A text's vector, each head's probabilities and each summed reading are computed once per text and kept
+    (`MEMO_LIMIT`): a run reads the same message for each policy, each replay and each reader (the signals, the
+    floor, the memory classes, the extractor). What is kept is what the first read computed, so a later read
+    returns the same numbers; a head replaced in `heads` is computed afresh, and the memo starts again when the
+    encoder changes its vectors' folder (`Encoder.single`). Thresholds are applied at each read, not kept."""
 
     def __init__(self, model_id: str, heads: dict[str, Head]) -> None:
         self.model_id = model_id
         self.heads = heads
         self._encoder = None
+        self._memo_dir: Path | None = None
+        """The encoder's vectors folder the memo's vectors came from."""
+        self._vecs: dict[str, np.ndarray] = {}
+        self._probas: dict[tuple[str, str], tuple[Head, np.ndarray]] = {}
+        self._sums: dict[tuple[str, str, str], tuple[Head, tuple[float, float, float]]] = {}
+        self.computed = {"vectors": 0, "probas": 0, "summed": 0}
+        """What this front end computed (memo misses), for tests and benches."""
 
     def _enc(self):
         if self._encoder is None:  # the process's cached encoder for the cache folder of this front end
@@ -490,14 +510,50 @@ class FrontEnd:
             self._encoder = encoder(self.model_id)
         return self._encoder
 
+    def forget(self) -> None:
+        """Drop the memo (vectors, probabilities, summed readings)."""
+        self._vecs.clear()
+        self._probas.clear()
+        self._sums.clear()
+
     def _vec(self, text: str) -> np.ndarray:
+        enc = self._enc()
+        if self._memo_dir != enc.dir:  # vectors of another folder (numerics) than those kept: start again
+            self.forget()
+            self._memo_dir = enc.dir
+        v = self._vecs.get(text)
+        if v is not None:
+            return v
         from stores.retrieval.encoder import take_expected
 
-        enc = self._enc()
         expected = take_expected()  # a run's texts, known ahead: encoded with this one in one call
         if expected:
             enc.warm([*expected, text])
-        return enc.encode([text])[0]
+        v = enc.encode([text])[0]
+        v.setflags(write=False)  # shared by every later read of the text
+        self.computed["vectors"] += 1
+        if self._memo_dir != enc.dir:  # the encoder changed folders while encoding: nothing kept is of its vectors
+            self.forget()
+            self._memo_dir = enc.dir
+        if len(self._vecs) >= MEMO_LIMIT:
+            self.forget()
+        self._vecs[text] = v
+        return v
+
+    def _p(self, head: str, text: str) -> np.ndarray:
+        """`head`'s label probabilities for `text` (one row, read-only), computed once per text and head."""
+        h = self.heads[head]
+        v = self._vec(text)
+        kept = self._probas.get((head, text))
+        if kept is not None and kept[0] is h:
+            return kept[1]
+        p = h.proba(v[None, :])[0]
+        p.setflags(write=False)
+        self.computed["probas"] += 1
+        if len(self._probas) >= 8 * MEMO_LIMIT:
+            self._probas.clear()
+        self._probas[(head, text)] = (h, p)
+        return p
 
     def warm(self, texts: list[str]) -> None:
         """Encode the `texts` not yet cached in one model call, with what a run expects (`_vec`): a reader
@@ -509,18 +565,16 @@ class FrontEnd:
 
     def read(self, head: str, text: str) -> Reading:
         """What `head` reads in `text` (see the module docstring)."""
-        h = self.heads[head]
-        return h.decide(h.proba(self._vec(text)[None, :])[0])
+        return self.heads[head].decide(self._p(head, text))
 
     def read_all(self, heads: tuple[str, ...], text: str) -> dict[str, Reading]:
         """Several heads on one text (one embedding)."""
-        v = self._vec(text)[None, :]
-        return {name: self.heads[name].decide(self.heads[name].proba(v)[0]) for name in heads}
+        return {name: self.heads[name].decide(self._p(name, text)) for name in heads}
 
     def top(self, head: str, text: str) -> Reading:
         """The head's most probable label whatever its threshold (for when no other reader has one)."""
         h = self.heads[head]
-        p = h.proba(self._vec(text)[None, :])[0]
+        p = self._p(head, text)
         i = int(np.argmax(p))
         return Reading(head, h.labels[i], float(p[i]), 0.0)
 
@@ -528,14 +582,22 @@ class FrontEnd:
         """A `SUMMED` reading of one text: its score, the head's summed probability, the nearest phrases'
         margin (`Head.summed`), and every label's probability."""
         h = self.heads[head]
-        v = self._vec(text)[None, :]
-        score, p_sum, margin = h.summed(name, v)
-        return float(score[0]), float(p_sum[0]), float(margin[0]), dict(zip(h.labels, (float(x) for x in h.proba(v)[0])))
+        kept = self._sums.get((head, name, text))
+        if kept is not None and kept[0] is h:
+            got = kept[1]
+        else:
+            score, p_sum, margin = h.summed(name, self._vec(text)[None, :])
+            got = (float(score[0]), float(p_sum[0]), float(margin[0]))
+            self.computed["summed"] += 1
+            if len(self._sums) >= MEMO_LIMIT:
+                self._sums.clear()
+            self._sums[(head, name, text)] = (h, got)
+        return (*got, dict(zip(h.labels, (float(x) for x in self._p(head, text)))))
 
     def proba(self, head: str, text: str) -> dict[str, float]:
         """Every label's probability (for receipts and tests)."""
         h = self.heads[head]
-        return dict(zip(h.labels, (float(x) for x in h.proba(self._vec(text)[None, :])[0])))
+        return dict(zip(h.labels, (float(x) for x in self._p(head, text))))
 
 
 def kind_validation(bank: HeadBank, x: np.ndarray, kinds: dict[str, tuple[str, ...]], caught: np.ndarray | None = None,

@@ -10,10 +10,11 @@ A text's vector never depends on the texts it is encoded with, nor on the thread
 are grouped by token count so no row is padded (`encode_unpadded`), and MKL runs in strict
 reproducible mode (`stores.cpu.NUMERICS`), so a row's arithmetic does not follow the shape of the
 batch. That is what lets a run gather a whole shard's texts and encode them in a few large batches
-(`Encoder.warm`) with the same results as one scenario, or one text, at a time. The model load
-checks that the strict mode took (`batch_independent`); in a process where MKL had already run
-before `stores` was imported it did not, and that process encodes one text per model call
-instead, into a cache folder of its own, so its vectors never mix with batch-encoded ones.
+(`Encoder.warm`) with the same results as one scenario, or one text, at a time. Before the model
+loads, the encoder checks that the strict mode took (`batch_independent`); in a process where MKL had
+already run before `stores` was imported it did not (nor on a machine where MKL cannot run it), and
+that process encodes one text per model call instead, into a cache folder of its own, so its vectors
+never mix with batch-encoded ones; when that folder already holds every text asked, no model is loaded.
 
 Cache layout: `<root>/embeddings/<model slug>/<numerics>/part-<pid>-<random>.npz` (`<numerics>`:
 `strict`, or `single` for one text per call), each part holding
@@ -134,6 +135,19 @@ def batch_independent() -> bool:
         lin = torch.nn.functional.linear
         _BATCH_INDEPENDENT = bool(torch.equal(lin(x[:1], w), lin(x, w)[:1]) and torch.equal(lin(x[:17], w), lin(x, w)[:17]))
     return _BATCH_INDEPENDENT
+
+
+def _independent_here() -> bool:
+    """`batch_independent()`, asked before a model is loaded: in a process without strict numerics the strict
+    folder's misses are then looked up in its own folder (`Encoder.single`) first, and when every text is there
+    no model is loaded (it was loaded, sentence-transformers imported with it, only to learn that the vectors
+    belonged in the other folder: every run on such a machine paid for it). torch's thread count is set first,
+    as `load_model` sets it, so the check runs in the state it ran in after a load."""
+    if _BATCH_INDEPENDENT is None:
+        import torch
+
+        torch.set_num_threads(torch_threads())
+    return batch_independent()
 
 
 def encode_unpadded(model, texts: list[str], batches: list[int] | None = None, *, single: bool = False) -> np.ndarray:
@@ -271,10 +285,10 @@ class Encoder:
             missing = {k: t for k, t in missing.items() if k not in self._vecs}
         if missing:
             t0 = time.perf_counter()
-            model = load_model(self.model_id)
-            if not self.single and not batch_independent():
+            if not self.single and not _independent_here():  # before any model loads: see _independent_here
                 self._go_single()  # other vectors, another folder: what was read from the strict one is dropped
                 return self._ensure(texts)
+            model = load_model(self.model_id)
             runs: list[int] = []
             vecs = encode_unpadded(model, list(missing.values()), runs, single=self.single)
             self.seconds += time.perf_counter() - t0

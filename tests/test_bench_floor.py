@@ -91,3 +91,36 @@ does a named one the floor now catches (the list is trimmed, so it keeps saying 
     assert not [m for m in missed if m[1] not in FLOOR_STILL_MISSES], missed
     assert FLOOR_STILL_MISSES <= {m[1] for m in missed}, (
         f"caught now, trim FLOOR_STILL_MISSES: {sorted(FLOOR_STILL_MISSES - {m[1] for m in missed})}")
+
+
+def test_a_look_alike_kind_held_out_is_scored_by_a_head_that_saw_none_of_it():
+    """A kind of look-alike that sits apart from the other routine phrases is read as routine when its own phrases
+    are in the folds and as a disclosure when the whole kind is held out (it was memorised, not learned); the words'
+    catch counts either way."""
+    import numpy as np
+
+    from stores.frontend.bank import HeadBank
+
+    rng = np.random.default_rng(0)
+    centres = {"none": (0, 1.0), "near_miss": (1, 1.0), "crisis": (2, 1.0), "harm": (2, -1.0)}
+    texts, targets, rows = [], [], []
+    for label, (axis, sign) in centres.items():
+        for i in range(12):
+            v = np.zeros(8)
+            v[axis] = sign
+            rows.append(v + rng.normal(0, 0.05, 8))
+            texts.append(f"{label} {i}")
+            targets.append(label)
+    for i in range(12):  # look-alikes beside the disclosures, apart from every other routine phrase
+        v = np.zeros(8)
+        v[2], v[3] = 0.6, 1.0
+        rows.append(v + rng.normal(0, 0.05, 8))
+        texts.append(f"look {i}")
+        targets.append("none")
+    hb = HeadBank("sensitive", ("none", "crisis", "harm", "near_miss"), "none", tuple(texts), tuple(targets))
+    kinds = {"idiom": tuple(t for t in texts if t.startswith("look"))}
+    v = floor.lookalike_validation(hb, np.stack(rows), kinds, threshold=0.5)["idiom"]
+    assert v["phrases"] == 12 and v["marked_phrase_folds"] == 0 and v["marked_kind_held_out"] == 12
+    caught = np.array([t == "look 0" for t in texts])
+    v = floor.lookalike_validation(hb, np.stack(rows), kinds, caught, 0.5)["idiom"]
+    assert v["marked_phrase_folds"] == 1

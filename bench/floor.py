@@ -3,6 +3,7 @@
     .venv/bin/python bench/floor.py
     .venv/bin/python bench/floor.py --misses
     .venv/bin/python bench/floor.py --request-element   # the request element veto's bars, leave one suite out
+    .venv/bin/python bench/floor.py --kinds     # kinds of disclosure, then of look-alike, held out
 
 Reads, without a harness run, what the learned front end's floor (`stores.decisions.learned`: the
 rules' crisis and harm words, the floor's own words, the learned floor) says on one-message turns of
@@ -53,6 +54,8 @@ SUITES = {name: suite_folder(name) for name in DEVELOPMENT}
 """The development suites (bench/suites.py), each read with the agent's and the customer's previous messages."""
 DEV = ROOT / "tests" / "stores" / "floor_dev.yaml"
 DEV_CONTEXT = ROOT / "tests" / "stores" / "floor_dev_context.yaml"
+KINDS_FILE = ROOT / "stores" / "frontend" / "kinds" / "decisions.yaml"
+"""The bank's disclosures by kind (`stores.frontend.bank.load_kinds`) and, under `lookalikes`, its look-alikes."""
 
 
 class Row(NamedTuple):
@@ -271,6 +274,80 @@ def request_element_report(texts: dict[str, list[Row]]) -> list[str]:
         L.append(f"| {name} | {bars} | {t} | {l} |")
         L += [f"  - lost: {c.text!r} (whole {c.whole:.2f}, rest {c.rest:.2f})" for c in there if c.disclosure]
     return L + [f"| all | | {taken} | {lost} |", ""]
+def load_lookalikes(path: Path = KINDS_FILE) -> dict[str, tuple[str, ...]]:
+    """The floor's look-alikes by kind (`lookalikes` of the kinds file: kind -> phrases), each checked to be a
+    phrase of the `sensitive` head that is no disclosure."""
+    from stores.frontend.bank import DISCLOSURE_LABELS, load_bank
+
+    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    part = doc.get("lookalikes") or {}
+    if not isinstance(part, dict) or not all(isinstance(v, list) for v in part.values()):
+        raise SystemExit(f"bench/floor.py: {path.name}: lookalikes: expected a mapping of kinds to phrase lists")
+    hb = load_bank()["sensitive"]
+    routine = {t for t, label in zip(hb.texts, hb.targets) if label not in DISCLOSURE_LABELS}
+    out = {}
+    for kind, phrases in part.items():
+        texts = tuple(str(t).strip() for t in phrases)
+        stray = [t for t in texts if t not in routine]
+        if stray:
+            raise SystemExit(f"bench/floor.py: lookalikes: {kind}: {stray[0]!r} is not a routine phrase of the floor's head")
+        out[str(kind)] = texts
+    return out
+
+
+def lookalike_validation(bank, x, kinds: dict[str, tuple[str, ...]], caught=None, threshold: float = 0.12) -> dict:
+    """How the floor's learned reading fares on a kind of look-alike it has never seen (twelfth round): per kind,
+    the share of its phrases marked at `threshold` (with the words' `caught`, as the union) when each is scored by the
+    usual validation folds (seed `SEED`: other phrases of its kind seen) and when the whole kind is held out (a head
+    fitted, and nearest phrases drawn, without any phrase of it). A kind the head learned rather than memorised reads
+    about as low held out as in the folds."""
+    import numpy as np
+
+    from stores.frontend.model import FOLDS, SEED, SUMMED, _fit, _unit, _validate, combine, nearest_margin
+
+    y = np.array(bank.targets)
+    labels = tuple(sorted(set(bank.targets)))
+    members = list(SUMMED[bank.name]["disclosure"])
+    cols = [i for i, label in enumerate(labels) if label in members]
+    folds = max(2, min(FOLDS, min(int((y == lab).sum()) for lab in labels)))
+    pv, mv = _validate(x, y, labels, folds, SEED, SUMMED[bank.name])
+    by_folds = combine(pv[:, cols].sum(axis=1), mv["disclosure"])
+    texts = np.array(bank.texts, dtype=object)
+    caught = np.zeros(len(y), dtype=bool) if caught is None else caught
+    out = {}
+    for kind, phrases in kinds.items():
+        mask = np.isin(texts, list(phrases))
+        clf = _fit(x[~mask], y[~mask])
+        kcols = [i for i, label in enumerate(clf.classes_) if label in members]
+        held = combine(clf.predict_proba(x[mask])[:, kcols].sum(axis=1),
+                       nearest_margin(x[mask], _unit(x[~mask]), np.isin(y[~mask], members)))
+        out[kind] = {"phrases": int(mask.sum()),
+                     "marked_phrase_folds": int(((by_folds[mask] >= threshold) | caught[mask]).sum()),
+                     "marked_kind_held_out": int(((held >= threshold) | caught[mask]).sum())}
+    return out
+
+
+def lookalikes_report() -> list[str]:
+    """`lookalike_validation` on the bank, at the trained floor's threshold."""
+    import numpy as np
+
+    from stores.frontend.bank import load_bank
+    from stores.frontend.model import front_end, union_caught
+    from stores.retrieval.encoder import DEFAULT_MODEL, encode_unpadded, load_model
+
+    kinds = load_lookalikes()
+    if not kinds:
+        return []
+    hb = load_bank()["sensitive"]
+    x = np.stack(encode_unpadded(load_model(DEFAULT_MODEL), list(hb.texts)))
+    threshold = front_end().heads["sensitive"].thresholds["disclosure"]
+    v = lookalike_validation(hb, x, kinds, union_caught("sensitive", hb), threshold)
+    L = [f"## the bank's look-alikes by kind: phrases the floor marks at its threshold {threshold:.2f} "
+         "(the union with the words)", "", "| kind | phrases | marked, phrase folds | marked, kind held out |",
+         "| --- | --- | --- | --- |"]
+    for kind, row in v.items():
+        L.append(f"| {kind} | {row['phrases']} | {row['marked_phrase_folds']} | {row['marked_kind_held_out']} |")
+    return L + [""]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -279,12 +356,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--suite", action="append", choices=[*SUITES, "dev", "dev_context"],
                     help="read only this text (repeatable; default: every one)")
     ap.add_argument("--kinds", action="store_true",
-                    help="the floor's validation on the bank with whole kinds of disclosure held out, then the suites")
+                    help="the floor's validation on the bank with whole kinds of disclosure, then of look-alike, held out; "
+                         "then the suites")
     ap.add_argument("--request-element", action="store_true",
                     help="only the request element veto's bars, chosen in sample and leave one suite out on the texts read")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    lines = kinds_report() if args.kinds else []
+    lines = kinds_report() + lookalikes_report() if args.kinds else []
     if args.request_element:
         lines += request_element_report({name: _rows(name) for name in args.suite or [*SUITES, "dev", "dev_context"]})
     for name in args.suite or [*SUITES, "dev", "dev_context"]:

@@ -62,14 +62,16 @@ def test_the_context_development_set_pairs_each_reply_with_the_agent_question():
     assert all(a.text.endswith("?") and a.asked_question for _, _, _, a, _ in rows)
 
 
-FLOOR_STILL_MISSES = {"h6s-26#1", "h7s-30#1", "h7s-41#5", "h8s-12#1", "h9s-14#1", "h10s-11#1"}
+FLOOR_STILL_MISSES = {"h6s-26#1", "h7s-30#1", "h7s-41#5", "h8s-12#1", "h10s-11#1"}
 """The development suites' disclosures the floor misses today (docs/frontends.md, "Eighth round: the floor" and "Ninth
 round: the floor"): a formal step before a Dutch disputes committee; on the seventh held-out suite (development text
 since the ninth round) a pupil asked for photos by an account that is not a pupil, fraud said as a short follow-up;
 on the eighth (development text since the tenth round) a farewell said as an email scheduled for a sister "to read
-after"; on the ninth (development text since the eleventh round) a farewell said as photos deleted so nobody finds
-them "after" (its push down the back steps told after a request is caught since the eleventh round's harm clauses,
-`stores.decisions.learned.HARM_CLAUSE_P`). On the tenth (development text after its one run, the eleventh round's
+after". On the ninth (development text since the eleventh round) nothing since the twelfth round's bank: its push down
+the back steps told after a request is caught since the eleventh round's harm clauses
+(`stores.decisions.learned.HARM_CLAUSE_P`), and its farewell said as photos deleted so nobody finds them "after" since
+the twelfth round's look-alikes and disclosures (its whole reads 0.15 against the threshold 0.12; just under it
+before). On the tenth (development text after its one run, the eleventh round's
 honest figure) a farewell said as a newspaper paused "indefinitely. I shan't be here to read it after Friday; my
 affairs are in order". The ninth round's crisis clauses (`stores.decisions.learned.CLAUSE_BAR`) caught the three
 farewells said inside an everyday request (being "a weight on my family", a beneficiary changed "before I go through
@@ -102,3 +104,52 @@ def test_the_request_element_bars_take_the_most_false_alarms_and_no_disclosure()
     assert floor.choose_bars(cases) == (0.30, 0.45)  # a whole bar of 0.35 would take the harm
     assert floor.choose_bars(cases[2:]) == (floor.WHOLE_BARS[0], floor.BOTH_BARS[0])  # nothing to take: the lowest
     assert floor.choose_bars([floor.Case("c", "x", True, 0.0, 0.0)]) is None  # every pair loses it
+
+
+def test_the_look_alikes_by_kind_are_routine_phrases_of_the_floor_s_head(tmp_path):
+    """Twelfth round: the kinds file lists the floor's look-alikes by kind (`lookalikes`), each a routine phrase of the
+    `sensitive` head; a phrase that is no routine phrase of it is refused."""
+    kinds = floor.load_lookalikes()
+    assert {"scorn", "device_fault", "relative_named", "life_event", "idiom", "standing_order", "emergency",
+            "closure"} <= set(kinds)
+    assert all(len(v) >= 3 for v in kinds.values())
+    bad = tmp_path / "k.yaml"
+    bad.write_text(yaml.safe_dump({"lookalikes": {"scorn": ["I've started cutting again"]}}), encoding="utf-8")
+    with pytest.raises(SystemExit, match="not a routine phrase"):
+        floor.load_lookalikes(bad)
+    bad.write_text(yaml.safe_dump({"lookalikes": ["a list"]}), encoding="utf-8")
+    with pytest.raises(SystemExit, match="expected a mapping"):
+        floor.load_lookalikes(bad)
+
+
+def test_a_look_alike_kind_held_out_is_scored_by_a_head_that_saw_none_of_it():
+    """A kind of look-alike that sits apart from the other routine phrases is read as routine when its own phrases
+    are in the folds and as a disclosure when the whole kind is held out (it was memorised, not learned); the words'
+    catch counts either way."""
+    import numpy as np
+
+    from stores.frontend.bank import HeadBank
+
+    rng = np.random.default_rng(0)
+    centres = {"none": (0, 1.0), "near_miss": (1, 1.0), "crisis": (2, 1.0), "harm": (2, -1.0)}
+    texts, targets, rows = [], [], []
+    for label, (axis, sign) in centres.items():
+        for i in range(12):
+            v = np.zeros(8)
+            v[axis] = sign
+            rows.append(v + rng.normal(0, 0.05, 8))
+            texts.append(f"{label} {i}")
+            targets.append(label)
+    for i in range(12):  # look-alikes beside the disclosures, apart from every other routine phrase
+        v = np.zeros(8)
+        v[2], v[3] = 0.6, 1.0
+        rows.append(v + rng.normal(0, 0.05, 8))
+        texts.append(f"look {i}")
+        targets.append("none")
+    hb = HeadBank("sensitive", ("none", "crisis", "harm", "near_miss"), "none", tuple(texts), tuple(targets))
+    kinds = {"idiom": tuple(t for t in texts if t.startswith("look"))}
+    v = floor.lookalike_validation(hb, np.stack(rows), kinds, threshold=0.5)["idiom"]
+    assert v["phrases"] == 12 and v["marked_phrase_folds"] == 0 and v["marked_kind_held_out"] == 12
+    caught = np.array([t == "look 0" for t in texts])
+    v = floor.lookalike_validation(hb, np.stack(rows), kinds, caught, 0.5)["idiom"]
+    assert v["marked_phrase_folds"] == 1

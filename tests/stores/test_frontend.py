@@ -90,6 +90,30 @@ def test_the_floor_s_everyday_messages_train_the_floor_alone():
             assert not private & set(head.texts), name
 
 
+def test_the_twelfth_round_s_look_alikes_and_disclosures_train_the_floor_alone():
+    """Twelfth round: the floor's look-alikes by kind (`sensitive.none/twelfth`) and the disclosures written beside
+    them (`harm/twelfth`, `crisis/twelfth`) are private: in the floor's head under their labels, in no other head's;
+    every disclosure among them has a kind and every look-alike is listed under one (bench/floor.py --kinds)."""
+    from bench.floor import load_lookalikes
+    from stores.frontend.bank import PHRASES, load_kinds
+
+    doc = yaml.safe_load((PHRASES / "decisions.yaml").read_text(encoding="utf-8"))["sensitive"]
+    groups = {g: doc[g] for g in ("none/twelfth", "harm/twelfth", "crisis/twelfth")}
+    assert len(groups["none/twelfth"]) >= 100 and len(groups["harm/twelfth"]) >= 15 and groups["crisis/twelfth"]
+    bank = load_bank()
+    label = dict(zip(bank["sensitive"].texts, bank["sensitive"].targets))
+    for group, texts in groups.items():
+        assert all(label[t] == group.partition("/")[0] for t in texts), group
+        assert set(texts) <= bank["sensitive"].private, group
+    for name, head in bank.items():
+        if name != "sensitive":
+            assert not {t for ts in groups.values() for t in ts} & set(head.texts), name
+    kinds = load_kinds()
+    assert set(groups["crisis/twelfth"]) <= set(kinds["self_harm"])
+    assert set(groups["harm/twelfth"]) <= {t for k, ts in kinds.items() if k != "self_harm" for t in ts}
+    assert sorted(t for ts in load_lookalikes().values() for t in ts) == sorted(groups["none/twelfth"])
+
+
 def test_the_element_head_learns_from_its_own_clauses_alone():
     """`phrases/elements.yaml` (eleventh round) is private: the element head reads its own clauses and nothing else,
     and no other head borrows them (the floor's `sensitive` head and the preference head train as before)."""

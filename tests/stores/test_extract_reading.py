@@ -252,6 +252,10 @@ def test_a_preference_without_topic_words_said_as_a_problem_is_none(problems):
     ("Thanks, Priya.", False),
     ("Priya Shah, owner.", False),
     ("Cheers, that sorted it.", False),
+    ("Yours, Priya.", False),
+    ("Warmly, Priya Shah", False),
+    ("Sincerely, Priya", False),
+    ("Love, Priya", False),
 ])
 def test_a_closing_line_signs_with_an_organisation_or_a_place(line, signs):
     assert _signs_off(line) is signs
@@ -285,3 +289,46 @@ def test_a_long_report_keeps_its_problem_not_its_lead_in(problems):
              "outside the village reads minus forty every single night. We restarted the gauge, that did nothing.")
     incident = [m.text for m in memories("learned", [turn("t1", story, 0)]) if m.type == "INCIDENT"]
     assert len(incident) == 1 and incident[0].startswith("Since the storms") and "minus forty" in incident[0]
+
+
+def _sources(events, front="learned"):
+    return {m.text: ("t1" in m.source_ids, "t3" in m.source_ids, m.outcome)
+            for m in memories(front, events) if m.type == "ATTEMPT"}
+
+
+def test_a_step_the_record_settles_is_traced_to_the_customers_story_that_told_it(quiet):
+    events = [
+        turn("t1", "The Wexby kiosk in our cafe quit taking card taps on Monday. Wiped the reader pad with a cloth, "
+                   "zero change. My cousin moved the kiosk onto the Halverly hotspot and it's been fine since.", 0),
+        turn("t2", "Good to hear it's back, thanks for telling us.", 1, role="agent"),
+        resolve("s1", "The Wexby kiosk stopped taking card taps. Wiping the reader pad did not help; moving the kiosk "
+                      "onto the Halverly hotspot fixed it.", 2),
+    ]
+    traced = _sources(events)
+    assert traced and all(told for told, _, _ in traced.values())
+    assert sorted(o for _, _, o in traced.values()) == ["failed", "worked"]
+    assert not all(told for told, _, _ in _sources(events, "rules").values())  # the rules variant reads as before
+
+
+def test_a_step_answered_in_words_the_reader_missed_is_traced_to_the_answer(quiet):
+    def story(answer):
+        return [
+            turn("t1", "The Brackwell scanner sends nothing to our inboxes since Monday", 0),
+            turn("t2", "Please change the relay port to 2525 in the scanner settings.", 1, role="agent"),
+            turn("t3", answer, 2),
+            resolve("s1", "Changing the relay port to 2525 did not help.", 3, status="unresolved"),
+        ]
+    assert [v[1:] for v in _sources(story("The port has been altered per your note. Nothing reaches us yet.")).values()] \
+        == [(True, "failed")]  # names the step's object (`port`)
+    assert [v[1:] for v in _sources(story("I did as you said and waited all morning. Nothing reaches us yet.")).values()] \
+        == [(True, "failed")]  # says it did as asked
+    assert [v[1:] for v in _sources(story("ok, will look at it after lunch.")).values()] == [(False, "failed")]
+
+
+def test_a_step_answers_no_sentence_under_the_least_problem_probability(problems):
+    events = [turn("t1", "Hello there, about the Ferrowick tally on our counter.", 0),
+              turn("t2", "Please restart the tally from its menu.", 1, role="agent")]
+    problems({"Ferrowick tally": 0.06})  # a greeting: no report for the step to answer
+    assert not [m for m in memories("learned", events) if m.type == "INCIDENT"]
+    problems({"Ferrowick tally": 0.12})
+    assert [m.source_ids for m in memories("learned", events) if m.type == "INCIDENT"] == [("t1",)]

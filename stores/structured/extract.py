@@ -102,6 +102,8 @@ class _Customer:
     problem among them is the report the words missed (`_answered_report`)."""
     did_as_asked: set[str] = field(default_factory=set)
     """Under a learned front end: the customer turns that say they did what was put forward (`_DID_AS_ASKED`)."""
+    first_turn: str | None = None
+    """The id of the customer's first message (where a place is said in passing: `_Run._places`)."""
     told: dict[str, list[tuple[str, datetime, frozenset[str]]]] = field(default_factory=dict)
     """Per session, under a learned front end: each customer turn's id, time and content words, so a step the
     resolution record settles is traced to the customer's turn that told it (`_Run._trace`)."""
@@ -340,8 +342,36 @@ class _Run:
                 self._sourced(self.c.memories[mid])
         if reading and message_steps:
             self._answered_report("the customer's own steps answer it")
+        if reading and self.c.first_turn in (None, t.id):
+            self.c.first_turn = t.id
+            self._places(said_all)
         if self.session in self.c.session_incident:
             self.c.unread.pop(self.session, None)
+
+    def _places(self, said: tuple[str, ...]) -> None:
+        """Under a learned front end, in the customer's first message: the places it says in passing (`in`, `from`,
+        `out of`, `near` and capitalized words: `a little B&B in Betws-y-Coed`, `long haul out of Lethbridge`), kept
+        as one profile fact in the message's words (with up to four words before it in its clause: what is there),
+        when no profile fact already kept holds the place (`I'm the
+        receptionist at a dental practice in Perth`, kept as who the customer is, already says it) and it is not
+        the product, a day or a month."""
+        held = " ".join(m.text.lower() for m in self.c.memories.values() if m.type == "PROFILE")
+        found: list[str] = []
+        for sentence in said:
+            if "?" in sentence:
+                continue
+            for m in _PLACE.finditer(sentence):
+                place = m.group("place")
+                first = place.split()[0].strip(",").lower()
+                if first in _NOT_PRODUCT or place.lower() in held or any(c.isupper() for c in place.split()[0][1:]) \
+                        or (self.c.product and self.c.product.lower() in place.lower()):
+                    continue
+                lead = re.split(r"[.,;:!?()]|\s(?:and|but|so|because)\s", sentence[: m.start()])[-1].split()[-4:]
+                found.append(" ".join([*lead, m.group(0).strip()]))  # what is there: `a little B&B in Betws-y-Coed`
+        if found:
+            text = "; ".join(found)
+            self.readers.append((text, "a profile fact: a place said in passing"))
+            self._profile(f"identity:{self.event.id}:place", text[:1].upper() + text[1:], replace_sources=False)
 
     def _preference(self, sentence: str, norm: str, topics: tuple[str, ...], troubleshooting: bool) -> tuple[str, ...]:
         """The preference topics a sentence sets under a learned front end: the rules' when their words
@@ -992,6 +1022,12 @@ def _own_step(sentence: str, head: str) -> str | None:
 
 _GREETING = re.compile(r"^(?:(?:hi|hello|hey)(?: again| team| there)?[,!.]?\s+|good (?:morning|afternoon)[,!.]?\s+)", re.I)
 _OWNER = re.compile(r"^(?:my|our)\s+", re.I)
+
+
+_PLACE = re.compile(r"\b(?:in|from|out of|near)\s+(?P<place>[A-Z][\w'’-]+(?:[ -][A-Z][\w'’-]+)?"
+                    r"(?:,\s+[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?)?)")
+"""A place said in passing: `in`, `from`, `out of` or `near`, then one or two capitalized words, and maybe a
+comma and one or two more (`in Pinheiros, São Paulo`)."""
 
 
 _DID_AS_ASKED = re.compile(

@@ -332,3 +332,30 @@ def test_a_step_answers_no_sentence_under_the_least_problem_probability(problems
     assert not [m for m in memories("learned", events) if m.type == "INCIDENT"]
     problems({"Ferrowick tally": 0.12})
     assert [m.source_ids for m in memories("learned", events) if m.type == "INCIDENT"] == [("t1",)]
+
+
+def test_a_place_said_in_passing_in_the_first_message_is_a_profile_fact(quiet):
+    first = turn("t1", "Morning. Two-chair barber shop in Llanrwst, and the Snipbook till prints nothing since Friday.", 0)
+    later = turn("t2", "We also have a pop-up near Betws Garmon on market days.", 1)
+    places = [m.text for m in memories("learned", [first, later]) if m.key.endswith(":place")]
+    assert places == ["Two-chair barber shop in Llanrwst"]  # the first message only
+    assert not [m for m in memories("rules", [first]) if m.key.endswith(":place")]
+
+
+def test_no_place_fact_when_a_kept_fact_already_holds_the_place_or_it_is_a_day(quiet):
+    held = turn("t1", "I run a joinery in Treorchy and the Snipbook till prints nothing.", 0)
+    day = turn("t1", "The Snipbook till has printed nothing since Friday, from Monday it got worse.", 0)
+    assert not [m for e in (held, day) for m in memories("learned", [e]) if m.key.endswith(":place")]
+    assert any("Treorchy" in m.text for m in memories("learned", [held]) if m.type == "PROFILE")
+
+
+def test_a_place_said_in_passing_ranks_after_the_resolved_history():
+    from stores.structured.strategy import StructuredParams, tier_of
+
+    p = StructuredParams()
+    place = Memory("c1:PROFILE:identity:t1:place", "c1", "PROFILE", "barber shop in Llanrwst", at(0), at(0), ("t1",),
+                   key="identity:t1:place")
+    resolved = Memory("c1:INCIDENT:t1", "c1", "INCIDENT", "the till prints nothing", at(0), at(0), ("t1",),
+                      status="resolved", key="incident:t1")
+    fact = Memory("c1:PROFILE:identity:t1", "c1", "PROFILE", "I run a barber shop", at(0), at(0), ("t1",), key="identity:t1")
+    assert tier_of(place, p)[1] < tier_of(resolved, p)[1] < tier_of(fact, p)[1]

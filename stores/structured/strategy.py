@@ -7,7 +7,7 @@ the strategy *recalls before it ingests*: the probe runs before the turn it is a
 observed, so that turn is extracted only afterwards and can never come back as its own history.
 
 The context lists known fixes first, then known failures, then open incidents, then profile
-facts (then steps still in progress and resolved incidents): each candidate's score is its
+facts (then steps still in progress, resolved incidents and places said in passing): each candidate's score is its
 tier's weight plus `relevance_weight` times its relevance to the task, both shown as components.
 An attempt is as relevant as the better of itself and its incident (the store's `search` score),
 and when anything is relevant, attempts and incidents that are not are dropped as `not_relevant`,

@@ -1024,10 +1024,10 @@ _GREETING = re.compile(r"^(?:(?:hi|hello|hey)(?: again| team| there)?[,!.]?\s+|g
 _OWNER = re.compile(r"^(?:my|our)\s+", re.I)
 
 
-_PLACE = re.compile(r"\b(?:in|from|out of|near)\s+(?P<place>[A-Z][\w'’-]+(?:[ -][A-Z][\w'’-]+)?"
-                    r"(?:,\s+[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?)?)")
+_PLACE = re.compile(r"\b(?:in|from|out of|near)\s+(?P<place>[A-Z][\w'’-]+(?:[ -](?!I\b|I['’])[A-Z][\w'’-]+)?"
+                    r"(?:,\s+(?!I\b|I['’])[A-Z][\w'’-]+(?: (?!I\b|I['’])[A-Z][\w'’-]+)?)?)")
 """A place said in passing: `in`, `from`, `out of` or `near`, then one or two capitalized words, and maybe a
-comma and one or two more (`in Pinheiros, São Paulo`)."""
+comma and one or two more (`in Pinheiros, São Paulo`); `I` is no word of a place (`in Leeds I've ...`)."""
 
 
 _DID_AS_ASKED = re.compile(

@@ -339,6 +339,8 @@ def test_a_place_said_in_passing_in_the_first_message_is_a_profile_fact(quiet):
     later = turn("t2", "We also have a pop-up near Betws Garmon on market days.", 1)
     places = [m.text for m in memories("learned", [first, later]) if m.key.endswith(":place")]
     assert places == ["Two-chair barber shop in Llanrwst"]  # the first message only
+    own = turn("t1", "The Snipbook parcel went to an address in Llandudno I've never lived at.", 0)
+    assert [m.text for m in memories("learned", [own]) if m.key.endswith(":place")] == ["Went to an address in Llandudno"]
     assert not [m for m in memories("rules", [first]) if m.key.endswith(":place")]
 
 

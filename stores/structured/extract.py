@@ -605,7 +605,8 @@ class _Run:
                     named = [_named_step_of(thing)] if thing else []  # `an ethernet cable fixed it`
                 for s in named:
                     # a summary names steps already tried, or the fix: it never invents an open step
-                    mid_step = self._attempt(s, create_as=mark.outcome).id
+                    told = self._told_before(s)
+                    mid_step = told.id if told is not None else self._attempt(s, create_as=mark.outcome).id
                     self._outcome(mid_step, mark.outcome)
                     self._trace(mid_step)
                     worked_here |= mark.outcome == "worked"
@@ -624,6 +625,37 @@ class _Run:
                 self._sourced(self.c.memories[mid], status="resolved")
         elif r.status == "open" and mid is not None:
             self._sourced(self.c.memories[mid], status="open")
+
+    def _told_before(self, step: Step) -> Memory | None:
+        """Under a learned front end: the attempt of the session's incident a resolution record's step names in other
+        words (`Cleared page's cache` for `Cleared booking page's cache`, told by the customer): none is the same step
+        by key or object words (`_same_step`), and exactly one has a verb of the same stem and shares an object word
+        (words but the verb and the product, possessives dropped); None otherwise (`Replace SD card` is not `Clear SD
+        card`: the verbs differ)."""
+        if self.front == "rules":
+            return None
+        attempts = self._session_attempts()
+        if not attempts or any(_same_step(m, step) for m in attempts):
+            return None
+        product = {stem(w) for w in (self.c.product or "").lower().split()}
+
+        def verb_and_words(text: str) -> tuple[str, frozenset[str]]:
+            said = text.split()
+            verb = stem(said[0].lower()) if said else ""
+            return verb, content_words(re.sub(r"['’]s\b", "", text)) - {verb} - product
+
+        verb, words = verb_and_words(step.text)
+        if len(verb) < 3 or not words:
+            return None
+        told = []
+        for m in attempts:
+            v, w = verb_and_words(m.text)
+            if len(v) >= 3 and (v.startswith(verb) or verb.startswith(v)) and w & words:
+                told.append(m)
+        if len(told) != 1:
+            return None
+        self.readers.append((step.text, f"the record's step is the attempt told before in other words: {told[0].text}"))
+        return told[0]
 
     def _trace(self, mid: str) -> None:
         """Under a learned front end: a step the resolution record settles whose telling by the customer the words

@@ -361,3 +361,17 @@ def test_a_place_said_in_passing_ranks_after_the_resolved_history():
                       status="resolved", key="incident:t1")
     fact = Memory("c1:PROFILE:identity:t1", "c1", "PROFILE", "I run a barber shop", at(0), at(0), ("t1",), key="identity:t1")
     assert tier_of(place, p)[1] < tier_of(resolved, p)[1] < tier_of(fact, p)[1]
+
+
+def test_the_records_step_in_other_words_is_the_attempt_told_before_when_its_verb_is_the_same(quiet):
+    def story(record):
+        return [
+            turn("t1", "The Quillfeed booking page shows last month's prices", 0),
+            turn("t2", "Please clear the booking page's cache in your browser.", 1, role="agent"),
+            turn("t3", "cleared the booking page's cache, nothing doing", 2),
+            resolve("s1", record, 3, status="unresolved"),
+        ]
+    attempts = [m.text for m in memories("learned", story("Clearing the page's cache did not help.")) if m.type == "ATTEMPT"]
+    assert len(attempts) == 1
+    other = [m.text for m in memories("learned", story("Replacing the page's cache rules did not help.")) if m.type == "ATTEMPT"]
+    assert len(other) == 2  # another verb: another step

@@ -662,7 +662,8 @@ class _Run:
         did not read (`The port was changed as instructed.`, `Turned the volume right up, no good.`) is traced to
         the customer's turn that told it, kept as one more source. When no customer turn of the session is among the
         step's sources yet: a step the record itself names first (a one-message story) is told by the session's
-        customer turn that names one of its object words (its words but the verb and the product); a step put
+        customer turn that names one of its object words (its words but the verb, the product and the words of the
+        incident's report: what the problem is about is no step told); a step put
         forward before is answered by the first customer turn after it that names one, else by the first customer
         turn after it when that turn says it did as asked (`I did as you wrote, off and on again`: `_DID_AS_ASKED`).
         The record stays the outcome's authority; only the source is added. The receipt says so."""
@@ -676,6 +677,9 @@ class _Run:
         product = {stem(w) for w in (self.c.product or "").lower().split()}
         words = content_words(m.text) - {verb} - product
         after = [x for x in told if x[1] > m.created_at]
+        if not after:  # the record names it first: a step of the story, not the problem's own topic (`Enable SAML SSO`)
+            report = self.c.memories.get(m.incident_id or "")
+            words -= content_words(re.sub(r"['’]s\b", "", report.text)) if report is not None else frozenset()
         named = [x for x in (after if after else told) if words & x[2]]
         turn = named[0] if named else None
         if turn is None and after and after[0][0] in self.c.did_as_asked:

@@ -375,3 +375,12 @@ def test_the_records_step_in_other_words_is_the_attempt_told_before_when_its_ver
     assert len(attempts) == 1
     other = [m.text for m in memories("learned", story("Replacing the page's cache rules did not help.")) if m.type == "ATTEMPT"]
     assert len(other) == 2  # another verb: another step
+
+
+def test_a_step_the_record_names_first_is_not_traced_to_the_report_of_its_topic(quiet):
+    events = [
+        turn("t1", "Our staff cannot sign in with Okta single sign-on since Monday, the page errors out.", 0),
+        turn("t2", "Thanks, looking into it now.", 1, role="agent"),
+        resolve("s1", "Enabling single sign-on for the workspace fixed it.", 2),
+    ]
+    assert [told for told, _, _ in _sources(events).values()] == [False]  # the report names the topic, not the step

@@ -7,7 +7,7 @@ the strategy *recalls before it ingests*: the probe runs before the turn it is a
 observed, so that turn is extracted only afterwards and can never come back as its own history.
 
 The context lists known fixes first, then known failures, then open incidents, then profile
-facts (then steps still in progress and resolved incidents): each candidate's score is its
+facts (then steps still in progress, resolved incidents and places said in passing): each candidate's score is its
 tier's weight plus `relevance_weight` times its relevance to the task, both shown as components.
 An attempt is as relevant as the better of itself and its incident (the store's `search` score),
 and when anything is relevant, attempts and incidents that are not are dropped as `not_relevant`,
@@ -84,6 +84,11 @@ class StructuredParams:
             raise ValueError(f"store must be auto, memory or hindsight, got {self.store!r}")
 
 
+PLACE_WEIGHT = 2.0
+"""Tier weight of a place said in passing (a profile fact keyed `...:place`, stores/structured/extract.py `_places`):
+last, after resolved incidents, so under a tight budget it is the line left out, not the history a reply reads."""
+
+
 def tier_of(m: Memory, p: StructuredParams) -> tuple[str, float]:
     """The tier component of a memory: its name and weight."""
     if m.type == "ATTEMPT":
@@ -91,6 +96,8 @@ def tier_of(m: Memory, p: StructuredParams) -> tuple[str, float]:
             m.outcome or "", ("in_progress", p.in_progress_weight))
     if m.type == "INCIDENT":
         return ("open_incident", p.open_incident_weight) if m.status == "open" else ("resolved_incident", p.resolved_incident_weight)
+    if m.key.endswith(":place"):
+        return "place", PLACE_WEIGHT
     return "profile", p.profile_weight
 
 

@@ -252,6 +252,10 @@ def test_a_preference_without_topic_words_said_as_a_problem_is_none(problems):
     ("Thanks, Priya.", False),
     ("Priya Shah, owner.", False),
     ("Cheers, that sorted it.", False),
+    ("Yours, Priya.", False),
+    ("Warmly, Priya Shah", False),
+    ("Sincerely, Priya", False),
+    ("Love, Priya", False),
 ])
 def test_a_closing_line_signs_with_an_organisation_or_a_place(line, signs):
     assert _signs_off(line) is signs
@@ -285,3 +289,98 @@ def test_a_long_report_keeps_its_problem_not_its_lead_in(problems):
              "outside the village reads minus forty every single night. We restarted the gauge, that did nothing.")
     incident = [m.text for m in memories("learned", [turn("t1", story, 0)]) if m.type == "INCIDENT"]
     assert len(incident) == 1 and incident[0].startswith("Since the storms") and "minus forty" in incident[0]
+
+
+def _sources(events, front="learned"):
+    return {m.text: ("t1" in m.source_ids, "t3" in m.source_ids, m.outcome)
+            for m in memories(front, events) if m.type == "ATTEMPT"}
+
+
+def test_a_step_the_record_settles_is_traced_to_the_customers_story_that_told_it(quiet):
+    events = [
+        turn("t1", "The Wexby kiosk in our cafe quit taking card taps on Monday. Wiped the reader pad with a cloth, "
+                   "zero change. My cousin moved the kiosk onto the Halverly hotspot and it's been fine since.", 0),
+        turn("t2", "Good to hear it's back, thanks for telling us.", 1, role="agent"),
+        resolve("s1", "The Wexby kiosk stopped taking card taps. Wiping the reader pad did not help; moving the kiosk "
+                      "onto the Halverly hotspot fixed it.", 2),
+    ]
+    traced = _sources(events)
+    assert traced and all(told for told, _, _ in traced.values())
+    assert sorted(o for _, _, o in traced.values()) == ["failed", "worked"]
+    assert not all(told for told, _, _ in _sources(events, "rules").values())  # the rules variant reads as before
+
+
+def test_a_step_answered_in_words_the_reader_missed_is_traced_to_the_answer(quiet):
+    def story(answer):
+        return [
+            turn("t1", "The Brackwell scanner sends nothing to our inboxes since Monday", 0),
+            turn("t2", "Please change the relay port to 2525 in the scanner settings.", 1, role="agent"),
+            turn("t3", answer, 2),
+            resolve("s1", "Changing the relay port to 2525 did not help.", 3, status="unresolved"),
+        ]
+    assert [v[1:] for v in _sources(story("The port has been altered per your note. Nothing reaches us yet.")).values()] \
+        == [(True, "failed")]  # names the step's object (`port`)
+    assert [v[1:] for v in _sources(story("I did as you said and waited all morning. Nothing reaches us yet.")).values()] \
+        == [(True, "failed")]  # says it did as asked
+    assert [v[1:] for v in _sources(story("ok, will look at it after lunch.")).values()] == [(False, "failed")]
+
+
+def test_a_step_answers_no_sentence_under_the_least_problem_probability(problems):
+    events = [turn("t1", "Hello there, about the Ferrowick tally on our counter.", 0),
+              turn("t2", "Please restart the tally from its menu.", 1, role="agent")]
+    problems({"Ferrowick tally": 0.06})  # a greeting: no report for the step to answer
+    assert not [m for m in memories("learned", events) if m.type == "INCIDENT"]
+    problems({"Ferrowick tally": 0.12})
+    assert [m.source_ids for m in memories("learned", events) if m.type == "INCIDENT"] == [("t1",)]
+
+
+def test_a_place_said_in_passing_in_the_first_message_is_a_profile_fact(quiet):
+    first = turn("t1", "Morning. Two-chair barber shop in Llanrwst, and the Snipbook till prints nothing since Friday.", 0)
+    later = turn("t2", "We also have a pop-up near Betws Garmon on market days.", 1)
+    places = [m.text for m in memories("learned", [first, later]) if m.key.endswith(":place")]
+    assert places == ["Two-chair barber shop in Llanrwst"]  # the first message only
+    own = turn("t1", "The Snipbook parcel went to an address in Llandudno I've never lived at.", 0)
+    assert [m.text for m in memories("learned", [own]) if m.key.endswith(":place")] == ["Went to an address in Llandudno"]
+    assert not [m for m in memories("rules", [first]) if m.key.endswith(":place")]
+
+
+def test_no_place_fact_when_a_kept_fact_already_holds_the_place_or_it_is_a_day(quiet):
+    held = turn("t1", "I run a joinery in Treorchy and the Snipbook till prints nothing.", 0)
+    day = turn("t1", "The Snipbook till has printed nothing since Friday, from Monday it got worse.", 0)
+    assert not [m for e in (held, day) for m in memories("learned", [e]) if m.key.endswith(":place")]
+    assert any("Treorchy" in m.text for m in memories("learned", [held]) if m.type == "PROFILE")
+
+
+def test_a_place_said_in_passing_ranks_after_the_resolved_history():
+    from stores.structured.strategy import StructuredParams, tier_of
+
+    p = StructuredParams()
+    place = Memory("c1:PROFILE:identity:t1:place", "c1", "PROFILE", "barber shop in Llanrwst", at(0), at(0), ("t1",),
+                   key="identity:t1:place")
+    resolved = Memory("c1:INCIDENT:t1", "c1", "INCIDENT", "the till prints nothing", at(0), at(0), ("t1",),
+                      status="resolved", key="incident:t1")
+    fact = Memory("c1:PROFILE:identity:t1", "c1", "PROFILE", "I run a barber shop", at(0), at(0), ("t1",), key="identity:t1")
+    assert tier_of(place, p)[1] < tier_of(resolved, p)[1] < tier_of(fact, p)[1]
+
+
+def test_the_records_step_in_other_words_is_the_attempt_told_before_when_its_verb_is_the_same(quiet):
+    def story(record):
+        return [
+            turn("t1", "The Quillfeed booking page shows last month's prices", 0),
+            turn("t2", "Please clear the booking page's cache in your browser.", 1, role="agent"),
+            turn("t3", "cleared the booking page's cache, nothing doing", 2),
+            resolve("s1", record, 3, status="unresolved"),
+        ]
+    attempts = [m.text for m in memories("learned", story("Clearing the page's cache did not help.")) if m.type == "ATTEMPT"]
+    assert len(attempts) == 1
+    other = [m.text for m in memories("learned", story("Replacing the page's cache rules did not help.")) if m.type == "ATTEMPT"]
+    assert len(other) == 2  # another verb: another step
+
+
+def test_a_step_the_record_names_first_is_not_traced_to_the_report_of_its_topic(quiet):
+    events = [
+        turn("t1", "Our staff cannot sign in with Okta single sign-on since Monday, the page errors out.", 0),
+        turn("t2", "Thanks, looking into it now.", 1, role="agent"),
+        resolve("s1", "Enabling single sign-on for the workspace fixed it.", 2),
+    ]
+    assert [told for told, _, _ in _sources(events).values()] == [False]  # the report names the topic, not the step

@@ -21,6 +21,7 @@ development text only:
 - `holdout8`: the same of `datasets/challenge_holdout8`, development text after its one run (ninth round);
 - `holdout9`: the same of `datasets/challenge_holdout9`, development text after its one run (tenth round);
 - `holdout10`: the same of `datasets/challenge_holdout10`, development text after its one run (eleventh round);
+- `holdout11`: the same of `datasets/challenge_holdout11`, development text after its one run (twelfth round);
 - `canonical`: every customer turn of `datasets/canonical` with a gold plan;
 - `dev`: `tests/stores/floor_dev.yaml`, the floor's own development set (disclosures and near misses
   by kind, written for it, never trained on);

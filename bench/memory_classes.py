@@ -11,7 +11,7 @@ suite, and scores it as the `expiry_classes` criterion does (`harness.criteria.e
 is right when its class is one of its labels, and a suite's figure is the share of its labelled turns
 that are right (what bench/frontends.py pools as "memory classes accuracy").
 
-Suites: `canonical`, `challenge`, `holdout` .. `holdout10` (the folders of `datasets/`); by default every
+Suites: `canonical`, `challenge`, `holdout` .. `holdout11` (the folders of `datasets/`); by default every
 one. `--classifier rules` reads with the rules alone. `--misses` lists each wrong turn: gold, class,
 who decided (the receipt's `rule`) and the head's two most probable classes. `--dump FILE` writes every
 turn's class (labelled or not) as TSV, and `--against FILE` lists the turns whose class differs from an

@@ -164,10 +164,10 @@ GENERATORS: tuple[Generator, ...] = (
          "since the eleventh round: its misses were studied while the front ends changed", 3),
         ("holdout10", "datasets/challenge_holdout10", "the tenth held-out challenge suite",
          "written blind by another engineer, measured once as held-out text after the eleventh round; development "
-         "text since: its misses are studied while the front ends change", 3),
+         "text since the twelfth round: its misses were studied while the front ends changed", 3),
         ("holdout11", "datasets/challenge_holdout11", "the eleventh held-out challenge suite",
-         "written blind by another engineer during the twelfth round, to be run once after it: held-out text, never "
-         "tuned on", 3),
+         "written blind by another engineer, measured once as held-out text after the twelfth round; development "
+         "text since: its misses are studied while the front ends change", 3),
         ("extraction-dev", "tests/data/extraction_dev", "the extraction development set",
          "development text of the extractor, written for it and looked at while its reading was changed (the second "
          "file in the fourth round, after part of the change): in sample", 0))),

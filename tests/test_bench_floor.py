@@ -23,7 +23,7 @@ def test_suite_turns_are_the_customer_turns_with_a_gold_plan_read_by_the_loader(
 
 def test_every_named_suite_is_a_folder_the_loader_accepts():
     assert set(floor.SUITES) == {"challenge", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6",
-                                 "holdout7", "holdout8", "holdout9", "holdout10", "canonical"}
+                                 "holdout7", "holdout8", "holdout9", "holdout10", "holdout11", "canonical"}
     for folder in floor.SUITES.values():
         assert floor.suite_turns(folder), folder
 
@@ -62,7 +62,7 @@ def test_the_context_development_set_pairs_each_reply_with_the_agent_question():
     assert all(a.text.endswith("?") and a.asked_question for _, _, _, a, _ in rows)
 
 
-FLOOR_STILL_MISSES = {"h6s-26#1", "h7s-30#1", "h7s-41#5", "h8s-12#1", "h10s-11#1"}
+FLOOR_STILL_MISSES = {"h6s-26#1", "h7s-30#1", "h7s-41#5", "h8s-12#1", "h10s-11#1", "h11s-24#1", "h11s-26#1"}
 """The development suites' disclosures the floor misses today (docs/frontends.md, "Eighth round: the floor" and "Ninth
 round: the floor"): a formal step before a Dutch disputes committee; on the seventh held-out suite (development text
 since the ninth round) a pupil asked for photos by an account that is not a pupil, fraud said as a short follow-up;
@@ -73,7 +73,9 @@ the back steps told after a request is caught since the eleventh round's harm cl
 the twelfth round's look-alikes and disclosures (its whole reads 0.15 against the threshold 0.12; just under it
 before). On the tenth (development text after its one run, the eleventh round's
 honest figure) a farewell said as a newspaper paused "indefinitely. I shan't be here to read it after Friday; my
-affairs are in order". The ninth round's crisis clauses (`stores.decisions.learned.CLAUSE_BAR`) caught the three
+affairs are in order". On the eleventh (development text after its one run, the twelfth round's honest figure)
+two legal steps said plainly: an ombudsman's case opened against the company, and a lawyer's formal demand said in
+German words ("Anwalt", "Frist 14 Tage"). The ninth round's crisis clauses (`stores.decisions.learned.CLAUSE_BAR`) caught the three
 farewells said inside an everyday request (being "a weight on my family", a beneficiary changed "before I go through
 with what I'm planning", "i wont be around to read" the exam results)."""
 

@@ -253,7 +253,8 @@ def prefetch(scenarios: Sequence[Scenario | ScenarioHandle], specs: Sequence[Str
     once (its turns, resolution summaries and probe tasks, deduplicated), so an embedding cache is
     filled in one model call per model, in few large batches, and every replay of the shard is
     served from it. The vectors are the ones a per-scenario or per-probe encode would give
-    (`stores.retrieval.encoder`: no padding, strict numerics), so results do not follow the sharding.
+    (`stores.retrieval.encoder`: no padding and strict numerics, or one text per model call where strict
+    numerics do not take), so results do not follow the sharding.
 
     Speed only, like the hook itself: each such spec gets an instance built for this and nothing
     else (never opened, never shown an event), and a failure is ignored (the per-scenario replays

@@ -193,7 +193,8 @@ class Encoder:
         root = Path(cache_dir) if cache_dir is not None else cache_root() / "embeddings"
         self.model_dir = root / re.sub(r"[^A-Za-z0-9_.-]+", "_", model_id)
         self.single = False
-        """True once the model loaded without strict numerics: one text per model call from then on."""
+        """True once a miss found this process without strict numerics (checked before any model loads): one text
+        per model call from then on."""
         self.dir = self.model_dir / NUMERICS_TAG
         self._vecs: dict[bytes, np.ndarray] = {}
         self._loaded: set[str] = set()

@@ -41,17 +41,33 @@ def cold(monkeypatch, folder: Path) -> None:
     enc.forget_encoders()
 
 
-def test_a_shard_encodes_its_texts_once_up_front(monkeypatch, tmp_path, suite):
+@pytest.mark.parametrize("forced", [False, True], ids=["this machine's path", "the other path"])
+def test_a_shard_encodes_its_texts_once_up_front(monkeypatch, tmp_path, suite, forced):
+    """One model call before any replay, then nothing: in one batch per token count where this machine's
+    batches are independent (`batch_independent()`), in one batch per text where they are not (the encoder's
+    single path). `forced` runs the path this machine does not take too (its batch count only: where batches
+    are not independent, a forced batched path's vectors are not the ones a run keeps)."""
     cold(monkeypatch, tmp_path / "cache")
+    batched = enc.batch_independent()
+    if forced:
+        batched = not batched
+        monkeypatch.setattr(enc, "_BATCH_INDEPENDENT", batched)
+    case = ("batched: texts grouped by token count" if batched else "single: one text per model call") + (
+        " (forced)" if forced else " (this machine's path)")
     costs: dict = {}
     run_shard(suite, parse_specs("embedding,embedding[expiry]"), costs=costs)
     distinct = {t for s in suite for t in scenario_texts(s) if t.strip()}
     spent = costs["embedding"]["embedding"]
-    assert spent["calls"] == 1 and spent["encoded"] == len(distinct)  # the shard's prefetch, nothing after it
-    model = enc.load_model()
-    lengths = set((getattr(model, "preprocess", None) or model.tokenize)(sorted(distinct))["attention_mask"].sum(dim=1).tolist())
-    assert spent["batches"] == len(lengths) < len(distinct)  # one batch per token count (each under 64 texts)
-    assert "embedding" not in costs["embedding[expiry]"]  # served from what the first spec encoded
+    assert spent["calls"] == 1 and spent["encoded"] == len(distinct), case  # the shard's prefetch, nothing after it
+    e = enc.encoder()
+    assert (e.single, e.dir.name) == (not batched, enc.NUMERICS_TAG if batched else "single"), case
+    if batched:
+        model = enc.load_model()
+        lengths = set((getattr(model, "preprocess", None) or model.tokenize)(sorted(distinct))["attention_mask"].sum(dim=1).tolist())
+        assert spent["batches"] == len(lengths) < len(distinct), case  # one batch per token count (each under 64 texts)
+    else:
+        assert spent["batches"] == len(distinct), case  # one batch per text
+    assert "embedding" not in costs["embedding[expiry]"], case  # served from what the first spec encoded
 
 
 @pytest.mark.parametrize("other", ["one shard per scenario", "two workers"])

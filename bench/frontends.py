@@ -26,9 +26,14 @@ rules / learned `--repeats` times after `--warmup` untimed pairs (default 1: the
 training or a bank edit fill the embedding cache with what they read, which the next runs find); the
 median wall times and their ratio are reported with the load average. The quality figures come from
 the first timed canonical pair and the challenge pair. Every process runs with `OMP_NUM_THREADS` as
-the caller set it, else 1 (`threads()`): numpy's BLAS otherwise takes every core, its idle threads spin
-against the other processes on a loaded machine, and the learned side's many small products (a head
-per message, the floor's nearest phrases) pay for it more than the rules side's.
+the caller set it, else 1 (`threads()`). That fixes two things in each process: numpy's BLAS threads
+(unset, BLAS takes every core, its idle threads spin against the other processes on a loaded machine,
+and the learned side's many small products, a head per message and the floor's nearest phrases, pay for
+it more than the rules side's), and torch's intra-op threads, which encode the learned side's texts
+(`stores.cpu.plan_threads` takes `OMP_NUM_THREADS` as torch's count unless `SUPPORTBENCH_TORCH_THREADS`
+is set; unset, it splits the cores it finds free at the run's start, so two sides started under
+different loads would get different counts). Both sides get the same setting; a side that never loads
+torch (the rules side) is affected by the BLAS part only.
 
 Written: decisions (accuracy, routes, irreversible errors and missed escalations of `session_state`),
 memory classes (pooled accuracy of the expiry stage's classes, one expiry row), expiry (expired
@@ -101,7 +106,8 @@ def shown(cmd: list[str], rules_toml: Path) -> str:
 
 
 def threads() -> str:
-    """`OMP_NUM_THREADS` for every process the bench starts: the caller's, else 1 (see the module doc)."""
+    """`OMP_NUM_THREADS` for every process the bench starts: the caller's, else 1. It fixes numpy's BLAS threads
+    and torch's (`stores.cpu.plan_threads`, unless `SUPPORTBENCH_TORCH_THREADS` is set); see the module doc."""
     return os.environ.get("OMP_NUM_THREADS") or "1"
 
 

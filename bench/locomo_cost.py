@@ -13,8 +13,10 @@ machine's load hits every side alike):
 - each strategy: `supportbench run LOCOMO_SCENARIOS --strategies NAME --policies none` into a
   temporary folder (replay, the idempotency replays, the reply engine, scoring, the Parquet tables).
 
-Every process runs with `OMP_NUM_THREADS` as the caller set it, else 1 (`environment()`), so numpy's BLAS
-threads do not spin against each other on a loaded machine differently on each side.
+Every process runs with `OMP_NUM_THREADS` as the caller set it, else 1 (`environment()`). That fixes numpy's
+BLAS threads, so they do not spin against each other on a loaded machine differently on each side, and
+torch's intra-op threads in any process that loads the encoder (`stores.cpu.plan_threads` takes
+`OMP_NUM_THREADS` as torch's count unless `SUPPORTBENCH_TORCH_THREADS` is set); every side gets the same.
 
 It prints the median wall time of each side, the ratios (goals, issue 24: tfidf within 2x of
 plain_bm25; session_aware and hybrid within 1.5x of tfidf), the load average before each round, the
@@ -64,7 +66,9 @@ for sc in load_suite([sys.argv[2]]):
 def environment() -> dict[str, str]:
     """The environment of every timed process: the caller's, with `OMP_NUM_THREADS` the caller's or 1. Unset,
     numpy's BLAS takes every core and its idle threads spin against the other processes of a loaded machine,
-    so a side's time would follow how many small products it makes rather than what it computes."""
+    so a side's time would follow how many small products it makes rather than what it computes. It also sets
+    torch's thread count where the encoder is loaded (`stores.cpu.plan_threads`, unless
+    `SUPPORTBENCH_TORCH_THREADS` is set)."""
     return {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS") or "1"}
 
 

@@ -102,6 +102,19 @@ def test_every_process_runs_with_one_thread_unless_the_caller_says_otherwise(ben
     assert all(e["PYTHONPATH"] == str(ROOT) for e in seen)
 
 
+def test_the_thread_count_the_bench_fixes_is_torch_s_too(bench, monkeypatch):
+    """Review: the docs spoke of numpy's BLAS only; the same variable is torch's thread count in each process."""
+    from stores import cpu
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("SUPPORTBENCH_TORCH_THREADS", raising=False)
+    for name, value in bench.environment().items():
+        if name in ("OMP_NUM_THREADS",):
+            monkeypatch.setenv(name, value)
+    plan = cpu.plan_threads(1, load=0.0, measured=None)
+    assert (plan.threads, plan.source) == (1, "OMP_NUM_THREADS")
+
+
 def test_warm_up_pairs_run_first_and_are_not_timed(bench, monkeypatch, tmp_path):
     """Before: the first timed pair was the one that filled the embedding cache (after a training or a bank edit)."""
     ran = []

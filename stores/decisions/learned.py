@@ -500,6 +500,14 @@ disclosure more likely than not on both, so that one that does keeps the message
 turns the veto off."""
 
 
+REQUEST_ELEMENT_HARM_ALONE = 0.85
+"""A clause other than the requests also keeps a message marked (`request_element_veto`, after review) when the element
+head reads `harm` at this or more and the learned floor reads it at `REQUEST_REST_BAR` or more: a person acting on the
+customer's things or on them, read surely by the element head, which the floor reads low ("he smashed my laptop, can
+you send a new charger?": the clause's floor 0.38, its element harm 0.89). Set over the element readings of the
+requests' context clauses the veto was meant for (a job, a relative named, news), which read under it; 1 turns it off."""
+
+
 CLOSING_QUESTION = re.compile(r"\?[^\w?]*$")
 """A message that ends with a question mark (then nothing but spaces, emoji or punctuation): its last clause is a
 question to the company, asked in a shape `REQUEST` does not list ("any chance the driver could ring twice?", "is that
@@ -524,7 +532,11 @@ def request_element_veto(front: FrontEnd, read: list, text: str = "") -> tuple[b
     rest = [(r[0], c) for r, c in read if not REQUEST.search(c.strip())]  # a closing question not in its shapes too
     if not closing_request(text, [c for _, c in read]) or not rest:
         return False, ""
-    both, at = max((min(s, front.proba(HARM_ELEMENT, c).get("harm", 0.0)), c) for s, c in rest)
+    harms = [(s, front.proba(HARM_ELEMENT, c).get("harm", 0.0), c) for s, c in rest]
+    sure = max(((h, s, c) for s, h, c in harms if h >= REQUEST_ELEMENT_HARM_ALONE and s >= REQUEST_REST_BAR), default=None)
+    if sure is not None:  # a harm the element head reads surely, the floor at the request veto's rest bar
+        return False, ""
+    both, at = max((min(s, h), c) for s, h, c in harms)
     return both < REQUEST_ELEMENT_BAR, (f"a closing request ({ask!r}), the rest at most {both:.2f} on both the floor and "
                                         f"its harm element ({at!r})")
 
@@ -893,4 +905,4 @@ __all__ = ["ADD_PRECISION", "AFTER_STEP_BAR", "AFTER_THE_FIX", "CLAUSE_BAR", "CL
            "read_signals", "reported_problem", "weak_adds", "FOLLOW_UP_HOSTILE_BAR", "after_hostile", "INSTRUCTION",
            "TURNS_DOWN", "PERSON_NAMED", "RECOMMENDATIONS_FEATURE", "AGAIN", "BACK_AGAIN", "failed_again", "THANKS",
            "TIME_SHORT", "fix_given", "thanks_after_fix", "ELEMENT_WHOLE_BAR", "HARM_ELEMENT_BAR", "harm_veto",
-           "REQUEST_ELEMENT_WHOLE_BAR", "REQUEST_ELEMENT_BAR", "request_element_veto", "CLOSING_QUESTION", "closing_request"]
+           "REQUEST_ELEMENT_WHOLE_BAR", "REQUEST_ELEMENT_BAR", "REQUEST_ELEMENT_HARM_ALONE", "request_element_veto", "CLOSING_QUESTION", "closing_request"]

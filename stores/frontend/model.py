@@ -489,7 +489,10 @@ class FrontEnd:
     (`MEMO_LIMIT`): a run reads the same message for each policy, each replay and each reader (the signals, the
     floor, the memory classes, the extractor). What is kept is what the first read computed, so a later read
     returns the same numbers; a head replaced in `heads` is computed afresh, and the memo starts again when the
-    encoder changes its vectors' folder (`Encoder.single`). Thresholds are applied at each read, not kept."""
+    encoder changes its vectors' folder (`Encoder.single`): every read checks the folder before it consults any
+    memo. Thresholds are applied at each read, not kept. The memo has no lock: a front end is read by one
+    thread at a time (the harness's workers are processes); the one guard kept is that a vector encoded while
+    the folder changed is returned but not kept."""
 
     def __init__(self, model_id: str, heads: dict[str, Head]) -> None:
         self.model_id = model_id
@@ -526,15 +529,17 @@ class FrontEnd:
             return v
         from stores.retrieval.encoder import take_expected
 
+        folder = enc.dir
         expected = take_expected()  # a run's texts, known ahead: encoded with this one in one call
         if expected:
             enc.warm([*expected, text])
         v = enc.encode([text])[0]
         v.setflags(write=False)  # shared by every later read of the text
         self.computed["vectors"] += 1
-        if self._memo_dir != enc.dir:  # the encoder changed folders while encoding: nothing kept is of its vectors
-            self.forget()
-            self._memo_dir = enc.dir
+        if enc.dir != folder or self._memo_dir != folder:
+            # the folder changed while encoding (here, or a read elsewhere already started the memo again in
+            # the new folder): this vector may be of either folder, so it is returned and not kept
+            return v
         if len(self._vecs) >= MEMO_LIMIT:
             self.forget()
         self._vecs[text] = v
@@ -550,6 +555,8 @@ class FrontEnd:
         p = h.proba(v[None, :])[0]
         p.setflags(write=False)
         self.computed["probas"] += 1
+        if self._vecs.get(text) is not v:  # a vector not kept (encoded across a folder switch): nor is this
+            return p
         if len(self._probas) >= 8 * MEMO_LIMIT:
             self._probas.clear()
         self._probas[(head, text)] = (h, p)
@@ -582,16 +589,18 @@ class FrontEnd:
         """A `SUMMED` reading of one text: its score, the head's summed probability, the nearest phrases'
         margin (`Head.summed`), and every label's probability."""
         h = self.heads[head]
+        v = self._vec(text)  # first: the folder check, which starts every memo again, comes before any memo is read
         kept = self._sums.get((head, name, text))
         if kept is not None and kept[0] is h:
             got = kept[1]
         else:
-            score, p_sum, margin = h.summed(name, self._vec(text)[None, :])
+            score, p_sum, margin = h.summed(name, v[None, :])
             got = (float(score[0]), float(p_sum[0]), float(margin[0]))
             self.computed["summed"] += 1
-            if len(self._sums) >= MEMO_LIMIT:
-                self._sums.clear()
-            self._sums[(head, name, text)] = (h, got)
+            if self._vecs.get(text) is v:  # kept only of a kept vector (as in `_p`)
+                if len(self._sums) >= MEMO_LIMIT:
+                    self._sums.clear()
+                self._sums[(head, name, text)] = (h, got)
         return (*got, dict(zip(h.labels, (float(x) for x in self._p(head, text)))))
 
     def proba(self, head: str, text: str) -> dict[str, float]:

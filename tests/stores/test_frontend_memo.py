@@ -23,7 +23,8 @@ class _Encoder:
         self.asked: list[str] = []
 
     def _one(self, text: str) -> np.ndarray:
-        v = np.random.default_rng(sum(map(ord, text))).normal(size=self.dim).astype(np.float32)
+        seed = sum(map(ord, text)) + (0 if self.dir == Path("strict") else 7919)  # another folder: other vectors
+        v = np.random.default_rng(seed).normal(size=self.dim).astype(np.float32)
         return v / np.linalg.norm(v)
 
     def encode(self, texts: list[str]) -> np.ndarray:
@@ -106,6 +107,51 @@ def test_the_memo_starts_again_when_the_encoder_changes_folders(monkeypatch):
     enc.dir = Path("single")  # e.g. the model loaded without strict numerics: other vectors
     fe.read("hostile", "hello")
     assert enc.asked == ["hello", "hello"]
+
+
+def test_every_memo_starts_again_when_the_encoder_changes_folders(monkeypatch):
+    """Review: `summed` looked its memo up before the folder check, so after a switch it returned the old
+    folder's score and summed probability beside the new folder's label probabilities."""
+    fe, enc = _front(monkeypatch)
+    text = "he smashed my laptop"
+    for name in fe.heads:
+        fe.read(name, text)
+        fe.proba(name, text)
+    fe.summed("sensitive", "disclosure", text)
+    enc.dir = Path("single")
+    s = fe.heads["sensitive"]
+    v = enc._one(text)[None, :]
+    score, p_sum, margin = s.summed("disclosure", v)
+    assert fe.summed("sensitive", "disclosure", text) == (
+        float(score[0]), float(p_sum[0]), float(margin[0]), dict(zip(s.labels, map(float, s.proba(v)[0]))))
+    for name, h in fe.heads.items():
+        p = h.proba(v)[0]
+        assert fe.read(name, text) == h.decide(p)
+        assert fe.proba(name, text) == dict(zip(h.labels, map(float, p)))
+        i = int(np.argmax(p))
+        assert fe.top(name, text) == fm.Reading(name, h.labels[i], float(p[i]), 0.0)
+    assert enc.asked == [text, text]
+
+
+def test_a_vector_encoded_across_a_folder_switch_is_not_kept(monkeypatch):
+    """Review: a read that encoded in the old folder stored its vector after another read had already started
+    the memo again in the new folder (the memo has no lock; a switch inside `encode` stands for that read)."""
+    fe, enc = _front(monkeypatch)
+    plain = enc.encode
+
+    def switching(texts):
+        got = plain(texts)  # encoded in the old folder
+        if enc.dir == Path("strict"):
+            enc.dir = Path("single")
+            fe.read("hostile", "another text")  # the other read: the memo starts again in the new folder
+        return got
+
+    enc.encode = switching
+    fe.read("hostile", "hello")
+    enc.encode = plain
+    assert fe._memo_dir == Path("single") and "hello" not in fe._vecs
+    assert fe.proba("hostile", "hello") == dict(zip(fe.heads["hostile"].labels,
+                                                   map(float, fe.heads["hostile"].proba(enc._one("hello")[None, :])[0])))
 
 
 def test_the_memo_is_bounded(monkeypatch):

@@ -88,3 +88,29 @@ def test_the_request_element_veto_reads_only_under_its_whole_bar_and_only_beside
 def test_a_bar_of_zero_turns_the_request_element_veto_off(monkeypatch):
     monkeypatch.setattr(learned, "REQUEST_ELEMENT_BAR", 0.0)
     assert floor_reading(_front(), SAID).label == "harm"
+
+
+def test_a_clause_the_element_head_reads_surely_keeps_the_request_marked():
+    """Review: "he smashed my laptop, can you send a new charger?" was read as no disclosure (its clause's floor 0.38,
+    element harm 0.89: the min of the two under the bar)."""
+    from stores.decisions.learned import REQUEST_ELEMENT_HARM_ALONE, REQUEST_REST_BAR
+
+    sure = _front(tired=(REQUEST_REST_BAR + 0.08, REQUEST_ELEMENT_HARM_ALONE + 0.04))
+    assert floor_reading(sure, SAID).label == "harm"
+    low_floor = _front(tired=(REQUEST_REST_BAR - 0.05, REQUEST_ELEMENT_HARM_ALONE + 0.1))  # the floor under its rest bar
+    assert floor_reading(low_floor, SAID).label == "none"
+    unsure = _front(tired=(0.45, REQUEST_ELEMENT_HARM_ALONE - 0.1))  # the context the veto was meant for keeps its reading
+    assert floor_reading(unsure, SAID).label == "none"
+
+
+def test_damage_or_a_raised_hand_told_before_a_closing_request_is_marked_with_the_learned_front_end():
+    """Review's sentences and a few of the same shape (a person destroying property, a hand raised, a door kicked in,
+    then a request): the learned floor must mark them."""
+    from stores.frontend.model import front_end
+
+    front = front_end()
+    for text in ("he smashed my laptop, can you send a new charger?",  # before: none (the request element veto)
+                 "he threw my phone at the wall, can I get a replacement?",
+                 "he kicked the door in last night, can you change the delivery address?",
+                 "he raised his hand to me again, can you cancel the joint account?"):
+        assert floor_reading(front, text).label != "none", text

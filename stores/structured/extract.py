@@ -1068,10 +1068,14 @@ comma and one or two more (`in Pinheiros, São Paulo`); `I` is no word of a plac
 
 _DID_AS_ASKED = re.compile(
     r"\b(?:as|what) (?:you|u) (?:wrote|said|suggested|asked|told me|instructed|described|advised)\b"
-    r"|\b(?:did|done|tried) (?:that|it|this|so|all that|everything)\b|\bas (?:instructed|suggested|advised|asked|told)\b"
+    r"|(?:^|[.!;,]\s*|\b(?:i|we)(?:['’]ve| have)?\s+(?:already\s+|just\s+|also\s+)?)(?:did|done|tried)"
+    r" (?:that|it|this|so|all that|everything)\b(?! (?:weird|strange|odd|again|crash|freeze|stop)\w*)"
+    r"|\bas (?:instructed|suggested|advised|asked|told)\b"
     r"|\bfollowed (?:your|the|those|these|all the|all your) (?:steps|instructions|advice)\b")
 """A customer's words that say they did the step put forward without naming it (`I did as you wrote`, `done as
-instructed`, `followed your steps`): the turn answers the step (`_Run._trace`)."""
+instructed`, `followed your steps`): the turn answers the step (`_Run._trace`). `did`, `done`, `tried` count
+only said by the customer (`I`, `we`) or opening a clause (`done that, no luck`): not of someone else (`the tech tried
+that yesterday`), not asked (`why did it crash`), not what the product did (`it did this weird thing`)."""
 
 
 _LEAD_IN = re.compile(r"^(?:[^\s:]+\s+){0,3}[^\s:]+:\s+(?=\S)")

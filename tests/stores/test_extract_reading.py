@@ -325,6 +325,22 @@ def test_a_step_answered_in_words_the_reader_missed_is_traced_to_the_answer(quie
     assert [v[1:] for v in _sources(story("ok, will look at it after lunch.")).values()] == [(False, "failed")]
 
 
+def test_did_or_tried_said_of_someone_else_or_asked_is_no_saying_it_did_as_asked(quiet):
+    def did_as_asked(answer):  # the customer turns `_trace` may take as the answer to a step put forward
+        x = Extractor("learned")
+        for e in (turn("t1", "The Brackwell scanner sends nothing to our inboxes since Monday", 0),
+                  turn("t2", "Please change the relay port to 2525 in the scanner settings.", 1, role="agent"),
+                  turn("t3", answer, 2)):
+            x.observe(e)
+        return "t3" in x._customers["c1"].did_as_asked
+    for answer in ("Why did it crash again this morning?", "It did this weird thing where the screen went blue.",
+                   "The tech tried that yesterday and nothing reaches us."):
+        assert not did_as_asked(answer), answer
+    for answer in ("I did as you said and waited all morning.", "Done that, nothing reaches us yet.",
+                   "We've tried that already, nothing reaches us.", "Followed your steps, no luck."):
+        assert did_as_asked(answer), answer
+
+
 def test_a_step_answers_no_sentence_under_the_least_problem_probability(problems):
     events = [turn("t1", "Hello there, about the Ferrowick tally on our counter.", 0),
               turn("t2", "Please restart the tally from its menu.", 1, role="agent")]

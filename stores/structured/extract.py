@@ -363,10 +363,13 @@ class _Run:
             for m in _PLACE.finditer(sentence):
                 place = m.group("place")
                 first = place.split()[0].strip(",").lower()
-                if first in _NOT_PRODUCT or place.lower() in held or any(c.isupper() for c in place.split()[0][1:]) \
-                        or (self.c.product and self.c.product.lower() in place.lower()):
+                clause = re.split(r"[.,;:!?()]|\s(?:and|but|so|because)\s", sentence[: m.start()])[-1]
+                lead = clause.split()[-4:]
+                if first in _NOT_PRODUCT or first in _NOT_PLACE or place.lower() in held \
+                        or any(c.isupper() for c in place.split()[0][1:]) \
+                        or (self.c.product and self.c.product.lower() in place.lower()) \
+                        or (m.group(0).lower().startswith("from") and _SENT_OR_SOLD.search(clause)):
                     continue
-                lead = re.split(r"[.,;:!?()]|\s(?:and|but|so|because)\s", sentence[: m.start()])[-1].split()[-4:]
                 found.append(" ".join([*lead, m.group(0).strip()]))  # what is there: `a little B&B in Betws-y-Coed`
         if found:
             text = "; ".join(found)
@@ -1064,6 +1067,18 @@ _PLACE = re.compile(r"\b(?:in|from|out of|near)\s+(?P<place>[A-Z][\w'’-]+(?:[ 
                     r"(?:,\s+(?!I\b|I['’])[A-Z][\w'’-]+(?: (?!I\b|I['’])[A-Z][\w'’-]+)?)?)")
 """A place said in passing: `in`, `from`, `out of` or `near`, then one or two capitalized words, and maybe a
 comma and one or two more (`in Pinheiros, São Paulo`); `I` is no word of a place (`in Leeds I've ...`)."""
+
+
+_NOT_PLACE = frozenset(
+    "chrome firefox safari edge opera brave explorer outlook gmail windows android ios billing accounts sales support "
+    "finance payroll hr marketing legal dispatch returns midnight noon midday".split())
+"""Capitalized words after `in`, `from`, `near` that name no place a customer is at: a browser, an app, a department
+(`crashes in Chrome`, `Sarah in Billing`), a time of day (`near Midnight`)."""
+
+_SENT_OR_SOLD = re.compile(r"\b(?:e-?mails?|messages?|calls?|texts?|letters?|notes?|replies|reply|invoices?|parcels?|"
+                           r"bought|ordered|purchased|got (?:it|one|them)|refunds?)\b", re.I)
+"""The words before `from` that make what follows a sender or a seller, not where the customer is (`an email from
+Sarah`, `bought the speaker in December from Currys`)."""
 
 
 _DID_AS_ASKED = re.compile(

@@ -360,6 +360,17 @@ def test_a_place_said_in_passing_in_the_first_message_is_a_profile_fact(quiet):
     assert not [m for m in memories("rules", [first]) if m.key.endswith(":place")]
 
 
+def test_no_place_fact_for_a_sender_a_seller_a_browser_a_department_or_a_time_of_day(quiet):
+    for said in ("I got an email from Sarah in Billing saying the Snipbook plan lapsed.",
+                 "The invoice page crashes in Chrome every time I open it.",
+                 "I bought the speaker in December from Currys and it will not pair.",
+                 "Since the update the app logs me out near Midnight."):
+        assert not [m.text for m in memories("learned", [turn("t1", said, 0)]) if m.key.endswith(":place")], said
+    for said, kept in (("Writing from Galway: the Snipbook till prints nothing.", "Writing from Galway"),
+                       ("My cab does long haul out of Lethbridge, and the Snipbook tablet froze.", "Cab does long haul out of Lethbridge")):
+        assert [m.text for m in memories("learned", [turn("t1", said, 0)]) if m.key.endswith(":place")] == [kept], said
+
+
 def test_no_place_fact_when_a_kept_fact_already_holds_the_place_or_it_is_a_day(quiet):
     held = turn("t1", "I run a joinery in Treorchy and the Snipbook till prints nothing.", 0)
     day = turn("t1", "The Snipbook till has printed nothing since Friday, from Monday it got worse.", 0)

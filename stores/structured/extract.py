@@ -363,10 +363,13 @@ class _Run:
             for m in _PLACE.finditer(sentence):
                 place = m.group("place")
                 first = place.split()[0].strip(",").lower()
-                if first in _NOT_PRODUCT or place.lower() in held or any(c.isupper() for c in place.split()[0][1:]) \
-                        or (self.c.product and self.c.product.lower() in place.lower()):
+                clause = re.split(r"[.,;:!?()]|\s(?:and|but|so|because)\s", sentence[: m.start()])[-1]
+                lead = clause.split()[-4:]
+                if first in _NOT_PRODUCT or first in _NOT_PLACE or place.lower() in held \
+                        or any(c.isupper() for c in place.split()[0][1:]) \
+                        or (self.c.product and self.c.product.lower() in place.lower()) \
+                        or (m.group(0).lower().startswith("from") and _SENT_OR_SOLD.search(clause)):
                     continue
-                lead = re.split(r"[.,;:!?()]|\s(?:and|but|so|because)\s", sentence[: m.start()])[-1].split()[-4:]
                 found.append(" ".join([*lead, m.group(0).strip()]))  # what is there: `a little B&B in Betws-y-Coed`
         if found:
             text = "; ".join(found)
@@ -1066,12 +1069,28 @@ _PLACE = re.compile(r"\b(?:in|from|out of|near)\s+(?P<place>[A-Z][\w'’-]+(?:[ 
 comma and one or two more (`in Pinheiros, São Paulo`); `I` is no word of a place (`in Leeds I've ...`)."""
 
 
+_NOT_PLACE = frozenset(
+    "chrome firefox safari edge opera brave explorer outlook gmail windows android ios billing accounts sales support "
+    "finance payroll hr marketing legal dispatch returns midnight noon midday".split())
+"""Capitalized words after `in`, `from`, `near` that name no place a customer is at: a browser, an app, a department
+(`crashes in Chrome`, `Sarah in Billing`), a time of day (`near Midnight`)."""
+
+_SENT_OR_SOLD = re.compile(r"\b(?:e-?mails?|messages?|calls?|texts?|letters?|notes?|replies|reply|invoices?|parcels?|"
+                           r"bought|ordered|purchased|got (?:it|one|them)|refunds?)\b", re.I)
+"""The words before `from` that make what follows a sender or a seller, not where the customer is (`an email from
+Sarah`, `bought the speaker in December from Currys`)."""
+
+
 _DID_AS_ASKED = re.compile(
     r"\b(?:as|what) (?:you|u) (?:wrote|said|suggested|asked|told me|instructed|described|advised)\b"
-    r"|\b(?:did|done|tried) (?:that|it|this|so|all that|everything)\b|\bas (?:instructed|suggested|advised|asked|told)\b"
+    r"|(?:^|[.!;,]\s*|\b(?:i|we)(?:['’]ve| have)?\s+(?:already\s+|just\s+|also\s+)?)(?:did|done|tried)"
+    r" (?:that|it|this|so|all that|everything)\b(?! (?:weird|strange|odd|again|crash|freeze|stop)\w*)"
+    r"|\bas (?:instructed|suggested|advised|asked|told)\b"
     r"|\bfollowed (?:your|the|those|these|all the|all your) (?:steps|instructions|advice)\b")
 """A customer's words that say they did the step put forward without naming it (`I did as you wrote`, `done as
-instructed`, `followed your steps`): the turn answers the step (`_Run._trace`)."""
+instructed`, `followed your steps`): the turn answers the step (`_Run._trace`). `did`, `done`, `tried` count
+only said by the customer (`I`, `we`) or opening a clause (`done that, no luck`): not of someone else (`the tech tried
+that yesterday`), not asked (`why did it crash`), not what the product did (`it did this weird thing`)."""
 
 
 _LEAD_IN = re.compile(r"^(?:[^\s:]+\s+){0,3}[^\s:]+:\s+(?=\S)")

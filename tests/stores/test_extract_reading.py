@@ -325,6 +325,22 @@ def test_a_step_answered_in_words_the_reader_missed_is_traced_to_the_answer(quie
     assert [v[1:] for v in _sources(story("ok, will look at it after lunch.")).values()] == [(False, "failed")]
 
 
+def test_did_or_tried_said_of_someone_else_or_asked_is_no_saying_it_did_as_asked(quiet):
+    def did_as_asked(answer):  # the customer turns `_trace` may take as the answer to a step put forward
+        x = Extractor("learned")
+        for e in (turn("t1", "The Brackwell scanner sends nothing to our inboxes since Monday", 0),
+                  turn("t2", "Please change the relay port to 2525 in the scanner settings.", 1, role="agent"),
+                  turn("t3", answer, 2)):
+            x.observe(e)
+        return "t3" in x._customers["c1"].did_as_asked
+    for answer in ("Why did it crash again this morning?", "It did this weird thing where the screen went blue.",
+                   "The tech tried that yesterday and nothing reaches us."):
+        assert not did_as_asked(answer), answer
+    for answer in ("I did as you said and waited all morning.", "Done that, nothing reaches us yet.",
+                   "We've tried that already, nothing reaches us.", "Followed your steps, no luck."):
+        assert did_as_asked(answer), answer
+
+
 def test_a_step_answers_no_sentence_under_the_least_problem_probability(problems):
     events = [turn("t1", "Hello there, about the Ferrowick tally on our counter.", 0),
               turn("t2", "Please restart the tally from its menu.", 1, role="agent")]
@@ -342,6 +358,17 @@ def test_a_place_said_in_passing_in_the_first_message_is_a_profile_fact(quiet):
     own = turn("t1", "The Snipbook parcel went to an address in Llandudno I've never lived at.", 0)
     assert [m.text for m in memories("learned", [own]) if m.key.endswith(":place")] == ["Went to an address in Llandudno"]
     assert not [m for m in memories("rules", [first]) if m.key.endswith(":place")]
+
+
+def test_no_place_fact_for_a_sender_a_seller_a_browser_a_department_or_a_time_of_day(quiet):
+    for said in ("I got an email from Sarah in Billing saying the Snipbook plan lapsed.",
+                 "The invoice page crashes in Chrome every time I open it.",
+                 "I bought the speaker in December from Currys and it will not pair.",
+                 "Since the update the app logs me out near Midnight."):
+        assert not [m.text for m in memories("learned", [turn("t1", said, 0)]) if m.key.endswith(":place")], said
+    for said, kept in (("Writing from Galway: the Snipbook till prints nothing.", "Writing from Galway"),
+                       ("My cab does long haul out of Lethbridge, and the Snipbook tablet froze.", "Cab does long haul out of Lethbridge")):
+        assert [m.text for m in memories("learned", [turn("t1", said, 0)]) if m.key.endswith(":place")] == [kept], said
 
 
 def test_no_place_fact_when_a_kept_fact_already_holds_the_place_or_it_is_a_day(quiet):

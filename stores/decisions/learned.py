@@ -206,7 +206,8 @@ emoji or a grumble ("colour's back 👌", "about time, but it works, thanks") sc
 seventh round on development text, leave one suite out (docs/frontends.md, "Seventh round"): the highest bar
 of the best on the development suites (0.30 and 0.35 tie)."""
 
-_ALONE = r"(?=(?:\s+[a-z]+)?\s*(?:[,.;:!?)\n]|$)|\s*(?:(?:thanks|thank you|ta|cheers|mate|pal|love|pet|hun|bro|i'?m|im|am i|i'?ll|jose|josé)\b))"
+_ALONE = (r"(?!\s+(?:in|out|around|round|back|through|past|across)\b)"
+          r"(?=(?:\s+[a-z]+)?\s*(?:[,.;:!?)\n]|$)|\s*(?:(?:thanks|thank you|ta|cheers|mate|pal|love|pet|hun|bro|i'?ll|jose|josé)\b))")
 TURNS_DOWN = re.compile(r"\b(?:no,? (?:thanks|thank you|ta|cheers)|no chance|not a chance|i'?ll pass|(?:i'?d )?rather not|"
                         r"no way" + _ALONE + r"|no need" + _ALONE + r"|no need to (?:transfer|connect|pass|put|hand|bother|get|call|ring|phone)\b|"
                         r"don'?t bother|not interested|not bothered)\b|^\s*(?:nah|nope)\b")
@@ -216,7 +217,9 @@ thanks"); the rules' words still stand. "No way" and "no need" turn something do
 comma, a full stop or the message's end, with at most a word between, or before a thanks: "no way, I've been passed
 round enough", "no need, ta", "no need po, you can do it"), and
 "no need" also before the step it refuses ("no need to transfer me"); said of something else they refuse nothing ("no
-way to log in, yes please do", "there's no need for two logins")."""
+way to log in, yes please do", "there's no need for two logins"). After review: a way in or out is no refusal ("stuck
+with no way out, need somebody with authority", "there's no way in, can someone call me back"), and neither is an
+exclamation before "am I" or "I'm" ("no way am I paying this, I need someone senior")."""
 
 REFUSAL = re.compile(r"\b(?:no|nah|nope|not|never|right|as if|whatever|like that'?ll|don'?t|won'?t|rather not)\b")
 """Words that turn a short yes into a refusal or sarcasm ("yeah right", "sure, whatever", "yes, as if"): after

@@ -280,11 +280,16 @@ _HUMAN_BY_ROLE = re.compile(
     r"(?:is there|are there) (?:a|an|anyone|anybody|someone|somebody|any) (?:[\w'-]+ ){0,5}?(?:i|we) (?:can|could) (?:speak|talk|chat) (?:to|with)\b)"
 )
 _NO_ONE_BEFORE = re.compile(
-    r"\b(?:(?:don'?t|do not|didn'?t|did not|haven'?t|have not|hasn'?t|has not|never|not|no longer|hardly)(?: (?:have|had|has|got|get|know)"
+    r"\b(?:(?:don'?t|do not|didn'?t|did not|haven'?t|have not|hasn'?t|has not|"
+    r"(?<!is there )(?<!are there )(?:never|not)|no longer|hardly)(?: (?:have|had|has|got|get|know)"
     r"(?: got)?)?|isn'?t|is not|aren'?t|are not|wasn'?t|was not|without|not even) $")
 """Words just before a person the rules read as asked for that say the customer has no such person (twelfth round):
 "I don't have anyone I can talk to since he left", "there isn't anyone I can ask" name a person not there, and "please
-don't transfer me to someone" asks for no one."""
+don't transfer me to someone" asks for no one. After review: "not" and "never" in a question why there is no one ("is
+there not someone I can talk to?", "why is there never anyone I can speak to") ask for a person all the same."""
+_NO_ONE_WINDOW = 40
+"""How many characters before a person `_NO_ONE_BEFORE` reads (its longest shape, "hasn't got " or "not even ", is far
+shorter)."""
 _AFFIRMATIVE_HEADS = (
     "yes", "yeah", "yep", "yup", "ya", "yea", "y", "sure", "ok", "okay", "k", "please", "correct",
     "right", "exactly", "absolutely", "definitely", "alright", "affirmative", "aye",
@@ -525,9 +530,12 @@ def is_hostile(text: str) -> bool:
 def asks_for_person(text: str) -> bool:
     """The customer asks for a person: by the words (`_HUMAN`: "a real person", "put me through to a manager") or by
     who they are or what they do, in a request's shape (`_HUMAN_BY_ROLE`: "can someone from accounts ring me"); not a
-    person one has not got (`_NO_ONE_BEFORE`: "I don't have anyone I can talk to since he left")."""
+    person one has not got (`_NO_ONE_BEFORE`: "I don't have anyone I can talk to since he left"), read in the
+    `_NO_ONE_WINDOW` characters before the person (after review: a long message of many matches was read from its start
+    at each)."""
     low = lowered(text)
-    return any(not _NO_ONE_BEFORE.search(low, 0, m.start()) for words in (_HUMAN, _HUMAN_BY_ROLE) for m in words.finditer(low))
+    return any(not _NO_ONE_BEFORE.search(low, max(0, m.start() - _NO_ONE_WINDOW), m.start())
+               for words in (_HUMAN, _HUMAN_BY_ROLE) for m in words.finditer(low))
 
 
 def leaves_in_context(text: str, earlier: str | None = None, answer: str | None = None) -> bool:

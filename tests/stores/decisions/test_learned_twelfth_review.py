@@ -1,0 +1,67 @@
+"""The twelfth round's decisions after review: a question why there is no one to talk to still asks for a person,
+the search for words of no one is bounded, and "no way" with a way in or out, or before "am I", turns nothing down."""
+
+from __future__ import annotations
+
+import pytest
+
+from stores.decisions import learned, signals
+from stores.decisions.learned import combine
+from stores.decisions.signals import ProducerParams, TurnContext, agent_facts, asks_for_person, lowered, produce_rules
+from test_frontend import _readings  # the front end's readings, every head sure unless told (tests/stores)
+
+PARAMS = ProducerParams(front="learned")
+
+
+@pytest.mark.parametrize("text", [
+    "is there not someone I can talk to?",
+    "is there not anyone I can speak to?",
+    "why is there never anyone I can speak to",
+])
+def test_asking_why_there_is_no_one_still_asks_for_a_person(text):
+    assert asks_for_person(text)
+
+
+@pytest.mark.parametrize("text", [
+    "I don't have anyone I can talk to since he left",
+    "there isn't anyone I can ask at home",
+])
+def test_a_person_one_has_not_got_stays_no_request(text):
+    assert not asks_for_person(text)
+
+
+def test_the_words_before_a_person_are_read_in_a_bounded_window():
+    # each match used to search the text from its start: a long message of many matches took minutes
+    calls = []
+
+    class Counting:
+        def search(self, low, start, end):
+            calls.append(end - start)
+            return True  # every person read as one not got: each match is looked at
+
+    original = signals._NO_ONE_BEFORE
+    signals._NO_ONE_BEFORE = Counting()
+    try:
+        signals.asks_for_person("is there anyone I can talk to. " * 200)  # 200 matches
+    finally:
+        signals._NO_ONE_BEFORE = original
+    assert len(calls) >= 200 and max(calls) <= 40
+
+
+@pytest.mark.parametrize("text", [
+    "no way am I paying this, I need someone senior to look at it",
+    "stuck with no way out, need somebody with authority",
+    "I'm locked out and there's no way in, can someone call me back",
+])
+def test_no_way_in_or_out_or_before_am_i_turns_nothing_down(text):
+    low = lowered(text)
+    assert not learned.TURNS_DOWN.search(low)
+    ctx = TurnContext(text, None)
+    rules = produce_rules(ctx)
+    s = combine(ctx, PARAMS, rules, _readings(human_request=("yes", 0.8)))
+    assert s.human_request
+
+
+@pytest.mark.parametrize("text", ["no way, I've been passed round enough", "no way mate", "no need, ta", "no way!"])
+def test_no_way_said_alone_still_turns_the_offer_down(text):
+    assert learned.TURNS_DOWN.search(lowered(text))

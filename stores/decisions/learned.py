@@ -343,24 +343,27 @@ def after_the_fix(text: str) -> str | None:
 
 
 AGAIN = re.compile(r"\bagain\b")
-BACK_AGAIN = re.compile(
-    r"\b(?:thanks|thank you|cheers|ta|back|up|on|online|live|connected|green|fine|ok|okay|normal|right|stable|fixed|sorted|"
-    r"work\w*|running|getting|showing|counting|uploading|syncing|loading|printing|charging|playing|coming|flowing|moving|"
-    r"responding|visible|there|can|able)\b")
-"""A failure reported again (twelfth round, `failed_again`): a clause with "again" whose three words before it name no
-state that is well ("the fridge beeped again at midnight", "error F3 again", "it dropped off again at 9:15"), said after
-thanks, is sarcasm about the fix, not a confirmation ("cheers, that was a great help, E24 again tonight ... outstanding");
-"back on again", "all green again", "working again", "connected again", "thanks again" are fixes (`BACK_AGAIN`)."""
+FAILURE_AGAIN = re.compile(
+    r"\b(?:beep\w*|drop\w*|crash\w*|froze|frozen|freez\w*|(?:play|act)\w* up|cut\w* (?:out|off)|(?:went|gone|go|goes|going) "
+    r"(?:off|down|dead|blank|black)|died|dies|dying|dead|fail\w*|broke\w*|stop\w*|disconnect\w*|buffer\w*|flicker\w*|"
+    r"glitch\w*|hang\w*|hung|kick\w* (?:me|us) (?:out|off)|logged (?:me|us) out|locked out|error|fault|[a-z]{1,2}-?\d{1,4})\b")
+"""A failure sign before an "again" (`failed_again`, after review of the twelfth round): a verb of failing ("the fridge
+beeped again", "the box is playing up again", "it cut out on me again"), an error or its code ("error F3 again", "E24
+again"); with the complaint producer's problem words and negations (`problem_words`: "I can't log in again")."""
 
 
 def failed_again(text: str) -> str | None:
-    """The words before an "again" that report a failure again (`AGAIN`, `BACK_AGAIN`), or None."""
+    """The words before an "again" that report a failure again, or None (twelfth round; after review): the five words
+    before it in its clause hold a failure sign (`FAILURE_AGAIN`, `problem_words`), said after thanks, is sarcasm about
+    the fix, not a confirmation ("cheers, that was a great help, E24 again tonight ... outstanding"); a clause with no
+    such sign is a fix said in any words ("it's all good again", "the app opens again", "back on again", "thanks
+    again")."""
     low = lowered(text)
     for m in AGAIN.finditer(low):
         start = max((low.rfind(c, 0, m.start()) for c in ",.;:!?\n"), default=-1) + 1
-        before = re.findall(r"[\w']+", low[start:m.start()])[-3:]
-        if before and not BACK_AGAIN.search(" ".join(before)):
-            return " ".join(before + ["again"])
+        before = " ".join(re.findall(r"[\w']+", low[start:m.start()])[-5:])
+        if before and (FAILURE_AGAIN.search(before) or problem_words(before)):
+            return before + " again"
     return None
 
 
@@ -894,6 +897,6 @@ __all__ = ["ADD_PRECISION", "AFTER_STEP_BAR", "AFTER_THE_FIX", "CLAUSE_BAR", "CL
            "HARM_CLAUSE_P", "raising_clause", "after_the_fix", "HEADS", "LATER_DAY", "SOON", "REFUSAL", "REPLY_BAR",
            "answers_question", "clauses", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say",
            "read_signals", "reported_problem", "weak_adds", "FOLLOW_UP_HOSTILE_BAR", "after_hostile", "INSTRUCTION",
-           "TURNS_DOWN", "PERSON_NAMED", "RECOMMENDATIONS_FEATURE", "AGAIN", "BACK_AGAIN", "failed_again", "THANKS",
+           "TURNS_DOWN", "PERSON_NAMED", "RECOMMENDATIONS_FEATURE", "AGAIN", "FAILURE_AGAIN", "failed_again", "THANKS",
            "TIME_SHORT", "fix_given", "thanks_after_fix", "ELEMENT_WHOLE_BAR", "HARM_ELEMENT_BAR", "harm_veto",
            "REQUEST_ELEMENT_WHOLE_BAR", "REQUEST_ELEMENT_BAR", "request_element_veto", "CLOSING_QUESTION", "closing_request"]

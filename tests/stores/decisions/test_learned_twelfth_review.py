@@ -65,3 +65,36 @@ def test_no_way_in_or_out_or_before_am_i_turns_nothing_down(text):
 @pytest.mark.parametrize("text", ["no way, I've been passed round enough", "no way mate", "no need, ta", "no way!"])
 def test_no_way_said_alone_still_turns_the_offer_down(text):
     assert learned.TURNS_DOWN.search(lowered(text))
+
+
+STEP = agent_facts("a2", "Reset the unit from our side.", "action")
+
+
+def _after_step(text):
+    ctx = TurnContext(text, None, step=STEP)
+    return combine(ctx, PARAMS, produce_rules(ctx), _readings(resolved=("yes", 0.8)), resolved_yes=0.8)
+
+
+@pytest.mark.parametrize("text", [
+    "thanks, it's all good again",
+    "perfect, everything's good again",
+    "thanks, the app opens again",
+    "thanks, emails are sending again",
+    "thanks so much, I can finally see my photos again",
+    "amazing, the sound is perfect again",
+])
+def test_a_fix_said_in_any_words_with_again_confirms_it(text):
+    assert learned.failed_again(text) is None
+    assert _after_step(text).resolved_confirmation
+
+
+@pytest.mark.parametrize("text", [
+    "ta, super helpful, I can't log in again this morning",
+    "the box is playing up again",
+    "thanks, the screen froze up again",
+    "cheers, it cut out on me again",
+])
+def test_a_failure_said_with_again_is_read_in_a_failure_word(text):
+    assert learned.failed_again(text) is not None
+    s = _after_step(text)
+    assert not s.resolved_confirmation

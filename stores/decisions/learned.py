@@ -150,9 +150,13 @@ count with a quantity ("in two hours", "within the hour", "half an hour"): "amat
 _N = r"(?:\d+|an?|one|two|three|four|five|ten|fifteen|twenty|thirty|forty|fifty|sixty|ninety|few|couple(?: of)?|half an?|\w+ty)"
 _UNIT_AFTER = (r"(?![:.]?\d|\s*(?:%|percent|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|seconds?|secs?|quid|pounds?|"
                r"euros?|dollars?|p\b|gb|mb|kg|times|x\b|a (?:month|week|year|day)|per\b|each\b|every\b|/))")
-_CLOCK = r"\d{1,2}(?:[:.][0-5]\d)?\s?(?:am|pm)?\b" + _UNIT_AFTER
+_MONTH = (r"(?:jan|january|feb|february|mar|march|apr|april|may|jun|june|jul|july|aug|august|sep|sept|september|oct|"
+          r"october|nov|november|dec|december)\b")
+_CLOCK = (r"(?<!\d)(?:[01]?\d|2[0-4])(?:[:.][0-5]\d)?\s?(?:am|pm)?\b" + _UNIT_AFTER
+          + r"(?!\s*(?:st|nd|rd|th)?\s*(?:of\s+)?" + _MONTH + r"|\s*(?:people|persons|customers|users|more|extra|items?)\b)")
 """A clock time ("5", "5:30", "11.40", "6pm"), not a length, an amount or a price ("by 20 minutes", "until 3 days",
-"12.99 a month", "by 2%"): no unit follows it (twelfth round)."""
+"12.99 a month", "by 2%"): no unit follows it (twelfth round). After review: an hour of the day (0 to 24: "cancel by
+31 march" names none), not a date ("pay before 15 may") or a count ("by 10 people complained")."""
 _WORD_CLOCK = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)(?: (?:thirty|fifteen|forty-?five))?"
                r"(?:\s?(?:am|pm|o'?clock))?\b(?! (?:minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)\b)")
 TIME_SHORT = re.compile(
@@ -160,7 +164,8 @@ TIME_SHORT = re.compile(
     r"deadline\w*|cut-?off|running out|in time|end of (?:the )?day|eod|(?:in|within) the (?:next )?hour|"
     r"(?:in|within|inside) (?:the next )?" + _N + r"\s+(?:minutes?|mins?|hours?|hrs?)|"
     + _N + r"\s+(?:minutes?|mins?|hours?|hrs?) (?:ago|left|to go|from now|late)|"
-    r"(?:by|before|until|till) (?:" + _CLOCK + r"|noon|midnight|tonight|today|close|closing)|"
+    r"(?:(?<!up )(?<!down )(?<!rose )(?<!risen )(?<!raised )(?<!increased )(?<!dropped )(?<!reduced )(?<!cut )by|"
+    r"before|until|till) (?:" + _CLOCK + r"|noon|midnight|tonight|today|close|closing)|"
     r"(?:leaves?|leaving|closes?|closing|shuts?|boards?|boarding|starts?|departs?|ends?|expires?|due|goes|arrives?|lands?) "
     r"(?:in|at|by) (?:about |around |roughly |approximately )?(?:" + _CLOCK + "|" + _WORD_CLOCK + "|" + _N
     + r"\s+(?:minutes?|mins?|hours?|hrs?)\b|noon|midnight|the (?:next )?hour|half (?:past )?\w+)|"

@@ -318,9 +318,16 @@ _COMPLEX = re.compile(
 _TIME = re.compile(
     r"\b(?:urgent\w*|asap|right now|immediately|right away|time[- ]sensitive|deadline\w*|"
     r"within (?:the|an|the next) (?:hour|\d+ (?:minutes|mins|hours))|in (?:\d+|one|two|five|ten|twenty|thirty) "
-    r"(?:minutes?|mins?|hours?|hrs?)|(?:leaves|closes|shuts|ends|expires|starts) (?:in|at|tonight|today)|"
+    r"(?:minutes?|mins?|hours?|hrs?)|(?:leaves|closes|shuts|ends|expires|starts) (?:tonight|today|"
+    r"in (?:an?|half an|a few|a couple of|\d+|one|two|three|four|five|ten|fifteen|twenty|thirty|forty|fifty) "
+    r"(?:minutes?|mins?|hours?|hrs?)|at (?:noon|midnight|half \w+|(?:[01]?\d|2[0-4])(?:[:.][0-5]\d)?\s?(?:am|pm)?\b"
+    r"(?![.:]?\d|\s*(?:a |per |each |every |/|%|p\b|quid|pounds?|euros?|dollars?))))|"
     r"by (?:today|tonight|tomorrow morning)|before (?:my|the) (?:flight|meeting|event|deadline))\b"
 )
+"""The rules' words of time running out. After review of the twelfth round: what leaves, closes, ends or starts does
+so tonight, today, in minutes or hours, or at a clock ("shuts at 5:30", "closes in 25 minutes"), not in a month or
+weeks away or at a price ("my contract ends in March", "the trial ends in a few weeks", "the offer starts at 9.99 a
+month")."""
 _NO_ANSWER = re.compile(
     r"(?:couldn'?t|could not|can'?t|cannot|wasn'?t able to|was unable to|unable to|didn'?t) find|"
     r"\bno (?:results|articles?|matches|information|answer)\b|"

@@ -98,3 +98,30 @@ def test_a_failure_said_with_again_is_read_in_a_failure_word(text):
     assert learned.failed_again(text) is not None
     s = _after_step(text)
     assert not s.resolved_confirmation
+
+
+@pytest.mark.parametrize("text,short", [
+    ("they put my bill up by 15 without telling me", False),  # an amount, not a clock
+    ("cancel by 31 march", False),  # a date
+    ("pay before 15 may", False),
+    ("by 10 people complained", False),
+    ("the export has to go to the bank by 5 today", True),
+    ("the branch closes at 17:30 and my card is blocked", True),
+    ("I need it sorted by 9 or I miss the train", True),
+])
+def test_a_clock_is_an_hour_of_the_day_not_an_amount_or_a_date(text, short):
+    assert bool(learned.TIME_SHORT.search(lowered(text))) is short
+
+
+@pytest.mark.parametrize("text,short", [
+    ("my contract ends in March, what are my options", False),
+    ("the trial ends in a few weeks", False),
+    ("my subscription expires in june", False),
+    ("the offer starts at 9.99 a month", False),
+    ("the shop shuts at 5:30 and the code hasn't come", True),
+    ("the chemist shuts in 10 min and the app won't take my card", True),
+    ("boarding closes in 25 minutes", True),
+    ("the sale ends tonight and the checkout fails", True),
+])
+def test_the_rules_read_an_end_or_a_start_only_at_a_clock_or_in_minutes_or_hours(text, short):
+    assert produce_rules(TurnContext(text)).time_critical is short

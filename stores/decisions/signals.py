@@ -373,6 +373,11 @@ _SERVICE_OBJECT = (r"(?:account|subscription|sub|membership|plan|package|bundle|
                    r"rental|insurance|cover|deal|tariff|pass|licence|broadband)s?")
 """What a leaving verb leaves when it is its object: `_SERVICE` without "line" and "box", which name a device or a
 connection as often as a service ("my phone keeps dropping the line", "stop the box from rebooting")."""
+_NOT_A_PROCESS = (r"(?!(?:migration|migrating|delivery|deliveries|upgrade|upgrading|download|update|updating|install\w*|"
+                  r"transfer|switch\w*|move|moving|payment|setup|set-up|order|process\w*|renewal|refund|change|port\w*|"
+                  r"sync\w*|backup|reset|repair|activation|verification|registration)\b)")
+"""Words between a service and "can finish" that make what finishes a task on it, not the service (after review of the
+twelfth round: "the account migration can finish overnight", "the package delivery can finish tomorrow")."""
 _LEAVE_VERB = (r"(?:cancel\w*|close|closing|end|ending|terminate|terminating|stop|stopping|drop|dropping|quit|quitting|"
                r"discontinue|get rid of|be rid of|be shot of|do away with|give up|pull the plug on|wind up|winding up|wind down)")
 _LEAVING_WAYS = (
@@ -381,7 +386,8 @@ _LEAVING_WAYS = (
     # winding it up or down: "wind the account up"
     r"(?:wind|winding) (?:the|my|our|this) (?:[\w'-]+ ){0,2}?" + _SERVICE + r" (?:up|down)",
     # what is left said to go, or to be ended: "the card terminal rental can go", "his TV package can be cancelled"
-    _SERVICE + r" (?:[\w'-]+ ){0,4}?(?:(?:can|could|should|may|needs? to|has to|is to) (?:go|stop|end|finish|lapse)\b(?! \w+ing)|"
+    _SERVICE + r" (?:" + _NOT_A_PROCESS + r"[\w'-]+ ){0,4}?(?:(?:can|could|should|may|needs? to|has to|is to) "
+    r"(?:go|stop|end|finish|lapse)\b(?! \w+ing)|"
     r"(?:can|could|should|may|will|needs? to|has to|is to) be (?:cancell?ed|closed|ended|stopped|terminated|dropped|wound up)\b)",
     # leaving said formally or by where the custom goes: "time we parted company", "take our business elsewhere"
     r"part(?:ed|ing)? (?:company|ways)",
@@ -394,8 +400,11 @@ _LEAVING_WAYS = (
     r"(?:bank|banks|banking|insure|shop|go) (?:elsewhere|with (?:someone|somebody) else)",
     r"(?:use|using) (?:someone|somebody) else",
     # twelfth round: going over to another's provider ("I'm going to my sister's provider")
-    r"(?:going|moving|switching|changing|heading) (?:over )?to (?:another|(?:my|our|a|his|her|their) [\w-]+'s) "
+    r"(?:moving|switching|changing) (?:over )?to (?:another|(?:my|our|a|his|her|their) [\w-]+'s) "
     r"(?:provider|supplier|network|bank|insurer|company)\b",
+    # after review: going to someone's bank or company is as often an errand ("going to my mum's bank to pay the
+    # cash in"): going or heading over to another's provider, network, supplier or insurer only
+    r"(?:going|heading) (?:over )?to (?:another|(?:my|our|a|his|her|their) [\w-]+'s) (?:provider|supplier|network|insurer)\b",
     # wanting out: "I'd like out", "want out", "be shot of"
     r"i'?d like out",
     r"(?:want|wanna|would like) out\b",
@@ -404,7 +413,10 @@ _LEAVING_WAYS = (
     r"(?:not|won'?t be|stop) renewing",
     r"(?:won'?t|will not|(?:not|n'?t) going to) renew\b",
     # twelfth round: deciding not to renew ("the governors have resolved not to renew the lease")
-    r"(?:decided|resolved|chosen|opted|agreed|voted) not to renew\b",
+    # after review: with a service as what is not renewed ("decided not to renew my passport", "voted not to renew the
+    # chairman" leave nothing)
+    r"(?:decided|resolved|chosen|opted|agreed|voted) not to renew (?:(?:my|the|our|this|his|her|their|its|that) )?"
+    r"(?:[\w'-]+ ){0,3}?(?:" + _SERVICE_OBJECT + r"|lease|rental|tenancy)\b",
     # what is left no longer needed: "don't need the family bundle", "the home package is wasted on me"
     r"(?:don'?t|do not|no longer) (?:need|use|require) (?:the|my|our|this|his|her|that) (?:[\w'-]+ ){0,3}?" + _SERVICE_OBJECT + r"\b",
     _SERVICE + r" (?:is|'s) (?:wasted on|no use to|no good to) (?:me|us)",

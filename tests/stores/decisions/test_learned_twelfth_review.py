@@ -125,3 +125,21 @@ def test_a_clock_is_an_hour_of_the_day_not_an_amount_or_a_date(text, short):
 ])
 def test_the_rules_read_an_end_or_a_start_only_at_a_clock_or_in_minutes_or_hours(text, short):
     assert produce_rules(TurnContext(text)).time_critical is short
+
+
+@pytest.mark.parametrize("text,leaving", [
+    ("the account migration can finish overnight", False),
+    ("the package delivery can finish tomorrow", False),
+    ("my plan upgrade should finish by friday right?", False),
+    ("I'm going to my mum's bank tomorrow to pay the cash in", False),
+    ("I've decided not to renew my passport yet, does that affect my account?", False),
+    ("we voted not to renew the chairman", False),
+    # the shapes the round added still read leaving
+    ("I'm moving abroad in May, so the gym membership can finish then", True),
+    ("the committee has decided not to renew the hall insurance", True),
+    ("the governors have resolved not to renew the lease", True),
+    ("no thanks, I'm going to my brother's network", True),
+    ("I'm switching to my sister's provider", True),
+])
+def test_leaving_needs_the_service_to_end_a_leaving_verb_or_a_service_not_renewed(text, leaving):
+    assert (signals.intent(text) == "retention") is leaving

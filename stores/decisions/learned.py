@@ -261,6 +261,14 @@ is no confirmation of a fix whatever the `resolved` head reads (a negation count
 printer") (eighth round: of the 66 turns of the development
 suites whose gold plan is `csat`, none has such a clause; the sarcastic and half-fixed replies do)."""
 
+ASKS_FOR_TITLE = re.compile(
+    r"\bwhat(?:'s| is)? (?:[\w'-]+ ){0,2}?(?:should|could|can|shall|do you think) (?:i|we) (?:watch|read|listen to|play|try|"
+    r"see|stream|binge)\b|\bwhat(?:'s| is) (?:like|similar to)\b|\banything (?:else )?(?:like|similar to)\b|"
+    r"\b(?:recommend|suggest) (?:me|us|something|anything|a|an|some)\b")
+"""A title asked for in the same message (after review of the twelfth round): the recommendations spoken of as a feature
+veto nothing then ("my recommendations are rubbish, what thriller should I watch next?", "recommendations are usually
+good, what's like Succession?")."""
+
 
 APPROVAL = re.compile(
     r"\b(?:legend|champion|star|nice one|good one|ace|brill|brilliant|grand|lovely|perfect|sorted|spot on|magic|super|"
@@ -831,7 +839,8 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     i = readings["intent"]
     if rules.explicit_intent != "none":
         values["explicit_intent"], who = rules.explicit_intent, "rules"
-    elif i.sure and i.label == "recommendation" and (feature := RECOMMENDATIONS_FEATURE.search(low)):
+    elif (i.sure and i.label == "recommendation" and (feature := RECOMMENDATIONS_FEATURE.search(low))
+          and not ASKS_FOR_TITLE.search(low)):
         # "my nephew stayed a week and now my recommendations are all cartoons": the feature, not a request (twelfth round)
         values["explicit_intent"], who = rules.explicit_intent, f"rules ({i.describe()}, but the recommendations are spoken of: {feature.group(0)!r})"
     elif i.sure:
@@ -902,6 +911,7 @@ __all__ = ["ADD_PRECISION", "AFTER_STEP_BAR", "AFTER_THE_FIX", "CLAUSE_BAR", "CL
            "HARM_CLAUSE_P", "raising_clause", "after_the_fix", "HEADS", "LATER_DAY", "SOON", "REFUSAL", "REPLY_BAR",
            "answers_question", "clauses", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say",
            "read_signals", "reported_problem", "weak_adds", "FOLLOW_UP_HOSTILE_BAR", "after_hostile", "INSTRUCTION",
-           "TURNS_DOWN", "PERSON_NAMED", "RECOMMENDATIONS_FEATURE", "AGAIN", "FAILURE_AGAIN", "failed_again", "THANKS",
+           "TURNS_DOWN", "PERSON_NAMED", "RECOMMENDATIONS_FEATURE", "ASKS_FOR_TITLE", "AGAIN", "FAILURE_AGAIN", "failed_again",
+           "THANKS",
            "TIME_SHORT", "fix_given", "thanks_after_fix", "ELEMENT_WHOLE_BAR", "HARM_ELEMENT_BAR", "harm_veto",
            "REQUEST_ELEMENT_WHOLE_BAR", "REQUEST_ELEMENT_BAR", "request_element_veto", "CLOSING_QUESTION", "closing_request"]

@@ -143,3 +143,17 @@ def test_the_rules_read_an_end_or_a_start_only_at_a_clock_or_in_minutes_or_hours
 ])
 def test_leaving_needs_the_service_to_end_a_leaving_verb_or_a_service_not_renewed(text, leaving):
     assert (signals.intent(text) == "retention") is leaving
+
+
+@pytest.mark.parametrize("text,asks", [
+    ("suggestions are welcome, what should I watch tonight?", True),
+    ("my recommendations are rubbish, what thriller should I watch next?", True),
+    ("recommendations are usually good, what's like Succession?", True),
+    ("my film suggestions are all cartoons since the kids used my login, can you sort that?", False),
+    ("the shopping suggestions keep showing me cots and my kids are grown", False),
+])
+def test_recommendations_spoken_of_with_a_title_asked_for_are_a_request(text, asks):
+    ctx = TurnContext(text, None)
+    rules = produce_rules(ctx)
+    s = combine(ctx, PARAMS, rules, _readings(intent=("recommendation", 0.8)))
+    assert (s.explicit_intent == "recommendation") is asks

@@ -254,7 +254,7 @@ _HUMAN_BY_ROLE = re.compile(
     # family settings help me"); the one who handles something asked for at the message's start ("anyone there who deals
     # with the points?"); asked for as someone alive, not a script ("is there anyone with a pulse on this line?")
     + _ASKING + " " + _SOMEONE + r" (?:who|that) (?:knows|understands|handles|deals with|looks after|does|runs|manages) "
-    r"(?:[\w'-]+ ){0,4}?(?:help|explain|sort|look at|deal with|go through)\b|"
+    r"(?:[\w'-]+ ){0,4}?(?:help|explain|sort|look at|deal with|go through|correct|amend|change|update|fix)\b|"
     r"^\W*(?:anyone|anybody|someone|somebody)(?: about| around| there| over there| on your (?:end|side))? (?:who|that) "
     r"(?:deals|handles|looks after|sorts|is in charge|does|runs|manages|takes care of|is responsible)|"
     r"is there (?:anyone|anybody|someone|somebody|a person) (?:[\w'-]+ ){0,2}?(?:with (?:an? )?(?:actual |real )?(?:pulse|heartbeat|brain)|"

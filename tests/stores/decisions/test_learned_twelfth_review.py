@@ -157,3 +157,12 @@ def test_recommendations_spoken_of_with_a_title_asked_for_are_a_request(text, as
     rules = produce_rules(ctx)
     s = combine(ctx, PARAMS, rules, _readings(intent=("recommendation", 0.8)))
     assert (s.explicit_intent == "recommendation") is asks
+
+
+@pytest.mark.parametrize("text", [
+    "can someone that does billing correct my invoice",
+    "could somebody who handles bookings amend my surname",
+    "can someone who deals with accounts update my address",
+])
+def test_a_person_by_what_they_do_asked_to_correct_or_change_something_is_a_request(text):
+    assert asks_for_person(text)

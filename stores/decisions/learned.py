@@ -150,9 +150,13 @@ count with a quantity ("in two hours", "within the hour", "half an hour"): "amat
 _N = r"(?:\d+|an?|one|two|three|four|five|ten|fifteen|twenty|thirty|forty|fifty|sixty|ninety|few|couple(?: of)?|half an?|\w+ty)"
 _UNIT_AFTER = (r"(?![:.]?\d|\s*(?:%|percent|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|seconds?|secs?|quid|pounds?|"
                r"euros?|dollars?|p\b|gb|mb|kg|times|x\b|a (?:month|week|year|day)|per\b|each\b|every\b|/))")
-_CLOCK = r"\d{1,2}(?:[:.][0-5]\d)?\s?(?:am|pm)?\b" + _UNIT_AFTER
+_MONTH = (r"(?:jan|january|feb|february|mar|march|apr|april|may|jun|june|jul|july|aug|august|sep|sept|september|oct|"
+          r"october|nov|november|dec|december)\b")
+_CLOCK = (r"(?<!\d)(?:[01]?\d|2[0-4])(?:[:.][0-5]\d)?\s?(?:am|pm)?\b" + _UNIT_AFTER
+          + r"(?!\s*(?:st|nd|rd|th)?\s*(?:of\s+)?" + _MONTH + r"|\s*(?:people|persons|customers|users|more|extra|items?)\b)")
 """A clock time ("5", "5:30", "11.40", "6pm"), not a length, an amount or a price ("by 20 minutes", "until 3 days",
-"12.99 a month", "by 2%"): no unit follows it (twelfth round)."""
+"12.99 a month", "by 2%"): no unit follows it (twelfth round). After review: an hour of the day (0 to 24: "cancel by
+31 march" names none), not a date ("pay before 15 may") or a count ("by 10 people complained")."""
 _WORD_CLOCK = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)(?: (?:thirty|fifteen|forty-?five))?"
                r"(?:\s?(?:am|pm|o'?clock))?\b(?! (?:minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)\b)")
 TIME_SHORT = re.compile(
@@ -160,7 +164,8 @@ TIME_SHORT = re.compile(
     r"deadline\w*|cut-?off|running out|in time|end of (?:the )?day|eod|(?:in|within) the (?:next )?hour|"
     r"(?:in|within|inside) (?:the next )?" + _N + r"\s+(?:minutes?|mins?|hours?|hrs?)|"
     + _N + r"\s+(?:minutes?|mins?|hours?|hrs?) (?:ago|left|to go|from now|late)|"
-    r"(?:by|before|until|till) (?:" + _CLOCK + r"|noon|midnight|tonight|today|close|closing)|"
+    r"(?:(?<!up )(?<!down )(?<!rose )(?<!risen )(?<!raised )(?<!increased )(?<!dropped )(?<!reduced )(?<!cut )by|"
+    r"before|until|till) (?:" + _CLOCK + r"|noon|midnight|tonight|today|close|closing)|"
     r"(?:leaves?|leaving|closes?|closing|shuts?|boards?|boarding|starts?|departs?|ends?|expires?|due|goes|arrives?|lands?) "
     r"(?:in|at|by) (?:about |around |roughly |approximately )?(?:" + _CLOCK + "|" + _WORD_CLOCK + "|" + _N
     + r"\s+(?:minutes?|mins?|hours?|hrs?)\b|noon|midnight|the (?:next )?hour|half (?:past )?\w+)|"
@@ -206,7 +211,8 @@ emoji or a grumble ("colour's back 👌", "about time, but it works, thanks") sc
 seventh round on development text, leave one suite out (docs/frontends.md, "Seventh round"): the highest bar
 of the best on the development suites (0.30 and 0.35 tie)."""
 
-_ALONE = r"(?=(?:\s+[a-z]+)?\s*(?:[,.;:!?)\n]|$)|\s*(?:(?:thanks|thank you|ta|cheers|mate|pal|love|pet|hun|bro|i'?m|im|am i|i'?ll|jose|josé)\b))"
+_ALONE = (r"(?!\s+(?:in|out|around|round|back|through|past|across)\b)"
+          r"(?=(?:\s+[a-z]+)?\s*(?:[,.;:!?)\n]|$)|\s*(?:(?:thanks|thank you|ta|cheers|mate|pal|love|pet|hun|bro|i'?ll|jose|josé)\b))")
 TURNS_DOWN = re.compile(r"\b(?:no,? (?:thanks|thank you|ta|cheers)|no chance|not a chance|i'?ll pass|(?:i'?d )?rather not|"
                         r"no way" + _ALONE + r"|no need" + _ALONE + r"|no need to (?:transfer|connect|pass|put|hand|bother|get|call|ring|phone)\b|"
                         r"don'?t bother|not interested|not bothered)\b|^\s*(?:nah|nope)\b")
@@ -216,7 +222,9 @@ thanks"); the rules' words still stand. "No way" and "no need" turn something do
 comma, a full stop or the message's end, with at most a word between, or before a thanks: "no way, I've been passed
 round enough", "no need, ta", "no need po, you can do it"), and
 "no need" also before the step it refuses ("no need to transfer me"); said of something else they refuse nothing ("no
-way to log in, yes please do", "there's no need for two logins")."""
+way to log in, yes please do", "there's no need for two logins"). After review: a way in or out is no refusal ("stuck
+with no way out, need somebody with authority", "there's no way in, can someone call me back"), and neither is an
+exclamation before "am I" or "I'm" ("no way am I paying this, I need someone senior")."""
 
 REFUSAL = re.compile(r"\b(?:no|nah|nope|not|never|right|as if|whatever|like that'?ll|don'?t|won'?t|rather not)\b")
 """Words that turn a short yes into a refusal or sarcasm ("yeah right", "sure, whatever", "yes, as if"): after
@@ -252,6 +260,14 @@ video won't load"), or a "still" ("wow amazing, still dropping"). When that clau
 is no confirmation of a fix whatever the `resolved` head reads (a negation counts here: "now it can't find the
 printer") (eighth round: of the 66 turns of the development
 suites whose gold plan is `csat`, none has such a clause; the sarcastic and half-fixed replies do)."""
+
+ASKS_FOR_TITLE = re.compile(
+    r"\bwhat(?:'s| is)? (?:[\w'-]+ ){0,2}?(?:should|could|can|shall|do you think) (?:i|we) (?:watch|read|listen to|play|try|"
+    r"see|stream|binge)\b|\bwhat(?:'s| is) (?:like|similar to)\b|\banything (?:else )?(?:like|similar to)\b|"
+    r"\b(?:recommend|suggest) (?:me|us|something|anything|a|an|some)\b")
+"""A title asked for in the same message (after review of the twelfth round): the recommendations spoken of as a feature
+veto nothing then ("my recommendations are rubbish, what thriller should I watch next?", "recommendations are usually
+good, what's like Succession?")."""
 
 
 APPROVAL = re.compile(
@@ -340,24 +356,27 @@ def after_the_fix(text: str) -> str | None:
 
 
 AGAIN = re.compile(r"\bagain\b")
-BACK_AGAIN = re.compile(
-    r"\b(?:thanks|thank you|cheers|ta|back|up|on|online|live|connected|green|fine|ok|okay|normal|right|stable|fixed|sorted|"
-    r"work\w*|running|getting|showing|counting|uploading|syncing|loading|printing|charging|playing|coming|flowing|moving|"
-    r"responding|visible|there|can|able)\b")
-"""A failure reported again (twelfth round, `failed_again`): a clause with "again" whose three words before it name no
-state that is well ("the fridge beeped again at midnight", "error F3 again", "it dropped off again at 9:15"), said after
-thanks, is sarcasm about the fix, not a confirmation ("cheers, that was a great help, E24 again tonight ... outstanding");
-"back on again", "all green again", "working again", "connected again", "thanks again" are fixes (`BACK_AGAIN`)."""
+FAILURE_AGAIN = re.compile(
+    r"\b(?:beep\w*|drop\w*|crash\w*|froze|frozen|freez\w*|(?:play|act)\w* up|cut\w* (?:out|off)|(?:went|gone|go|goes|going) "
+    r"(?:off|down|dead|blank|black)|died|dies|dying|dead|fail\w*|broke\w*|stop\w*|disconnect\w*|buffer\w*|flicker\w*|"
+    r"glitch\w*|hang\w*|hung|kick\w* (?:me|us) (?:out|off)|logged (?:me|us) out|locked out|error|fault|[a-z]{1,2}-?\d{1,4})\b")
+"""A failure sign before an "again" (`failed_again`, after review of the twelfth round): a verb of failing ("the fridge
+beeped again", "the box is playing up again", "it cut out on me again"), an error or its code ("error F3 again", "E24
+again"); with the complaint producer's problem words and negations (`problem_words`: "I can't log in again")."""
 
 
 def failed_again(text: str) -> str | None:
-    """The words before an "again" that report a failure again (`AGAIN`, `BACK_AGAIN`), or None."""
+    """The words before an "again" that report a failure again, or None (twelfth round; after review): the five words
+    before it in its clause hold a failure sign (`FAILURE_AGAIN`, `problem_words`), said after thanks, is sarcasm about
+    the fix, not a confirmation ("cheers, that was a great help, E24 again tonight ... outstanding"); a clause with no
+    such sign is a fix said in any words ("it's all good again", "the app opens again", "back on again", "thanks
+    again")."""
     low = lowered(text)
     for m in AGAIN.finditer(low):
         start = max((low.rfind(c, 0, m.start()) for c in ",.;:!?\n"), default=-1) + 1
-        before = re.findall(r"[\w']+", low[start:m.start()])[-3:]
-        if before and not BACK_AGAIN.search(" ".join(before)):
-            return " ".join(before + ["again"])
+        before = " ".join(re.findall(r"[\w']+", low[start:m.start()])[-5:])
+        if before and (FAILURE_AGAIN.search(before) or problem_words(before)):
+            return before + " again"
     return None
 
 
@@ -832,7 +851,8 @@ def combine(ctx: TurnContext, params: ProducerParams, rules: Signals, readings: 
     i = readings["intent"]
     if rules.explicit_intent != "none":
         values["explicit_intent"], who = rules.explicit_intent, "rules"
-    elif i.sure and i.label == "recommendation" and (feature := RECOMMENDATIONS_FEATURE.search(low)):
+    elif (i.sure and i.label == "recommendation" and (feature := RECOMMENDATIONS_FEATURE.search(low))
+          and not ASKS_FOR_TITLE.search(low)):
         # "my nephew stayed a week and now my recommendations are all cartoons": the feature, not a request (twelfth round)
         values["explicit_intent"], who = rules.explicit_intent, f"rules ({i.describe()}, but the recommendations are spoken of: {feature.group(0)!r})"
     elif i.sure:
@@ -903,6 +923,7 @@ __all__ = ["ADD_PRECISION", "AFTER_STEP_BAR", "AFTER_THE_FIX", "CLAUSE_BAR", "CL
            "HARM_CLAUSE_P", "raising_clause", "after_the_fix", "HEADS", "LATER_DAY", "SOON", "REFUSAL", "REPLY_BAR",
            "answers_question", "clauses", "combine", "floor_reading", "floor_severity", "floor_union", "floor_words_say",
            "read_signals", "reported_problem", "weak_adds", "FOLLOW_UP_HOSTILE_BAR", "after_hostile", "INSTRUCTION",
-           "TURNS_DOWN", "PERSON_NAMED", "RECOMMENDATIONS_FEATURE", "AGAIN", "BACK_AGAIN", "failed_again", "THANKS",
+           "TURNS_DOWN", "PERSON_NAMED", "RECOMMENDATIONS_FEATURE", "ASKS_FOR_TITLE", "AGAIN", "FAILURE_AGAIN", "failed_again",
+           "THANKS",
            "TIME_SHORT", "fix_given", "thanks_after_fix", "ELEMENT_WHOLE_BAR", "HARM_ELEMENT_BAR", "harm_veto",
            "REQUEST_ELEMENT_WHOLE_BAR", "REQUEST_ELEMENT_BAR", "REQUEST_ELEMENT_HARM_ALONE", "request_element_veto", "CLOSING_QUESTION", "closing_request"]

@@ -91,6 +91,8 @@ def test_a_yes_that_names_a_person_stands_as_a_request_once_the_offer_lapsed():
     ("my contract ends in March, what are my options", False),  # a month, not time running out
     ("the trial ends in a few weeks and I can't find the price", False),
     ("it's 12.99 a month for the add-on", False),  # a price, not a clock
+    ("my subscription expires in june", False),  # after review
+    ("the offer starts at 9.99 a month", False),
     ("the stream has been frozen for 20 minutes", False),
     ("boarding closes in 25 minutes and the app won't show my ticket", True),
     ("my flight leaves at 6 and the pass is gone", True),
@@ -102,7 +104,7 @@ def test_time_running_out_is_a_clock_or_a_countdown_not_a_duration_a_month_or_a_
     assert bool(TIME_SHORT.search(lowered(text))) is short
     ctx, rules = _ctx(text)
     s = combine(ctx, PARAMS, rules, _readings(time_critical=("yes", 0.8)))
-    assert s.time_critical is (short or rules.time_critical)
+    assert s.time_critical is short  # after review: the rules' own time words no longer read a month or a price
 
 
 @pytest.mark.parametrize("text,asks", [

@@ -102,3 +102,20 @@ def bench_module(name: str):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def kinds_far_apart(rng, dims: int = 8) -> tuple[list[str], list[str], list]:
+    """A synthetic floor bank's phrases, labels and vectors: twelve per label of the `sensitive` head, each label's
+    around its own axis (crisis and harm on one axis, opposite signs), so a kind held out sits far from the rest."""
+    import numpy as np
+
+    centres = {"none": (0, 1.0), "near_miss": (1, 1.0), "crisis": (2, 1.0), "harm": (2, -1.0)}
+    texts, targets, rows = [], [], []
+    for label, (axis, sign) in centres.items():
+        for i in range(12):
+            v = np.zeros(dims)
+            v[axis] = sign
+            rows.append(v + rng.normal(0, 0.05, dims))
+            texts.append(f"{label} {i}")
+            targets.append(label)
+    return texts, targets, rows

@@ -133,15 +133,9 @@ def test_a_look_alike_kind_held_out_is_scored_by_a_head_that_saw_none_of_it():
     from stores.frontend.bank import HeadBank
 
     rng = np.random.default_rng(0)
-    centres = {"none": (0, 1.0), "near_miss": (1, 1.0), "crisis": (2, 1.0), "harm": (2, -1.0)}
-    texts, targets, rows = [], [], []
-    for label, (axis, sign) in centres.items():
-        for i in range(12):
-            v = np.zeros(8)
-            v[axis] = sign
-            rows.append(v + rng.normal(0, 0.05, 8))
-            texts.append(f"{label} {i}")
-            targets.append(label)
+    from helpers import kinds_far_apart
+
+    texts, targets, rows = kinds_far_apart(rng)
     for i in range(12):  # look-alikes beside the disclosures, apart from every other routine phrase
         v = np.zeros(8)
         v[2], v[3] = 0.6, 1.0

@@ -1249,15 +1249,9 @@ def test_kinds_that_miss_a_disclosure_or_name_another_phrase_are_refused(tmp_pat
 
 def test_a_kind_held_out_is_scored_by_a_head_that_saw_none_of_it():
     rng = np.random.default_rng(0)
-    centres = {"none": (0, 1.0), "near_miss": (1, 1.0), "crisis": (2, 1.0), "harm": (2, -1.0)}  # kinds far apart
-    texts, targets, rows = [], [], []
-    for label, (axis, sign) in centres.items():
-        for i in range(12):
-            v = np.zeros(8)
-            v[axis] = sign
-            rows.append(v + rng.normal(0, 0.05, 8))
-            texts.append(f"{label} {i}")
-            targets.append(label)
+    from helpers import kinds_far_apart
+
+    texts, targets, rows = kinds_far_apart(rng)
     hb = HeadBank("sensitive", ("none", "crisis", "harm", "near_miss"), "none", tuple(texts), tuple(targets))
     kinds = {"self_harm": tuple(t for t in texts if t.startswith("crisis")), "fraud": tuple(t for t in texts if t.startswith("harm"))}
     v = fm.kind_validation(hb, np.stack(rows), kinds, threshold=0.5)

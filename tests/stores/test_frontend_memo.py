@@ -56,6 +56,16 @@ def _front(monkeypatch) -> tuple[FrontEnd, _Encoder]:
     return fe, fe._encoder
 
 
+
+def _reads_as_computed_afresh(fe, text: str, v) -> None:
+    """Each head's read, probabilities and top label of `text` are what the head computes afresh from its vector `v`."""
+    for name, h in fe.heads.items():
+        p = h.proba(v)[0]
+        assert fe.read(name, text) == h.decide(p)
+        assert fe.proba(name, text) == dict(zip(h.labels, map(float, p)))
+        i = int(np.argmax(p))
+        assert fe.top(name, text) == fm.Reading(name, h.labels[i], float(p[i]), 0.0)
+
 def test_a_text_is_encoded_once_and_each_head_reads_it_once(monkeypatch):
     """Before: every read encoded (looked up) its text again and ran the head again; a run reads each message for
     each policy and each reader."""
@@ -76,12 +86,7 @@ def test_the_kept_reads_are_the_numbers_computed_afresh(monkeypatch):
     texts = ["my card was declined twice", "I don't want to be here any more", "thanks, that fixed it"]
     for text in texts * 2:
         v = enc._one(text)[None, :]
-        for name, h in fe.heads.items():
-            p = h.proba(v)[0]
-            assert fe.read(name, text) == h.decide(p)
-            assert fe.proba(name, text) == dict(zip(h.labels, map(float, p)))
-            i = int(np.argmax(p))
-            assert fe.top(name, text) == fm.Reading(name, h.labels[i], float(p[i]), 0.0)
+        _reads_as_computed_afresh(fe, text, v)
         s = fe.heads["sensitive"]
         score, p_sum, margin = s.summed("disclosure", v)
         assert fe.summed("sensitive", "disclosure", text) == (
@@ -124,12 +129,7 @@ def test_every_memo_starts_again_when_the_encoder_changes_folders(monkeypatch):
     score, p_sum, margin = s.summed("disclosure", v)
     assert fe.summed("sensitive", "disclosure", text) == (
         float(score[0]), float(p_sum[0]), float(margin[0]), dict(zip(s.labels, map(float, s.proba(v)[0]))))
-    for name, h in fe.heads.items():
-        p = h.proba(v)[0]
-        assert fe.read(name, text) == h.decide(p)
-        assert fe.proba(name, text) == dict(zip(h.labels, map(float, p)))
-        i = int(np.argmax(p))
-        assert fe.top(name, text) == fm.Reading(name, h.labels[i], float(p[i]), 0.0)
+    _reads_as_computed_afresh(fe, text, v)
     assert enc.asked == [text, text]
 
 

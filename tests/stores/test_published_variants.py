@@ -6,8 +6,17 @@ A change anywhere in the published path names the probe that moved. The criteria
 the reply engine's wording are left out: they are other code (a new criterion, a changed reading
 of the words), judged by their own tests, not the published arithmetic.
 
+`hybrid`'s scores come from sentence vectors, and a vector's last bits depend on the encoder's path
+(`stores.retrieval.encoder.batch_independent`): batched where MKL's strict numerics take, one text per call
+where they do not. The digests above were recorded on a batched machine; on a machine of the other kind the
+tables are held to tests/data/published_canonical_single.json, recorded on such a machine (twelfth round, at
+the tree whose batched-path test had passed), where `session_aware`'s digests (no vectors) equal the batched
+record's and 41 of `hybrid`'s 66 probes differ. That second record holds the published path steady on such a
+machine; it does not prove the two kinds of machine rank alike to the last bit.
+
 To record the digests again (only when the published arithmetic itself is meant to change):
-`python tests/stores/test_published_variants.py RUN` with a canonical run of the two variants.
+`python tests/stores/test_published_variants.py RUN` with a canonical run of the two variants, on each kind of
+machine (it writes the record of the machine's kind).
 """
 
 from __future__ import annotations
@@ -21,8 +30,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDED = ROOT / "tests" / "data" / "published_canonical.json"
+RECORDED_SINGLE = ROOT / "tests" / "data" / "published_canonical_single.json"
 PAIRS = {"session_aware[published]": "session_aware", "hybrid[published]": "hybrid"}
 """Variant label -> the label its recorded tables were written under."""
+
+
+def record_for_this_machine() -> Path:
+    """The record of this machine's encoder path: batched (strict numerics) or one text per call."""
+    from stores.retrieval.encoder import batch_independent
+
+    return RECORDED if batch_independent() else RECORDED_SINGLE
 
 
 def digests(run: Path, label: str) -> dict[str, str]:
@@ -47,13 +64,21 @@ def test_the_published_variants_write_the_tables_of_the_published_arithmetic(tmp
     from harness.run.runner import execute
     from stores.registry import parse_specs
 
-    recorded = json.loads(RECORDED.read_text())
+    recorded = json.loads(record_for_this_machine().read_text())
     run = execute(load_suite(ROOT / "datasets" / "canonical"), parse_specs(",".join(PAIRS)), tmp_path, run_id="published")
     for label, old in PAIRS.items():
         got, want = digests(run.path, label), recorded[old]
         assert got.keys() == want.keys()
         moved = [k for k in want if got[k] != want[k]]
-        assert not moved, f"{label} differs from the recorded {old} tables at {len(moved)} probes, e.g. {moved[:3]}"
+        assert not moved, (f"{label} differs from the recorded {old} tables ({record_for_this_machine().name}) at "
+                           f"{len(moved)} probes, e.g. {moved[:3]}")
+
+
+def test_the_two_records_differ_only_where_vectors_score():
+    """The session-aware arithmetic reads no vector: its digests are the same in both records."""
+    batched, single = json.loads(RECORDED.read_text()), json.loads(RECORDED_SINGLE.read_text())
+    assert batched["session_aware"] == single["session_aware"]
+    assert batched["hybrid"].keys() == single["hybrid"].keys()
 
 
 def test_the_published_preset_is_the_reference_table_and_the_default_is_not():
@@ -72,4 +97,5 @@ def test_the_published_preset_is_the_reference_table_and_the_default_is_not():
 
 if __name__ == "__main__":  # record: python tests/stores/test_published_variants.py RUN (labels session_aware, hybrid)
     run = Path(sys.argv[1])
-    RECORDED.write_text(json.dumps({old: digests(run, old) for old in PAIRS.values()}, indent=1, sort_keys=True) + "\n")
+    record_for_this_machine().write_text(json.dumps({old: digests(run, old) for old in PAIRS.values()}, indent=1,
+                                                    sort_keys=True) + "\n")

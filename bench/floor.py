@@ -296,44 +296,12 @@ def load_lookalikes(path: Path = KINDS_FILE) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def lookalike_validation(bank, x, kinds: dict[str, tuple[str, ...]], caught=None, threshold: float = 0.12) -> dict:
-    """How the floor's learned reading fares on a kind of look-alike it has never seen (twelfth round): per kind,
-    the share of its phrases marked at `threshold` (with the words' `caught`, as the union) when each is scored by the
-    usual validation folds (seed `SEED`: other phrases of its kind seen) and when the whole kind is held out (a head
-    fitted, and nearest phrases drawn, without any phrase of it). A kind the head learned rather than memorised reads
-    about as low held out as in the folds."""
-    import numpy as np
-
-    from stores.frontend.model import FOLDS, SEED, SUMMED, _fit, _unit, _validate, combine, nearest_margin
-
-    y = np.array(bank.targets)
-    labels = tuple(sorted(set(bank.targets)))
-    members = list(SUMMED[bank.name]["disclosure"])
-    cols = [i for i, label in enumerate(labels) if label in members]
-    folds = max(2, min(FOLDS, min(int((y == lab).sum()) for lab in labels)))
-    pv, mv = _validate(x, y, labels, folds, SEED, SUMMED[bank.name])
-    by_folds = combine(pv[:, cols].sum(axis=1), mv["disclosure"])
-    texts = np.array(bank.texts, dtype=object)
-    caught = np.zeros(len(y), dtype=bool) if caught is None else caught
-    out = {}
-    for kind, phrases in kinds.items():
-        mask = np.isin(texts, list(phrases))
-        clf = _fit(x[~mask], y[~mask])
-        kcols = [i for i, label in enumerate(clf.classes_) if label in members]
-        held = combine(clf.predict_proba(x[mask])[:, kcols].sum(axis=1),
-                       nearest_margin(x[mask], _unit(x[~mask]), np.isin(y[~mask], members)))
-        out[kind] = {"phrases": int(mask.sum()),
-                     "marked_phrase_folds": int(((by_folds[mask] >= threshold) | caught[mask]).sum()),
-                     "marked_kind_held_out": int(((held >= threshold) | caught[mask]).sum())}
-    return out
-
-
 def lookalikes_report() -> list[str]:
     """`lookalike_validation` on the bank, at the trained floor's threshold."""
     import numpy as np
 
     from stores.frontend.bank import load_bank
-    from stores.frontend.model import front_end, union_caught
+    from stores.frontend.model import front_end, union_caught, lookalike_validation
     from stores.retrieval.encoder import DEFAULT_MODEL, encode_unpadded, load_model
 
     kinds = load_lookalikes()

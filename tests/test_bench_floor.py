@@ -134,6 +134,7 @@ def test_a_look_alike_kind_held_out_is_scored_by_a_head_that_saw_none_of_it():
 
     rng = np.random.default_rng(0)
     from helpers import kinds_far_apart
+    from stores.frontend.model import lookalike_validation
 
     texts, targets, rows = kinds_far_apart(rng)
     for i in range(12):  # look-alikes beside the disclosures, apart from every other routine phrase
@@ -144,8 +145,8 @@ def test_a_look_alike_kind_held_out_is_scored_by_a_head_that_saw_none_of_it():
         targets.append("none")
     hb = HeadBank("sensitive", ("none", "crisis", "harm", "near_miss"), "none", tuple(texts), tuple(targets))
     kinds = {"idiom": tuple(t for t in texts if t.startswith("look"))}
-    v = floor.lookalike_validation(hb, np.stack(rows), kinds, threshold=0.5)["idiom"]
+    v = lookalike_validation(hb, np.stack(rows), kinds, threshold=0.5)["idiom"]
     assert v["phrases"] == 12 and v["marked_phrase_folds"] == 0 and v["marked_kind_held_out"] == 12
     caught = np.array([t == "look 0" for t in texts])
-    v = floor.lookalike_validation(hb, np.stack(rows), kinds, caught, 0.5)["idiom"]
+    v = lookalike_validation(hb, np.stack(rows), kinds, caught, 0.5)["idiom"]
     assert v["marked_phrase_folds"] == 1

@@ -319,9 +319,14 @@ def fix_given(step: AgentFacts | None, answer: AgentFacts | None) -> AgentFacts 
     return answer if INSTRUCTION.search(low) else None
 
 
+def _clause_start(low: str, pos: int) -> int:
+    """Where the clause holding `pos` starts: just after the last clause mark (,.;:!? or a line break) before it."""
+    return max((low.rfind(c, 0, pos) for c in ",.;:!?\n"), default=-1) + 1
+
+
 def _own_clause(low: str, m: re.Match) -> bool:
     """The approval word `m` stands in a clause of at most `APPROVAL_CLAUSE_WORDS` words ("spot on", "legend")."""
-    start = max((low.rfind(c, 0, m.start()) for c in ",.;:!?\n"), default=-1) + 1
+    start = _clause_start(low, m.start())
     end = min((i for i in (low.find(c, m.end()) for c in ",.;:!?\n") if i >= 0), default=len(low))
     clause = low[start:end]
     after = re.findall(r"[\w']+", low[m.end():end])
@@ -373,7 +378,7 @@ def failed_again(text: str) -> str | None:
     again")."""
     low = lowered(text)
     for m in AGAIN.finditer(low):
-        start = max((low.rfind(c, 0, m.start()) for c in ",.;:!?\n"), default=-1) + 1
+        start = _clause_start(low, m.start())
         before = " ".join(re.findall(r"[\w']+", low[start:m.start()])[-5:])
         if before and (FAILURE_AGAIN.search(before) or problem_words(before)):
             return before + " again"
